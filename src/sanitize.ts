@@ -1,0 +1,71 @@
+/** Turns text that came from the service into one safe line, and masks secrets in anything printed. */
+
+// ESC-introduced sequences: CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), and two-byte ESC X.
+// deno-lint-ignore no-control-regex
+const ESCAPE_SEQUENCE =
+  /\x1b(?:\[[0-?]*[ -/]*[@-~]?|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)/g;
+// C1 CSI (U+009B) and OSC (U+009D) introduce sequences too.
+// deno-lint-ignore no-control-regex
+const C1_SEQUENCE = /\x9b[0-?]*[ -/]*[@-~]?|\x9d[^\x07\x9c]*(?:\x07|\x9c)?/g;
+// Line breaks of every kind become one space.
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
+// Other controls (C0, DEL, C1) and the bidirectional overrides that can make text read differently.
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// GitHub Actions reads `::cmd::` and the older `##[cmd]` at the start of a line as commands.
+const WORKFLOW_COMMAND = /^\s*(?:::|##\[)/;
+
+/** The longest line `sanitize()` returns unless told otherwise. */
+export const DEFAULT_MAX_LENGTH = 500;
+
+/** Options for {@linkcode sanitize}. */
+export interface SanitizeOptions {
+  /** The longest result, in characters, ellipsis included. Default 500. */
+  readonly maxLength?: number;
+  /** Values that must never appear: each is replaced with `***`. */
+  readonly secrets?: readonly string[];
+}
+
+/**
+ * Makes service-controlled text printable as data: escape sequences and control characters
+ * removed, all on one line, secrets masked, length-capped, and unable to start a CI log command.
+ *
+ * @example
+ * ```ts
+ * sanitize("\x1b[31mboom\x1b[0m\n::error::x"); // "boom ::error::x"
+ * ```
+ */
+export function sanitize(text: string, options: SanitizeOptions = {}): string {
+  const maxLength = options.maxLength ?? DEFAULT_MAX_LENGTH;
+  let line = text
+    .replace(ESCAPE_SEQUENCE, "")
+    .replace(C1_SEQUENCE, "")
+    .replace(LINE_BREAK, " ")
+    .replace(CONTROL, "")
+    .replace(/\s+/g, " ")
+    .trim();
+  line = maskSecrets(line, options.secrets ?? []);
+  if (WORKFLOW_COMMAND.test(line)) line = `"${line}"`;
+  if (line.length > maxLength) line = `${line.slice(0, Math.max(0, maxLength - 1))}…`;
+  return line;
+}
+
+/**
+ * Replaces every occurrence of each secret (and its percent-encoded form) with `***`.
+ * Secrets shorter than 4 characters are ignored: masking them would garble ordinary text.
+ *
+ * @example
+ * ```ts
+ * maskSecrets("key=sk_live_123", ["sk_live_123"]); // "key=***"
+ * ```
+ */
+export function maskSecrets(text: string, secrets: readonly string[]): string {
+  let masked = text;
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    for (const form of new Set([secret, encodeURIComponent(secret)])) {
+      masked = masked.split(form).join("***");
+    }
+  }
+  return masked;
+}
