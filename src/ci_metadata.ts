@@ -1,5 +1,9 @@
 /** Works out the CI metadata sent with each run: commit, branch, pull request, repository, actor. */
 
+import { type CiProvider, type GitRunner, PROVIDERS, type Read } from "./ci_providers.ts";
+import { repositorySlug } from "./git_url.ts";
+import { sanitize } from "./sanitize.ts";
+
 /**
  * The `ci_metadata` object of the trigger request (contract §1).
  *
@@ -17,77 +21,258 @@
  * ```
  */
 export interface CiMetadata {
+  /** The commit built; on a pull request, the change's head, never a synthetic merge. */
   readonly commit_sha: string | null;
+  /** The branch, without `refs/heads/` or `origin/`; the source branch on a pull request; none for a tag. */
   readonly branch: string | null;
+  /** A positive integer on pull/merge-request builds, otherwise `null`. */
   readonly pull_request_number: number | null;
+  /** The `owner/name` slug (`group/sub/name` on GitLab), never with credentials. */
   readonly repository: string | null;
+  /** The account that started the build. */
   readonly actor: string | null;
+  /** Which CI was detected (`github_actions`, `gitlab`, …), or `local`. */
   readonly provider: string;
+  /** An http(s) link back to the CI job, without credentials. */
   readonly build_url: string | null;
 }
 
-/** Values given on the command line (`--commit-sha` …); each one that is set wins. */
-export interface MetadataOverrides {
-  readonly commitSha?: string;
-  readonly branch?: string;
-  readonly pullRequest?: number;
-  readonly repository?: string;
-  readonly actor?: string;
-}
-
-/** The environment variables this module reads; the program reads only these. */
-export const CI_ENV_VARIABLES: readonly string[] = [
-  "GITHUB_ACTIONS",
-  "GITHUB_SHA",
-  "GITHUB_REF_NAME",
-  "GITHUB_HEAD_REF",
-  "GITHUB_REPOSITORY",
-  "GITHUB_ACTOR",
-  "GITHUB_SERVER_URL",
-  "GITHUB_RUN_ID",
-];
-
 /**
- * Detects the CI metadata from an environment, then applies the overrides.
+ * Values given on the command line (`--commit-sha` …); each one that is set wins.
  *
  * @example
  * ```ts
- * const metadata = await detectCiMetadata({ GITHUB_ACTIONS: "true", GITHUB_SHA: "abc" }, {});
+ * const overrides: MetadataOverrides = { commitSha: "4f1c2d3e", pullRequest: 42 };
  * ```
  */
-export function detectCiMetadata(
+export interface MetadataOverrides {
+  /** `--commit-sha` */
+  readonly commitSha?: string;
+  /** `--branch` */
+  readonly branch?: string;
+  /** `--pull-request`: a positive integer. */
+  readonly pullRequest?: number;
+  /** `--repository` */
+  readonly repository?: string;
+  /** `--actor` */
+  readonly actor?: string;
+}
+
+/**
+ * Every environment variable the detection may read, by exact name. The entry point reads
+ * exactly these and passes them to {@linkcode detectCiMetadata}.
+ *
+ * @example
+ * ```ts
+ * const env = Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, Deno.env.get(name)]));
+ * ```
+ */
+export const CI_ENV_VARIABLES: readonly string[] = Object.freeze([
+  ...new Set(["CI", ...PROVIDERS.flatMap((provider) => provider.variables)]),
+]);
+
+/**
+ * The effects detection may use. Without them it reads no file and runs no git: the
+ * entry point passes real ones, tests pass fakes.
+ *
+ * @example
+ * ```ts
+ * const options: DetectOptions = { git: () => Promise.resolve(undefined) };
+ * ```
+ */
+export interface DetectOptions {
+  /** Values from the command line that win over detected ones. */
+  readonly overrides?: MetadataOverrides;
+  /** Reads a text file (GitHub's event JSON at GITHUB_EVENT_PATH); resolves undefined when it cannot be read. */
+  readonly readTextFile?: (path: string) => Promise<string | undefined>;
+  /** Runs `git <args>` in the working directory; resolves trimmed stdout, or undefined on ANY failure (no git, not a repo, non-zero exit). */
+  readonly git?: (args: readonly string[]) => Promise<string | undefined>;
+}
+
+/**
+ * Detects the CI provider and its metadata from an environment, falls back to the local git
+ * checkout when no CI is detected (or `CI=false`), then applies the overrides that are set.
+ * Never rejects for a missing or broken git or event file: unknown values are `null`.
+ *
+ * @throws {RangeError} when `overrides.pullRequest` is not a positive whole number.
+ * @example
+ * ```ts
+ * const metadata = await detectCiMetadata(
+ *   { TRAVIS: "true", TRAVIS_PULL_REQUEST: "false", TRAVIS_BRANCH: "main" },
+ *   { overrides: { actor: "octocat" } },
+ * );
+ * // metadata.provider === "travis", metadata.branch === "main", metadata.actor === "octocat"
+ * ```
+ */
+export async function detectCiMetadata(
   env: Readonly<Record<string, string | undefined>>,
-  overrides: MetadataOverrides,
+  options: DetectOptions = {},
 ): Promise<CiMetadata> {
-  const value = (name: string) => env[name] || null;
-  const github = env.GITHUB_ACTIONS === "true";
-  const detected: CiMetadata = github
-    ? {
-      commit_sha: value("GITHUB_SHA"),
-      branch: value("GITHUB_HEAD_REF") ?? value("GITHUB_REF_NAME"),
-      pull_request_number: null,
-      repository: value("GITHUB_REPOSITORY"),
-      actor: value("GITHUB_ACTOR"),
-      provider: "github_actions",
-      build_url: env.GITHUB_SERVER_URL && env.GITHUB_REPOSITORY && env.GITHUB_RUN_ID
-        ? `${env.GITHUB_SERVER_URL}/${env.GITHUB_REPOSITORY}/actions/runs/${env.GITHUB_RUN_ID}`
-        : null,
-    }
-    : {
-      commit_sha: null,
-      branch: null,
-      pull_request_number: null,
-      repository: null,
-      actor: null,
-      provider: "local",
-      build_url: null,
-    };
-  return Promise.resolve({
+  const read: Read = (name) => env[name]?.trim() || null;
+  const git = _neverFailing(options.git);
+  // ci-info's convention: CI=false switches detection off, whatever else is set.
+  const provider = read("CI")?.toLowerCase() === "false"
+    ? undefined
+    : PROVIDERS.find((candidate) => candidate.detect(read));
+  const detected = provider === undefined
+    ? await _fromLocalCheckout(git)
+    : await _fromProvider(provider, read, git, options.readTextFile);
+  return _applyOverrides(detected, options.overrides ?? {});
+}
+
+/**
+ * One line for progress output saying which CI was detected and what will be sent.
+ *
+ * @example
+ * ```ts
+ * describeCiMetadata({
+ *   commit_sha: "4f1c2d3e5a",
+ *   branch: "feature/login",
+ *   pull_request_number: 42,
+ *   repository: "acme/widgets",
+ *   actor: null,
+ *   provider: "github_actions",
+ *   build_url: null,
+ * }); // "detected GitHub Actions, PR #42 @ 4f1c2d3 (feature/login) in acme/widgets"
+ * ```
+ */
+export function describeCiMetadata(metadata: CiMetadata): string {
+  const { commit_sha: commit, branch, pull_request_number: pr, repository } = metadata;
+  const lead = metadata.provider === "local"
+    ? "no CI detected (local)"
+    : `detected ${
+      PROVIDERS.find((provider) => provider.id === metadata.provider)?.name ?? metadata.provider
+    }`;
+  let what = pr !== null ? `PR #${pr}` : branch ?? "";
+  if (commit !== null) {
+    what += what === "" ? `commit ${commit.slice(0, 7)}` : ` @ ${commit.slice(0, 7)}`;
+  }
+  if (pr !== null && branch !== null) what += ` (${branch})`;
+  if (repository !== null) what += what === "" ? repository : ` in ${repository}`;
+  // Branch and repository names come from the environment: keep them on one inert line.
+  return sanitize(what === "" ? lead : `${lead}, ${what}`);
+}
+
+async function _fromProvider(
+  provider: CiProvider,
+  read: Read,
+  git: GitRunner,
+  readTextFile: DetectOptions["readTextFile"],
+): Promise<CiMetadata> {
+  const files = new Map<string, Promise<unknown>>();
+  const readJson = (path: string): Promise<unknown> => {
+    if (!files.has(path)) files.set(path, _readJson(path, readTextFile));
+    return files.get(path) as Promise<unknown>;
+  };
+  const base = { read, git, readJson };
+  const pullRequest = _pullRequestNumber(await provider.pullRequest(base));
+  const context = { ...base, pullRequest };
+  const [commit, branch, repository, actor, buildUrl] = await Promise.all([
+    provider.commitSha(context),
+    provider.branch(context),
+    provider.repository(context),
+    provider.actor(context),
+    provider.buildUrl(context),
+  ]);
+  return {
+    commit_sha: _text(commit),
+    branch: _branchName(branch),
+    pull_request_number: pullRequest,
+    repository: _text(repository),
+    actor: _text(actor),
+    provider: provider.id,
+    build_url: _webUrl(buildUrl),
+  };
+}
+
+async function _fromLocalCheckout(git: GitRunner): Promise<CiMetadata> {
+  const [commit, branch, origin] = await Promise.all([
+    git(["rev-parse", "HEAD"]),
+    // Fails on a detached HEAD, which has no branch.
+    git(["symbolic-ref", "--short", "HEAD"]),
+    git(["remote", "get-url", "origin"]),
+  ]);
+  return {
+    commit_sha: commit !== undefined && /^[0-9a-f]{40,64}$/i.test(commit) ? commit : null,
+    branch: branch ?? null,
+    pull_request_number: null,
+    repository: origin === undefined ? null : repositorySlug(origin),
+    // git's user.name is a person's name, not an account: better none than a wrong one.
+    actor: null,
+    provider: "local",
+    build_url: null,
+  };
+}
+
+function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): CiMetadata {
+  const { pullRequest } = overrides;
+  if (pullRequest !== undefined && !(Number.isSafeInteger(pullRequest) && pullRequest > 0)) {
+    throw new RangeError(
+      `--pull-request must be a positive whole number (got ${JSON.stringify(pullRequest)})`,
+    );
+  }
+  const set = (value: string | undefined) => value === undefined || value === "" ? null : value;
+  return {
     ...detected,
-    commit_sha: overrides.commitSha ?? detected.commit_sha,
-    branch: overrides.branch ?? detected.branch,
-    pull_request_number: overrides.pullRequest ?? detected.pull_request_number,
-    repository: overrides.repository ?? detected.repository,
-    actor: overrides.actor ?? detected.actor,
-  });
+    commit_sha: set(overrides.commitSha) ?? detected.commit_sha,
+    branch: set(overrides.branch) ?? detected.branch,
+    pull_request_number: pullRequest ?? detected.pull_request_number,
+    repository: set(overrides.repository) ?? detected.repository,
+    actor: set(overrides.actor) ?? detected.actor,
+  };
+}
+
+// A runner that throws or rejects counts as a failed git command, like any other.
+function _neverFailing(git: DetectOptions["git"]): GitRunner {
+  if (git === undefined) return () => Promise.resolve(undefined);
+  return async (args) => {
+    try {
+      return (await git(args))?.trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+async function _readJson(
+  path: string,
+  readTextFile: DetectOptions["readTextFile"],
+): Promise<unknown> {
+  try {
+    const text = await readTextFile?.(path);
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function _text(value: string | null): string | null {
+  return value?.trim() || null;
+}
+
+// "false", "", "PR-3", "0", "1.5" and numbers past 2^53 are all "not a pull request".
+function _pullRequestNumber(value: string | null): number | null {
+  const text = value?.trim() ?? "";
+  if (!/^[1-9]\d*$/.test(text)) return null;
+  const number = Number(text);
+  return Number.isSafeInteger(number) ? number : null;
+}
+
+// A branch without `refs/heads/`; tags (`refs/tags/…`) and other refs (`refs/pull/…`) are none.
+function _branchName(value: string | null): string | null {
+  const text = _text(value);
+  if (text === null) return null;
+  if (text.startsWith("refs/heads/")) return _text(text.slice("refs/heads/".length));
+  return text.startsWith("refs/") ? null : text;
+}
+
+// Build links are sent and printed: only http(s), and never with credentials in them.
+function _webUrl(value: string | null): string | null {
+  const text = _text(value);
+  if (text === null || !URL.canParse(text)) return null;
+  const url = new URL(text);
+  if (url.protocol !== "https:" && url.protocol !== "http:") return null;
+  url.username = "";
+  url.password = "";
+  return url.href;
 }

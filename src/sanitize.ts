@@ -1,16 +1,16 @@
 /** Turns text that came from the service into one safe line, and masks secrets in anything printed. */
 
+// Matching control characters is this module's purpose.
+// deno-lint-ignore-file no-control-regex
+
 // ESC-introduced sequences: CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), and two-byte ESC X.
-// deno-lint-ignore no-control-regex
 const ESCAPE_SEQUENCE =
   /\x1b(?:\[[0-?]*[ -/]*[@-~]?|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)/g;
 // C1 CSI (U+009B) and OSC (U+009D) introduce sequences too.
-// deno-lint-ignore no-control-regex
 const C1_SEQUENCE = /\x9b[0-?]*[ -/]*[@-~]?|\x9d[^\x07\x9c]*(?:\x07|\x9c)?/g;
 // Line breaks of every kind become one space.
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
 // Other controls (C0, DEL, C1) and the bidirectional overrides that can make text read differently.
-// deno-lint-ignore no-control-regex
 const CONTROL = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // GitHub Actions reads `::cmd::` and the older `##[cmd]` at the start of a line as commands.
 const WORKFLOW_COMMAND = /^\s*(?:::|##\[)/;

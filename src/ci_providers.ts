@@ -1,0 +1,643 @@
+/** The table of CI providers: how each one is detected and where it keeps each metadata field. */
+
+import { repositorySlug } from "./git_url.ts";
+
+/**
+ * Runs `git <args>`: trimmed stdout, or `undefined` on any failure.
+ *
+ * @example
+ * ```ts
+ * const noGit: GitRunner = () => Promise.resolve(undefined);
+ * ```
+ */
+export type GitRunner = (args: readonly string[]) => Promise<string | undefined>;
+
+/**
+ * Reads one environment variable: its trimmed value, or `null` when unset or blank.
+ *
+ * @example
+ * ```ts
+ * const read: Read<"CI"> = (name) => Deno.env.get(name)?.trim() || null;
+ * ```
+ */
+export type Read<V extends string = string> = (name: V) => string | null;
+
+/**
+ * What a provider's field functions are given.
+ *
+ * @example
+ * ```ts
+ * const branch = ({ read, pullRequest }: ProviderContext<"DRONE_BRANCH" | "DRONE_SOURCE_BRANCH">) =>
+ *   read(pullRequest === null ? "DRONE_BRANCH" : "DRONE_SOURCE_BRANCH");
+ * ```
+ */
+export interface ProviderContext<V extends string = string> {
+  /** Reads one of the provider's declared variables. */
+  readonly read: Read<V>;
+  /** Runs a read-only git command in the working directory. */
+  readonly git: GitRunner;
+  /** The parsed JSON file at a path, or `undefined` when it cannot be read or parsed. */
+  readonly readJson: (path: string) => Promise<unknown>;
+  /** The pull-request number already found, so commit and branch can pick the change's head. */
+  readonly pullRequest: number | null;
+}
+
+/**
+ * A raw value as the provider keeps it; `detectCiMetadata()` normalizes it.
+ *
+ * @example
+ * ```ts
+ * const branch: RawValue = "refs/heads/main"; // sent as "main"
+ * ```
+ */
+export type RawValue = string | null | Promise<string | null>;
+
+/**
+ * One CI provider. Every field function returns the raw value: branches may still be full refs,
+ * pull-request numbers are text, build URLs are unchecked.
+ *
+ * `V` lists the variables the provider reads; reading any other name is a type error, so
+ * `variables` (and from it `CI_ENV_VARIABLES`) cannot fall behind the code.
+ *
+ * @example
+ * ```ts
+ * const travis = PROVIDERS.find((provider) => provider.id === "travis");
+ * travis?.detect((name) => (name === "TRAVIS" ? "true" : null)); // true
+ * ```
+ */
+export interface CiProvider<V extends string = string> {
+  /** The `provider` value sent to the service. */
+  readonly id: string;
+  /** The name shown to people. */
+  readonly name: string;
+  /** Every environment variable the provider may read. */
+  readonly variables: readonly V[];
+  /** Whether the environment is this provider's. */
+  readonly detect: (read: Read<V>) => boolean;
+  /** The pull-request number as text; found first, because commit and branch depend on it. */
+  readonly pullRequest: (context: Omit<ProviderContext<V>, "pullRequest">) => RawValue;
+  /** The commit; the change's head on a pull request. */
+  readonly commitSha: (context: ProviderContext<V>) => RawValue;
+  /** The branch (a full ref is fine); the source branch on a pull request. */
+  readonly branch: (context: ProviderContext<V>) => RawValue;
+  /** The `owner/name` slug. */
+  readonly repository: (context: ProviderContext<V>) => RawValue;
+  /** The account that started the build. */
+  readonly actor: (context: ProviderContext<V>) => RawValue;
+  /** A link back to the CI job. */
+  readonly buildUrl: (context: ProviderContext<V>) => RawValue;
+}
+
+// Declares a provider; `const V` makes `variables` the exact set of names its functions may read.
+function _provider<const V extends string>(provider: CiProvider<V>): CiProvider {
+  return provider;
+}
+
+// A field that is one variable, or the first of several that is set.
+function _variable<const V extends string>(...names: V[]) {
+  return ({ read }: { read: Read<V> }): string | null => _first(read, names);
+}
+
+function _first<V extends string>(read: Read<V>, names: readonly V[]): string | null {
+  for (const name of names) {
+    const value = read(name);
+    if (value !== null) return value;
+  }
+  return null;
+}
+
+function _isTrue(value: string | null): boolean {
+  return value?.toLowerCase() === "true";
+}
+
+// Several providers put the tag's name in their branch variable on tag builds: a tag has no branch.
+function _unlessTag(branch: string | null, tag: string | null): string | null {
+  return tag === null ? branch : null;
+}
+
+function _slug(url: string | null): string | null {
+  return url === null ? null : repositorySlug(url);
+}
+
+function _property(value: unknown, ...path: string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (typeof current !== "object" || current === null) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+function _text(value: unknown): string | null {
+  if (typeof value === "number") return String(value);
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
+}
+
+// The `pull_request` object of the event that started a GitHub workflow, when it has one.
+async function _githubPullRequest(
+  { read, readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "read" | "readJson">,
+): Promise<unknown> {
+  const path = read("GITHUB_EVENT_PATH");
+  return path === null ? undefined : _property(await readJson(path), "pull_request");
+}
+
+const GITHUB_ACTIONS = _provider({
+  id: "github_actions",
+  name: "GitHub Actions",
+  variables: [
+    "GITHUB_ACTIONS",
+    "GITHUB_EVENT_PATH",
+    "GITHUB_SHA",
+    "GITHUB_REF",
+    "GITHUB_REF_NAME",
+    "GITHUB_REF_TYPE",
+    "GITHUB_HEAD_REF",
+    "GITHUB_REPOSITORY",
+    "GITHUB_ACTOR",
+    "GITHUB_TRIGGERING_ACTOR",
+    "GITHUB_SERVER_URL",
+    "GITHUB_RUN_ID",
+  ],
+  detect: (read) => _isTrue(read("GITHUB_ACTIONS")),
+  pullRequest: async (context) =>
+    _text(_property(await _githubPullRequest(context), "number")) ??
+      /^refs\/pull\/(\d+)\//.exec(context.read("GITHUB_REF") ?? "")?.[1] ?? null,
+  // GITHUB_SHA is the synthetic merge commit on pull-request events; the event holds the head.
+  commitSha: async (context) =>
+    _text(_property(await _githubPullRequest(context), "head", "sha")) ??
+      context.read("GITHUB_SHA"),
+  branch: async (context) => {
+    const { read } = context;
+    const head = _text(_property(await _githubPullRequest(context), "head", "ref")) ??
+      read("GITHUB_HEAD_REF");
+    if (head !== null) return head;
+    if (read("GITHUB_REF") !== null) return read("GITHUB_REF");
+    return read("GITHUB_REF_TYPE") === "tag" ? null : read("GITHUB_REF_NAME");
+  },
+  repository: _variable("GITHUB_REPOSITORY"),
+  // On a re-run GITHUB_ACTOR is still whoever started the first attempt.
+  actor: _variable("GITHUB_TRIGGERING_ACTOR", "GITHUB_ACTOR"),
+  buildUrl: ({ read }) => {
+    const [server, repository, run] = [
+      read("GITHUB_SERVER_URL"),
+      read("GITHUB_REPOSITORY"),
+      read("GITHUB_RUN_ID"),
+    ];
+    if (server === null || repository === null || run === null) return null;
+    return `${server.replace(/\/+$/, "")}/${repository}/actions/runs/${run}`;
+  },
+});
+
+const GITLAB = _provider({
+  id: "gitlab",
+  name: "GitLab CI",
+  variables: [
+    "GITLAB_CI",
+    "CI_COMMIT_SHA",
+    "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA",
+    "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_SHA",
+    "CI_COMMIT_BRANCH",
+    "CI_COMMIT_REF_NAME",
+    "CI_COMMIT_TAG",
+    "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
+    "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME",
+    "CI_MERGE_REQUEST_IID",
+    "CI_EXTERNAL_PULL_REQUEST_IID",
+    "CI_PROJECT_PATH",
+    "GITLAB_USER_LOGIN",
+    "CI_JOB_URL",
+  ],
+  detect: (read) => _isTrue(read("GITLAB_CI")),
+  // Not CI_MERGE_REQUEST_ID: that one is unique across the whole GitLab instance.
+  pullRequest: _variable("CI_MERGE_REQUEST_IID", "CI_EXTERNAL_PULL_REQUEST_IID"),
+  // The source SHAs are set only in merged-results pipelines, where CI_COMMIT_SHA is the merge.
+  commitSha: _variable(
+    "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA",
+    "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_SHA",
+    "CI_COMMIT_SHA",
+  ),
+  branch: ({ read }) =>
+    _first(read, [
+      "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
+      "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME",
+    ]) ??
+      _unlessTag(_first(read, ["CI_COMMIT_BRANCH", "CI_COMMIT_REF_NAME"]), read("CI_COMMIT_TAG")),
+  repository: _variable("CI_PROJECT_PATH"),
+  actor: _variable("GITLAB_USER_LOGIN"),
+  buildUrl: _variable("CI_JOB_URL"),
+});
+
+const CIRCLECI = _provider({
+  id: "circleci",
+  name: "CircleCI",
+  variables: [
+    "CIRCLECI",
+    "CIRCLE_SHA1",
+    "CIRCLE_BRANCH",
+    "CIRCLE_TAG",
+    "CIRCLE_PULL_REQUEST",
+    "CIRCLE_PR_NUMBER",
+    "CIRCLE_PROJECT_USERNAME",
+    "CIRCLE_PROJECT_REPONAME",
+    "CIRCLE_REPOSITORY_URL",
+    "CIRCLE_USERNAME",
+    "CIRCLE_BUILD_URL",
+  ],
+  detect: (read) => _isTrue(read("CIRCLECI")),
+  // CIRCLE_PR_NUMBER is set only for pull requests from forks; the URL always ends in the number.
+  pullRequest: ({ read }) =>
+    /\/(\d+)\/?$/.exec(read("CIRCLE_PULL_REQUEST") ?? "")?.[1] ?? read("CIRCLE_PR_NUMBER"),
+  commitSha: _variable("CIRCLE_SHA1"),
+  branch: ({ read }) => _unlessTag(read("CIRCLE_BRANCH"), read("CIRCLE_TAG")),
+  repository: ({ read }) => {
+    const [owner, name] = [read("CIRCLE_PROJECT_USERNAME"), read("CIRCLE_PROJECT_REPONAME")];
+    return owner !== null && name !== null
+      ? `${owner}/${name}`
+      : _slug(read("CIRCLE_REPOSITORY_URL"));
+  },
+  actor: _variable("CIRCLE_USERNAME"),
+  buildUrl: _variable("CIRCLE_BUILD_URL"),
+});
+
+const BITBUCKET = _provider({
+  id: "bitbucket",
+  name: "Bitbucket Pipelines",
+  variables: [
+    "BITBUCKET_BUILD_NUMBER",
+    "BITBUCKET_COMMIT",
+    "BITBUCKET_BRANCH",
+    "BITBUCKET_TAG",
+    "BITBUCKET_PR_ID",
+    "BITBUCKET_REPO_FULL_NAME",
+    "BITBUCKET_STEP_TRIGGERER_UUID",
+  ],
+  detect: (read) => read("BITBUCKET_BUILD_NUMBER") !== null,
+  pullRequest: _variable("BITBUCKET_PR_ID"),
+  commitSha: _variable("BITBUCKET_COMMIT"),
+  branch: ({ read }) => _unlessTag(read("BITBUCKET_BRANCH"), read("BITBUCKET_TAG")),
+  repository: _variable("BITBUCKET_REPO_FULL_NAME"),
+  actor: _variable("BITBUCKET_STEP_TRIGGERER_UUID"),
+  buildUrl: ({ read }) => {
+    const [repository, build] = [read("BITBUCKET_REPO_FULL_NAME"), read("BITBUCKET_BUILD_NUMBER")];
+    return repository === null || build === null
+      ? null
+      : `https://bitbucket.org/${repository}/addon/pipelines/home#!/results/${build}`;
+  },
+});
+
+const JENKINS = _provider({
+  id: "jenkins",
+  name: "Jenkins",
+  variables: [
+    "JENKINS_URL",
+    "GIT_COMMIT",
+    "GIT_BRANCH",
+    "GIT_LOCAL_BRANCH",
+    "GIT_URL",
+    "BRANCH_NAME",
+    "TAG_NAME",
+    "CHANGE_ID",
+    "CHANGE_BRANCH",
+    "CHANGE_AUTHOR",
+    "BUILD_USER_ID",
+    "BUILD_URL",
+  ],
+  // Not BUILD_ID: every Jenkins build has it, and so do other systems (Cloud Build).
+  detect: (read) => read("JENKINS_URL") !== null,
+  pullRequest: _variable("CHANGE_ID"),
+  // A multibranch PR build that merges the change with its target reports the merge in
+  // GIT_COMMIT and keeps the head nowhere but in the merge's second parent.
+  commitSha: async ({ read, git }) => {
+    const commit = read("GIT_COMMIT");
+    if (commit === null || read("CHANGE_ID") === null) return commit;
+    const [head, secondParent] = await Promise.all([
+      git(["rev-parse", "HEAD"]),
+      git(["rev-parse", "HEAD^2"]),
+    ]);
+    const isMergeOfCommit = head?.toLowerCase() === commit.toLowerCase();
+    return isMergeOfCommit && secondParent !== undefined && /^[0-9a-f]{40,64}$/i.test(secondParent)
+      ? secondParent
+      : commit;
+  },
+  // On a PR build BRANCH_NAME is `PR-24`; CHANGE_BRANCH is the source.
+  branch: ({ read }) => {
+    if (read("CHANGE_ID") !== null) return read("CHANGE_BRANCH");
+    const gitBranch = read("GIT_BRANCH")?.replace(/^(?:refs\/remotes\/)?origin\//, "") ?? null;
+    return _unlessTag(
+      _first(read, ["BRANCH_NAME", "GIT_LOCAL_BRANCH"]) ?? gitBranch,
+      read("TAG_NAME"),
+    );
+  },
+  repository: ({ read }) => _slug(read("GIT_URL")),
+  actor: _variable("CHANGE_AUTHOR", "BUILD_USER_ID"),
+  buildUrl: _variable("BUILD_URL"),
+});
+
+const AZURE_PIPELINES = _provider({
+  id: "azure_pipelines",
+  name: "Azure Pipelines",
+  variables: [
+    "TF_BUILD",
+    "BUILD_SOURCEVERSION",
+    "BUILD_SOURCEBRANCH",
+    "SYSTEM_PULLREQUEST_SOURCECOMMITID",
+    "SYSTEM_PULLREQUEST_SOURCEBRANCH",
+    "SYSTEM_PULLREQUEST_PULLREQUESTNUMBER",
+    "SYSTEM_PULLREQUEST_PULLREQUESTID",
+    "BUILD_REPOSITORY_NAME",
+    "BUILD_REQUESTEDFOR",
+    "SYSTEM_TEAMFOUNDATIONSERVERURI",
+    "SYSTEM_TEAMPROJECTID",
+    "BUILD_BUILDID",
+  ],
+  detect: (read) => _isTrue(read("TF_BUILD")),
+  // For GitHub repositories the ID is GitHub's internal one and the NUMBER is the one people see.
+  pullRequest: _variable(
+    "SYSTEM_PULLREQUEST_PULLREQUESTNUMBER",
+    "SYSTEM_PULLREQUEST_PULLREQUESTID",
+  ),
+  commitSha: ({ read, pullRequest }) =>
+    pullRequest === null
+      ? read("BUILD_SOURCEVERSION")
+      : _first(read, ["SYSTEM_PULLREQUEST_SOURCECOMMITID", "BUILD_SOURCEVERSION"]),
+  // BUILD_SOURCEBRANCHNAME is not used: it is only the last segment of `feature/login`.
+  branch: ({ read, pullRequest }) =>
+    read(pullRequest === null ? "BUILD_SOURCEBRANCH" : "SYSTEM_PULLREQUEST_SOURCEBRANCH"),
+  repository: _variable("BUILD_REPOSITORY_NAME"),
+  actor: _variable("BUILD_REQUESTEDFOR"),
+  buildUrl: ({ read }) => {
+    const [server, project, build] = [
+      read("SYSTEM_TEAMFOUNDATIONSERVERURI"),
+      read("SYSTEM_TEAMPROJECTID"),
+      read("BUILD_BUILDID"),
+    ];
+    if (server === null || project === null || build === null) return null;
+    return `${server.replace(/\/*$/, "/")}${project}/_build/results?buildId=${build}`;
+  },
+});
+
+const BUILDKITE = _provider({
+  id: "buildkite",
+  name: "Buildkite",
+  variables: [
+    "BUILDKITE",
+    "BUILDKITE_COMMIT",
+    "BUILDKITE_BRANCH",
+    "BUILDKITE_TAG",
+    "BUILDKITE_PULL_REQUEST",
+    "BUILDKITE_REPO",
+    "BUILDKITE_BUILD_CREATOR",
+    "BUILDKITE_BUILD_URL",
+  ],
+  detect: (read) => _isTrue(read("BUILDKITE")),
+  pullRequest: _variable("BUILDKITE_PULL_REQUEST"),
+  // A build started from the UI without a commit reports the word HEAD: ask the checkout.
+  commitSha: async ({ read, git }) => {
+    const commit = read("BUILDKITE_COMMIT");
+    return commit?.toUpperCase() === "HEAD" ? (await git(["rev-parse", "HEAD"])) ?? null : commit;
+  },
+  branch: ({ read }) => _unlessTag(read("BUILDKITE_BRANCH"), read("BUILDKITE_TAG")),
+  repository: ({ read }) => _slug(read("BUILDKITE_REPO")),
+  actor: _variable("BUILDKITE_BUILD_CREATOR"),
+  buildUrl: _variable("BUILDKITE_BUILD_URL"),
+});
+
+const TRAVIS = _provider({
+  id: "travis",
+  name: "Travis CI",
+  variables: [
+    "TRAVIS",
+    "TRAVIS_COMMIT",
+    "TRAVIS_PULL_REQUEST_SHA",
+    "TRAVIS_BRANCH",
+    "TRAVIS_PULL_REQUEST_BRANCH",
+    "TRAVIS_TAG",
+    "TRAVIS_PULL_REQUEST",
+    "TRAVIS_REPO_SLUG",
+    "TRAVIS_JOB_WEB_URL",
+    "TRAVIS_BUILD_WEB_URL",
+  ],
+  detect: (read) => _isTrue(read("TRAVIS")),
+  pullRequest: _variable("TRAVIS_PULL_REQUEST"),
+  // On PR builds TRAVIS_COMMIT is the merge and TRAVIS_BRANCH the target.
+  commitSha: ({ read, pullRequest }) =>
+    pullRequest === null
+      ? read("TRAVIS_COMMIT")
+      : _first(read, ["TRAVIS_PULL_REQUEST_SHA", "TRAVIS_COMMIT"]),
+  branch: ({ read, pullRequest }) =>
+    pullRequest === null
+      ? _unlessTag(read("TRAVIS_BRANCH"), read("TRAVIS_TAG"))
+      : read("TRAVIS_PULL_REQUEST_BRANCH"),
+  repository: _variable("TRAVIS_REPO_SLUG"),
+  actor: () => null,
+  buildUrl: _variable("TRAVIS_JOB_WEB_URL", "TRAVIS_BUILD_WEB_URL"),
+});
+
+// TeamCity keeps branch and pull request in configuration parameters, not in the environment:
+// users pass them with `--branch %teamcity.build.branch%` and `--pull-request`.
+const TEAMCITY = _provider({
+  id: "teamcity",
+  name: "TeamCity",
+  variables: ["TEAMCITY_VERSION", "BUILD_VCS_NUMBER", "BUILD_URL"],
+  detect: (read) => read("TEAMCITY_VERSION") !== null,
+  pullRequest: () => null,
+  commitSha: _variable("BUILD_VCS_NUMBER"),
+  branch: () => null,
+  repository: () => null,
+  actor: () => null,
+  buildUrl: _variable("BUILD_URL"),
+});
+
+// Harness CI runs Drone plugins, so it sets DRONE_* (and DRONE=true) too: it is checked first.
+const HARNESS = _provider({
+  id: "harness",
+  name: "Harness CI",
+  variables: [
+    "HARNESS_BUILD_ID",
+    "DRONE_COMMIT_SHA",
+    "CI_COMMIT_SHA",
+    "DRONE_BRANCH",
+    "DRONE_SOURCE_BRANCH",
+    "DRONE_TAG",
+    "DRONE_PULL_REQUEST",
+    "DRONE_REPO",
+    "HARNESS_USER_ID",
+    "DRONE_BUILD_LINK",
+    "CI_BUILD_LINK",
+  ],
+  detect: (read) => read("HARNESS_BUILD_ID") !== null,
+  pullRequest: _variable("DRONE_PULL_REQUEST"),
+  commitSha: _variable("DRONE_COMMIT_SHA", "CI_COMMIT_SHA"),
+  // DRONE_BRANCH is the target on PR builds.
+  branch: ({ read, pullRequest }) =>
+    pullRequest === null
+      ? _unlessTag(read("DRONE_BRANCH"), read("DRONE_TAG"))
+      : read("DRONE_SOURCE_BRANCH"),
+  repository: _variable("DRONE_REPO"),
+  actor: _variable("HARNESS_USER_ID"),
+  buildUrl: _variable("DRONE_BUILD_LINK", "CI_BUILD_LINK"),
+});
+
+const WOODPECKER = _provider({
+  id: "woodpecker",
+  name: "Woodpecker CI",
+  variables: [
+    "CI",
+    "CI_COMMIT_SHA",
+    "CI_COMMIT_BRANCH",
+    "CI_COMMIT_SOURCE_BRANCH",
+    "CI_COMMIT_TAG",
+    "CI_COMMIT_PULL_REQUEST",
+    "CI_REPO",
+    "CI_COMMIT_AUTHOR",
+    "CI_PIPELINE_URL",
+  ],
+  detect: (read) => read("CI") === "woodpecker",
+  pullRequest: _variable("CI_COMMIT_PULL_REQUEST"),
+  commitSha: _variable("CI_COMMIT_SHA"),
+  // CI_COMMIT_BRANCH is the target on PR builds.
+  branch: ({ read, pullRequest }) =>
+    pullRequest === null
+      ? _unlessTag(read("CI_COMMIT_BRANCH"), read("CI_COMMIT_TAG"))
+      : read("CI_COMMIT_SOURCE_BRANCH"),
+  repository: _variable("CI_REPO"),
+  actor: _variable("CI_COMMIT_AUTHOR"),
+  buildUrl: _variable("CI_PIPELINE_URL"),
+});
+
+const DRONE = _provider({
+  id: "drone",
+  name: "Drone",
+  variables: [
+    "DRONE",
+    "DRONE_COMMIT_SHA",
+    "DRONE_BRANCH",
+    "DRONE_SOURCE_BRANCH",
+    "DRONE_TAG",
+    "DRONE_PULL_REQUEST",
+    "DRONE_REPO",
+    "DRONE_COMMIT_AUTHOR",
+    "DRONE_BUILD_LINK",
+  ],
+  detect: (read) => _isTrue(read("DRONE")),
+  pullRequest: _variable("DRONE_PULL_REQUEST"),
+  commitSha: _variable("DRONE_COMMIT_SHA"),
+  // DRONE_BRANCH is the target on PR builds.
+  branch: ({ read, pullRequest }) =>
+    pullRequest === null
+      ? _unlessTag(read("DRONE_BRANCH"), read("DRONE_TAG"))
+      : read("DRONE_SOURCE_BRANCH"),
+  repository: _variable("DRONE_REPO"),
+  actor: _variable("DRONE_COMMIT_AUTHOR"),
+  buildUrl: _variable("DRONE_BUILD_LINK"),
+});
+
+const CODEBUILD = _provider({
+  id: "codebuild",
+  name: "AWS CodeBuild",
+  variables: [
+    "CODEBUILD_BUILD_ID",
+    "CODEBUILD_RESOLVED_SOURCE_VERSION",
+    "CODEBUILD_WEBHOOK_HEAD_REF",
+    "CODEBUILD_WEBHOOK_TRIGGER",
+    "CODEBUILD_SOURCE_VERSION",
+    "CODEBUILD_SOURCE_REPO_URL",
+    "CODEBUILD_WEBHOOK_ACTOR_ACCOUNT_ID",
+    "CODEBUILD_PUBLIC_BUILD_URL",
+    "CODEBUILD_BUILD_URL",
+  ],
+  detect: (read) => read("CODEBUILD_BUILD_ID") !== null,
+  // Webhook builds say `pr/12` in the trigger; builds started for a PR by hand, in the source version.
+  pullRequest: ({ read }) =>
+    /^pr\/(\d+)$/.exec(read("CODEBUILD_WEBHOOK_TRIGGER") ?? "")?.[1] ??
+      /^pr\/(\d+)$/.exec(read("CODEBUILD_SOURCE_VERSION") ?? "")?.[1] ?? null,
+  commitSha: _variable("CODEBUILD_RESOLVED_SOURCE_VERSION"),
+  branch: ({ read }) =>
+    read("CODEBUILD_WEBHOOK_HEAD_REF") ??
+      /^branch\/(.+)$/.exec(read("CODEBUILD_WEBHOOK_TRIGGER") ?? "")?.[1] ?? null,
+  repository: ({ read }) => _slug(read("CODEBUILD_SOURCE_REPO_URL")),
+  actor: _variable("CODEBUILD_WEBHOOK_ACTOR_ACCOUNT_ID"),
+  buildUrl: _variable("CODEBUILD_PUBLIC_BUILD_URL", "CODEBUILD_BUILD_URL"),
+});
+
+const BITRISE = _provider({
+  id: "bitrise",
+  name: "Bitrise",
+  variables: [
+    "BITRISE_IO",
+    "BITRISE_GIT_COMMIT",
+    "GIT_CLONE_COMMIT_HASH",
+    "BITRISE_GIT_BRANCH",
+    "BITRISE_GIT_TAG",
+    "BITRISE_PULL_REQUEST",
+    "GIT_REPOSITORY_URL",
+    "BITRISE_BUILD_URL",
+  ],
+  detect: (read) => read("BITRISE_IO") !== null,
+  pullRequest: _variable("BITRISE_PULL_REQUEST"),
+  commitSha: _variable("BITRISE_GIT_COMMIT", "GIT_CLONE_COMMIT_HASH"),
+  branch: ({ read }) => _unlessTag(read("BITRISE_GIT_BRANCH"), read("BITRISE_GIT_TAG")),
+  repository: ({ read }) => _slug(read("GIT_REPOSITORY_URL")),
+  actor: () => null,
+  buildUrl: _variable("BITRISE_BUILD_URL"),
+});
+
+// Cloud Build sets no variables of its own in a step: its values are substitutions, which reach
+// the environment only when mapped (`env:` or `options: automapSubstitutions: true`). It is
+// detected by PROJECT_ID and BUILD_ID, which every build has, plus one of the mapped values;
+// it is checked last because BUILD_ID alone is also Jenkins'.
+const CLOUD_BUILD = _provider({
+  id: "cloud_build",
+  name: "Google Cloud Build",
+  variables: [
+    "PROJECT_ID",
+    "BUILD_ID",
+    "LOCATION",
+    "COMMIT_SHA",
+    "BRANCH_NAME",
+    "TAG_NAME",
+    "_PR_NUMBER",
+    "REPO_FULL_NAME",
+  ],
+  detect: (read) =>
+    read("PROJECT_ID") !== null && read("BUILD_ID") !== null &&
+    _first(read, ["COMMIT_SHA", "BRANCH_NAME", "_PR_NUMBER", "REPO_FULL_NAME"]) !== null,
+  pullRequest: _variable("_PR_NUMBER"),
+  commitSha: _variable("COMMIT_SHA"),
+  branch: ({ read }) => _unlessTag(read("BRANCH_NAME"), read("TAG_NAME")),
+  repository: _variable("REPO_FULL_NAME"),
+  actor: () => null,
+  buildUrl: ({ read }) => {
+    const [project, build, location] = [read("PROJECT_ID"), read("BUILD_ID"), read("LOCATION")];
+    if (project === null || build === null) return null;
+    const region = location === null || location === "global" ? "" : `;region=${location}`;
+    return `https://console.cloud.google.com/cloud-build/builds${region}/${build}?project=${project}`;
+  },
+});
+
+/**
+ * Every supported CI provider, in the order they are tried: the first whose `detect` matches
+ * wins. Order matters where one system sets another's variables (Harness sets Drone's).
+ *
+ * @example
+ * ```ts
+ * const ids = PROVIDERS.map((provider) => provider.id); // ["github_actions", "gitlab", …]
+ * ```
+ */
+export const PROVIDERS: readonly CiProvider[] = [
+  GITHUB_ACTIONS,
+  GITLAB,
+  CIRCLECI,
+  BITBUCKET,
+  JENKINS,
+  AZURE_PIPELINES,
+  BUILDKITE,
+  TRAVIS,
+  TEAMCITY,
+  HARNESS,
+  WOODPECKER,
+  DRONE,
+  CODEBUILD,
+  BITRISE,
+  CLOUD_BUILD,
+];

@@ -1,0 +1,468 @@
+/**
+ * The two HTTP operations of the service, one attempt each: headers, same-origin redirects,
+ * bounded answers, and every failure turned into an {@linkcode ApiError} that says whether a
+ * retry may help. Retrying is the poller's job.
+ */
+
+import { parseRetryAfter } from "./backoff.ts";
+import type { CiMetadata } from "./ci_metadata.ts";
+import { maskSecrets, sanitize } from "./sanitize.ts";
+
+/** The most bytes read from any answer. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** The most redirects followed for one request. */
+export const MAX_REDIRECTS = 5;
+
+/**
+ * Why a request did not give a usable answer.
+ *
+ * - `auth`: 401/403; the key is wrong or lacks CI access.
+ * - `not_found`: 404; the agent or run does not exist (or is not readable yet).
+ * - `refused`: another 4xx; the service refused (inactive agent, no quality gate, bad request).
+ * - `transient`: 408, 425, 429, 5xx, a network error, a per-request timeout, a body that is not
+ *   a JSON object; a retry may help.
+ * - `redirect`: a redirect that is not followed (other origin, outside the API path, too many).
+ * - `unusable`: an answer that cannot be used and that a retry would not fix.
+ */
+export type ApiErrorKind =
+  | "auth"
+  | "not_found"
+  | "refused"
+  | "transient"
+  | "redirect"
+  | "unusable";
+
+/** A request that did not give a usable answer. Its message is one sanitized line. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  /** What kind of failure this is; decides whether it is retried. */
+  readonly kind: ApiErrorKind;
+  /** The HTTP status, when there was an answer. */
+  readonly status: number | undefined;
+  /** The service's `Retry-After`, in milliseconds, when it sent one. */
+  readonly retryAfterMs: number | undefined;
+  /** The service's error code (`{"error": {"code": …}}`), when it sent one. */
+  readonly code: string | undefined;
+
+  /** Makes an error of the given kind. */
+  constructor(
+    kind: ApiErrorKind,
+    message: string,
+    options: {
+      status?: number | undefined;
+      retryAfterMs?: number | undefined;
+      code?: string | undefined;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = kind;
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+    this.code = options.code;
+  }
+}
+
+/** A successful answer: the JSON object and the `Retry-After` that came with it. */
+export interface ApiAnswer {
+  readonly document: Readonly<Record<string, unknown>>;
+  readonly status: number;
+  readonly retryAfterMs: number | undefined;
+}
+
+/** What the trigger answered. */
+export interface TriggerAnswer extends ApiAnswer {
+  /** The run's id, as the service spelled it (checked usable, not sanitized). */
+  readonly runId: string;
+}
+
+/** Options of {@linkcode ServiceClient}. */
+export interface ServiceClientOptions {
+  /** The service's base address; a path prefix is kept. */
+  readonly baseUrl: URL;
+  /** The API key, sent only in `X-API-Key`. */
+  readonly apiKey: string;
+  /** The `User-Agent` header. */
+  readonly userAgent: string;
+  /** How long one request (answer and body) may take. */
+  readonly requestTimeoutMs: number;
+  /** How many requests may be in flight at once across all agents. Default 8. */
+  readonly maxConcurrentRequests?: number;
+  /** The fetch to use; tests and custom CAs pass their own. */
+  readonly fetch?: typeof fetch;
+  /** The clock for `Retry-After` dates; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/**
+ * A client for the two operations. One instance serves every agent of an invocation.
+ *
+ * @example
+ * ```ts
+ * const client = new ServiceClient({
+ *   baseUrl: new URL("https://service.example"),
+ *   apiKey: "sk_…",
+ *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
+ *   requestTimeoutMs: 30_000,
+ * });
+ * const answer = await client.readRun("0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", "run_1", AbortSignal.timeout(60_000));
+ * ```
+ */
+export class ServiceClient {
+  readonly #options: ServiceClientOptions;
+  readonly #fetch: typeof fetch;
+  readonly #now: () => number;
+  readonly #slots: _Semaphore;
+
+  /** Makes a client; it sends nothing until asked. */
+  constructor(options: ServiceClientOptions) {
+    this.#options = options;
+    this.#fetch = options.fetch ?? fetch;
+    this.#now = options.now ?? Date.now;
+    this.#slots = new _Semaphore(options.maxConcurrentRequests ?? 8);
+  }
+
+  /** The address of an agent's runs collection: `<base>/api/v1/agents/<agent>/runs`. */
+  runsUrl(agentId: string): URL {
+    const base = this.#options.baseUrl;
+    const prefix = base.pathname.replace(/\/+$/, "");
+    const url = new URL(base.href);
+    url.pathname = `${prefix}/api/v1/agents/${encodeURIComponent(agentId)}/runs`;
+    url.search = "";
+    url.hash = "";
+    return url;
+  }
+
+  /** The address of one run, with `runId` percent-encoded as one path segment. */
+  runUrl(agentId: string, runId: string): URL {
+    const collection = this.runsUrl(agentId);
+    const url = new URL(collection.href);
+    url.pathname = `${collection.pathname}/${encodeURIComponent(runId)}`;
+    if (url.pathname !== `${collection.pathname}/${encodeURIComponent(runId)}`) {
+      throw new ApiError("unusable", `run id ${JSON.stringify(sanitize(runId))} is not usable`);
+    }
+    return url;
+  }
+
+  /** The headers every request carries, and the trigger's extra ones. */
+  headers(idempotencyKey?: string): Headers {
+    const headers = new Headers({
+      "X-API-Key": this.#options.apiKey,
+      "Accept": "application/json",
+      "User-Agent": this.#options.userAgent,
+    });
+    if (idempotencyKey !== undefined) {
+      headers.set("Content-Type", "application/json");
+      headers.set("Idempotency-Key", idempotencyKey);
+    }
+    return headers;
+  }
+
+  /**
+   * Triggers a run of the agent: one attempt. The same `idempotencyKey` must be passed on every
+   * retry of one trigger, so that a service honouring it never starts the run twice.
+   */
+  async trigger(
+    agentId: string,
+    metadata: CiMetadata,
+    idempotencyKey: string,
+    signal: AbortSignal,
+  ): Promise<TriggerAnswer> {
+    const body = JSON.stringify({ ci_metadata: metadata });
+    const answer = await this.#request("POST", this.runsUrl(agentId), agentId, {
+      body,
+      idempotencyKey,
+      signal,
+    });
+    const runId = answer.document.run_id;
+    if (typeof runId !== "string" || runId === "" || runId === "." || runId === "..") {
+      throw new ApiError(
+        "unusable",
+        `the trigger answered ${answer.status} without a usable run_id (got ${
+          _describeValue(runId)
+        }); a run may have started: look in the agent's dashboard`,
+        { status: answer.status },
+      );
+    }
+    return { ...answer, runId };
+  }
+
+  /** Reads one run: one attempt. */
+  readRun(agentId: string, runId: string, signal: AbortSignal): Promise<ApiAnswer> {
+    return this.#request("GET", this.runUrl(agentId, runId), agentId, { signal });
+  }
+
+  async #request(
+    method: "GET" | "POST",
+    url: URL,
+    agentId: string,
+    options: { body?: string; idempotencyKey?: string; signal: AbortSignal },
+  ): Promise<ApiAnswer> {
+    const allowedPath = this.runsUrl(agentId).pathname;
+    const release = await this.#slots.acquire(options.signal);
+    const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs);
+    const signal = AbortSignal.any([options.signal, timeout]);
+    try {
+      let target = url;
+      for (let redirects = 0;; redirects++) {
+        const response = await this.#fetch(target, {
+          method,
+          headers: this.headers(options.idempotencyKey),
+          ...(options.body === undefined ? {} : { body: options.body }),
+          redirect: "manual",
+          signal,
+        });
+        if (response.status >= 300 && response.status < 400) {
+          await response.body?.cancel();
+          target = this.#followable(method, target, response, allowedPath, redirects);
+          continue;
+        }
+        return await this.#answer(method, response, signal);
+      }
+    } catch (error) {
+      throw this.#asApiError(error, options.signal, timeout);
+    } finally {
+      release();
+    }
+  }
+
+  // Decides whether a redirect may be followed; the key is never sent to another origin.
+  #followable(
+    method: string,
+    from: URL,
+    response: Response,
+    allowedPath: string,
+    redirects: number,
+  ): URL {
+    const status = response.status;
+    const location = response.headers.get("location");
+    const what = `${method} answered ${status} redirect`;
+    if (location === null) {
+      throw new ApiError("unusable", `${what} without a Location header`, { status });
+    }
+    const followed = method === "POST" ? [307, 308] : [301, 302, 303, 307, 308];
+    if (!followed.includes(status)) {
+      throw new ApiError("redirect", `${what}; only ${followed.join("/")} are followed`, {
+        status,
+      });
+    }
+    let to: URL;
+    try {
+      to = new URL(location, from);
+    } catch (cause) {
+      throw new ApiError("redirect", `${what} to an invalid address`, { status, cause });
+    }
+    const shown = sanitize(to.origin + to.pathname, { maxLength: 200 });
+    if (to.origin !== from.origin) {
+      throw new ApiError(
+        "redirect",
+        `${what} to another origin (${shown}); refused, the API key is only sent to ${from.origin}`,
+        { status },
+      );
+    }
+    if (to.pathname !== allowedPath && !to.pathname.startsWith(`${allowedPath}/`)) {
+      throw new ApiError("redirect", `${what} outside ${allowedPath} (${shown}); refused`, {
+        status,
+      });
+    }
+    if (redirects + 1 > MAX_REDIRECTS) {
+      throw new ApiError("redirect", `${what}: more than ${MAX_REDIRECTS} redirects; refused`, {
+        status,
+      });
+    }
+    return to;
+  }
+
+  async #answer(method: string, response: Response, signal: AbortSignal): Promise<ApiAnswer> {
+    const status = response.status;
+    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#now());
+    const text = await _readCapped(response, signal);
+    const what = `${method} answered ${status}${
+      response.statusText ? ` ${sanitize(response.statusText, { maxLength: 60 })}` : ""
+    }`;
+    if (status >= 200 && status < 300) {
+      const document = _parseObject(text);
+      if (document === undefined) {
+        throw new ApiError(
+          "transient",
+          `${what} with a body that is not a JSON object (${_contentKind(response, text)})`,
+          { status, retryAfterMs },
+        );
+      }
+      return { document, status, retryAfterMs };
+    }
+    const { message, code } = _errorBody(text, this.#options.apiKey);
+    const detail = message ? `: ${message}` : "";
+    const options = { status, retryAfterMs, code };
+    if (status === 401 || status === 403) throw new ApiError("auth", `${what}${detail}`, options);
+    if (status === 404) throw new ApiError("not_found", `${what}${detail}`, options);
+    if (status === 408 || status === 425 || status === 429 || status >= 500) {
+      throw new ApiError("transient", `${what}${detail}`, options);
+    }
+    if (status >= 400) throw new ApiError("refused", `${what}${detail}`, options);
+    throw new ApiError("unusable", `${what}${detail}`, options);
+  }
+
+  #asApiError(error: unknown, caller: AbortSignal, timeout: AbortSignal): unknown {
+    if (error instanceof ApiError) return error;
+    // The caller's abort (deadline or interrupt) is not a fault of the request: pass it on.
+    if (caller.aborted) return caller.reason;
+    if (timeout.aborted) {
+      const seconds = this.#options.requestTimeoutMs / 1000;
+      return new ApiError("transient", `request timed out after ${seconds} s`, { cause: error });
+    }
+    // The URL is already known to the reader; the connection error after it is the news.
+    const reason = _causes(error).join(": ").replace(
+      /error sending request for url \([^)]*\): */,
+      "",
+    );
+    return new ApiError(
+      "transient",
+      `network error: ${sanitize(maskSecrets(reason, [this.#options.apiKey]), { maxLength: 200 })}`,
+      { cause: error },
+    );
+  }
+}
+
+/** An answer too large to be read. */
+async function _readCapped(response: Response, signal: AbortSignal): Promise<string> {
+  const declared = Number(response.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+    await response.body?.cancel();
+    throw _tooLarge(response.status);
+  }
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const onAbort = () => reader.cancel().catch(() => {});
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        await reader.cancel();
+        throw _tooLarge(response.status);
+      }
+      chunks.push(value);
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+  signal.throwIfAborted();
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+// fetch's own message ("fetch failed") hides the useful part in its causes.
+function _causes(error: unknown): string[] {
+  const messages: string[] = [];
+  for (let current = error; current !== undefined && messages.length < 4;) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (!messages.some((seen) => seen.includes(message))) messages.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return messages;
+}
+
+function _tooLarge(status: number): ApiError {
+  return new ApiError("unusable", `answer ${status} is larger than ${MAX_BODY_BYTES} bytes`, {
+    status,
+  });
+}
+
+function _parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+      return value as Record<string, unknown>;
+    }
+  } catch {
+    // Not JSON: the caller reports what it was.
+  }
+  return undefined;
+}
+
+function _contentKind(response: Response, text: string): string {
+  const type = response.headers.get("content-type")?.split(";")[0]?.trim();
+  const kind = type ? sanitize(type, { maxLength: 60 }) : "no content type";
+  return text === "" ? `empty, ${kind}` : `${kind}, ${text.length} characters`;
+}
+
+/** Reads `{"error": {"code", "message"}}`, `{"message"}`, `{"detail"}` or plain text. */
+function _errorBody(text: string, apiKey: string): { message: string; code: string | undefined } {
+  const clean = (value: string) => sanitize(value, { maxLength: 300, secrets: [apiKey] });
+  const document = _parseObject(text);
+  if (document === undefined) return { message: clean(text), code: undefined };
+  const error = document.error;
+  let message: unknown = undefined;
+  let code: unknown = undefined;
+  if (typeof error === "object" && error !== null) {
+    message = (error as Record<string, unknown>).message;
+    code = (error as Record<string, unknown>).code;
+  } else if (typeof error === "string") {
+    message = error;
+  }
+  message ??= document.message ?? document.detail;
+  const text2 = typeof message === "string"
+    ? message
+    : message === undefined
+    ? ""
+    : JSON.stringify(message);
+  return {
+    message: clean(text2),
+    code: typeof code === "string" ? clean(code) : undefined,
+  };
+}
+
+function _describeValue(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (typeof value === "string") return JSON.stringify(sanitize(value, { maxLength: 40 }));
+  return value === null ? "null" : typeof value;
+}
+
+/** Bounds the requests in flight, so 100 agents do not open 100 sockets at once. */
+class _Semaphore {
+  #free: number;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  async acquire(signal: AbortSignal): Promise<() => void> {
+    signal.throwIfAborted();
+    if (this.#free > 0) {
+      this.#free--;
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        const grant = () => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          const index = this.#waiting.indexOf(grant);
+          if (index >= 0) this.#waiting.splice(index, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        this.#waiting.push(grant);
+      });
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    };
+  }
+}

@@ -1,0 +1,393 @@
+/**
+ * Flags, environment and `.env` → one validated, immutable {@linkcode Config}, or a
+ * {@linkcode UsageError} naming the input at fault and what would be valid.
+ * Precedence: flag, then environment, then `.env`, then default.
+ */
+
+import { parseArgs } from "node:util";
+import type { MetadataOverrides } from "./ci_metadata.ts";
+
+/** The default `--timeout-minutes`. */
+export const DEFAULT_TIMEOUT_MINUTES = 30;
+/** The longest `--timeout-minutes` accepted: one week. */
+export const MAX_TIMEOUT_MINUTES = 7 * 24 * 60;
+/** The default `--request-timeout-seconds`. */
+export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 30;
+/** The default `--max-poll-interval-seconds`. */
+export const DEFAULT_MAX_POLL_INTERVAL_SECONDS = 10;
+
+/** The environment variables the configuration reads (besides the CI metadata's). */
+export const CONFIG_ENV_VARIABLES: readonly string[] = [
+  "SERVICE_API_KEY",
+  "SERVICE_AGENT_ID",
+  "SERVICE_BASE_URL",
+  "SERVICE_TIMEOUT_MINUTES",
+  "SERVICE_CA_CERT",
+  "SERVICE_REQUEST_TIMEOUT_SECONDS",
+  "SERVICE_MAX_POLL_INTERVAL_SECONDS",
+];
+
+/** Everything one invocation needs, validated. */
+export interface Config {
+  /** Agent UUIDs, as given, in order, without duplicates. */
+  readonly agents: readonly string[];
+  /** The service's base address (https, or http to a loopback host). */
+  readonly baseUrl: URL;
+  /** The whole wait, in milliseconds. */
+  readonly timeoutMs: number;
+  /** The API key. */
+  readonly apiKey: string;
+  /** Metadata values given on the command line. */
+  readonly overrides: MetadataOverrides;
+  /** `--json`: one JSON document on stdout. */
+  readonly json: boolean;
+  /** `--junit <file>`: where to write the JUnit XML report. */
+  readonly junitPath: string | undefined;
+  /** `--dry-run`: print the request that would be sent, send nothing. */
+  readonly dryRun: boolean;
+  /** `--no-wait`: trigger, print the run ids, exit 0. */
+  readonly noWait: boolean;
+  /** `--run-id`: attach to this run instead of triggering one. */
+  readonly runId: string | undefined;
+  /** `--warn-only`: a failed gate exits 0. */
+  readonly warnOnly: boolean;
+  /** `--ca-cert` / `SERVICE_CA_CERT`: a PEM file of extra trusted certificates. */
+  readonly caCertPath: string | undefined;
+  /** The longest one request may take. */
+  readonly requestTimeoutMs: number;
+  /** The longest wait between two polls of a run. */
+  readonly maxPollIntervalMs: number;
+}
+
+/** What the command line asks for. */
+export type Invocation =
+  | { readonly kind: "help" }
+  | { readonly kind: "version" }
+  | { readonly kind: "run"; readonly flags: Flags };
+
+/** The parsed flags, before the environment is consulted. */
+export interface Flags {
+  readonly agent?: readonly string[];
+  readonly "base-url"?: string;
+  readonly "timeout-minutes"?: string;
+  readonly "env-file"?: string;
+  readonly "commit-sha"?: string;
+  readonly branch?: string;
+  readonly "pull-request"?: string;
+  readonly repository?: string;
+  readonly actor?: string;
+  readonly json?: boolean;
+  readonly junit?: string;
+  readonly "dry-run"?: boolean;
+  readonly "no-wait"?: boolean;
+  readonly "run-id"?: string;
+  readonly "warn-only"?: boolean;
+  readonly "ca-cert"?: string;
+  readonly "request-timeout-seconds"?: string;
+  readonly "max-poll-interval-seconds"?: string;
+}
+
+/** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+const OPTIONS = {
+  agent: { type: "string", multiple: true },
+  "base-url": { type: "string" },
+  "timeout-minutes": { type: "string" },
+  "env-file": { type: "string" },
+  "commit-sha": { type: "string" },
+  branch: { type: "string" },
+  "pull-request": { type: "string" },
+  repository: { type: "string" },
+  actor: { type: "string" },
+  json: { type: "boolean" },
+  junit: { type: "string" },
+  "dry-run": { type: "boolean" },
+  "no-wait": { type: "boolean" },
+  "run-id": { type: "string" },
+  "warn-only": { type: "boolean" },
+  "ca-cert": { type: "string" },
+  "request-timeout-seconds": { type: "string" },
+  "max-poll-interval-seconds": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+} as const;
+
+/**
+ * Parses the command line. `--help` and `--version` win over everything else.
+ *
+ * @example
+ * ```ts
+ * parseCommandLine(["--agent", "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", "--json"]);
+ * ```
+ */
+export function parseCommandLine(args: readonly string[]): Invocation {
+  if (args.includes("--help") || args.includes("-h")) return { kind: "help" };
+  if (args.includes("--version")) return { kind: "version" };
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false })
+      .values;
+  } catch (error) {
+    throw new UsageError(_describeParseError(error));
+  }
+  return { kind: "run", flags: values as Flags };
+}
+
+function _describeParseError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: string }).code;
+  const quoted = /'([^']*)'/.exec(message)?.[1] ?? "";
+  const option = quoted.split(" ")[0] ?? quoted;
+  const help = "run `service-ci --help` for the valid options";
+  switch (code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${option}; ${help}`;
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return `unexpected argument ${
+        JSON.stringify(option)
+      }: service-ci takes only options; ${help}`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      if (/does not take an argument/.test(message)) {
+        return `${option} takes no value; ${help}`;
+      }
+      return `${option} needs a value (${_expected(option)})`;
+    default:
+      return `${message.split("\n")[0]}; ${help}`;
+  }
+}
+
+function _expected(option: string): string {
+  const what: Record<string, string> = {
+    "--agent": "an agent UUID",
+    "--base-url": "the service's https:// address",
+    "--timeout-minutes": "a positive number of minutes",
+    "--env-file": "a file path",
+    "--junit": "a file path",
+    "--ca-cert": "a PEM file path",
+    "--run-id": "a run id",
+    "--pull-request": "a pull request number",
+  };
+  return what[option] ?? "a non-empty value";
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * Builds the configuration from the flags and an environment in which `.env` values already sit
+ * under the variables that were set (see `mergeEnv`).
+ *
+ * @example
+ * ```ts
+ * const config = resolveConfig(
+ *   { agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"] },
+ *   { SERVICE_API_KEY: "sk_test", SERVICE_BASE_URL: "https://service.example" },
+ * );
+ * ```
+ */
+export function resolveConfig(
+  flags: Flags,
+  env: Readonly<Record<string, string | undefined>>,
+): Config {
+  const noWait = flags["no-wait"] ?? false;
+  const runId = _optionalText(flags["run-id"], "--run-id", "a run id");
+  const agents = _agents(flags, env);
+  if (runId !== undefined) {
+    if (runId === "." || runId === "..") {
+      throw new UsageError(`--run-id must be a run id (got ${JSON.stringify(runId)})`);
+    }
+    if (agents.length !== 1) {
+      throw new UsageError(`--run-id needs exactly one --agent (got ${agents.length})`);
+    }
+    if (noWait) throw new UsageError("--run-id waits for a run; it cannot be used with --no-wait");
+  }
+  const config: Config = {
+    agents,
+    baseUrl: _baseUrl(flags, env),
+    timeoutMs: _positiveNumber(
+      flags["timeout-minutes"],
+      "--timeout-minutes",
+      env.SERVICE_TIMEOUT_MINUTES,
+      "SERVICE_TIMEOUT_MINUTES",
+      { fallback: DEFAULT_TIMEOUT_MINUTES, max: MAX_TIMEOUT_MINUTES, unit: "minutes" },
+    ) * 60_000,
+    apiKey: _apiKey(env),
+    overrides: _overrides(flags),
+    json: flags.json ?? false,
+    junitPath: _optionalText(flags.junit, "--junit", "a file path"),
+    dryRun: flags["dry-run"] ?? false,
+    noWait,
+    runId,
+    warnOnly: flags["warn-only"] ?? false,
+    caCertPath: _optionalText(flags["ca-cert"], "--ca-cert", "a PEM file path") ??
+      _optionalText(env.SERVICE_CA_CERT, "SERVICE_CA_CERT", "a PEM file path"),
+    requestTimeoutMs: _positiveNumber(
+      flags["request-timeout-seconds"],
+      "--request-timeout-seconds",
+      env.SERVICE_REQUEST_TIMEOUT_SECONDS,
+      "SERVICE_REQUEST_TIMEOUT_SECONDS",
+      { fallback: DEFAULT_REQUEST_TIMEOUT_SECONDS, max: 3600, unit: "seconds" },
+    ) * 1000,
+    maxPollIntervalMs: _positiveNumber(
+      flags["max-poll-interval-seconds"],
+      "--max-poll-interval-seconds",
+      env.SERVICE_MAX_POLL_INTERVAL_SECONDS,
+      "SERVICE_MAX_POLL_INTERVAL_SECONDS",
+      { fallback: DEFAULT_MAX_POLL_INTERVAL_SECONDS, max: 300, min: 0.5, unit: "seconds" },
+    ) * 1000,
+  };
+  return Object.freeze(config);
+}
+
+function _agents(flags: Flags, env: Readonly<Record<string, string | undefined>>): string[] {
+  const fromFlags = flags.agent !== undefined && flags.agent.length > 0;
+  const source = fromFlags ? "--agent" : "SERVICE_AGENT_ID";
+  const given = fromFlags
+    ? [...(flags.agent ?? [])]
+    : (env.SERVICE_AGENT_ID ?? "").split(",").map((item) => item.trim()).filter((item) =>
+      item !== ""
+    );
+  if (given.length === 0) {
+    throw new UsageError(
+      "no agent given: pass --agent <uuid> (repeatable) or set SERVICE_AGENT_ID to a comma-separated list of agent UUIDs",
+    );
+  }
+  const seen = new Set<string>();
+  for (const agent of given) {
+    if (!UUID.test(agent)) {
+      throw new UsageError(
+        `${source} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
+          JSON.stringify(agent)
+        })`,
+      );
+    }
+    const key = agent.toLowerCase();
+    if (seen.has(key)) throw new UsageError(`${source} names agent ${agent} twice`);
+    seen.add(key);
+  }
+  return given;
+}
+
+function _baseUrl(flags: Flags, env: Readonly<Record<string, string | undefined>>): URL {
+  const fromFlag = flags["base-url"] !== undefined;
+  const name = fromFlag ? "--base-url" : "SERVICE_BASE_URL";
+  const text = fromFlag ? flags["base-url"] : env.SERVICE_BASE_URL;
+  if (text === undefined || text === "") {
+    throw new UsageError(
+      "no service address: pass --base-url https://… or set SERVICE_BASE_URL",
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`${name} must be an https:// URL (got ${JSON.stringify(text)})`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new UsageError(`${name} must be an https:// URL (got ${JSON.stringify(text)})`);
+  }
+  if (url.protocol === "http:" && !LOOPBACK_HOST.test(url.hostname)) {
+    throw new UsageError(
+      `${name} must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got ${
+        JSON.stringify(text)
+      })`,
+    );
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new UsageError(
+      `${name} must not contain credentials; the key goes in SERVICE_API_KEY (got ${url.protocol}//…@${url.host})`,
+    );
+  }
+  if (url.search !== "" || url.hash !== "") {
+    throw new UsageError(
+      `${name} must not have a query or fragment; give the address and optional path prefix only (got ${
+        JSON.stringify(text)
+      })`,
+    );
+  }
+  return url;
+}
+
+function _apiKey(env: Readonly<Record<string, string | undefined>>): string {
+  const key = env.SERVICE_API_KEY;
+  if (key === undefined || key === "") {
+    throw new UsageError(
+      "SERVICE_API_KEY is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file",
+    );
+  }
+  // deno-lint-ignore no-control-regex
+  if (/[\x00-\x20\x7f]/.test(key)) {
+    throw new UsageError(
+      "SERVICE_API_KEY contains whitespace or control characters (often a trailing newline from the secret store); it must be the key alone",
+    );
+  }
+  return key;
+}
+
+function _overrides(flags: Flags): MetadataOverrides {
+  const pullRequest = flags["pull-request"];
+  if (pullRequest !== undefined && !/^[1-9]\d{0,15}$/.test(pullRequest)) {
+    throw new UsageError(
+      `--pull-request must be a pull request number like 42 (got ${JSON.stringify(pullRequest)})`,
+    );
+  }
+  const text = (name: keyof Flags & string) =>
+    _optionalText(flags[name] as string | undefined, `--${name}`, "a non-empty value");
+  const overrides: {
+    commitSha?: string;
+    branch?: string;
+    pullRequest?: number;
+    repository?: string;
+    actor?: string;
+  } = {};
+  const commitSha = text("commit-sha");
+  const branch = text("branch");
+  const repository = text("repository");
+  const actor = text("actor");
+  if (commitSha !== undefined) overrides.commitSha = commitSha;
+  if (branch !== undefined) overrides.branch = branch;
+  if (pullRequest !== undefined) overrides.pullRequest = Number(pullRequest);
+  if (repository !== undefined) overrides.repository = repository;
+  if (actor !== undefined) overrides.actor = actor;
+  return overrides;
+}
+
+function _optionalText(
+  value: string | undefined,
+  name: string,
+  expected: string,
+): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === "") throw new UsageError(`${name} must be ${expected} (got an empty value)`);
+  return value;
+}
+
+function _positiveNumber(
+  flag: string | undefined,
+  flagName: string,
+  envValue: string | undefined,
+  envName: string,
+  limits: { fallback: number; max: number; min?: number; unit: string },
+): number {
+  const [text, name] = flag !== undefined
+    ? [flag, flagName]
+    : envValue !== undefined && envValue !== ""
+    ? [envValue, envName]
+    : [undefined, flagName];
+  if (text === undefined) return limits.fallback;
+  const min = limits.min ?? 0;
+  const valid = /^(\d+(\.\d*)?|\.\d+)$/.test(text.trim());
+  const value = valid ? Number(text) : NaN;
+  if (!(value > 0) || value < min || value > limits.max) {
+    const range = min > 0 ? `from ${min} to ${limits.max}` : `up to ${limits.max}`;
+    throw new UsageError(
+      `${name} must be a positive number of ${limits.unit} ${range}, decimals allowed (got ${
+        JSON.stringify(text)
+      })`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,39 @@
+/** Reads a `.env` file and lays it under the environment: a variable already set always wins. */
+
+import { parseEnv } from "node:util";
+
+/**
+ * Parses the text of a `.env` file (the `node:util` `parseEnv` dialect: `KEY=value`, quotes,
+ * `#` comments, `export` prefixes are not special).
+ *
+ * @example
+ * ```ts
+ * parseEnvFile("SERVICE_API_KEY=sk_test\n# comment\n"); // { SERVICE_API_KEY: "sk_test" }
+ * ```
+ */
+export function parseEnvFile(text: string): Record<string, string> {
+  return { ...parseEnv(text) } as Record<string, string>;
+}
+
+/**
+ * Takes `names` from the environment, falling back to the `.env` values for any that is unset or
+ * empty. Only the listed names are kept, so nothing else in the environment is ever read.
+ *
+ * @example
+ * ```ts
+ * mergeEnv(["A", "B"], { A: "from env" }, { A: "from file", B: "file" });
+ * // { A: "from env", B: "file" }
+ * ```
+ */
+export function mergeEnv(
+  names: readonly string[],
+  env: (name: string) => string | undefined,
+  dotenv: Readonly<Record<string, string>>,
+): Record<string, string | undefined> {
+  const merged: Record<string, string | undefined> = {};
+  for (const name of names) {
+    const value = env(name);
+    merged[name] = value !== undefined && value !== "" ? value : dotenv[name];
+  }
+  return merged;
+}

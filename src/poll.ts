@@ -1,0 +1,256 @@
+/**
+ * One agent's gate: trigger a run (or attach to one), then poll it until the service gives a
+ * verdict, the deadline passes, or the caller aborts. Transient faults are retried here.
+ */
+
+import { MAX_CONSECUTIVE_FAULTS, retryDelay } from "./backoff.ts";
+import type { CiMetadata } from "./ci_metadata.ts";
+import { ApiError, type ServiceClient } from "./client.ts";
+import { nextPollDelay } from "./schedule.ts";
+import { readRun } from "./verdict.ts";
+
+/** A 404 on a run this young may only mean the service does not show it yet (contract §3). */
+export const NEW_RUN_GRACE_MS = 30_000;
+
+/** The effects the gate needs; tests pass fakes. */
+export interface GateDeps {
+  /** The service. */
+  readonly client: Pick<ServiceClient, "trigger" | "readRun">;
+  /** Milliseconds on a monotonic-enough clock. */
+  readonly clock: () => number;
+  /** Waits `ms`, or rejects with the signal's reason when it aborts. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** A number in [0, 1). */
+  readonly random: () => number;
+  /** A fresh idempotency key (a UUID v4). */
+  readonly newIdempotencyKey: () => string;
+}
+
+/** Something the gate did or saw, for progress output. Strings are the service's, unsanitized. */
+export type GateEvent =
+  | { readonly type: "triggered"; readonly runId: string; readonly url: string | null }
+  | { readonly type: "attached"; readonly runId: string }
+  | { readonly type: "status"; readonly status: string | null; readonly url: string | null }
+  | {
+    readonly type: "fault";
+    readonly operation: "trigger" | "read";
+    readonly message: string;
+    readonly consecutive: number;
+    readonly delayMs: number;
+  }
+  | { readonly type: "not_visible_yet"; readonly delayMs: number };
+
+/** What the gate is asked to do. */
+export interface GateOptions {
+  readonly agentId: string;
+  readonly metadata: CiMetadata;
+  /** The clock value at which waiting stops. */
+  readonly deadline: number;
+  /** Aborts on the deadline or on an interrupt; its reason says which. */
+  readonly signal: AbortSignal;
+  /** Attach to this existing run instead of triggering one. */
+  readonly runId?: string | undefined;
+  /** Trigger only: do not wait for the verdict. */
+  readonly noWait?: boolean;
+  /** The longest wait between two polls. */
+  readonly maxPollIntervalMs?: number;
+  /** Told of each event as it happens. */
+  readonly onEvent?: (event: GateEvent) => void;
+}
+
+/** How the gate ended, before it is turned into an outcome for the reports. */
+export type GateEnd =
+  | { readonly kind: "passed" | "failed" | "triggered" }
+  | { readonly kind: "unchecked"; readonly reason: string; readonly error?: ApiError }
+  | { readonly kind: "deadline" }
+  | { readonly kind: "aborted"; readonly reason: unknown };
+
+/** The gate's result: how it ended and what was learnt of the run on the way. */
+export interface GateResult {
+  readonly end: GateEnd;
+  readonly runId: string | null;
+  readonly status: string | null;
+  readonly url: string | null;
+  readonly passed: boolean | null;
+}
+
+/**
+ * Runs one agent's gate to its end. It never throws for a service or network failure: every way
+ * it can end is a {@linkcode GateEnd}.
+ *
+ * @example
+ * ```ts
+ * declare const deps: GateDeps;
+ * declare const metadata: CiMetadata;
+ * const result = await runGate(deps, {
+ *   agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10",
+ *   metadata,
+ *   deadline: deps.clock() + 30 * 60_000,
+ *   signal: AbortSignal.timeout(30 * 60_000),
+ * });
+ * ```
+ */
+export async function runGate(deps: GateDeps, options: GateOptions): Promise<GateResult> {
+  const state = {
+    runId: null as string | null,
+    status: null as string | null,
+    url: null as string | null,
+    passed: null as boolean | null,
+  };
+  const finish = (end: GateEnd): GateResult => ({ end, ...state });
+  try {
+    let bornAt: number;
+    let retryAfterMs: number | undefined;
+    if (options.runId === undefined) {
+      // One idempotency key per trigger, the same on every retry of it.
+      const idempotencyKey = deps.newIdempotencyKey();
+      const answer = await _withRetries(deps, options, "trigger", () =>
+        deps.client.trigger(
+          options.agentId,
+          options.metadata,
+          idempotencyKey,
+          options.signal,
+        ));
+      state.runId = answer.runId;
+      state.url = _stringOrNull(answer.document.url);
+      state.status = _stringOrNull(answer.document.status);
+      bornAt = deps.clock();
+      retryAfterMs = answer.retryAfterMs;
+      options.onEvent?.({ type: "triggered", runId: answer.runId, url: state.url });
+      if (options.noWait) return finish({ kind: "triggered" });
+    } else {
+      state.runId = options.runId;
+      bornAt = deps.clock() - NEW_RUN_GRACE_MS;
+      options.onEvent?.({ type: "attached", runId: options.runId });
+    }
+    const runId = state.runId;
+
+    for (;;) {
+      const now = deps.clock();
+      const delay = nextPollDelay({
+        ageMs: Math.max(0, now - bornAt),
+        remainingMs: options.deadline - now,
+        retryAfterMs,
+        random: deps.random(),
+        ...(options.maxPollIntervalMs === undefined
+          ? {}
+          : { maxIntervalMs: options.maxPollIntervalMs }),
+      });
+      await _sleepUntilDeadline(deps, options, delay);
+      const answer = await _withRetries(
+        deps,
+        options,
+        "read",
+        () => deps.client.readRun(options.agentId, runId, options.signal),
+        bornAt,
+      );
+      retryAfterMs = answer.retryAfterMs;
+      const run = readRun(answer.document);
+      const url = _stringOrNull(answer.document.url) ?? state.url;
+      if (run.status !== state.status || url !== state.url) {
+        state.status = run.status;
+        state.url = url;
+        options.onEvent?.({ type: "status", status: run.status, url });
+      }
+      switch (run.kind) {
+        case "in_progress":
+          continue;
+        case "passed":
+        case "failed":
+          state.passed = run.kind === "passed";
+          return finish({ kind: run.kind });
+        case "unchecked":
+          return finish({ kind: "unchecked", reason: run.reason });
+      }
+    }
+  } catch (error) {
+    if (error instanceof DeadlineReached || options.signal.reason instanceof DeadlineReached) {
+      return finish({ kind: "deadline" });
+    }
+    if (error instanceof ApiError) {
+      return finish({ kind: "unchecked", reason: error.message, error });
+    }
+    if (options.signal.aborted) return finish({ kind: "aborted", reason: options.signal.reason });
+    throw error;
+  }
+}
+
+/**
+ * The reason the gate's signal carries when the deadline passes, and what the gate throws to
+ * itself when its own clock says the deadline has passed.
+ */
+export class DeadlineReached extends Error {
+  override name = "DeadlineReached";
+  /** Makes the error. */
+  constructor() {
+    super("the timeout ran out");
+  }
+}
+
+async function _sleepUntilDeadline(
+  deps: GateDeps,
+  options: GateOptions,
+  ms: number,
+): Promise<void> {
+  const remaining = options.deadline - deps.clock();
+  if (remaining <= 0) throw new DeadlineReached();
+  await deps.sleep(Math.min(ms, remaining), options.signal);
+  if (options.deadline - deps.clock() <= 0) throw new DeadlineReached();
+}
+
+/**
+ * Calls one operation until it answers, retrying transient faults with backoff, at most
+ * {@linkcode MAX_CONSECUTIVE_FAULTS} in a row, never past the deadline. A 404 on a run younger
+ * than {@linkcode NEW_RUN_GRACE_MS} (by `bornAt`) is retried without counting.
+ */
+async function _withRetries<T>(
+  deps: GateDeps,
+  options: GateOptions,
+  operation: "trigger" | "read",
+  attempt: () => Promise<T>,
+  bornAt?: number,
+): Promise<T> {
+  let consecutive = 0;
+  for (;;) {
+    if (options.deadline - deps.clock() <= 0) throw new DeadlineReached();
+    try {
+      return await attempt();
+    } catch (error) {
+      if (options.signal.aborted) throw options.signal.reason;
+      if (!(error instanceof ApiError)) throw error;
+      const young = bornAt !== undefined && deps.clock() - bornAt < NEW_RUN_GRACE_MS;
+      if (error.kind === "not_found" && young) {
+        const delayMs = retryDelay({
+          attempt: 1,
+          remainingMs: options.deadline - deps.clock(),
+          retryAfterMs: error.retryAfterMs,
+          random: 0.5 + deps.random() / 2,
+        });
+        options.onEvent?.({ type: "not_visible_yet", delayMs });
+        await _sleepUntilDeadline(deps, options, delayMs);
+        continue;
+      }
+      if (error.kind !== "transient") throw error;
+      consecutive++;
+      if (consecutive >= MAX_CONSECUTIVE_FAULTS) {
+        throw new ApiError(
+          "transient",
+          `${MAX_CONSECUTIVE_FAULTS} transient faults in a row; the last: ${error.message}`,
+          { status: error.status, cause: error },
+        );
+      }
+      const delayMs = retryDelay({
+        attempt: consecutive,
+        remainingMs: options.deadline - deps.clock(),
+        retryAfterMs: error.retryAfterMs,
+        random: deps.random(),
+      });
+      options.onEvent?.({ type: "fault", operation, message: error.message, consecutive, delayMs });
+      await _sleepUntilDeadline(deps, options, delayMs);
+    }
+  }
+}
+
+function _stringOrNull(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
+}

@@ -1,0 +1,272 @@
+/**
+ * Progress and the final summary on stderr: on a terminal a live status line per agent, in CI
+ * logs one line per change and a heartbeat at most once a minute.
+ */
+
+import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
+import type { GateEvent } from "../poll.ts";
+import { sanitize } from "../sanitize.ts";
+
+/** In CI logs, a "still waiting" line comes after this long without any other line. */
+export const HEARTBEAT_MS = 60_000;
+
+/** Options of {@linkcode ConsoleReporter}. */
+export interface ConsoleOptions {
+  /** Writes text to stderr as it is (the caller masks secrets). */
+  readonly write: (text: string) => void;
+  /** Milliseconds; the same clock as the deadline. */
+  readonly clock: () => number;
+  /** Clock value at which waiting stops. */
+  readonly deadline: number;
+  /** The agents, in order. */
+  readonly agents: readonly string[];
+  /** Whether stderr is a terminal: live lines instead of log lines. */
+  readonly tty: boolean;
+  /** Whether to colour (a terminal, and `NO_COLOR` unset). */
+  readonly color: boolean;
+}
+
+interface _AgentLine {
+  runId: string | null;
+  status: string | null;
+  done: boolean;
+}
+
+const STYLE = {
+  passed: ["\x1b[32m", "\x1b[39m"],
+  failed: ["\x1b[31m", "\x1b[39m"],
+  warn: ["\x1b[33m", "\x1b[39m"],
+  dim: ["\x1b[2m", "\x1b[22m"],
+  bold: ["\x1b[1m", "\x1b[22m"],
+} as const;
+
+const VERDICT: Record<Outcome, string> = {
+  passed: "PASSED",
+  failed: "FAILED",
+  unchecked: "NOT CHECKED",
+  timed_out: "TIMED OUT",
+  interrupted: "INTERRUPTED",
+  triggered: "TRIGGERED",
+};
+
+/**
+ * Writes what happens to a person reading a terminal or a CI log.
+ *
+ * @example
+ * ```ts
+ * const reporter = new ConsoleReporter({
+ *   write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
+ *   clock: () => performance.now(),
+ *   deadline: performance.now() + 60_000,
+ *   agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"],
+ *   tty: false,
+ *   color: false,
+ * });
+ * reporter.line("service-ci 1.0.0");
+ * ```
+ */
+export class ConsoleReporter {
+  readonly #options: ConsoleOptions;
+  readonly #started: number;
+  readonly #agents = new Map<string, _AgentLine>();
+  #lastWrite: number;
+  #liveLines = 0;
+
+  /** Starts reporting; the elapsed times count from now. */
+  constructor(options: ConsoleOptions) {
+    this.#options = options;
+    this.#started = options.clock();
+    this.#lastWrite = this.#started;
+    for (const agent of options.agents) {
+      this.#agents.set(agent, { runId: null, status: null, done: false });
+    }
+  }
+
+  /** Writes one permanent line (already safe to print). */
+  line(text: string): void {
+    this.#clearLive();
+    this.#options.write(`${text}\n`);
+    this.#lastWrite = this.#options.clock();
+    this.#drawLive();
+  }
+
+  /** Reports one agent's event. */
+  event(agentId: string, event: GateEvent): void {
+    const agent = this.#agents.get(agentId);
+    if (agent === undefined) return;
+    const label = `agent ${agentId}`;
+    switch (event.type) {
+      case "triggered": {
+        agent.runId = event.runId;
+        const link = event.url === null ? "" : `: ${_safe(event.url)}`;
+        this.line(`${label}: triggered run ${_safe(event.runId)}${link}`);
+        return;
+      }
+      case "attached":
+        agent.runId = event.runId;
+        this.line(`${label}: attached to run ${_safe(event.runId)}`);
+        return;
+      case "status": {
+        agent.status = event.status;
+        const status = event.status === null ? "(no status)" : _safe(event.status);
+        if (this.#options.tty) this.#redraw();
+        else this.line(`${label}: status ${status} (${this.#times()})`);
+        return;
+      }
+      case "fault":
+        this.line(
+          `${label}: ${event.operation === "trigger" ? "trigger" : "reading the run"} failed: ${
+            _safe(event.message)
+          }; retry ${event.consecutive} of 9 in ${_seconds(event.delayMs)}`,
+        );
+        return;
+      case "not_visible_yet":
+        this.line(
+          `${label}: run not visible yet (404 right after the trigger); retrying in ${
+            _seconds(event.delayMs)
+          }`,
+        );
+        return;
+    }
+  }
+
+  /** Called about once a second: redraws live lines, or writes a heartbeat when due. */
+  tick(): void {
+    if (this.#options.tty) {
+      this.#redraw();
+      return;
+    }
+    if (this.#options.clock() - this.#lastWrite < HEARTBEAT_MS) return;
+    const waiting = [...this.#agents.entries()].filter(([, agent]) => !agent.done);
+    if (waiting.length === 0) return;
+    const list = waiting.map(([id, agent]) =>
+      `${id} ${agent.status === null ? "waiting" : _safe(agent.status)}`
+    ).join(", ");
+    this.line(`still waiting (${this.#times()}): ${list}`);
+  }
+
+  /** Reports one agent's end as soon as it is known. */
+  agentDone(outcome: AgentOutcome): void {
+    const agent = this.#agents.get(outcome.agentId);
+    if (agent !== undefined) agent.done = true;
+    const verdict = this.#paint(VERDICT[outcome.outcome], outcome.outcome);
+    const run = outcome.runId === null ? "" : ` (run ${outcome.runId})`;
+    const why = outcome.error === null ? "" : `: ${outcome.error}`;
+    this.line(`agent ${outcome.agentId}: ${verdict}${run}${why}`);
+  }
+
+  /** Writes the final summary table and the line that explains the exit code. */
+  finish(report: RunReport): void {
+    this.#clearLive();
+    this.#liveLines = 0;
+    this.#agents.forEach((agent) => agent.done = true);
+    const rows = [
+      ["agent", "run", "status", "verdict", "duration", "link"],
+      ...report.agents.map((agent) => [
+        agent.agentId,
+        agent.runId ?? "-",
+        agent.status ?? "-",
+        VERDICT[agent.outcome],
+        _seconds(agent.durationMs),
+        agent.url ?? "-",
+      ]),
+    ];
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+    const lines = rows.map((row, index) =>
+      row.map((cell, column) => {
+        const padded = column === row.length - 1 ? cell : cell.padEnd(widths[column]!);
+        if (index === 0) return this.#paint(padded, "dim");
+        if (column === 3) return this.#paint(padded, report.agents[index - 1]!.outcome);
+        return padded;
+      }).join("  ").trimEnd()
+    );
+    this.#options.write(`\n${lines.join("\n")}\n\n${explainExitCode(report)}\n`);
+  }
+
+  #times(): string {
+    const now = this.#options.clock();
+    const left = Math.max(0, this.#options.deadline - now);
+    return `${_duration(now - this.#started)} elapsed, ${_duration(left)} left`;
+  }
+
+  #paint(text: string, kind: Outcome | "dim" | "bold"): string {
+    if (!this.#options.color) return text;
+    const style = kind === "passed"
+      ? STYLE.passed
+      : kind === "failed"
+      ? STYLE.failed
+      : kind === "dim" || kind === "bold"
+      ? STYLE[kind]
+      : kind === "triggered"
+      ? STYLE.bold
+      : STYLE.warn;
+    return `${style[0]}${text}${style[1]}`;
+  }
+
+  #redraw(): void {
+    this.#clearLive();
+    this.#drawLive();
+  }
+
+  #clearLive(): void {
+    if (!this.#options.tty || this.#liveLines === 0) return;
+    this.#options.write(`\x1b[${this.#liveLines}A\x1b[J`);
+    this.#liveLines = 0;
+  }
+
+  #drawLive(): void {
+    if (!this.#options.tty) return;
+    const waiting = [...this.#agents.entries()].filter(([, agent]) => !agent.done);
+    if (waiting.length === 0) return;
+    const times = this.#times();
+    const text = waiting.map(([id, agent]) =>
+      `${this.#paint("…", "dim")} agent ${id}: ${
+        agent.status === null ? "waiting" : _safe(agent.status)
+      } (${times})\n`
+    ).join("");
+    this.#options.write(text);
+    this.#liveLines = waiting.length;
+  }
+}
+
+/**
+ * One line that says why the process exits with its code.
+ *
+ * @example
+ * ```ts
+ * declare const report: RunReport;
+ * explainExitCode(report); // "exit 1: 1 of 2 gates failed"
+ * ```
+ */
+export function explainExitCode(report: RunReport): string {
+  const count = (outcome: Outcome) => report.agents.filter((a) => a.outcome === outcome).length;
+  const total = report.agents.length;
+  const gates = total === 1 ? "gate" : "gates";
+  const parts = [
+    count("passed") && `${count("passed")} passed`,
+    count("failed") && `${count("failed")} failed`,
+    count("unchecked") && `${count("unchecked")} could not be checked`,
+    count("timed_out") && `${count("timed_out")} timed out`,
+    count("interrupted") && `${count("interrupted")} interrupted`,
+    count("triggered") && `${count("triggered")} triggered without waiting`,
+  ].filter(Boolean);
+  const warn = report.warnOnly && count("failed") > 0 && report.exitCode === 0
+    ? " (--warn-only: a failed gate does not fail the build)"
+    : "";
+  return `exit ${report.exitCode}: ${total} ${gates}, ${parts.join(", ")}${warn}`;
+}
+
+function _safe(text: string): string {
+  return sanitize(text, { maxLength: 200 });
+}
+
+function _seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function _duration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
+}

@@ -1,0 +1,292 @@
+/** Renders a run report for GitHub Actions: step outputs, the job summary and annotations. */
+
+import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
+import { toJsonAgent } from "./json.ts";
+
+/**
+ * The text to append to the file named by `GITHUB_OUTPUT`. Every value uses the heredoc form
+ * (`name<<DELIMITER\nvalue\nDELIMITER\n`), so no value can spill into another output.
+ *
+ * Outputs:
+ * - `passed`: `"true"` when every agent's gate passed, else `"false"` (also with
+ *   `--warn-only`, which changes the exit code, not the verdict);
+ * - `exit-code`: the process exit code;
+ * - `run-id`, `status`, `url`: with one agent, its plain value (empty when not known); with
+ *   several, a JSON array of the values in agent order (`null` when not known);
+ * - `agents`: always a JSON array with one object per agent, in agent order, shaped like the
+ *   `agents` of the `--json` document (`agent_id`, `run_id`, `status`, `passed`, `outcome`,
+ *   `exit_code`, `duration_ms`, `url`, `error`).
+ *
+ * @param delimiter A fresh random string such as `ghadelimiter_<uuid>`.
+ * @throws {TypeError} If the delimiter is empty or spans lines.
+ * @throws {RangeError} If any value contains the delimiter.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * const path = Deno.env.get("GITHUB_OUTPUT");
+ * if (path) {
+ *   const text = githubOutputs(report, `ghadelimiter_${crypto.randomUUID()}`);
+ *   await Deno.writeTextFile(path, text, { append: true });
+ * }
+ * ```
+ */
+export function githubOutputs(report: RunReport, delimiter: string): string {
+  if (delimiter === "" || /[\r\n]/.test(delimiter)) {
+    throw new TypeError(
+      `The GITHUB_OUTPUT delimiter must be one non-empty line (got ${JSON.stringify(delimiter)})`,
+    );
+  }
+  const agents = report.agents;
+  const single = agents.length === 1 ? agents[0] : undefined;
+  const values = (pick: (agent: AgentOutcome) => string | null): string =>
+    single ? pick(single) ?? "" : JSON.stringify(agents.map(pick));
+  const outputs: [string, string][] = [
+    ["passed", String(_allPassed(report))],
+    ["run-id", values((agent) => agent.runId)],
+    ["status", values((agent) => agent.status)],
+    ["url", values((agent) => agent.url)],
+    ["exit-code", String(report.exitCode)],
+    ["agents", JSON.stringify(agents.map(toJsonAgent))],
+  ];
+  return outputs.map(([name, value]) => {
+    // Like @actions/core: a delimiter inside a value would end the value early there.
+    if (value.includes(delimiter)) {
+      throw new RangeError(
+        `The GitHub output "${name}" contains the delimiter; choose a fresh random delimiter`,
+      );
+    }
+    return `${name}<<${delimiter}\n${value}\n${delimiter}\n`;
+  }).join("");
+}
+
+/**
+ * The Markdown to append to the file named by `GITHUB_STEP_SUMMARY`: a heading with the
+ * overall verdict, then a table with one row per agent (agent | run | status | verdict |
+ * duration | link). Text from the service is escaped so it cannot break the table, add
+ * markup, HTML or links; a link appears only for an `http:`/`https:` URL.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * const path = Deno.env.get("GITHUB_STEP_SUMMARY");
+ * if (path) await Deno.writeTextFile(path, githubSummary(report), { append: true });
+ * ```
+ */
+export function githubSummary(report: RunReport): string {
+  const rows = report.agents.map((agent) =>
+    `| ${
+      [
+        escapeMarkdown(agent.agentId),
+        agent.runId === null ? "—" : escapeMarkdown(agent.runId),
+        agent.status === null ? "—" : escapeMarkdown(agent.status),
+        _verdictCell(agent),
+        _duration(agent.durationMs),
+        _linkCell(agent.url),
+      ].join(" | ")
+    } |`
+  );
+  return [
+    `### ${_heading(report)}`,
+    "",
+    _counts(report),
+    "",
+    "| Agent | Run | Status | Verdict | Duration | Link |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...rows,
+    "",
+    `Exit code ${report.exitCode} · service-ci ${escapeMarkdown(report.version)}`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * One `::error` workflow command per agent whose gate failed or could not be checked
+ * (`failed`, `unchecked`, `timed_out`, `interrupted`); none for `passed` or `triggered`.
+ * The message names the agent, the outcome, the run, the reason and the run's link; control
+ * characters other than line breaks are dropped, then the command's own escaping applies.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * for (const line of githubAnnotations(report)) console.log(line);
+ * ```
+ */
+export function githubAnnotations(report: RunReport): string[] {
+  return report.agents.flatMap((agent) => {
+    const title = _ANNOTATION_TITLES[agent.outcome];
+    if (title === null) return [];
+    const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
+    const parts = [
+      `Agent ${agent.agentId}: ${title} (${run}${
+        agent.status === null ? "" : `, status ${agent.status}`
+      })`,
+      ...(agent.error === null ? [] : [agent.error]),
+      ...(agent.url === null ? [] : [agent.url]),
+    ];
+    // The line is printed to the job log too, where a raw control character would act on
+    // the terminal; line breaks are kept for the escaping to encode.
+    // deno-lint-ignore no-control-regex
+    const message = parts.join(". ").replace(/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, "");
+    return [
+      `::error title=${escapeWorkflowProperty(`service-ci: ${title}`)}::${
+        escapeWorkflowData(message)
+      }`,
+    ];
+  });
+}
+
+/**
+ * Escapes the message of a workflow command as the Actions runner expects:
+ * `%` → `%25`, `\r` → `%0D`, `\n` → `%0A`.
+ *
+ * @example
+ * ```ts
+ * escapeWorkflowData("100%\ndone"); // "100%25%0Adone"
+ * ```
+ */
+export function escapeWorkflowData(s: string): string {
+  return s.replaceAll("%", "%25").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
+}
+
+/**
+ * Escapes a property value of a workflow command (`title=…`): as
+ * {@linkcode escapeWorkflowData}, plus `:` → `%3A` and `,` → `%2C`.
+ *
+ * @example
+ * ```ts
+ * escapeWorkflowProperty("a: b, c"); // "a%3A b%2C c"
+ * ```
+ */
+export function escapeWorkflowProperty(s: string): string {
+  return escapeWorkflowData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
+}
+
+/**
+ * Escapes text for a GitHub-flavoured Markdown table cell: one line, control characters
+ * dropped, `&`, `<`, `>` as HTML entities, and every other ASCII punctuation character
+ * backslash-escaped. CommonMark renders an escaped character as itself, and escaping all of
+ * them leaves nothing to start markup: `|` cannot split the cell, `[` and `!` cannot open a
+ * link or image, `` ` `` a code span, `$` GitHub's math, and `:`, `@`, `.` cannot complete
+ * the bare `https://…`, `www.…` or e-mail forms that GitHub turns into links.
+ *
+ * @example
+ * ```ts
+ * escapeMarkdown("a|b <i>"); // "a\\|b &lt;i&gt;"
+ * ```
+ */
+export function escapeMarkdown(s: string): string {
+  return s
+    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
+    // deno-lint-ignore no-control-regex
+    .replace(/[\x00-\x1f\x7f-\x9f]/g, "")
+    .replace(/[!-%'-/:;=?@[-`{-~]/g, "\\$&")
+    .replace(/[&<>]/g, (char) => _HTML_ENTITIES[char] ?? "");
+}
+
+const _HTML_ENTITIES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+};
+
+const _ANNOTATION_TITLES: Readonly<Record<Outcome, string | null>> = {
+  passed: null,
+  triggered: null,
+  failed: "quality gate failed",
+  unchecked: "quality gate could not be checked",
+  timed_out: "timed out before a verdict",
+  interrupted: "interrupted before a verdict",
+};
+
+const _COUNT_LABELS: Readonly<Record<Outcome, string>> = {
+  passed: "passed",
+  failed: "failed",
+  unchecked: "not checked",
+  timed_out: "timed out",
+  interrupted: "interrupted",
+  triggered: "not waited for",
+};
+
+const _VERDICTS: Readonly<Record<Outcome, string>> = {
+  passed: "✅ passed",
+  failed: "❌ failed",
+  unchecked: "⚠️ not checked",
+  timed_out: "⏱️ timed out",
+  interrupted: "🛑 interrupted",
+  triggered: "⏩ not waited for",
+};
+
+const _UTF8 = new TextEncoder();
+
+function _allPassed(report: RunReport): boolean {
+  return report.agents.length > 0 && report.agents.every((agent) => agent.outcome === "passed");
+}
+
+function _heading(report: RunReport): string {
+  const count = (outcome: Outcome) =>
+    report.agents.filter((agent) => agent.outcome === outcome).length;
+  const gates = report.agents.length === 1 ? "The quality gate" : "Quality gates";
+  switch (report.exitCode) {
+    case 0:
+      if (count("failed") > 0) return `⚠️ ${gates}: failed (ignored: --warn-only)`;
+      if (count("triggered") > 0) return `⏩ ${gates}: runs started, not waited for`;
+      return `✅ ${gates}: passed`;
+    case 1:
+      return `❌ ${gates}: failed`;
+    case 3:
+      return `⚠️ ${gates}: could not be checked`;
+    case 4:
+      return `⏱️ ${gates}: timed out before a verdict`;
+    case 130:
+    case 143:
+      return `🛑 ${gates}: interrupted`;
+    default:
+      return `⚠️ ${gates}: service-ci ended with exit code ${report.exitCode}`;
+  }
+}
+
+function _counts(report: RunReport): string {
+  const counts = (Object.keys(_COUNT_LABELS) as Outcome[])
+    .map((outcome) => ({
+      label: _COUNT_LABELS[outcome],
+      count: report.agents.filter((agent) => agent.outcome === outcome).length,
+    }))
+    .filter(({ count }) => count > 0)
+    .map(({ label, count }) => `${count} ${label}`);
+  return counts.length === 0 ? "No agents." : `${counts.join(" · ")}.`;
+}
+
+function _verdictCell(agent: AgentOutcome): string {
+  const verdict = _VERDICTS[agent.outcome];
+  return agent.error === null ? verdict : `${verdict}: ${escapeMarkdown(agent.error)}`;
+}
+
+function _duration(ms: number): string {
+  const seconds = Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const whole = Math.round(seconds);
+  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+}
+
+// Only http(s) links, written as an angle-bracket destination whose every character is inert
+// in Markdown: characters that could end it, split the table, open a code span or math, or
+// read as an entity are percent-encoded (`&` becomes `&amp;`, which Markdown decodes back).
+function _linkCell(url: string | null): string {
+  if (url === null || !URL.canParse(url)) return "—";
+  const parsed = new URL(url);
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return "—";
+  const destination = Array.from(parsed.href, (char) => {
+    if (/[A-Za-z0-9\-._~:/?#[\]@!'*+,;=%]/.test(char)) return char;
+    if (char === "&") return "&amp;";
+    return Array.from(
+      _UTF8.encode(char),
+      (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
+    )
+      .join("");
+  }).join("");
+  return `[open](<${destination}>)`;
+}

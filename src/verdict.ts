@@ -1,0 +1,111 @@
+/** Reads a run document (contract §2): still going, passed, failed, or unchecked. Pure. */
+
+const IN_PROGRESS = new Set([
+  "queued",
+  "pending",
+  "created",
+  "scheduled",
+  "running",
+  "in_progress",
+  "evaluating",
+]);
+const ENDED_WITHOUT_VERDICT = new Set([
+  "error",
+  "errored",
+  "cancelled",
+  "canceled",
+  "aborted",
+  "timed_out",
+  "timeout",
+  "expired",
+  "rejected",
+]);
+const FINISHED = new Set([
+  "completed",
+  "complete",
+  "succeeded",
+  "success",
+  "finished",
+  "done",
+  "passed",
+  "failed",
+]);
+
+/**
+ * What a run document says. `status` is the service's own spelling (not yet sanitized),
+ * or `null` when the document has no string status.
+ */
+export type RunState =
+  | { readonly kind: "in_progress"; readonly status: string | null }
+  | { readonly kind: "passed"; readonly status: string | null }
+  | { readonly kind: "failed"; readonly status: string | null }
+  | { readonly kind: "unchecked"; readonly status: string | null; readonly reason: string };
+
+/**
+ * Folds a status for comparison: lower case, `-` and space read as `_`.
+ *
+ * @example
+ * ```ts
+ * normalizeStatus("In-Progress"); // "in_progress"
+ * ```
+ */
+export function normalizeStatus(status: string): string {
+  return status.trim().toLowerCase().replace(/[-\s]/g, "_");
+}
+
+/**
+ * Reads the state of a run from the JSON object the service answered.
+ * The gate passes only when the run is finished and `results.gate.passed` is exactly `true`.
+ *
+ * @example
+ * ```ts
+ * readRun({ status: "completed", results: { gate: { passed: true } } }).kind; // "passed"
+ * readRun({ status: "completed", results: { gate: { passed: "true" } } }).kind; // "unchecked"
+ * readRun({ status: "running", results: { gate: { passed: true } } }).kind; // "in_progress"
+ * ```
+ */
+export function readRun(document: Readonly<Record<string, unknown>>): RunState {
+  const status = typeof document.status === "string" ? document.status : null;
+  const folded = status === null ? null : normalizeStatus(status);
+  const passed = _gatePassed(document);
+
+  if (folded !== null && IN_PROGRESS.has(folded)) return { kind: "in_progress", status };
+  if (folded !== null && ENDED_WITHOUT_VERDICT.has(folded)) {
+    return { kind: "unchecked", status, reason: "the run ended without a verdict" };
+  }
+  if (folded !== null && FINISHED.has(folded)) {
+    if (passed === true) return { kind: "passed", status };
+    if (passed === false) return { kind: "failed", status };
+    return {
+      kind: "unchecked",
+      status,
+      reason: `the run finished but results.gate.passed is ${_describe(passed)}, not true or false`,
+    };
+  }
+  // Unknown or missing status: a boolean verdict means finished; anything else, keep waiting.
+  if (passed === true) return { kind: "passed", status };
+  if (passed === false) return { kind: "failed", status };
+  return { kind: "in_progress", status };
+}
+
+const MISSING = Symbol("missing");
+
+function _gatePassed(document: Readonly<Record<string, unknown>>): unknown {
+  const results = document.results;
+  if (!_isObject(results)) return MISSING;
+  const gate = results.gate;
+  if (!_isObject(gate)) return MISSING;
+  return Object.hasOwn(gate, "passed") ? gate.passed : MISSING;
+}
+
+function _isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function _describe(value: unknown): string {
+  if (value === MISSING) return "missing";
+  if (value === null) return "null";
+  if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  if (typeof value === "object") return Array.isArray(value) ? "an array" : "an object";
+  return `${typeof value} ${String(value)}`;
+}
