@@ -329,7 +329,10 @@ function _apiKey(env: Readonly<Record<string, string | undefined>>): string {
 
 function _overrides(flags: Flags): MetadataOverrides {
   const pullRequest = flags["pull-request"];
-  if (pullRequest !== undefined && !/^[1-9]\d{0,15}$/.test(pullRequest)) {
+  if (
+    pullRequest !== undefined &&
+    !(/^[1-9]\d*$/.test(pullRequest) && Number.isSafeInteger(Number(pullRequest)))
+  ) {
     throw new UsageError(
       `--pull-request must be a pull request number like 42 (got ${JSON.stringify(pullRequest)})`,
     );
