@@ -18,8 +18,11 @@ export const ExitCode = {
   Sigterm: 143,
 } as const;
 
-// With several agents the first code of this list that any agent has is the process's code.
+// With several agents the first code of this list that any agent has is the process's code:
+// an interrupt, then 2, 3, 4, 1, 0 (contract §5).
 const PRECEDENCE: readonly number[] = [
+  ExitCode.Sigterm,
+  ExitCode.Sigint,
   ExitCode.Usage,
   ExitCode.Unchecked,
   ExitCode.TimedOut,
@@ -39,11 +42,10 @@ const PRECEDENCE: readonly number[] = [
  */
 export function combineExitCodes(codes: readonly number[]): number {
   if (codes.length === 0) throw new RangeError("combineExitCodes() needs at least one code");
-  for (const interrupt of [ExitCode.Sigterm, ExitCode.Sigint]) {
-    if (codes.includes(interrupt)) return interrupt;
+  const unknown = codes.filter((code) => !(Object.values(ExitCode) as number[]).includes(code));
+  if (unknown.length > 0) {
+    throw new RangeError(`combineExitCodes() got unknown codes: ${unknown.join(", ")}`);
   }
-  for (const code of PRECEDENCE) {
-    if (codes.includes(code)) return code;
-  }
-  throw new RangeError(`combineExitCodes() got an unknown code in [${codes.join(", ")}]`);
+  // Every code is known, so one of the list applies.
+  return PRECEDENCE.find((code) => codes.includes(code))!;
 }

@@ -204,7 +204,7 @@ export class FakeService implements AsyncDisposable {
     this.#inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.#inFlight);
     try {
-      const body = await request.clone().text();
+      const body = await request.text();
       const url = new URL(request.url);
       this.requests.push({
         method: request.method,
@@ -450,18 +450,18 @@ export function hang(signal: AbortSignal): Promise<Response> {
 export function startFakeService(options: FakeServiceOptions = {}): Promise<FakeService> {
   const agents = new Map((options.agents ?? defaultAgents()).map((agent) => [agent.id, agent]));
   const hostname = options.hostname ?? "127.0.0.1";
-  const server = Deno.serve({
+  const server: Deno.HttpServer<Deno.NetAddr> = Deno.serve({
     hostname,
     port: options.port ?? 0,
     ...(options.tls === undefined ? {} : { cert: options.tls.cert, key: options.tls.key }),
     onListen: () => {},
     onError: (error) =>
       problem(500, "internal", error instanceof Error ? error.message : String(error)),
-  }, (request) => service.handle(request));
+  }, (request): Promise<Response> => service.handle(request));
   const scheme = options.tls === undefined ? "http" : "https";
   // A certificate names localhost, not the address.
   const host = options.tls !== undefined ? "localhost" : hostname;
-  const service = new FakeService(
+  const service: FakeService = new FakeService(
     server,
     `${scheme}://${host}:${server.addr.port}`,
     options,

@@ -1,0 +1,213 @@
+import assert from "node:assert/strict";
+import {
+  DEFAULT_TIMEOUT_MINUTES,
+  type Flags,
+  parseCommandLine,
+  resolveConfig,
+  UsageError,
+} from "../src/config.ts";
+import { mergeEnv, parseEnvFile } from "../src/env_file.ts";
+
+const A = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
+const B = "1c1d5b6f-9a5f-4b9f-8b64-4a2d3cae8f21";
+const ENV = { SERVICE_API_KEY: "sk_test_key", SERVICE_BASE_URL: "https://service.example" };
+
+function flags(args: string[]): Flags {
+  const invocation = parseCommandLine(args);
+  assert.equal(invocation.kind, "run");
+  return invocation.kind === "run" ? invocation.flags : {};
+}
+
+function usageError(args: string[], env: Record<string, string>, message: RegExp): void {
+  assert.throws(() => resolveConfig(flags(args), env), (error: unknown) => {
+    assert.ok(error instanceof UsageError, String(error));
+    assert.match(error.message, message);
+    assert.ok(!error.message.includes("\n"), "one line");
+    return true;
+  });
+}
+
+Deno.test("parseCommandLine() lets --help and --version win over everything else", () => {
+  assert.deepEqual(parseCommandLine(["--agent", "x", "--help"]), { kind: "help" });
+  assert.deepEqual(parseCommandLine(["-h"]), { kind: "help" });
+  assert.deepEqual(parseCommandLine(["--bogus", "--version"]), { kind: "version" });
+});
+
+Deno.test("parseCommandLine() names an unknown option, a missing value and a stray argument", () => {
+  const cases: Array<[string[], RegExp]> = [
+    [["--agnet", A], /^unknown option --agnet; run `service-ci --help`/],
+    [["--agent"], /^--agent needs a value \(an agent UUID\)/],
+    [["--json=yes"], /^--json takes no value/],
+    [[A], /^unexpected argument "0b0c4a5e-.*": service-ci takes only options/],
+  ];
+  for (const [args, message] of cases) {
+    assert.throws(() => parseCommandLine(args), (error: unknown) => {
+      assert.ok(error instanceof UsageError);
+      assert.match(error.message, message);
+      return true;
+    });
+  }
+});
+
+Deno.test("resolveConfig() reads the documented defaults", () => {
+  const config = resolveConfig(flags(["--agent", A]), ENV);
+  assert.deepEqual(config.agents, [A]);
+  assert.equal(config.baseUrl.href, "https://service.example/");
+  assert.equal(config.timeoutMs, DEFAULT_TIMEOUT_MINUTES * 60_000);
+  assert.equal(config.requestTimeoutMs, 30_000);
+  assert.equal(config.maxPollIntervalMs, 10_000);
+  assert.equal(config.json, false);
+  assert.equal(config.junitPath, undefined);
+  assert.deepEqual(config.overrides, {});
+  assert.ok(Object.isFrozen(config));
+});
+
+Deno.test("resolveConfig() takes the flag over the environment", () => {
+  const env = {
+    ...ENV,
+    SERVICE_AGENT_ID: B,
+    SERVICE_TIMEOUT_MINUTES: "5",
+    SERVICE_BASE_URL: "https://env.example",
+  };
+  const config = resolveConfig(
+    flags(["--agent", A, "--timeout-minutes", "0.5", "--base-url", "https://flag.example/eval/"]),
+    env,
+  );
+  assert.deepEqual(config.agents, [A]);
+  assert.equal(config.timeoutMs, 30_000);
+  assert.equal(config.baseUrl.href, "https://flag.example/eval/");
+  const fromEnv = resolveConfig(flags([]), env);
+  assert.deepEqual(fromEnv.agents, [B]);
+  assert.equal(fromEnv.timeoutMs, 5 * 60_000);
+  assert.equal(fromEnv.baseUrl.host, "env.example");
+});
+
+Deno.test("mergeEnv() lets a set variable win over .env, and .env fill an unset or empty one", () => {
+  const dotenv = parseEnvFile(
+    'SERVICE_API_KEY=from_file\nSERVICE_AGENT_ID="a,b"\nSERVICE_BASE_URL=https://file.example # comment\nOTHER=x\n',
+  );
+  const process: Record<string, string> = { SERVICE_API_KEY: "from_env", SERVICE_AGENT_ID: "" };
+  const merged = mergeEnv(
+    ["SERVICE_API_KEY", "SERVICE_AGENT_ID", "SERVICE_BASE_URL", "SERVICE_TIMEOUT_MINUTES"],
+    (name) => process[name],
+    dotenv,
+  );
+  assert.deepEqual(merged, {
+    SERVICE_API_KEY: "from_env",
+    SERVICE_AGENT_ID: "a,b",
+    SERVICE_BASE_URL: "https://file.example",
+    SERVICE_TIMEOUT_MINUTES: undefined,
+  });
+  assert.ok(!("OTHER" in merged), "only the listed names are taken");
+});
+
+Deno.test("resolveConfig() reads SERVICE_AGENT_ID as a comma list, spaces and empty items ignored", () => {
+  const config = resolveConfig(flags([]), { ...ENV, SERVICE_AGENT_ID: ` ${A} ,${B}, ` });
+  assert.deepEqual(config.agents, [A, B]);
+});
+
+Deno.test("resolveConfig() keeps a path prefix and accepts http:// only for loopback hosts", () => {
+  for (
+    const url of [
+      "http://localhost:8080",
+      "http://127.0.0.1:1",
+      "http://127.9.9.9",
+      "http://[::1]:3000/x",
+    ]
+  ) {
+    assert.equal(
+      resolveConfig(flags(["--agent", A, "--base-url", url]), ENV).baseUrl.protocol,
+      "http:",
+    );
+  }
+  usageError(
+    ["--agent", A, "--base-url", "http://10.0.0.1"],
+    ENV,
+    /must use https:\/\/ for a remote host/,
+  );
+  usageError(["--agent", A, "--base-url", "http://localhost.evil.example"], ENV, /must use https/);
+});
+
+Deno.test("resolveConfig() refuses every bad input with one line naming it and what is valid", () => {
+  const noKey = { SERVICE_BASE_URL: "https://service.example" };
+  usageError(["--agent", A], noKey, /^SERVICE_API_KEY is not set/);
+  usageError(
+    ["--agent", A],
+    { ...ENV, SERVICE_API_KEY: "sk_key\n" },
+    /SERVICE_API_KEY contains whitespace/,
+  );
+  usageError(
+    ["--agent", "0b0c4a5e"],
+    ENV,
+    /--agent must be an agent UUID like .* \(got "0b0c4a5e"\)/,
+  );
+  usageError([], { ...ENV, SERVICE_AGENT_ID: "nope" }, /SERVICE_AGENT_ID must be an agent UUID/);
+  usageError(["--agent", A, "--agent", A.toUpperCase()], ENV, /names agent .* twice/);
+  usageError([], ENV, /^no agent given/);
+  usageError(["--agent", A], { SERVICE_API_KEY: "k" }, /^no service address/);
+  usageError(
+    ["--agent", A, "--base-url", "not a url"],
+    ENV,
+    /--base-url must be an https:\/\/ URL/,
+  );
+  usageError(
+    ["--agent", A, "--base-url", "https://u:p@x.example"],
+    ENV,
+    /must not contain credentials/,
+  );
+  usageError(["--agent", A, "--base-url", "https://x.example/?a=1"], ENV, /must not have a query/);
+  for (const bad of ["0", "soon", "", "1e3", "Infinity", "20000"]) {
+    usageError(
+      ["--agent", A, "--timeout-minutes", bad],
+      ENV,
+      /--timeout-minutes must be a positive number of minutes/,
+    );
+  }
+  usageError(
+    ["--agent", A],
+    { ...ENV, SERVICE_TIMEOUT_MINUTES: "x" },
+    /^SERVICE_TIMEOUT_MINUTES must be/,
+  );
+  usageError(
+    ["--agent", A, "--pull-request", "PR-1"],
+    ENV,
+    /--pull-request must be a pull request number/,
+  );
+  usageError(["--agent", A, "--pull-request", "99999999999999999999"], ENV, /--pull-request/);
+  usageError(["--agent", A, "--branch", ""], ENV, /--branch must be a non-empty value/);
+  usageError(
+    ["--agent", A, "--agent", B, "--run-id", "r1"],
+    ENV,
+    /--run-id needs exactly one --agent/,
+  );
+  usageError(["--agent", A, "--run-id", "r1", "--no-wait"], ENV, /cannot be used with --no-wait/);
+  usageError(["--agent", A, "--run-id", ".."], ENV, /--run-id must be a run id/);
+  usageError(["--agent", A, "--max-poll-interval-seconds", "0.1"], ENV, /from 0.5 to 300/);
+});
+
+Deno.test("resolveConfig() passes metadata overrides through unchanged", () => {
+  const config = resolveConfig(
+    flags([
+      "--agent",
+      A,
+      "--commit-sha",
+      "abc123",
+      "--branch",
+      "feature/x",
+      "--pull-request",
+      "42",
+      "--repository",
+      "acme/widgets",
+      "--actor",
+      "octocat",
+    ]),
+    ENV,
+  );
+  assert.deepEqual(config.overrides, {
+    commitSha: "abc123",
+    branch: "feature/x",
+    pullRequest: 42,
+    repository: "acme/widgets",
+    actor: "octocat",
+  });
+});
