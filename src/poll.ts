@@ -101,6 +101,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
   try {
     let bornAt: number;
     let retryAfterMs: number | undefined;
+    let pollNow = false;
     if (options.runId === undefined) {
       // One idempotency key per trigger, the same on every retry of it.
       const idempotencyKey = deps.newIdempotencyKey();
@@ -116,18 +117,22 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       state.status = _stringOrNull(answer.document.status);
       bornAt = deps.clock();
       retryAfterMs = answer.retryAfterMs;
+      // A trigger that already reports a finished run is confirmed at once, not a second later.
+      pollNow = retryAfterMs === undefined && readRun(answer.document).kind !== "in_progress";
       options.onEvent?.({ type: "triggered", runId: answer.runId, url: state.url });
       if (options.noWait) return finish({ kind: "triggered" });
     } else {
       state.runId = options.runId;
       bornAt = deps.clock() - NEW_RUN_GRACE_MS;
+      // An existing run may be long finished: read it at once.
+      pollNow = true;
       options.onEvent?.({ type: "attached", runId: options.runId });
     }
     const runId = state.runId;
 
     for (;;) {
       const now = deps.clock();
-      const delay = nextPollDelay({
+      const delay = pollNow ? 0 : nextPollDelay({
         ageMs: Math.max(0, now - bornAt),
         remainingMs: options.deadline - now,
         retryAfterMs,
@@ -136,6 +141,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
           ? {}
           : { maxIntervalMs: options.maxPollIntervalMs }),
       });
+      pollNow = false;
       await _sleepUntilDeadline(deps, options, delay);
       const answer = await _withRetries(
         deps,

@@ -150,8 +150,8 @@ export class ConsoleReporter {
     const agent = this.#agents.get(outcome.agentId);
     if (agent !== undefined) agent.done = true;
     const verdict = this.#paint(VERDICT[outcome.outcome], outcome.outcome);
-    const run = outcome.runId === null ? "" : ` (run ${outcome.runId})`;
-    const why = outcome.error === null ? "" : `: ${outcome.error}`;
+    const run = outcome.runId === null ? "" : ` (run ${_line(outcome.runId)})`;
+    const why = outcome.error === null ? "" : `: ${_line(outcome.error)}`;
     this.line(`agent ${outcome.agentId}: ${verdict}${run}${why}`);
   }
 
@@ -163,12 +163,12 @@ export class ConsoleReporter {
     const rows = [
       ["agent", "run", "status", "verdict", "duration", "link"],
       ...report.agents.map((agent) => [
-        agent.agentId,
-        agent.runId ?? "-",
-        agent.status ?? "-",
+        _line(agent.agentId),
+        agent.runId === null ? "-" : _line(agent.runId),
+        agent.status === null ? "-" : _line(agent.status),
         VERDICT[agent.outcome],
         _seconds(agent.durationMs),
-        agent.url ?? "-",
+        agent.url === null ? "-" : _line(agent.url),
       ]),
     ];
     const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
@@ -258,6 +258,12 @@ export function explainExitCode(report: RunReport): string {
 
 function _safe(text: string): string {
   return sanitize(text, { maxLength: 200 });
+}
+
+// An outcome's strings are sanitized already (run.ts); sanitizing again leaves such text as it
+// is and keeps a caller that forgot from printing a control character or a workflow command.
+function _line(text: string): string {
+  return sanitize(text);
 }
 
 function _seconds(ms: number): string {

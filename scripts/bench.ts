@@ -1,0 +1,306 @@
+/**
+ * `deno task bench`: measures service-ci against the fake service on loopback, side by side with
+ * the fixed-interval approach (a `curl` + `sleep 5` shell loop, and the same with `sleep 10`),
+ * and prints a Markdown table of medians with each target met or not.
+ *
+ * Options: `--long` adds the 120 s runs; `--reps <n>` repeats each measurement (default 5);
+ * `--quick` runs 1 repetition of the 3 s case only (a smoke test of the script itself).
+ */
+
+import { parseArgs } from "node:util";
+import {
+  defaultAgents,
+  type FakeAgent,
+  KEYS,
+  startFakeService,
+} from "../tests/support/fake_service.ts";
+
+const ROOT = new URL("../", import.meta.url);
+const denoConfig = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT))) as {
+  runtimePermissions: string[];
+};
+const MAIN = new URL("src/main.ts", ROOT).pathname;
+
+const { values: options } = parseArgs({
+  args: Deno.args,
+  options: {
+    long: { type: "boolean", default: false },
+    quick: { type: "boolean", default: false },
+    reps: { type: "string", default: "5" },
+  },
+});
+const reps = options.quick ? 1 : Number(options.reps);
+if (!Number.isInteger(reps) || reps < 1) {
+  console.error(
+    `bench: --reps must be a whole number from 1 (got ${JSON.stringify(options.reps)})`,
+  );
+  Deno.exit(2);
+}
+
+type Runner = "service-ci" | "curl + sleep 5" | "curl + sleep 10";
+const RUNNERS: readonly Runner[] = ["service-ci", "curl + sleep 5", "curl + sleep 10"];
+
+// The fixed-interval approach of the usual hand-written gate: trigger, then poll every N seconds.
+const BASELINE = `#!/bin/sh
+set -eu
+runs="$BASE/api/v1/agents/$AGENT/runs"
+body='{"ci_metadata":{"commit_sha":null,"branch":null,"pull_request_number":null,"repository":null,"actor":null,"provider":"local","build_url":null}}'
+h() { curl -sS -H "X-API-Key: $SERVICE_API_KEY" -H "Accept: application/json" -H "User-Agent: service-ci/0.0.0 (baseline; curl)" "$@"; }
+run_id=$(h -X POST -H "Content-Type: application/json" -H "Idempotency-Key: $IDEMPOTENCY_KEY" -d "$body" "$runs" | sed -n 's/.*"run_id":"\\([^"]*\\)".*/\\1/p')
+while :; do
+  sleep "$INTERVAL"
+  doc=$(h "$runs/$run_id")
+  case "$doc" in
+    *'"status":"completed"'*) case "$doc" in *'"passed":true'*) exit 0 ;; *) exit 1 ;; esac ;;
+  esac
+done
+`;
+
+interface Sample {
+  readonly wallMs: number;
+  readonly latencyMs: number;
+  readonly requests: number;
+  readonly peakRssKb: number | null;
+  readonly code: number;
+}
+
+const cleanEnv = (extra: Record<string, string>): Record<string, string> => {
+  const env: Record<string, string> = { NO_COLOR: "1", ...extra };
+  for (const name of ["PATH", "HOME", "DENO_DIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+};
+
+async function peakRss(pid: number, done: Promise<unknown>): Promise<number | null> {
+  if (Deno.build.os !== "linux") return null;
+  let peak: number | null = null;
+  let finished = false;
+  done.then(() => finished = true);
+  while (!finished) {
+    try {
+      const status = await Deno.readTextFile(`/proc/${pid}/status`);
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+      if (hwm) peak = Math.max(peak ?? 0, Number(hwm[1]));
+    } catch {
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return peak;
+}
+
+async function runOnce(
+  runner: Runner,
+  baseUrl: string,
+  agents: readonly string[],
+  extraArgs: readonly string[] = [],
+): Promise<{ wallMs: number; endedAt: number; code: number; peakRssKb: number | null }> {
+  const started = performance.now();
+  let child: Deno.ChildProcess;
+  if (runner === "service-ci") {
+    child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        ...denoConfig.runtimePermissions,
+        MAIN,
+        "--base-url",
+        baseUrl,
+        ...agents.flatMap((agent) => ["--agent", agent]),
+        ...extraArgs,
+      ],
+      env: cleanEnv({ SERVICE_API_KEY: KEYS.ci }),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+  } else {
+    child = new Deno.Command("sh", {
+      args: ["-c", BASELINE],
+      env: cleanEnv({
+        SERVICE_API_KEY: KEYS.ci,
+        BASE: baseUrl,
+        AGENT: agents[0]!,
+        INTERVAL: runner === "curl + sleep 5" ? "5" : "10",
+        IDEMPOTENCY_KEY: crypto.randomUUID(),
+      }),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+  }
+  const [status, peakRssKb] = await Promise.all([child.status, peakRss(child.pid, child.status)]);
+  const endedAt = Date.now();
+  return { wallMs: performance.now() - started, endedAt, code: status.code, peakRssKb };
+}
+
+let agentCounter = 0;
+function newAgent(runMs: number): FakeAgent {
+  const id = `00000000-0000-4000-8000-${String(++agentCounter).padStart(12, "0")}`;
+  return { ...defaultAgents(runMs)[0]!, id, name: `bench-${agentCounter}` };
+}
+
+/** Every runner, `reps` times, at once: each measurement has its own agent on the one service. */
+async function measureDuration(runMs: number): Promise<Map<Runner, Sample[]>> {
+  await using service = await startFakeService({ agents: [] });
+  const jobs = RUNNERS.flatMap((runner) =>
+    Array.from({ length: reps }, () => {
+      const agent = newAgent(runMs);
+      service.setAgent(agent);
+      return { runner, agent };
+    })
+  );
+  const samples = await Promise.all(jobs.map(async ({ runner, agent }) => {
+    const result = await runOnce(runner, service.url, [agent.id]);
+    const run = [...service.runs.values()].find((r) => r.agentId === agent.id);
+    const terminalAt = run === undefined ? NaN : run.createdAt + runMs;
+    const requests = service.requests.filter((r) => r.path.includes(agent.id)).length;
+    return {
+      runner,
+      sample: {
+        wallMs: result.wallMs,
+        latencyMs: result.endedAt - terminalAt,
+        requests,
+        peakRssKb: result.peakRssKb,
+        code: result.code,
+      },
+    };
+  }));
+  const byRunner = new Map<Runner, Sample[]>(RUNNERS.map((runner) => [runner, []]));
+  for (const { runner, sample } of samples) byRunner.get(runner)!.push(sample);
+  return byRunner;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const rows: string[] = [];
+const targets: Array<{ what: string; value: string; target: string; met: boolean }> = [];
+const durations = options.quick
+  ? [3_000]
+  : options.long
+  ? [3_000, 20_000, 120_000]
+  : [3_000, 20_000];
+const latencyTarget: Record<number, number> = { 3_000: 1_000, 20_000: 2_500 };
+
+console.error(
+  `bench: ${reps} repetition(s) per measurement; durations ${durations.map(seconds).join(", ")}`,
+);
+for (const runMs of durations) {
+  console.error(`bench: runs of ${seconds(runMs)} …`);
+  const results = await measureDuration(runMs);
+  for (const runner of RUNNERS) {
+    const samples = results.get(runner)!;
+    const wrong = samples.filter((sample) => sample.code !== 0).length;
+    const latency = median(samples.map((sample) => sample.latencyMs));
+    const requests = median(samples.map((sample) => sample.requests));
+    rows.push(
+      `| ${seconds(runMs)} run | ${runner} | ${seconds(latency)} | ${requests} |${
+        wrong ? ` ${wrong} wrong exit code(s)` : ""
+      }`,
+    );
+    if (runner !== "service-ci") continue;
+    if (latencyTarget[runMs] !== undefined) {
+      targets.push({
+        what: `detection latency, ${seconds(runMs)} run`,
+        value: seconds(latency),
+        target: `≤ ${seconds(latencyTarget[runMs]!)}`,
+        met: latency <= latencyTarget[runMs]! && wrong === 0,
+      });
+    }
+    if (runMs === 120_000) {
+      targets.push({
+        what: "requests, 120 s run",
+        value: String(requests),
+        target: "≤ 25",
+        met: requests <= 25 && wrong === 0,
+      });
+    }
+  }
+}
+
+// Overhead: a run that is finished as soon as it is triggered; the fake service's own time is nil.
+console.error("bench: overhead, start-up and fan-out …");
+{
+  await using service = await startFakeService({ agents: [] });
+  const walls: number[] = [];
+  for (let i = 0; i < Math.max(reps, 3); i++) {
+    const agent = newAgent(0);
+    service.setAgent(agent);
+    walls.push((await runOnce("service-ci", service.url, [agent.id])).wallMs);
+  }
+  const overhead = median(walls);
+  targets.push({
+    what: "overhead of an immediately finished run (`deno run`, warm cache)",
+    value: `${overhead.toFixed(0)} ms`,
+    target: "≤ 150 ms",
+    met: overhead <= 150,
+  });
+
+  const versions: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const started = performance.now();
+    await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", ...denoConfig.runtimePermissions, MAIN, "--version"],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    versions.push(performance.now() - started);
+  }
+  rows.push(
+    `| start-up | \`service-ci --version\` wall time | ${median(versions).toFixed(0)} ms | |`,
+  );
+
+  const fanOut = async (count: number) => {
+    const agents = Array.from({ length: count }, () => newAgent(3_000));
+    agents.forEach((agent) => service.setAgent(agent));
+    return await runOnce("service-ci", service.url, agents.map((agent) => agent.id));
+  };
+  const one = await fanOut(1);
+  const fifty = await fanOut(50);
+  const rss = (kb: number | null) => kb === null ? "n/a" : `${(kb / 1024).toFixed(0)} MB`;
+  rows.push(`| fan-out | 1 agent | ${seconds(one.wallMs)} | peak RSS ${rss(one.peakRssKb)} |`);
+  rows.push(
+    `| fan-out | 50 agents | ${seconds(fifty.wallMs)} | peak RSS ${rss(fifty.peakRssKb)} |`,
+  );
+  targets.push({
+    what: "50-agent fan-out wall time vs 1 agent",
+    value: `${(fifty.wallMs / one.wallMs).toFixed(2)}×`,
+    target: "≤ 1.5×",
+    met: fifty.wallMs / one.wallMs <= 1.5 && fifty.code === 0,
+  });
+  const peak = Math.max(one.peakRssKb ?? 0, fifty.peakRssKb ?? 0);
+  targets.push({
+    what: "peak RSS of a full run (50 agents)",
+    value: rss(peak || null),
+    target: "≤ 100 MB",
+    met: peak > 0 && peak <= 100 * 1024,
+  });
+}
+
+console.log(
+  `## service-ci benchmark (${
+    new Date().toISOString().slice(0, 10)
+  }, ${Deno.build.os}/${Deno.build.arch}, Deno ${Deno.version.deno}, ${reps} rep(s), medians)
+
+| measurement | runner | detection latency / time | requests per run / note |
+| --- | --- | --- | --- |
+${rows.join("\n")}
+
+| target | measured | target | met |
+| --- | --- | --- | --- |
+${
+    targets.map((t) => `| ${t.what} | ${t.value} | ${t.target} | ${t.met ? "yes" : "**no**"} |`)
+      .join("\n")
+  }
+`,
+);

@@ -1,0 +1,202 @@
+/**
+ * Tests the Dockerfile and .dockerignore as text (no Docker engine is needed): the image
+ * builds with scripts/build.ts, copies its Linux output, runs as a non-root user, has no
+ * ENTRYPOINT, and the build context leaves secrets out.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { binaryPath, TARGETS } from "../scripts/build.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const LINUX_TARGETS = TARGETS.filter((target) => target.endsWith("-linux-gnu"));
+
+interface Instruction {
+  /** Upper-case keyword: FROM, RUN, COPY, … */
+  readonly keyword: string;
+  /** The rest of the instruction, continuation lines joined. */
+  readonly args: string;
+  /** Index of the stage (FROM) it belongs to. */
+  readonly stage: number;
+}
+
+// Joins continuation lines, drops comments, and tags each instruction with its stage.
+function _parseDockerfile(text: string): Instruction[] {
+  const instructions: Instruction[] = [];
+  let stage = -1;
+  let pending = "";
+  for (const line of text.split("\n")) {
+    if (/^\s*#/.test(line)) continue;
+    pending += line.replace(/\\\s*$/, " ");
+    if (/\\\s*$/.test(line)) continue;
+    const match = /^\s*(\w+)\s+([\s\S]*?)\s*$/.exec(pending);
+    pending = "";
+    if (match === null) continue;
+    const keyword = match[1]!.toUpperCase();
+    if (keyword === "FROM") stage++;
+    instructions.push({ keyword, args: match[2]!.replace(/\s+/g, " "), stage });
+  }
+  return instructions;
+}
+
+const INSTRUCTIONS = _parseDockerfile(Deno.readTextFileSync(join(ROOT, "Dockerfile")));
+const STAGES = INSTRUCTIONS.filter((instruction) => instruction.keyword === "FROM");
+const FINAL = STAGES.length - 1;
+
+function _inStage(stage: number, keyword: string): Instruction[] {
+  return INSTRUCTIONS.filter((item) => item.stage === stage && item.keyword === keyword);
+}
+
+// FROM [--platform=…] image [AS name]
+function _from(stage: number): { image: string; name: string | undefined } {
+  const words = STAGES[stage]!.args.split(" ").filter((word) => !word.startsWith("--"));
+  return { image: words[0]!, name: words[2] };
+}
+
+// Docker's pattern syntax: * is any run of non-separators, ** any run of path segments.
+function _globToRegExp(pattern: string): RegExp {
+  let source = "";
+  for (let at = 0; at < pattern.length; at++) {
+    if (pattern.startsWith("**/", at)) {
+      source += "(?:.*/)?";
+      at += 2;
+    } else if (pattern.startsWith("**", at)) {
+      source += ".*";
+      at += 1;
+    } else if (pattern[at] === "*") {
+      source += "[^/]*";
+    } else if (pattern[at] === "?") {
+      source += "[^/]";
+    } else {
+      source += pattern[at]!.replace(/[.+^${}()|[\]\\]/, "\\$&");
+    }
+  }
+  return new RegExp(`^${source}$`);
+}
+
+// Whether the build context sends this path, by .dockerignore's rules: the last matching
+// pattern wins, `!` re-includes, and a pattern that matches a directory covers what it holds.
+function _sentToDocker(path: string, dockerignore: string): boolean {
+  let sent = true;
+  for (const raw of dockerignore.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) continue;
+    const include = line.startsWith("!");
+    const pattern = _globToRegExp((include ? line.slice(1) : line).replace(/^\/|\/$/g, ""));
+    const parts = path.split("/");
+    const prefixes = parts.map((_, index) => parts.slice(0, index + 1).join("/"));
+    if (prefixes.some((prefix) => pattern.test(prefix))) sent = include;
+  }
+  return sent;
+}
+
+Deno.test("the Dockerfile has a build stage on denoland/deno and a final stage", () => {
+  assert.equal(STAGES.length, 2, STAGES.map((stage) => stage.args).join("\n"));
+  assert.match(_from(0).image, /^denoland\/deno:debian-\d+\.\d+\.\d+$/);
+  assert.equal(_from(0).name, "build");
+});
+
+Deno.test("the build stage pins the Deno version the workflows install", () => {
+  const pinned = /(\d+\.\d+\.\d+)$/.exec(_from(0).image)?.[1];
+  for (const workflow of ["ci.yml", "release.yml"]) {
+    const text = Deno.readTextFileSync(join(ROOT, ".github", "workflows", workflow));
+    const versions = [...text.matchAll(/deno-version: v(\S+)/g)].map((match) => match[1]);
+    assert.ok(versions.length > 0, workflow);
+    for (const version of versions) assert.equal(version, pinned, workflow);
+  }
+});
+
+Deno.test("the build stage compiles with scripts/build.ts for each Linux target, without -A", () => {
+  const builds = _inStage(0, "RUN").filter((run) => run.args.includes("scripts/build.ts"));
+  assert.equal(builds.length, 1);
+  const run = builds[0]!.args;
+  assert.match(run, /deno run (--allow-[a-z]+ )+scripts\/build\.ts --target "\$target"/);
+  assert.ok(!/(^|\s)(-A|--allow-all)(\s|$)/.test(run), run);
+  assert.ok(!run.includes("--out"), "the binary stays at build.ts's default dist/ path");
+  assert.match(run, /amd64\) target=x86_64-unknown-linux-gnu ;;/);
+  assert.match(run, /arm64\) target=aarch64-unknown-linux-gnu ;;/);
+  assert.deepEqual(LINUX_TARGETS, ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"]);
+  const copied = _inStage(0, "COPY").map((copy) => copy.args.split(" ")[0]);
+  assert.ok(copied.includes("scripts/build.ts") && copied.includes("src/"), String(copied));
+});
+
+Deno.test("the final stage copies the binary from build.ts's Linux output path", () => {
+  const workdir = _inStage(0, "WORKDIR").at(-1)?.args;
+  assert.ok(workdir?.startsWith("/"), "the build stage sets an absolute WORKDIR");
+  const binary = _inStage(FINAL, "COPY").find((copy) =>
+    copy.args.endsWith(" /usr/local/bin/service-ci")
+  );
+  assert.ok(binary, "a COPY to /usr/local/bin/service-ci");
+  const [from, source] = binary.args.split(" ");
+  assert.equal(from, "--from=build");
+  const pattern = _globToRegExp(source!);
+  for (const target of LINUX_TARGETS) {
+    const path = `${workdir}/${binaryPath(target, "dist")}`;
+    assert.ok(pattern.test(path), `${source} matches ${path}`);
+  }
+  for (const target of TARGETS.filter((target) => !LINUX_TARGETS.includes(target))) {
+    assert.ok(!pattern.test(`${workdir}/${binaryPath(target, "dist")}`), target);
+  }
+});
+
+Deno.test("the final stage is a glibc Debian slim image with a shell and CA certificates", () => {
+  assert.match(_from(FINAL).image, /^debian:[a-z]+-slim$/);
+  assert.ok(
+    _inStage(FINAL, "COPY").some((copy) =>
+      copy.args ===
+        "--from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt"
+    ),
+  );
+  assert.ok(
+    _inStage(0, "RUN").some((run) =>
+      run.args.includes("install -y --no-install-recommends ca-certificates")
+    ),
+  );
+});
+
+Deno.test("the final stage runs as a non-root user", () => {
+  const user = _inStage(FINAL, "USER").at(-1)?.args;
+  assert.ok(user, "a USER instruction in the final stage");
+  const name = user.split(":")[0]!;
+  assert.ok(!["root", "0"].includes(name), user);
+  assert.match(name, /^[1-9]\d*$/, "a numeric uid needs no /etc/passwd entry");
+});
+
+Deno.test("the Dockerfile has no ENTRYPOINT, so `service-ci --agent <id>` is the command", () => {
+  assert.deepEqual(INSTRUCTIONS.filter((item) => item.keyword === "ENTRYPOINT"), []);
+  assert.equal(_inStage(FINAL, "CMD").at(-1)?.args, '["service-ci", "--help"]');
+});
+
+Deno.test("the image carries the OCI labels, with the version from a build argument", () => {
+  const labels = _inStage(FINAL, "LABEL").map((label) => label.args).join(" ");
+  const values = Object.fromEntries(
+    [...labels.matchAll(/([\w.-]+)="([^"]*)"/g)].map((match) => [match[1], match[2]]),
+  );
+  for (const key of ["title", "description", "source", "version", "licenses"]) {
+    assert.ok(values[`org.opencontainers.image.${key}`], `org.opencontainers.image.${key}`);
+  }
+  assert.equal(values["org.opencontainers.image.version"], "${VERSION}");
+  assert.ok(_inStage(FINAL, "ARG").some((arg) => arg.args.startsWith("VERSION")));
+});
+
+Deno.test(".dockerignore keeps .env files, .git and everything not built out of the context", () => {
+  const dockerignore = Deno.readTextFileSync(join(ROOT, ".dockerignore"));
+  for (
+    const path of [
+      ".env",
+      ".env.local",
+      "src/.env",
+      ".git/config",
+      "dist/SHA256SUMS",
+      "tests/build_test.ts",
+      "docs/compatibility.md",
+      "coverage/lcov.info",
+    ]
+  ) {
+    assert.equal(_sentToDocker(path, dockerignore), false, path);
+  }
+  for (const path of ["deno.json", "deno.lock", "src/main.ts", "scripts/build.ts"]) {
+    assert.equal(_sentToDocker(path, dockerignore), true, path);
+  }
+});

@@ -1,0 +1,488 @@
+/**
+ * End to end: the reports (contract §4 `--json`, `--junit`, §6 GitHub Actions) and the flags
+ * that shape them (`--no-wait`, `--run-id`, `--warn-only`), from the real entry point against
+ * the fake service.
+ */
+
+import assert from "node:assert/strict";
+import { Ajv2020 } from "npm:ajv@8.17.1/dist/2020.js";
+import addFormatsModule from "npm:ajv-formats@3.0.1";
+import {
+  AGENTS,
+  defaultAgents,
+  type FakeAgent,
+  KEYS,
+  problem,
+  startFakeService,
+} from "../support/fake_service.ts";
+import { type ProgramResult, runProgram } from "../support/program.ts";
+
+const addFormats = addFormatsModule.default ?? addFormatsModule;
+const ajv = new Ajv2020({ strict: true, allErrors: true });
+addFormats(ajv);
+const validateReport = ajv.compile(
+  JSON.parse(await Deno.readTextFile(new URL("../../docs/report.schema.json", import.meta.url))),
+);
+const XSD = new URL("../fixtures/jenkins-junit.xsd", import.meta.url).pathname;
+
+// xmllint validates and queries the JUnit files. On a developer's machine without it those
+// tests are skipped, saying so; in CI (CI=true) they run and fail.
+const HAS_XMLLINT = await _hasXmllint();
+const IGNORE_XMLLINT = !HAS_XMLLINT && Deno.env.get("CI") !== "true";
+const NEEDS_XMLLINT = IGNORE_XMLLINT
+  ? " (skipped: xmllint not found; apt-get install libxml2-utils)"
+  : "";
+
+const SECOND_FAILING = "7b6a5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d";
+const HOSTILE_AGENT = "8c7b6a5d-4e3f-4b2a-8d9c-0e1f2a3b4c5d";
+
+function env(url: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { SERVICE_API_KEY: KEYS.ci, SERVICE_BASE_URL: url, ...extra };
+}
+
+function finishing(id: string, finished: NonNullable<FakeAgent["finished"]>): FakeAgent {
+  const base = defaultAgents(100).find((agent) => agent.id === AGENTS.failing)!;
+  return { ...base, id, finished };
+}
+
+function xmlTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name: `${name}${NEEDS_XMLLINT}`, ignore: IGNORE_XMLLINT, fn });
+}
+
+async function _hasXmllint(): Promise<boolean> {
+  try {
+    return (await new Deno.Command("xmllint", { args: ["--version"], stderr: "null" }).output())
+      .success;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+async function xmllint(args: string[]): Promise<string> {
+  const result = await new Deno.Command("xmllint", { args }).output().catch((error) => {
+    throw new Error("xmllint is required (apt-get install libxml2-utils)", { cause: error });
+  });
+  const decoder = new TextDecoder();
+  assert.ok(result.success, `xmllint ${args.join(" ")} failed:\n${decoder.decode(result.stderr)}`);
+  return decoder.decode(result.stdout);
+}
+
+async function xpath(file: string, expression: string): Promise<string> {
+  return (await xmllint(["--xpath", expression, file])).replace(/\n$/, "");
+}
+
+// Parses the whole stdout as one JSON document: anything before or after it fails the parse,
+// and re-rendering it must give back exactly what was printed.
+function onlyJson(result: ProgramResult): Record<string, unknown> {
+  const document = JSON.parse(result.stdout) as Record<string, unknown>;
+  assert.equal(result.stdout, `${JSON.stringify(document, null, 2)}\n`);
+  assert.ok(validateReport(document), JSON.stringify(validateReport.errors, null, 2));
+  return document;
+}
+
+type JsonAgent = Record<string, unknown>;
+
+function agentsOf(document: Record<string, unknown>): JsonAgent[] {
+  return document.agents as JsonAgent[];
+}
+
+// Reads a GITHUB_OUTPUT file as the Actions runner does: `name=value` lines and
+// `name<<DELIMITER` heredocs.
+function readGithubOutput(text: string): Map<string, string> {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  const outputs = new Map<string, string>();
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!;
+    const heredoc = /^([^=<]+)<<(.+)$/.exec(line);
+    if (heredoc === null) {
+      const plain = /^([^=]+)=(.*)$/.exec(line);
+      assert.ok(plain, `invalid GITHUB_OUTPUT line: ${JSON.stringify(line)}`);
+      outputs.set(plain[1]!, plain[2]!);
+      continue;
+    }
+    const value: string[] = [];
+    for (index++; lines[index] !== heredoc[2]; index++) {
+      assert.ok(index < lines.length, `delimiter ${heredoc[2]} not found`);
+      value.push(lines[index]!);
+    }
+    outputs.set(heredoc[1]!, value.join("\n"));
+  }
+  return outputs;
+}
+
+async function githubEnv(url: string): Promise<{
+  env: Record<string, string>;
+  output: () => Promise<Map<string, string>>;
+  summary: () => Promise<string>;
+}> {
+  const dir = await Deno.makeTempDir({ prefix: "service-ci-github-" });
+  const output = `${dir}/output`;
+  const summary = `${dir}/summary.md`;
+  return {
+    env: env(url, { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: output, GITHUB_STEP_SUMMARY: summary }),
+    output: async () => readGithubOutput(await Deno.readTextFile(output)),
+    summary: () => Deno.readTextFile(summary),
+  };
+}
+
+function runUrl(base: string, agent: string, run: unknown): string {
+  return `${base}/dashboard/agents/${agent}/runs/${run}`;
+}
+
+Deno.test("--json prints one schema-valid document on stdout; progress stays on stderr", async () => {
+  await using service = await startFakeService();
+  const result = await runProgram(
+    ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--json"],
+    {
+      env: env(service.url),
+    },
+  );
+  assert.equal(result.code, 1, result.stderr);
+  const document = onlyJson(result);
+  assert.equal(document.exit_code, 1);
+  assert.equal(document.warn_only, false);
+  assert.equal((document.ci_metadata as Record<string, unknown>).provider, "local");
+  const [passed, failed] = agentsOf(document);
+  const runIds = service.requestsOf("POST").length;
+  assert.equal(runIds, 2);
+  for (
+    const [agent, id, verdict] of [[passed, AGENTS.passing, true], [
+      failed,
+      AGENTS.failing,
+      false,
+    ]] as const
+  ) {
+    assert.ok(agent);
+    assert.match(String(agent.run_id), /^run_000[12]$/);
+    assert.deepEqual(agent, {
+      agent_id: id,
+      run_id: agent.run_id,
+      status: "completed",
+      passed: verdict,
+      outcome: verdict ? "passed" : "failed",
+      exit_code: verdict ? 0 : 1,
+      duration_ms: agent.duration_ms,
+      url: runUrl(service.url, id, agent.run_id),
+      error: null,
+    });
+    assert.ok(Number(agent.duration_ms) >= 100, `duration ${agent.duration_ms}`);
+  }
+  assert.notEqual(passed!.run_id, failed!.run_id);
+  assert.match(result.stderr, /triggered run run_000[12]/);
+  assert.match(result.stderr, /exit 1: 2 gates, 1 passed, 1 failed/);
+  assert.doesNotMatch(result.stderr, /"schema_version"/);
+});
+
+xmlTest(
+  "--junit writes an XSD-valid file with one testcase per agent and a failure for the failing one",
+  async () => {
+    await using service = await startFakeService();
+    const dir = await Deno.makeTempDir();
+    const file = `${dir}/gates.xml`;
+    const result = await runProgram(
+      ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--junit", file],
+      { env: env(service.url) },
+    );
+    assert.equal(result.code, 1, result.stderr);
+    assert.equal(result.stdout, "");
+    await xmllint(["--noout", "--schema", XSD, file]);
+    assert.equal(await xpath(file, "count(//testsuite)"), "1");
+    assert.equal(await xpath(file, "count(//testcase)"), "2");
+    assert.equal(
+      await xpath(file, "string(//testcase[1]/@name)"),
+      `agent ${AGENTS.passing}`,
+    );
+    assert.equal(await xpath(file, "count(//testcase[1]/*[self::failure or self::error])"), "0");
+    assert.equal(
+      await xpath(file, "string(//testcase[failure]/@name)"),
+      `agent ${AGENTS.failing}`,
+    );
+    assert.equal(await xpath(file, "count(//failure)"), "1");
+    assert.equal(await xpath(file, "count(//error)"), "0");
+    assert.equal(await xpath(file, "string(//testsuite/@failures)"), "1");
+    assert.equal(await xpath(file, "string(//failure/@type)"), "gate_failed");
+  },
+);
+
+xmlTest("--junit keeps a hostile status from the service escaped", async () => {
+  const hostile = "completed</testcase>\u001b[31m::error::x";
+  await using service = await startFakeService({
+    agents: [
+      finishing(HOSTILE_AGENT, () => ({ status: hostile, results: { gate: { passed: false } } })),
+    ],
+  });
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/gates.xml`;
+  const result = await runProgram(["--agent", HOSTILE_AGENT, "--junit", file], {
+    env: env(service.url),
+  });
+  assert.equal(result.code, 1, result.stderr);
+  await xmllint(["--noout", "--schema", XSD, file]);
+  const xml = await Deno.readTextFile(file);
+  assert.ok(!xml.includes("\x1b"), xml);
+  assert.ok(!xml.includes("</testcase>::"), xml);
+  assert.ok(xml.includes("completed&lt;/testcase&gt;::error::x"), xml);
+  assert.equal(await xpath(file, "count(//testcase)"), "1");
+  assert.match(
+    await xpath(file, "string(//testcase/system-out)"),
+    /^status: completed<\/testcase>::error::x$/m,
+  );
+  for (const line of `${result.stdout}${result.stderr}`.split("\n")) {
+    assert.doesNotMatch(line, /^\s*::/, line);
+  }
+  assert.ok(!result.stderr.includes("\x1b"), result.stderr);
+});
+
+Deno.test("--junit into a missing directory exits 2 and sends no request", async () => {
+  await using service = await startFakeService();
+  const dir = await Deno.makeTempDir();
+  const result = await runProgram(["--agent", AGENTS.passing, "--junit", `${dir}/nope/gates.xml`], {
+    env: env(service.url),
+  });
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /--junit must be a file path in an existing directory/);
+  assert.equal(service.requests.length, 0);
+});
+
+Deno.test("in GitHub Actions: outputs, a summary table, a log group and one annotation per failed gate", async () => {
+  await using service = await startFakeService();
+  service.setAgent({ ...defaultAgents()[1]!, id: SECOND_FAILING });
+
+  const one = await githubEnv(service.url);
+  const single = await runProgram(["--agent", AGENTS.failing], { env: one.env });
+  assert.equal(single.code, 1, single.stderr);
+  const outputs = await one.output();
+  assert.deepEqual(Object.fromEntries([...outputs].filter(([name]) => name !== "agents")), {
+    passed: "false",
+    "run-id": "run_0001",
+    status: "completed",
+    url: runUrl(service.url, AGENTS.failing, "run_0001"),
+    "exit-code": "1",
+  });
+  assert.equal(JSON.parse(outputs.get("agents")!)[0].outcome, "failed");
+
+  const many = await githubEnv(service.url);
+  const result = await runProgram(
+    ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--agent", SECOND_FAILING],
+    { env: many.env },
+  );
+  assert.equal(result.code, 1, result.stderr);
+  const lines = result.stdout.trimEnd().split("\n");
+  assert.equal(lines[0], "::group::service-ci progress");
+  assert.equal(lines[1], "::endgroup::");
+  const errors = lines.slice(2);
+  assert.equal(errors.length, 2, result.stdout);
+  for (const [index, agent] of [AGENTS.failing, SECOND_FAILING].entries()) {
+    assert.match(
+      errors[index]!,
+      new RegExp(`^::error title=service-ci%3A quality gate failed::Agent ${agent}: `),
+    );
+  }
+  const multi = await many.output();
+  assert.equal(multi.get("passed"), "false");
+  assert.equal(multi.get("exit-code"), "1");
+  assert.deepEqual(JSON.parse(multi.get("status")!), ["completed", "completed", "completed"]);
+  const runIds = JSON.parse(multi.get("run-id")!) as string[];
+  assert.deepEqual(
+    JSON.parse(multi.get("url")!),
+    [AGENTS.passing, AGENTS.failing, SECOND_FAILING].map((id, i) =>
+      runUrl(service.url, id, runIds[i])
+    ),
+  );
+  const summary = await many.summary();
+  assert.match(summary, /^### ❌ Quality gates: failed$/m);
+  assert.match(summary, /^\| Agent \| Run \| Status \| Verdict \| Duration \| Link \|$/m);
+  const rows = summary.split("\n").filter((line) => /^\| [0-9a-f]/.test(line));
+  assert.equal(rows.length, 3);
+  assert.match(rows[0]!, /^\| 6f1d2c3b\\-0a9e.* \| ✅ passed \| /);
+  assert.match(rows[1]!, /^\| 9a8b7c6d\\-5e4f.* \| ❌ failed \| /);
+});
+
+Deno.test("in GitHub Actions with --json, workflow commands move to stderr and stdout stays JSON", async () => {
+  await using service = await startFakeService();
+  const github = await githubEnv(service.url);
+  const result = await runProgram(
+    ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--json"],
+    {
+      env: github.env,
+    },
+  );
+  assert.equal(result.code, 1, result.stderr);
+  const document = onlyJson(result);
+  assert.equal((document.ci_metadata as Record<string, unknown>).provider, "github_actions");
+  assert.doesNotMatch(result.stdout, /::/);
+  const commands = result.stderr.split("\n").filter((line) => line.startsWith("::"));
+  assert.deepEqual(commands.map((line) => line.replace(/::Agent .*/, "")), [
+    "::group::service-ci progress",
+    "::endgroup::",
+    "::error title=service-ci%3A quality gate failed",
+  ]);
+  assert.equal((await github.output()).get("exit-code"), "1");
+});
+
+Deno.test("--no-wait triggers once, prints the run id and exits 0; --run-id then gives the plain run's verdict", async (t) => {
+  await using service = await startFakeService({ agents: defaultAgents(200) });
+  for (
+    const [agent, code, verdict] of [[AGENTS.passing, 0, "PASSED"], [
+      AGENTS.failing,
+      1,
+      "FAILED",
+    ]] as const
+  ) {
+    await t.step(verdict, async () => {
+      const plain = await runProgram(["--agent", agent], { env: env(service.url) });
+      assert.equal(plain.code, code, plain.stderr);
+
+      const before = service.requests.length;
+      const triggered = await runProgram(["--agent", agent, "--no-wait"], {
+        env: env(service.url),
+      });
+      assert.equal(triggered.code, 0, triggered.stderr);
+      const sent = service.requests.slice(before);
+      assert.deepEqual(sent.map((request) => request.method), ["POST"]);
+      const runId = /triggered run (run_\d+)/.exec(triggered.stderr)?.[1];
+      assert.ok(runId, triggered.stderr);
+      assert.equal(triggered.stdout, "");
+      assert.match(triggered.stderr, new RegExp(`TRIGGERED \\(run ${runId}\\)`));
+      assert.match(triggered.stderr, /exit 0: 1 gate, 1 triggered without waiting/);
+
+      const attachedFrom = service.requests.length;
+      const attached = await runProgram(["--agent", agent, "--run-id", runId], {
+        env: env(service.url),
+      });
+      assert.equal(attached.code, plain.code, attached.stderr);
+      assert.match(attached.stderr, new RegExp(`attached to run ${runId}`));
+      assert.match(attached.stderr, new RegExp(`${verdict} \\(run ${runId}\\)`));
+      const reads = service.requests.slice(attachedFrom);
+      assert.ok(reads.length > 0);
+      for (const read of reads) {
+        assert.equal(read.method, "GET");
+        assert.equal(read.path, `/api/v1/agents/${agent}/runs/${runId}`);
+      }
+    });
+  }
+});
+
+Deno.test("--run-id with two agents is a usage error: exit 2, nothing sent", async () => {
+  await using service = await startFakeService();
+  const result = await runProgram(
+    ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--run-id", "run_0001"],
+    { env: env(service.url) },
+  );
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /--run-id needs exactly one --agent \(got 2\)/);
+  assert.equal(service.requests.length, 0);
+});
+
+Deno.test("--no-wait --json prints a document whose agent was triggered", async () => {
+  await using service = await startFakeService();
+  const result = await runProgram(["--agent", AGENTS.failing, "--no-wait", "--json"], {
+    env: env(service.url),
+  });
+  assert.equal(result.code, 0, result.stderr);
+  const document = onlyJson(result);
+  assert.equal(document.exit_code, 0);
+  const [agent] = agentsOf(document);
+  assert.equal(agent?.outcome, "triggered");
+  assert.equal(agent?.run_id, "run_0001");
+  assert.equal(agent?.passed, null);
+  assert.equal(agent?.exit_code, 0);
+  assert.equal(agent?.url, runUrl(service.url, AGENTS.failing, "run_0001"));
+  assert.equal(service.requestsOf("GET").length, 0);
+});
+
+xmlTest(
+  "--warn-only exits 0 on a failed gate but still reports it as failed everywhere",
+  async () => {
+    await using service = await startFakeService();
+    const github = await githubEnv(service.url);
+    const dir = await Deno.makeTempDir();
+    const file = `${dir}/gates.xml`;
+    const result = await runProgram(
+      ["--agent", AGENTS.failing, "--warn-only", "--json", "--junit", file],
+      { env: github.env },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /FAILED \(run run_0001\)/);
+    assert.match(
+      result.stderr,
+      /exit 0: 1 gate, 1 failed \(--warn-only: a failed gate does not fail the build\)/,
+    );
+    const document = onlyJson(result);
+    assert.equal(document.exit_code, 0);
+    assert.equal(document.warn_only, true);
+    assert.equal(agentsOf(document)[0]?.outcome, "failed");
+    assert.equal(agentsOf(document)[0]?.passed, false);
+    await xmllint(["--noout", "--schema", XSD, file]);
+    assert.equal(await xpath(file, "count(//testcase/failure)"), "1");
+    const outputs = await github.output();
+    assert.equal(outputs.get("passed"), "false");
+    assert.equal(outputs.get("exit-code"), "0");
+    assert.match(result.stderr, /^::error title=service-ci%3A quality gate failed::/m);
+    assert.match(
+      await github.summary(),
+      /^### ⚠️ The quality gate: failed \(ignored: --warn-only\)$/m,
+    );
+  },
+);
+
+Deno.test("--warn-only keeps exit 3 for a gate that cannot be checked", async () => {
+  await using service = await startFakeService();
+  const result = await runProgram(["--agent", AGENTS.inactive, "--warn-only", "--json"], {
+    env: env(service.url),
+  });
+  assert.equal(result.code, 3, result.stderr);
+  assert.equal(agentsOf(onlyJson(result))[0]?.outcome, "unchecked");
+  const mixed = await runProgram(
+    ["--agent", AGENTS.failing, "--agent", AGENTS.inactive, "--warn-only"],
+    { env: env(service.url) },
+  );
+  assert.equal(mixed.code, 3, mixed.stderr);
+});
+
+xmlTest("the API key appears in no output or report, even when the service echoes it", async () => {
+  const echoing = finishing(HOSTILE_AGENT, () => ({
+    status: `failed for ${KEYS.ci}`,
+    url: `https://dashboard.example/runs/1?key=${KEYS.ci}`,
+    results: { gate: { passed: false } },
+  }));
+  await using service = await startFakeService({ agents: [...defaultAgents(100), echoing] });
+  service.script({
+    method: "POST",
+    path: AGENTS.passing,
+    times: 2,
+    answer: () => problem(422, "invalid_request", `the key ${KEYS.ci} may not start runs`),
+  });
+  service.script({
+    method: "GET",
+    times: 2,
+    answer: () => problem(503, "unavailable", `busy, try again, ${KEYS.ci}`),
+  });
+  const github = await githubEnv(service.url);
+  const dir = await Deno.makeTempDir();
+  const junit = `${dir}/gates.xml`;
+  for (const json of [[], ["--json"]]) {
+    const result = await runProgram(
+      ["--agent", AGENTS.passing, "--agent", HOSTILE_AGENT, "--junit", junit, ...json],
+      { env: github.env },
+    );
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(result.stderr, /422.*the key \*\*\* may not start runs/);
+    assert.match(result.stderr, /failed for \*\*\*/);
+    const files = [
+      await Deno.readTextFile(junit),
+      [...(await github.output()).values()].join("\n"),
+      await github.summary(),
+    ];
+    for (const text of [result.stdout, result.stderr, ...files]) {
+      assert.ok(!text.includes(KEYS.ci), text);
+    }
+    await xmllint(["--noout", "--schema", XSD, junit]);
+  }
+  assert.ok(
+    service.requestsOf("GET").some((request) => request.headers["x-api-key"] === KEYS.ci),
+    "the key was sent, so it was there to leak",
+  );
+});

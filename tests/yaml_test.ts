@@ -1,0 +1,372 @@
+/**
+ * Tests the GitHub workflows: they parse and lint, pin every action to a commit, ask for the
+ * least permissions, and their release scripts do what the release promises (run here with
+ * stand-ins for gh and docker).
+ */
+
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { delimiter, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseDocument } from "npm:yaml@2.6.1";
+import { archiveName, TARGETS } from "../scripts/build.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const WORKFLOWS = join(ROOT, ".github", "workflows");
+
+interface Step {
+  readonly name?: string;
+  readonly uses?: string;
+  readonly run?: string;
+  readonly if?: string;
+  readonly with?: Record<string, unknown>;
+  readonly env?: Record<string, string>;
+}
+
+interface Job {
+  readonly uses?: string;
+  readonly needs?: string | readonly string[];
+  readonly "runs-on"?: string;
+  readonly permissions?: Record<string, string>;
+  readonly strategy?: { readonly matrix?: Record<string, unknown> };
+  readonly steps?: readonly Step[];
+}
+
+interface Workflow {
+  readonly on: Record<string, unknown>;
+  readonly permissions?: Record<string, string>;
+  readonly jobs: Record<string, Job>;
+}
+
+function _yamlFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const entry of Deno.readDirSync(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) files.push(..._yamlFiles(path));
+    else if (/\.ya?ml$/.test(entry.name)) files.push(path);
+  }
+  return files.toSorted();
+}
+
+function _load(path: string): Workflow {
+  const document = parseDocument(Deno.readTextFileSync(path), { prettyErrors: true });
+  assert.deepEqual(document.errors.map(String), [], relative(ROOT, path));
+  assert.deepEqual(document.warnings.map(String), [], relative(ROOT, path));
+  return document.toJS() as Workflow;
+}
+
+const CI = _load(join(WORKFLOWS, "ci.yml"));
+const RELEASE = _load(join(WORKFLOWS, "release.yml"));
+
+function _step(workflow: Workflow, job: string, name: string): Step {
+  const step = workflow.jobs[job]?.steps?.find((candidate) => candidate.name === name);
+  assert.ok(step, `job ${job} has a step named "${name}"`);
+  return step;
+}
+
+function _steps(workflow: Workflow): Step[] {
+  return Object.values(workflow.jobs).flatMap((job) => [...(job.steps ?? [])]);
+}
+
+// A test that needs a program: skipped where it is missing, failed with a clear message in CI.
+// Windows CI runners lack most of these tools; the tests run on Linux and macOS.
+function _toolTest(name: string, tools: readonly string[], fn: () => Promise<void>): void {
+  const missing = tools.filter((tool) => !_onPath(tool));
+  Deno.test({
+    name,
+    ignore: Deno.build.os === "windows" || (missing.length > 0 && Deno.env.get("CI") !== "true"),
+    fn: async () => {
+      if (missing.length > 0) {
+        throw new Error(
+          `CI=true but this test needs ${missing.join(", ")} on PATH (install it; ci.yml does)`,
+        );
+      }
+      await fn();
+    },
+  });
+}
+
+function _onPath(program: string): boolean {
+  return (Deno.env.get("PATH") ?? "").split(delimiter).some((dir) => {
+    try {
+      return dir !== "" && Deno.statSync(join(dir, program)).isFile;
+    } catch {
+      return false;
+    }
+  });
+}
+
+interface ScriptRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The command lines the stand-in programs received, one per call. */
+  readonly calls: readonly string[];
+  /** What the script wrote to $GITHUB_OUTPUT. */
+  readonly outputs: Readonly<Record<string, string>>;
+}
+
+// Runs a step's script with sh, as the runner would with bash, with stand-ins for gh and
+// docker that record their arguments. FAKE_GH_EXIT sets the stand-in gh's exit code for
+// `gh api` reads of a ref.
+async function _runStep(step: Step, env: Record<string, string>): Promise<ScriptRun> {
+  assert.ok(step.run, `step "${step.name}" has a run: script`);
+  const dir = await mkdtemp(join(tmpdir(), "service-ci-workflow-"));
+  try {
+    const bin = join(dir, "bin");
+    await Deno.mkdir(bin);
+    for (const tool of ["gh", "docker"]) {
+      await Deno.writeTextFile(
+        join(bin, tool),
+        `#!/bin/sh
+printf '%s\\n' "${tool} $*" >> "$CALLS"
+case "$*" in "api repos/"*"/git/ref/"*) exit "\${FAKE_GH_EXIT:-0}" ;; esac
+exit 0
+`,
+        { mode: 0o755 },
+      );
+    }
+    await Deno.writeTextFile(join(dir, "step.sh"), step.run);
+    const calls = join(dir, "calls");
+    const outputs = join(dir, "outputs");
+    await Deno.writeTextFile(calls, "");
+    await Deno.writeTextFile(outputs, "");
+    const output = await new Deno.Command("sh", {
+      args: ["-e", join(dir, "step.sh")],
+      cwd: dir,
+      clearEnv: true,
+      env: {
+        PATH: `${bin}${delimiter}${Deno.env.get("PATH") ?? ""}`,
+        CALLS: calls,
+        GITHUB_OUTPUT: outputs,
+        ...env,
+      },
+      stdin: "null",
+    }).output();
+    const decoder = new TextDecoder();
+    return {
+      code: output.code,
+      stdout: decoder.decode(output.stdout),
+      stderr: decoder.decode(output.stderr),
+      calls: (await Deno.readTextFile(calls)).split("\n").filter((line) => line !== ""),
+      outputs: Object.fromEntries(
+        (await Deno.readTextFile(outputs)).split("\n").filter((line) => line.includes("="))
+          .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+      ),
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function _derive(tag: string): Promise<ScriptRun> {
+  return await _runStep(_step(RELEASE, "build", "Derive the version from the tag"), {
+    GITHUB_REF_NAME: tag,
+  });
+}
+
+Deno.test("every YAML file under .github parses without errors or warnings", () => {
+  const files = _yamlFiles(join(ROOT, ".github"));
+  assert.ok(files.length >= 2, "ci.yml and release.yml at least");
+  for (const file of files) {
+    const workflow = _load(file);
+    assert.equal(typeof workflow, "object", relative(ROOT, file));
+  }
+});
+
+_toolTest("every YAML file under .github passes yamllint --strict", ["yamllint"], async () => {
+  const output = await new Deno.Command("yamllint", {
+    args: ["--strict", "--config-file", ".yamllint.yml", ".github"],
+    cwd: ROOT,
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  assert.equal(
+    output.code,
+    0,
+    decoder.decode(output.stdout) + decoder.decode(output.stderr),
+  );
+});
+
+_toolTest("every run: script of the workflows passes shellcheck", ["shellcheck"], async () => {
+  const dir = await mkdtemp(join(tmpdir(), "service-ci-shellcheck-"));
+  try {
+    for (const file of _yamlFiles(WORKFLOWS)) {
+      for (const [index, step] of _steps(_load(file)).entries()) {
+        if (step.run === undefined) continue;
+        const script = join(dir, `${index}.sh`);
+        await Deno.writeTextFile(script, step.run);
+        const output = await new Deno.Command("shellcheck", {
+          args: ["--shell=bash", script],
+          stdin: "null",
+        }).output();
+        assert.equal(
+          output.code,
+          0,
+          `${relative(ROOT, file)}, step "${step.name ?? step.run}":\n${
+            new TextDecoder().decode(output.stdout)
+          }`,
+        );
+      }
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+Deno.test("every action the workflows use is pinned to a full commit SHA with its version", () => {
+  for (const file of _yamlFiles(WORKFLOWS)) {
+    const workflow = _load(file);
+    const text = Deno.readTextFileSync(file);
+    const uses = [
+      ...Object.values(workflow.jobs).flatMap((job) => job.uses ?? []),
+      ..._steps(workflow).flatMap((step) => step.uses ?? []),
+    ];
+    for (const action of uses) {
+      if (action.startsWith("./")) continue; // this repository's own workflow
+      assert.match(action, /^[\w.-]+\/[\w./-]+@[0-9a-f]{40}$/, `${relative(ROOT, file)}`);
+      assert.match(
+        text,
+        new RegExp(`uses: ${action.replaceAll(".", "\\.")} # v\\d`),
+        `${action} carries a # vX.Y.Z comment`,
+      );
+    }
+  }
+});
+
+Deno.test("ci.yml runs deno task test on Linux, macOS and Windows, on push and pull_request", () => {
+  assert.ok("push" in CI.on && "pull_request" in CI.on);
+  assert.deepEqual(CI.permissions, { contents: "read" });
+  const job = CI.jobs.test;
+  assert.ok(job);
+  assert.deepEqual(job.strategy?.matrix?.os, ["ubuntu-latest", "macos-latest", "windows-latest"]);
+  assert.equal(job["runs-on"], "${{ matrix.os }}");
+  assert.ok(job.steps?.some((step) => step.run === "deno task test"));
+});
+
+Deno.test("both workflows install the same Deno version", () => {
+  const versions = [CI, RELEASE].flatMap((workflow) =>
+    _steps(workflow).flatMap((step) =>
+      step.uses?.startsWith("denoland/setup-deno@") ? [step.with?.["deno-version"]] : []
+    )
+  );
+  assert.ok(versions.length >= 2);
+  assert.deepEqual(new Set(versions), new Set(["v2.9.6"]));
+});
+
+Deno.test("release.yml runs on version tags, tests first, and builds with deno task compile", () => {
+  const tags = (RELEASE.on.push as { tags?: string[] }).tags ?? [];
+  assert.ok(tags.length > 0 && tags.every((tag) => tag.startsWith("v")), String(tags));
+  assert.equal(RELEASE.jobs.test?.uses, "./.github/workflows/ci.yml");
+  assert.equal(RELEASE.jobs.build?.needs, "test");
+  assert.ok(RELEASE.jobs.build?.steps?.some((step) => step.run === "deno task compile"));
+});
+
+Deno.test("release.yml gives each job only the permissions it needs", () => {
+  assert.deepEqual(RELEASE.permissions, {});
+  assert.deepEqual(RELEASE.jobs.test?.permissions, { contents: "read" });
+  assert.deepEqual(RELEASE.jobs.build?.permissions, { contents: "read" });
+  assert.deepEqual(RELEASE.jobs.release?.permissions, { contents: "write" });
+  assert.deepEqual(RELEASE.jobs.image?.permissions, { contents: "read", packages: "write" });
+});
+
+_toolTest("release.yml derives the major tag v1 from v1.2.3", ["sh"], async () => {
+  const stable = await _derive("v1.2.3");
+  assert.equal(stable.code, 0, stable.stdout + stable.stderr);
+  assert.deepEqual(stable.outputs, { version: "1.2.3", major: "v1", prerelease: "false" });
+
+  const candidate = await _derive("v1.3.0-rc.1");
+  assert.deepEqual(candidate.outputs, { version: "1.3.0-rc.1", major: "v1", prerelease: "true" });
+
+  const moved = await _derive("v1");
+  assert.notEqual(moved.code, 0);
+  assert.match(moved.stdout, /v1 is not a release tag/);
+});
+
+_toolTest(
+  "release.yml publishes every target's archive, SHA256SUMS and install.sh",
+  ["sh"],
+  async () => {
+    const step = _step(RELEASE, "release", "Create the GitHub release");
+    assert.equal(step.env?.GH_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
+    const env = { GITHUB_REF_NAME: "v1.2.3", GITHUB_REPOSITORY: "acme/service-ci" };
+    const run = await _runStep(step, { ...env, VERSION: "1.2.3", PRERELEASE: "false" });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.calls.length, 1);
+    const call = run.calls[0]!.split(" ");
+    assert.deepEqual(call.slice(0, 4), ["gh", "release", "create", "v1.2.3"]);
+    assert.ok(!call.includes("--prerelease"));
+    for (const target of TARGETS) {
+      assert.ok(call.includes(`dist/${archiveName("1.2.3", target)}`), target);
+    }
+    assert.ok(call.includes("dist/SHA256SUMS"));
+    assert.ok(call.includes("scripts/install.sh"));
+
+    const candidate = await _runStep(step, {
+      ...env,
+      GITHUB_REF_NAME: "v1.3.0-rc.1",
+      VERSION: "1.3.0-rc.1",
+      PRERELEASE: "true",
+    });
+    assert.ok(candidate.calls[0]?.split(" ").includes("--prerelease"), candidate.calls[0]);
+  },
+);
+
+_toolTest("release.yml moves the major tag v1 to the released commit", ["sh"], async () => {
+  const step = _step(RELEASE, "release", "Move the major tag");
+  assert.equal(step.if, "needs.build.outputs.prerelease == 'false'");
+  assert.equal(step.env?.MAJOR, "${{ needs.build.outputs.major }}");
+  const major = (await _derive("v1.2.3")).outputs.major!;
+  const sha = "0123456789abcdef0123456789abcdef01234567";
+  const env = { GITHUB_REPOSITORY: "acme/service-ci", GITHUB_SHA: sha, MAJOR: major };
+
+  const existing = await _runStep(step, { ...env, FAKE_GH_EXIT: "0" });
+  assert.equal(existing.code, 0, existing.stderr);
+  assert.deepEqual(existing.calls, [
+    "gh api repos/acme/service-ci/git/ref/tags/v1",
+    `gh api --method PATCH repos/acme/service-ci/git/refs/tags/v1 -f sha=${sha} -F force=true`,
+  ]);
+
+  const first = await _runStep(step, { ...env, FAKE_GH_EXIT: "1" });
+  assert.equal(first.code, 0, first.stderr);
+  assert.deepEqual(first.calls, [
+    "gh api repos/acme/service-ci/git/ref/tags/v1",
+    `gh api --method POST repos/acme/service-ci/git/refs -f ref=refs/tags/v1 -f sha=${sha}`,
+  ]);
+});
+
+_toolTest("release.yml pushes the multi-arch image as ci:v1 and ci:v1.2.3", ["sh"], async () => {
+  const step = _step(RELEASE, "image", "Build and push ci:<major> and ci:<tag>");
+  assert.equal(step.env?.REGISTRY, "${{ vars.IMAGE_REGISTRY }}");
+  const major = (await _derive("v1.2.3")).outputs.major!;
+  const env = {
+    GITHUB_REF_NAME: "v1.2.3",
+    GITHUB_ACTOR: "octocat",
+    GITHUB_TOKEN: "not-a-real-token",
+    REGISTRY: "ghcr.io/acme",
+    VERSION: "1.2.3",
+    MAJOR: major,
+  };
+  const stable = await _runStep(step, { ...env, PRERELEASE: "false" });
+  assert.equal(stable.code, 0, stable.stderr);
+  assert.equal(stable.calls[0], "docker login ghcr.io --username octocat --password-stdin");
+  assert.equal(
+    stable.calls.at(-1),
+    "docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=1.2.3 " +
+      "--tag ghcr.io/acme/ci:v1.2.3 --tag ghcr.io/acme/ci:v1 --push .",
+  );
+
+  const candidate = await _runStep(step, {
+    ...env,
+    GITHUB_REF_NAME: "v1.3.0-rc.1",
+    VERSION: "1.3.0-rc.1",
+    PRERELEASE: "true",
+  });
+  assert.ok(!candidate.calls.at(-1)?.includes("ci:v1 "), candidate.calls.at(-1));
+  assert.ok(candidate.calls.at(-1)?.includes("--tag ghcr.io/acme/ci:v1.3.0-rc.1 "));
+
+  const unset = await _runStep(step, { ...env, REGISTRY: "", PRERELEASE: "false" });
+  assert.notEqual(unset.code, 0);
+  assert.match(unset.stdout, /IMAGE_REGISTRY/);
+});
