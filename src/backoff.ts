@@ -48,8 +48,11 @@ export function parseRetryAfter(value: string | null, now: number): number | und
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
-  // An HTTP date names a weekday and GMT; Date.parse alone would also accept bare numbers.
-  if (!/GMT$/i.test(text)) return undefined;
+  // An HTTP date (IMF-fixdate or RFC 850) names a weekday and GMT; Date.parse alone would also
+  // read "1 GMT" or "2099 GMT" as dates.
+  if (!/^[a-z]{3,9}, \d{1,2}[ -][a-z]{3}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT$/i.test(text)) {
+    return undefined;
+  }
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -13,6 +13,10 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** The most redirects followed for one request. */
 export const MAX_REDIRECTS = 5;
 
+// How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
+// NotValidForName, Expired, BadSignature, … ("invalid peer certificate: <why>").
+const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
+
 /**
  * Why a request did not give a usable answer.
  *
@@ -21,6 +25,8 @@ export const MAX_REDIRECTS = 5;
  * - `refused`: another 4xx; the service refused (inactive agent, no quality gate, bad request).
  * - `transient`: 408, 425, 429, 5xx, a network error, a per-request timeout, a body that is not
  *   a JSON object; a retry may help.
+ * - `tls`: the service's certificate is not trusted or not valid for its name; a retry would
+ *   meet the same certificate, so it is not retried (fix with `--ca-cert` or `--base-url`).
  * - `redirect`: a redirect that is not followed (other origin, outside the API path, too many).
  * - `unusable`: an answer that cannot be used and that a retry would not fix.
  */
@@ -29,6 +35,7 @@ export type ApiErrorKind =
   | "not_found"
   | "refused"
   | "transient"
+  | "tls"
   | "redirect"
   | "unusable";
 
@@ -137,8 +144,10 @@ export class ServiceClient {
   runUrl(agentId: string, runId: string): URL {
     const collection = this.runsUrl(agentId);
     const url = new URL(collection.href);
-    url.pathname = `${collection.pathname}/${encodeURIComponent(runId)}`;
-    if (url.pathname !== `${collection.pathname}/${encodeURIComponent(runId)}`) {
+    // A lone surrogate (valid in a JSON string) has no percent-encoding: encodeURIComponent throws.
+    const segment = runId.isWellFormed() ? encodeURIComponent(runId) : "";
+    url.pathname = `${collection.pathname}/${segment}`;
+    if (segment === "" || url.pathname !== `${collection.pathname}/${segment}`) {
       throw new ApiError("unusable", `run id ${JSON.stringify(sanitize(runId))} is not usable`);
     }
     return url;
@@ -260,6 +269,11 @@ export class ServiceClient {
         { status },
       );
     }
+    if (to.username !== "" || to.password !== "") {
+      throw new ApiError("redirect", `${what} to an address with credentials (${shown}); refused`, {
+        status,
+      });
+    }
     if (to.pathname !== allowedPath && !to.pathname.startsWith(`${allowedPath}/`)) {
       throw new ApiError("redirect", `${what} outside ${allowedPath} (${shown}); refused`, {
         status,
@@ -276,7 +290,11 @@ export class ServiceClient {
   async #answer(method: string, response: Response, signal: AbortSignal): Promise<ApiAnswer> {
     const status = response.status;
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#now());
-    const text = await _readCapped(response, signal);
+    const text = await _readCapped(response, signal).catch((error: unknown) => {
+      // An error answer is classified by its status: one too large to show is shown without body.
+      if (status < 300 || !(error instanceof ApiError)) throw error;
+      return "";
+    });
     const what = `${method} answered ${status}${
       response.statusText ? ` ${sanitize(response.statusText, { maxLength: 60 })}` : ""
     }`;
@@ -313,12 +331,20 @@ export class ServiceClient {
     }
     // The URL is already known to the reader; the connection error after it is the news.
     const reason = _causes(error).join(": ").replace(
-      /error sending request for url \([^)]*\): */,
+      /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
       "",
     );
+    // A certificate the client does not trust is a configuration error, the same on every retry.
+    const certificate = CERTIFICATE_ERROR.test(reason);
     return new ApiError(
-      "transient",
-      `network error: ${sanitize(maskSecrets(reason, [this.#options.apiKey]), { maxLength: 200 })}`,
+      certificate ? "tls" : "transient",
+      `${certificate ? "TLS certificate refused" : "network error"}: ${
+        sanitize(maskSecrets(reason, [this.#options.apiKey]), {
+          maxLength: 200,
+          // Removing a control character can join a split key: mask again after sanitizing.
+          secrets: [this.#options.apiKey],
+        })
+      }`,
       { cause: error },
     );
   }

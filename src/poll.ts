@@ -62,7 +62,7 @@ export interface GateOptions {
 export type GateEnd =
   | { readonly kind: "passed" | "failed" | "triggered" }
   | { readonly kind: "unchecked"; readonly reason: string; readonly error?: ApiError }
-  | { readonly kind: "deadline" }
+  | { readonly kind: "deadline"; readonly lastFault: string | null }
   | { readonly kind: "aborted"; readonly reason: unknown };
 
 /** The gate's result: how it ended and what was learnt of the run on the way. */
@@ -98,6 +98,8 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     passed: null as boolean | null,
   };
   const finish = (end: GateEnd): GateResult => ({ end, ...state });
+  // The last transient fault, while no answer has come since: a timeout names it as the cause.
+  const faults = { last: null as string | null };
   try {
     let bornAt: number;
     let retryAfterMs: number | undefined;
@@ -105,7 +107,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     if (options.runId === undefined) {
       // One idempotency key per trigger, the same on every retry of it.
       const idempotencyKey = deps.newIdempotencyKey();
-      const answer = await _withRetries(deps, options, "trigger", () =>
+      const answer = await _withRetries(deps, options, "trigger", faults, () =>
         deps.client.trigger(
           options.agentId,
           options.metadata,
@@ -147,6 +149,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
         deps,
         options,
         "read",
+        faults,
         () => deps.client.readRun(options.agentId, runId, options.signal),
         bornAt,
       );
@@ -171,7 +174,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     }
   } catch (error) {
     if (error instanceof DeadlineReached || options.signal.reason instanceof DeadlineReached) {
-      return finish({ kind: "deadline" });
+      return finish({ kind: "deadline", lastFault: faults.last });
     }
     if (error instanceof ApiError) {
       return finish({ kind: "unchecked", reason: error.message, error });
@@ -213,6 +216,7 @@ async function _withRetries<T>(
   deps: GateDeps,
   options: GateOptions,
   operation: "trigger" | "read",
+  faults: { last: string | null },
   attempt: () => Promise<T>,
   bornAt?: number,
 ): Promise<T> {
@@ -220,7 +224,9 @@ async function _withRetries<T>(
   for (;;) {
     if (options.deadline - deps.clock() <= 0) throw new DeadlineReached();
     try {
-      return await attempt();
+      const answer = await attempt();
+      faults.last = null;
+      return answer;
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
       if (!(error instanceof ApiError)) throw error;
@@ -237,6 +243,7 @@ async function _withRetries<T>(
         continue;
       }
       if (error.kind !== "transient") throw error;
+      faults.last = error.message;
       consecutive++;
       if (consecutive >= MAX_CONSECUTIVE_FAULTS) {
         throw new ApiError(

@@ -22,7 +22,12 @@ import { combineExitCodes, ExitCode } from "./exit_code.ts";
 import type { AgentOutcome, RunReport } from "./outcome.ts";
 import { DeadlineReached, type GateEnd, type GateResult, runGate } from "./poll.ts";
 import { ConsoleReporter } from "./report/console.ts";
-import { githubAnnotations, githubOutputs, githubSummary } from "./report/github.ts";
+import {
+  githubAnnotations,
+  githubOutputs,
+  githubSummary,
+  githubUsageError,
+} from "./report/github.ts";
 import { renderJson } from "./report/json.ts";
 import { renderJunit } from "./report/junit.ts";
 import { maskSecrets, sanitize } from "./sanitize.ts";
@@ -113,7 +118,7 @@ export async function run(deps: RunDeps): Promise<number> {
     await _checkReportPaths(deps, config);
     const caCerts = config.caCertPath === undefined
       ? undefined
-      : await _readRequired(deps, config.caCertPath, "--ca-cert/SERVICE_CA_CERT", "a PEM file");
+      : await _readCaCerts(deps, config.caCertPath);
     const metadata = await detectCiMetadata(env, {
       overrides: config.overrides,
       readTextFile: (path) => deps.readTextFile(path).catch(() => undefined),
@@ -124,7 +129,7 @@ export async function run(deps: RunDeps): Promise<number> {
       apiKey: config.apiKey,
       userAgent: userAgent(),
       requestTimeoutMs: config.requestTimeoutMs,
-      fetch: deps.makeFetch(caCerts),
+      fetch: _makeFetch(deps, caCerts, config.caCertPath),
     });
     if (config.dryRun) {
       _printDryRun(client, config, metadata, stdout, stderr);
@@ -134,11 +139,35 @@ export async function run(deps: RunDeps): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       stderr(`service-ci: ${error.message}\n`);
+      await _reportUsageErrorToGithub(deps, error.message, secrets, stderr);
       return ExitCode.Usage;
     }
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
     stderr(`service-ci: internal error, the gate could not be checked: ${message}\n`);
     return ExitCode.Unchecked;
+  }
+}
+
+// In GitHub Actions a usage error still gets an annotation and definite step outputs. The
+// annotation goes to stderr: with --json, stdout must stay one JSON document.
+async function _reportUsageErrorToGithub(
+  deps: RunDeps,
+  message: string,
+  secrets: readonly string[],
+  stderr: (text: string) => void,
+): Promise<void> {
+  if (deps.env("GITHUB_ACTIONS") !== "true") return;
+  const { annotation, outputs } = githubUsageError(
+    message,
+    `ghadelimiter_${crypto.randomUUID()}`,
+  );
+  stderr(`${annotation}\n`);
+  const path = deps.env("GITHUB_OUTPUT");
+  if (!path) return;
+  try {
+    await deps.writeTextFile(path, maskSecrets(outputs, secrets), true);
+  } catch (error) {
+    stderr(`service-ci: cannot write GITHUB_OUTPUT (${path}): ${_reason(error)}\n`);
   }
 }
 
@@ -166,6 +195,35 @@ async function _readRequired(
     return await deps.readTextFile(path);
   } catch (error) {
     throw new UsageError(`${name} must name ${what} that can be read (${path}): ${_reason(error)}`);
+  }
+}
+
+const CA_CERT = "--ca-cert/SERVICE_CA_CERT";
+
+// Deno ignores a file without a certificate block, which would leave the CA silently untrusted.
+async function _readCaCerts(deps: RunDeps, path: string): Promise<string> {
+  const text = await _readRequired(deps, path, CA_CERT, "a PEM file");
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new UsageError(
+      `${CA_CERT} must name a PEM file of certificates (-----BEGIN CERTIFICATE-----); ${path} holds none`,
+    );
+  }
+  return text;
+}
+
+// Deno rejects a malformed certificate block when the client is made, before anything is sent.
+function _makeFetch(
+  deps: RunDeps,
+  caCerts: string | undefined,
+  path: string | undefined,
+): typeof fetch {
+  try {
+    return deps.makeFetch(caCerts);
+  } catch (error) {
+    if (caCerts === undefined) throw error;
+    throw new UsageError(
+      `${CA_CERT} must name a PEM file of valid certificates (${path}): ${_reason(error)}`,
+    );
   }
 }
 
@@ -250,6 +308,7 @@ async function _gates(deps: RunDeps, context: _Context): Promise<number> {
     agents: config.agents,
     tty: deps.stderrIsTerminal,
     color: deps.stderrIsTerminal && !env.NO_COLOR,
+    secrets: [config.apiKey],
   });
   const ticker = setInterval(() => reporter.tick(), deps.stderrIsTerminal ? 1000 : 5000);
   if (github) command("::group::service-ci progress\n");
@@ -381,7 +440,8 @@ function _toOutcome(
       };
     case "deadline": {
       const minutes = Number((config.timeoutMs / 60_000).toFixed(3));
-      const last = result.status === null ? "" : `; last status ${clean(result.status)}`;
+      const last = (result.status === null ? "" : `; last status ${clean(result.status)}`) +
+        (end.lastFault === null ? "" : `; last fault: ${clean(end.lastFault)}`);
       const what = result.runId === null ? "before the run was triggered" : "before a verdict";
       return {
         ...base,
@@ -421,6 +481,9 @@ function _withHint(reason: string, error: ApiError | undefined, duringTrigger: b
     hint = "the agent has no quality gate: configure one on the agent";
   } else if (code.includes("system") || code.includes("endpoint")) {
     hint = "the agent's system has no reachable endpoint: configure it on the system";
+  } else if (error.kind === "tls") {
+    hint =
+      "trust the service's CA with --ca-cert <pem> (or SERVICE_CA_CERT, DENO_CERT, DENO_TLS_CA_STORE=system), or check --base-url's host name";
   } else if (error.kind === "redirect") {
     hint = "check --base-url: redirects are only followed within the API on the same origin";
   }

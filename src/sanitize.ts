@@ -10,8 +10,11 @@ const ESCAPE_SEQUENCE =
 const C1_SEQUENCE = /\x9b[0-?]*[ -/]*[@-~]?|\x9d[^\x07\x9c]*(?:\x07|\x9c)?/g;
 // Line breaks of every kind become one space.
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
-// Other controls (C0, DEL, C1) and the bidirectional overrides that can make text read differently.
-const CONTROL = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// Other controls (C0, DEL, C1), the bidirectional controls that can make text read differently,
+// and invisible format characters (soft hyphen, zero-width spaces and joiners, word joiner, BOM)
+// that could hide inside a secret and keep it from being recognised and masked.
+const CONTROL =
+  /[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
 // GitHub Actions reads `::cmd::` and the older `##[cmd]` at the start of a line as commands.
 const WORKFLOW_COMMAND = /^\s*(?:::|##\[)/;
 
@@ -46,7 +49,13 @@ export function sanitize(text: string, options: SanitizeOptions = {}): string {
     .trim();
   line = maskSecrets(line, options.secrets ?? []);
   if (WORKFLOW_COMMAND.test(line)) line = `"${line}"`;
-  if (line.length > maxLength) line = `${line.slice(0, Math.max(0, maxLength - 1))}…`;
+  if (maxLength < 1) return "";
+  if (line.length > maxLength) {
+    let cut = line.slice(0, maxLength - 1);
+    // Never leave half of a surrogate pair (an emoji cut in two) before the ellipsis.
+    if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+    line = `${cut}…`;
+  }
   return line;
 }
 

@@ -65,7 +65,8 @@ export function normalizeStatus(status: string): string {
  * ```
  */
 export function readRun(document: Readonly<Record<string, unknown>>): RunState {
-  const status = typeof document.status === "string" ? document.status : null;
+  const ownStatus = _own(document, "status");
+  const status = typeof ownStatus === "string" ? ownStatus : null;
   const folded = status === null ? null : normalizeStatus(status);
   const passed = _gatePassed(document);
 
@@ -91,11 +92,16 @@ export function readRun(document: Readonly<Record<string, unknown>>): RunState {
 const MISSING = Symbol("missing");
 
 function _gatePassed(document: Readonly<Record<string, unknown>>): unknown {
-  const results = document.results;
+  const results = _own(document, "results");
   if (!_isObject(results)) return MISSING;
-  const gate = results.gate;
+  const gate = _own(results, "gate");
   if (!_isObject(gate)) return MISSING;
   return Object.hasOwn(gate, "passed") ? gate.passed : MISSING;
+}
+
+// Only members the JSON text carried count: an inherited (or polluted) one must never make a pass.
+function _own(object: Readonly<Record<string, unknown>>, key: string): unknown {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
 function _isObject(value: unknown): value is Record<string, unknown> {

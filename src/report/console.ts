@@ -24,6 +24,11 @@ export interface ConsoleOptions {
   readonly tty: boolean;
   /** Whether to colour (a terminal, and `NO_COLOR` unset). */
   readonly color: boolean;
+  /**
+   * Values masked before service text is shortened: once cut, a secret's beginning would no
+   * longer be recognised by the caller's masking.
+   */
+  readonly secrets?: readonly string[];
 }
 
 interface _AgentLine {
@@ -73,6 +78,10 @@ export class ConsoleReporter {
   #liveLines = 0;
 
   /** Starts reporting; the elapsed times count from now. */
+  #safe(text: string): string {
+    return sanitize(text, { maxLength: 200, secrets: this.#options.secrets ?? [] });
+  }
+
   constructor(options: ConsoleOptions) {
     this.#options = options;
     this.#started = options.clock();
@@ -98,17 +107,17 @@ export class ConsoleReporter {
     switch (event.type) {
       case "triggered": {
         agent.runId = event.runId;
-        const link = event.url === null ? "" : `: ${_safe(event.url)}`;
-        this.line(`${label}: triggered run ${_safe(event.runId)}${link}`);
+        const link = event.url === null ? "" : `: ${this.#safe(event.url)}`;
+        this.line(`${label}: triggered run ${this.#safe(event.runId)}${link}`);
         return;
       }
       case "attached":
         agent.runId = event.runId;
-        this.line(`${label}: attached to run ${_safe(event.runId)}`);
+        this.line(`${label}: attached to run ${this.#safe(event.runId)}`);
         return;
       case "status": {
         agent.status = event.status;
-        const status = event.status === null ? "(no status)" : _safe(event.status);
+        const status = event.status === null ? "(no status)" : this.#safe(event.status);
         if (this.#options.tty) this.#redraw();
         else this.line(`${label}: status ${status} (${this.#times()})`);
         return;
@@ -116,7 +125,7 @@ export class ConsoleReporter {
       case "fault":
         this.line(
           `${label}: ${event.operation === "trigger" ? "trigger" : "reading the run"} failed: ${
-            _safe(event.message)
+            this.#safe(event.message)
           }; retry ${event.consecutive} of 9 in ${_seconds(event.delayMs)}`,
         );
         return;
@@ -140,7 +149,7 @@ export class ConsoleReporter {
     const waiting = [...this.#agents.entries()].filter(([, agent]) => !agent.done);
     if (waiting.length === 0) return;
     const list = waiting.map(([id, agent]) =>
-      `${id} ${agent.status === null ? "waiting" : _safe(agent.status)}`
+      `${id} ${agent.status === null ? "waiting" : this.#safe(agent.status)}`
     ).join(", ");
     this.line(`still waiting (${this.#times()}): ${list}`);
   }
@@ -221,7 +230,7 @@ export class ConsoleReporter {
     const times = this.#times();
     const text = waiting.map(([id, agent]) =>
       `${this.#paint("…", "dim")} agent ${id}: ${
-        agent.status === null ? "waiting" : _safe(agent.status)
+        agent.status === null ? "waiting" : this.#safe(agent.status)
       } (${times})\n`
     ).join("");
     this.#options.write(text);
@@ -254,10 +263,6 @@ export function explainExitCode(report: RunReport): string {
     ? " (--warn-only: a failed gate does not fail the build)"
     : "";
   return `exit ${report.exitCode}: ${total} ${gates}, ${parts.join(", ")}${warn}`;
-}
-
-function _safe(text: string): string {
-  return sanitize(text, { maxLength: 200 });
 }
 
 // An outcome's strings are sanitized already (run.ts); sanitizing again leaves such text as it

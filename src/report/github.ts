@@ -290,3 +290,28 @@ function _linkCell(url: string | null): string {
   }).join("");
   return `[open](<${destination}>)`;
 }
+
+/**
+ * What a run that stopped on a usage error (exit 2, nothing sent) reports to the workflow: one
+ * `::error` annotation, and the step outputs `passed=false` and `exit-code=2` for the
+ * `GITHUB_OUTPUT` file, so a later step's `if:` sees a definite value rather than an empty one.
+ *
+ * @example
+ * ```ts
+ * const { annotation, outputs } = githubUsageError("--agent must be a UUID", "ghadelimiter_1");
+ * ```
+ */
+export function githubUsageError(
+  message: string,
+  delimiter: string,
+): { annotation: string; outputs: string } {
+  // deno-lint-ignore no-control-regex
+  const text = message.replace(/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, "");
+  return {
+    annotation: `::error title=${escapeWorkflowProperty("service-ci: usage error")}::${
+      escapeWorkflowData(text)
+    }`,
+    outputs: [["passed", "false"], ["exit-code", "2"]]
+      .map(([name, value]) => `${name}<<${delimiter}\n${value}\n${delimiter}\n`).join(""),
+  };
+}

@@ -486,3 +486,20 @@ xmlTest("the API key appears in no output or report, even when the service echoe
     "the key was sent, so it was there to leak",
   );
 });
+
+Deno.test("in GitHub Actions a usage error still annotates and sets passed=false, exit-code=2", async () => {
+  await using service = await startFakeService();
+  const github = await githubEnv(service.url);
+  for (const args of [["--agent", "not-a-uuid"], ["--agent", "not-a-uuid", "--json"]]) {
+    const result = await runProgram(args, { env: github.env });
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(result.stdout, "", "stdout stays empty (and JSON-free) on a usage error");
+    const lines = result.stderr.trimEnd().split("\n");
+    assert.match(lines[0]!, /^service-ci: --agent /);
+    assert.match(lines[1]!, /^::error title=service-ci%3A usage error::--agent .*not-a-uuid/);
+    assert.equal(lines.length, 2, result.stderr);
+  }
+  const outputs = await github.output();
+  assert.deepEqual(Object.fromEntries(outputs), { passed: "false", "exit-code": "2" });
+  assert.equal(service.requests.length, 0);
+});

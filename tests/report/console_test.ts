@@ -17,7 +17,14 @@ const DEADLINE = 30 * 60_000;
 
 // A reporter on a fake clock whose writes are collected; `take()` returns what was written
 // since the last call, so each step of a scenario is compared whole.
-function reporter(options: { tty: boolean; color: boolean; agents?: readonly string[] }) {
+function reporter(
+  options: {
+    tty: boolean;
+    color: boolean;
+    agents?: readonly string[];
+    secrets?: readonly string[];
+  },
+) {
   let now = 0;
   let written = "";
   let taken = 0;
@@ -28,6 +35,7 @@ function reporter(options: { tty: boolean; color: boolean; agents?: readonly str
     agents: options.agents ?? [A, B],
     tty: options.tty,
     color: options.color,
+    ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
   });
   return {
     console,
@@ -444,4 +452,20 @@ Deno.test("ConsoleReporter keeps unsanitized outcome text inert too", () => {
   assertNoWorkflowCommand(r.all);
   for (const c of ["\x1b", "\x07", "\r"]) assert.ok(!r.all.includes(c), JSON.stringify(c));
   assert.equal(r.all.split("\n").length, 7, r.all);
+});
+
+Deno.test("ConsoleReporter masks a secret before shortening, so no part of it survives the cut", () => {
+  const key = "sk_test_ci_4f1c9a7e2b3d";
+  const r = reporter({ tty: false, color: false, agents: [A], secrets: [key] });
+  // The key straddles the 200-character cut of a fault message.
+  const message = `${"x".repeat(190)}${key} and more`;
+  r.console.event(A, {
+    type: "fault",
+    operation: "read",
+    message,
+    consecutive: 1,
+    delayMs: 1000,
+  });
+  assert.ok(!r.all.includes(key.slice(0, 8)), r.all);
+  assert.ok(r.all.includes("***"), r.all);
 });

@@ -1,0 +1,153 @@
+#!/bin/sh
+# The step of the GitHub action (action.yml): turns the action's inputs into service-ci
+# arguments, gets service-ci (a checksum-verified release binary, or this checkout's source
+# with `version: source`) and execs it, so its exit code and signals are the step's own.
+#
+# Inputs, as the action passes them (never expanded into the script, so no value runs as code):
+#   SERVICE_CI_AGENT            one agent UUID, or several separated by commas or newlines
+#   SERVICE_API_KEY             the API key (read by service-ci itself; masked here first)
+#   SERVICE_CI_BASE_URL         --base-url; empty: service-ci reads SERVICE_BASE_URL
+#   SERVICE_CI_TIMEOUT_MINUTES  --timeout-minutes; empty: service-ci's default (30)
+#   SERVICE_CI_VERSION          x.y.z, vx.y.z, latest or source; empty: the version in the
+#                               action's deno.json, i.e. the release the action's ref is
+#   SERVICE_CI_JUNIT            --junit <file>; empty: no JUnit report
+#   SERVICE_CI_WARN_ONLY        true adds --warn-only; false (or empty) does not
+#   SERVICE_CI_DOWNLOAD_URL     where releases live (read by install.sh; default GitHub)
+#
+# Exit codes: service-ci's own; 2 for an input error found here (nothing downloaded, no
+# request sent); 3 when service-ci could not be installed (the gate could not be checked).
+set -eu
+
+action_path=${GITHUB_ACTION_PATH:-$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)}
+
+# Shows a value from an input on one line: no control character can end the line and start
+# a workflow command.
+shown() {
+  printf '%s' "$1" | tr '[:cntrl:]' ' '
+}
+
+# Stops before service-ci ran: an error annotation, and the outputs service-ci would have
+# written (so `passed` is never empty).
+fail() {
+  code=$1
+  shift
+  printf '::error title=service-ci action::%s\n' "$(printf '%s' "$*" | sed 's/%/%25/g')"
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    printf 'passed=false\nexit-code=%s\n' "$code" >>"$GITHUB_OUTPUT"
+  fi
+  exit "$code"
+}
+
+# Secrets are masked by the runner, but a key given another way is not: mask it, line by line
+# (a multi-line value is masked per line), before anything else runs. `%` is the only
+# character of the value the runner would unescape.
+if [ -n "${SERVICE_API_KEY:-}" ]; then
+  printf '%s\n' "$SERVICE_API_KEY" | tr '\r' '\n' | while IFS= read -r line; do
+    if [ -n "$line" ]; then
+      printf '::add-mask::%s\n' "$(printf '%s' "$line" | sed 's/%/%25/g')"
+    fi
+  done
+else
+  fail 2 "the api-key input is empty: set it to \${{ secrets.SERVICE_API_KEY }}" \
+    "(a workflow started from a fork gets no secrets)"
+fi
+
+# One agent per line: commas and newlines separate, blanks around each are dropped.
+agents=$(printf '%s\n' "${SERVICE_CI_AGENT:-}" | tr -d '\r' | tr ',' '\n' |
+  sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e '/^$/d')
+[ -n "$agents" ] ||
+  fail 2 "the agent input is empty: give an agent UUID, or several separated by commas or newlines"
+
+warn_only=${SERVICE_CI_WARN_ONLY:-false}
+case $warn_only in
+  true | false) ;;
+  *) fail 2 "the warn-only input must be true or false (got \"$(shown "$warn_only")\")" ;;
+esac
+
+version=${SERVICE_CI_VERSION:-}
+if [ -n "$version" ]; then
+  version=${version#v}
+else
+  # deno fmt keeps the top-level key on a line of its own, indented by two spaces.
+  version=$(sed -n 's/^  "version": *"\([^"]*\)".*$/\1/p' "$action_path/deno.json" | head -n 1)
+  [ -n "$version" ] || fail 2 "no version in $action_path/deno.json: set the version input"
+fi
+case $version in
+  source | latest) ;;
+  '' | *[!0-9A-Za-z.+-]* | [!0-9]*)
+    fail 2 "the version input must be a release such as 1.2.3, latest or source" \
+      "(got \"$(shown "${SERVICE_CI_VERSION:-}")\")"
+    ;;
+esac
+
+# The command, then service-ci's arguments after it.
+if [ "$version" = source ]; then
+  command -v deno >/dev/null 2>&1 ||
+    fail 2 "version: source needs deno on PATH (the action sets up Deno for it with setup-deno)"
+  # The permissions are the ones deno.json declares for every build, read rather than copied.
+  permissions=$(deno eval --no-config --quiet '
+    for (const flag of JSON.parse(Deno.readTextFileSync(Deno.args[0])).runtimePermissions) {
+      console.log(flag);
+    }' "$action_path/deno.json") ||
+    fail 3 "cannot read runtimePermissions from $action_path/deno.json"
+  # The action's own deno.json (and lock file), not the workspace's; no code is fetched.
+  set -- deno run --quiet --no-prompt --no-remote --no-npm --config "$action_path/deno.json"
+  cr=$(printf '\r')
+  while IFS= read -r flag; do
+    flag=${flag%"$cr"}
+    case $flag in
+      --allow-*) set -- "$@" "$flag" ;;
+      *) fail 3 "runtimePermissions in $action_path/deno.json holds \"$(shown "$flag")\"" ;;
+    esac
+  done <<EOF
+$permissions
+EOF
+  set -- "$@" "$action_path/src/main.ts"
+else
+  os=${RUNNER_OS:-$(uname -s)}
+  arch=${RUNNER_ARCH:-$(uname -m)}
+  case $os in
+    Linux) os_part=unknown-linux-gnu ;;
+    macOS | Darwin) os_part=apple-darwin ;;
+    Windows | MINGW* | MSYS* | CYGWIN*)
+      fail 2 "the action installs release binaries on Linux and macOS runners;" \
+        "on Windows set version: source"
+      ;;
+    *) fail 2 "unsupported runner OS $(shown "$os"): use a Linux or macOS runner" ;;
+  esac
+  case $arch in
+    X64 | x86_64 | amd64) arch_part=x86_64 ;;
+    ARM64 | aarch64 | arm64) arch_part=aarch64 ;;
+    *)
+      fail 2 "unsupported runner architecture $(shown "$arch"):" \
+        "service-ci is built for x86_64 and aarch64"
+      ;;
+  esac
+  dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/service-ci/$version
+  printf 'service-ci action: installing service-ci %s for %s into %s\n' \
+    "$version" "$arch_part-$os_part" "$dir" >&2
+  # install.sh refuses an archive whose SHA-256 differs from the release's SHA256SUMS.
+  # It never needs the key, so it does not get it.
+  (
+    unset SERVICE_API_KEY
+    exec sh "$action_path/scripts/install.sh" --version "$version" --dir "$dir"
+  ) ||
+    fail 3 "service-ci $version could not be installed (see install.sh's message above);" \
+      "nothing was run. version: source runs the action's own checkout instead"
+  set -- "$dir/service-ci"
+fi
+
+# Every value goes as --flag=value: one argument, never read as another flag.
+while IFS= read -r agent; do
+  set -- "$@" "--agent=$agent"
+done <<EOF
+$agents
+EOF
+if [ -n "${SERVICE_CI_BASE_URL:-}" ]; then set -- "$@" "--base-url=$SERVICE_CI_BASE_URL"; fi
+if [ -n "${SERVICE_CI_TIMEOUT_MINUTES:-}" ]; then
+  set -- "$@" "--timeout-minutes=$SERVICE_CI_TIMEOUT_MINUTES"
+fi
+if [ -n "${SERVICE_CI_JUNIT:-}" ]; then set -- "$@" "--junit=$SERVICE_CI_JUNIT"; fi
+if [ "$warn_only" = true ]; then set -- "$@" --warn-only; fi
+
+exec "$@"

@@ -1,0 +1,562 @@
+/**
+ * End to end on restricted networks: the real entry point, with deno.json's permissions, against
+ * the fake service over HTTPS with a private CA (made here with openssl), and through a proxy
+ * written here.
+ *
+ * What Deno 2.9.6's fetch does, as found while writing these tests:
+ * - It reads HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and the lowercase forms) itself, in Rust, with
+ *   no --allow-env check (a run without them in --allow-env still used the proxy and DENO_CERT);
+ *   the runner's code never reads them.
+ * - It does NOT exempt loopback: `https://localhost:<port>` and `https://127.0.0.1:<port>` both go
+ *   through HTTPS_PROXY as `CONNECT <host>:<port> HTTP/1.1`, so loopback is a fair stand-in for a
+ *   remote service here. Only NO_PROXY bypasses the proxy, matched on the URL's host as written
+ *   (NO_PROXY=localhost for `https://localhost:…`, NO_PROXY=127.0.0.1 for `https://127.0.0.1:…`).
+ * - `http://` URLs use HTTP_PROXY (never HTTPS_PROXY), sent in absolute form
+ *   (`POST http://127.0.0.1:<port>/… HTTP/1.1`); over plain http the proxy sees every header,
+ *   which is why the runner accepts http:// only for loopback hosts.
+ * - `deno run` itself (not the runner) checks for a newer Deno at dl.deno.land, through the same
+ *   proxy; DENO_NO_UPDATE_CHECK=1 turns that off, so the proxy here sees only the runner's traffic.
+ * - A certificate that does not verify fails the fetch with "invalid peer certificate:
+ *   UnknownIssuer" (or NotValidForName, …). The runner does not retry that: the same certificate
+ *   would meet every retry, so it exits 3 at once with a hint to use --ca-cert (src/client.ts,
+ *   kind `tls`). A proxy that drops connections is a network error and is retried.
+ */
+
+import assert from "node:assert/strict";
+import { delimiter, join } from "node:path";
+import { AGENTS, type FakeService, KEYS, startFakeService } from "../support/fake_service.ts";
+import { type ProgramResult, runProgram } from "../support/program.ts";
+
+const HAVE_OPENSSL = _onPath("openssl");
+const SHORT_TIMEOUT = ["--timeout-minutes", "0.05"];
+
+/** Files of a private PKI: a CA, a server certificate it signed, and an unrelated second CA. */
+interface Pki {
+  readonly dir: string;
+  readonly caPem: string;
+  readonly otherCaPem: string;
+  readonly serverCert: string;
+  readonly serverKey: string;
+}
+
+let pkiPromise: Promise<Pki> | undefined;
+
+/** Makes the PKI once per file, with openssl, in a temp dir removed when the tests end. */
+function pki(): Promise<Pki> {
+  pkiPromise ??= _makePki();
+  return pkiPromise;
+}
+
+async function _makePki(): Promise<Pki> {
+  const dir = await Deno.makeTempDir({ prefix: "service-ci-pki-" });
+  globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+  // A config file rather than -addext, so that LibreSSL (macOS) reads it too.
+  await Deno.writeTextFile(
+    join(dir, "openssl.cnf"),
+    [
+      "[req]",
+      "distinguished_name = dn",
+      "[dn]",
+      "[ca]",
+      "basicConstraints = critical, CA:TRUE",
+      "keyUsage = critical, keyCertSign, cRLSign",
+      "subjectKeyIdentifier = hash",
+      "[server]",
+      "subjectAltName = IP:127.0.0.1, DNS:localhost",
+      "basicConstraints = critical, CA:FALSE",
+      "keyUsage = critical, digitalSignature, keyEncipherment",
+      "extendedKeyUsage = serverAuth",
+      "authorityKeyIdentifier = keyid",
+      "",
+    ].join("\n"),
+  );
+  const ca = async (name: string) =>
+    await _openssl(dir, [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      `/CN=service-ci ${name}`,
+      "-config",
+      "openssl.cnf",
+      "-extensions",
+      "ca",
+      "-keyout",
+      `${name}.key`,
+      "-out",
+      `${name}.pem`,
+    ]);
+  await Promise.all([
+    ca("test-ca"),
+    ca("other-ca"),
+    _openssl(dir, [
+      "req",
+      "-new",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-subj",
+      "/CN=localhost",
+      "-config",
+      "openssl.cnf",
+      "-keyout",
+      "server.key",
+      "-out",
+      "server.csr",
+    ]),
+  ]);
+  await _openssl(dir, [
+    "x509",
+    "-req",
+    "-days",
+    "2",
+    "-in",
+    "server.csr",
+    "-CA",
+    "test-ca.pem",
+    "-CAkey",
+    "test-ca.key",
+    "-CAcreateserial",
+    "-extfile",
+    "openssl.cnf",
+    "-extensions",
+    "server",
+    "-out",
+    "server.pem",
+  ]);
+  return {
+    dir,
+    caPem: join(dir, "test-ca.pem"),
+    otherCaPem: join(dir, "other-ca.pem"),
+    serverCert: await Deno.readTextFile(join(dir, "server.pem")),
+    serverKey: await Deno.readTextFile(join(dir, "server.key")),
+  };
+}
+
+async function _openssl(cwd: string, args: readonly string[]): Promise<void> {
+  const output = await new Deno.Command("openssl", {
+    args: [...args],
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(
+      `openssl ${args[0]} failed: ${new TextDecoder().decode(output.stderr).trim()}`,
+    );
+  }
+}
+
+function _onPath(program: string): boolean {
+  const names = Deno.build.os === "windows" ? [`${program}.exe`, program] : [program];
+  return (Deno.env.get("PATH") ?? "").split(delimiter).some((dir) =>
+    names.some((name) => {
+      try {
+        return dir !== "" && Deno.statSync(join(dir, name)).isFile;
+      } catch {
+        return false;
+      }
+    })
+  );
+}
+
+/** A test that needs openssl: skipped where it is missing, failed with a clear message in CI. */
+function tlsTest(name: string, fn: (pki: Pki) => Promise<void>): void {
+  Deno.test({
+    name,
+    ignore: !HAVE_OPENSSL && Deno.env.get("CI") !== "true",
+    fn: async () => {
+      if (!HAVE_OPENSSL) {
+        throw new Error(
+          "CI=true but this test needs openssl on PATH (install it; the workflows do)",
+        );
+      }
+      await fn(await pki());
+    },
+  });
+}
+
+async function httpsService(pki: Pki): Promise<FakeService> {
+  return await startFakeService({ tls: { cert: pki.serverCert, key: pki.serverKey } });
+}
+
+function env(url: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SERVICE_API_KEY: KEYS.ci,
+    SERVICE_BASE_URL: url,
+    DENO_NO_UPDATE_CHECK: "1",
+    ...extra,
+  };
+}
+
+/** The service's URL with `127.0.0.1` instead of `localhost` (the certificate names both). */
+function byAddress(service: FakeService): string {
+  return service.url.replace("//localhost:", "//127.0.0.1:");
+}
+
+function hostPort(url: string): string {
+  return new URL(url).host;
+}
+
+/** Nothing secret, and no stack trace, in anything the program printed. */
+function assertClean(result: ProgramResult): void {
+  const output = result.stdout + result.stderr;
+  assert.ok(!output.includes(KEYS.ci), "the API key was printed");
+  assert.doesNotMatch(output, /PRIVATE KEY/);
+  assert.doesNotMatch(output, /^\s+at /m, "a stack trace was printed");
+  assert.doesNotMatch(output, /internal error/);
+}
+
+/** Runs a passing and a failing gate at once and checks both verdicts. */
+async function assertVerdicts(
+  url: string,
+  args: readonly string[],
+  extra: Record<string, string> = {},
+): Promise<void> {
+  const [passing, failing] = await Promise.all([
+    runProgram(["--agent", AGENTS.passing, ...args], { env: env(url, extra) }),
+    runProgram(["--agent", AGENTS.failing, ...args], { env: env(url, extra) }),
+  ]);
+  assert.equal(passing.code, 0, passing.stderr);
+  assert.match(passing.stderr, /PASSED/);
+  assert.equal(failing.code, 1, failing.stderr);
+  assert.match(failing.stderr, /FAILED \(run run_\d+\)/);
+  assertClean(passing);
+  assertClean(failing);
+}
+
+// --- A proxy on loopback ---------------------------------------------------------------------
+
+/** A forward proxy on 127.0.0.1 that logs what it is asked for. Use with `await using`. */
+interface TestProxy extends AsyncDisposable {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** The first line of each connection's first request, e.g. `CONNECT localhost:4433 HTTP/1.1`. */
+  readonly requests: readonly string[];
+  /** How many connections it accepted. */
+  readonly connections: number;
+  /** Every byte clients sent after that first request's head (tunnel contents), as latin1. */
+  relayed(): string;
+}
+
+/**
+ * Starts a proxy. `relay` answers `CONNECT host:port` with 200 and pipes both ways, and forwards
+ * an absolute-form `GET http://host:port/…` as it came (servers must accept absolute form);
+ * only loopback targets are relayed, anything else gets 502. `close` closes every connection
+ * as soon as it is accepted.
+ */
+function startProxy(mode: "relay" | "close"): TestProxy {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const requests: string[] = [];
+  const sockets = new Set<Deno.Conn>();
+  const handlers: Promise<void>[] = [];
+  let connections = 0;
+  let relayed = "";
+  const latin1 = new TextDecoder("latin1");
+  const encoder = new TextEncoder();
+
+  const handle = async (conn: Deno.Conn) => {
+    const head = await _readHead(conn);
+    if (head === undefined) return;
+    const line = head.text.split("\r\n")[0] ?? "";
+    requests.push(line);
+    const connect = /^CONNECT ([^\s:]+):(\d+) HTTP\/1\.[01]$/.exec(line);
+    const absolute = /^[A-Z]+ http:\/\/([^\s/:]+):(\d+)\/\S* HTTP\/1\.[01]$/.exec(line);
+    const target = connect ?? absolute;
+    if (target === null || !["localhost", "127.0.0.1"].includes(target[1]!)) {
+      await conn.write(encoder.encode("HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n"));
+      return;
+    }
+    const upstream = await Deno.connect({ hostname: "127.0.0.1", port: Number(target[2]) });
+    sockets.add(upstream);
+    if (connect !== null) {
+      await conn.write(encoder.encode("HTTP/1.1 200 Connection Established\r\n\r\n"));
+    } else {
+      await upstream.write(encoder.encode(`${head.text}\r\n\r\n`));
+    }
+    relayed += latin1.decode(head.rest);
+    if (head.rest.length > 0) await upstream.write(head.rest);
+    const tap = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        relayed += latin1.decode(chunk);
+        controller.enqueue(chunk);
+      },
+    });
+    await Promise.allSettled([
+      conn.readable.pipeThrough(tap).pipeTo(upstream.writable),
+      upstream.readable.pipeTo(conn.writable),
+    ]);
+  };
+
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        connections++;
+        if (mode === "close") {
+          conn.close();
+          continue;
+        }
+        sockets.add(conn);
+        handlers.push(handle(conn).catch(() => {}).finally(() => _close(conn)));
+      }
+    } catch {
+      // The listener was closed.
+    }
+  })();
+
+  return {
+    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+    requests,
+    get connections() {
+      return connections;
+    },
+    relayed: () => relayed,
+    async [Symbol.asyncDispose]() {
+      _close(listener);
+      await accepting;
+      for (const socket of sockets) _close(socket);
+      await Promise.allSettled(handlers);
+    },
+  };
+}
+
+/** Reads up to the end of a request's head; `rest` is whatever came after it. */
+async function _readHead(
+  conn: Deno.Conn,
+): Promise<{ text: string; rest: Uint8Array } | undefined> {
+  const buffer = new Uint8Array(16 * 1024);
+  let bytes = new Uint8Array(0);
+  while (bytes.length < 64 * 1024) {
+    const n = await conn.read(buffer);
+    if (n === null) return undefined;
+    const next = new Uint8Array(bytes.length + n);
+    next.set(bytes);
+    next.set(buffer.subarray(0, n), bytes.length);
+    bytes = next;
+    const text = new TextDecoder("latin1").decode(bytes);
+    const end = text.indexOf("\r\n\r\n");
+    if (end >= 0) return { text: text.slice(0, end), rest: bytes.subarray(end + 4) };
+  }
+  return undefined;
+}
+
+function _close(resource: { close(): void }): void {
+  try {
+    resource.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+// --- TLS with a private CA -------------------------------------------------------------------
+
+tlsTest(
+  "without the private CA the certificate is refused at once: exit 3, one line with a hint, nothing sent",
+  async (pki) => {
+    await using service = await httpsService(pki);
+    const started = Date.now();
+    const result = await runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "1"], {
+      env: env(service.url),
+    });
+    assert.equal(result.code, 3, result.stderr);
+    assert.ok(Date.now() - started < 20_000, "not retried until the timeout");
+    assert.doesNotMatch(result.stderr, /retry \d/);
+    assert.match(
+      result.stderr,
+      /^agent \S+: NOT CHECKED: TLS certificate refused: .*invalid peer certificate: UnknownIssuer.*\(fix: trust the service's CA with --ca-cert/m,
+    );
+    assertClean(result);
+    // The handshake failed before any request: the key never went over the untrusted connection.
+    assert.equal(service.requests.length, 0);
+  },
+);
+
+tlsTest(
+  "--ca-cert <pem> trusts the private CA: a passing gate exits 0, a failing one 1",
+  async (pki) => {
+    await using service = await httpsService(pki);
+    await assertVerdicts(service.url, ["--ca-cert", pki.caPem]);
+    await assertVerdicts(byAddress(service), ["--ca-cert", pki.caPem]);
+    assert.equal(service.requestsOf("POST").length, 4);
+  },
+);
+
+tlsTest("SERVICE_CA_CERT trusts the private CA like --ca-cert", async (pki) => {
+  await using service = await httpsService(pki);
+  await assertVerdicts(service.url, [], { SERVICE_CA_CERT: pki.caPem });
+});
+
+tlsTest("DENO_CERT, Deno's own variable, trusts the private CA without --ca-cert", async (pki) => {
+  await using service = await httpsService(pki);
+  await assertVerdicts(service.url, [], { DENO_CERT: pki.caPem });
+});
+
+tlsTest(
+  "--ca-cert adds to the trusted roots: another CA in --ca-cert keeps DENO_CERT's CA trusted",
+  async (pki) => {
+    await using service = await httpsService(pki);
+    await assertVerdicts(service.url, ["--ca-cert", pki.otherCaPem], { DENO_CERT: pki.caPem });
+  },
+);
+
+tlsTest(
+  "--ca-cert naming a missing, unreadable, non-PEM or malformed file exits 2 with one line naming --ca-cert, before any request",
+  async (pki) => {
+    await using service = await httpsService(pki);
+    const notPem = join(pki.dir, "openssl.cnf");
+    const keyOnly = join(pki.dir, "server.key");
+    const malformed = join(pki.dir, "malformed.pem");
+    await Deno.writeTextFile(
+      malformed,
+      "-----BEGIN CERTIFICATE-----\n!!not base64!!\n-----END CERTIFICATE-----\n",
+    );
+    const cases: Array<[string, string, RegExp]> = [
+      ["a missing file", join(pki.dir, "missing.pem"), /can be read .*missing\.pem/],
+      ["a directory", pki.dir, /can be read/],
+      ["a file that is not PEM", notPem, /holds none/],
+      ["a private key, no certificate", keyOnly, /holds none/],
+      ["a malformed certificate", malformed, /valid certificates .*malformed\.pem/],
+    ];
+    for (const [what, path, reason] of cases) {
+      for (
+        const [how, args, extra] of [
+          ["--ca-cert", ["--ca-cert", path], {}],
+          ["SERVICE_CA_CERT", [], { SERVICE_CA_CERT: path }],
+        ] as const
+      ) {
+        const result = await runProgram(["--agent", AGENTS.passing, ...args], {
+          env: env(service.url, extra),
+        });
+        assert.equal(result.code, 2, `${what} in ${how}: ${result.stderr}`);
+        const lines = result.stderr.trimEnd().split("\n");
+        assert.equal(lines.length, 1, result.stderr);
+        assert.match(lines[0]!, /^service-ci: --ca-cert\/SERVICE_CA_CERT must name a PEM file/);
+        assert.match(lines[0]!, reason, `${what} in ${how}`);
+        assertClean(result);
+      }
+    }
+    assert.equal(service.requests.length, 0);
+  },
+);
+
+// --- Proxies ---------------------------------------------------------------------------------
+
+tlsTest(
+  "HTTPS_PROXY (or https_proxy) tunnels every request with CONNECT to the service, which the proxy cannot read",
+  async (pki) => {
+    await using service = await httpsService(pki);
+    for (
+      const [variable, url] of [["HTTPS_PROXY", service.url], ["https_proxy", byAddress(service)]]
+    ) {
+      await using proxy = startProxy("relay");
+      const result = await runProgram(["--agent", AGENTS.passing, "--ca-cert", pki.caPem], {
+        env: env(url!, { [variable!]: proxy.url }),
+      });
+      assert.equal(result.code, 0, result.stderr);
+      assert.ok(proxy.requests.length >= 1, `${variable}: the proxy saw nothing`);
+      for (const request of proxy.requests) {
+        assert.equal(request, `CONNECT ${hostPort(url!)} HTTP/1.1`);
+      }
+      // Inside the tunnel is TLS: neither the key nor the API path passes the proxy in clear.
+      assert.ok(!proxy.relayed().includes(KEYS.ci));
+      assert.ok(!proxy.relayed().includes("/api/v1/agents/"));
+      assertClean(result);
+    }
+    assert.ok(service.requestsOf("GET").length >= 2);
+  },
+);
+
+tlsTest("NO_PROXY naming the service's host bypasses the proxy", async (pki) => {
+  await using service = await httpsService(pki);
+  await using proxy = startProxy("relay");
+  for (const [url, noProxy] of [[service.url, "localhost"], [byAddress(service), "127.0.0.1"]]) {
+    const result = await runProgram(["--agent", AGENTS.failing, "--ca-cert", pki.caPem], {
+      env: env(url!, { HTTPS_PROXY: proxy.url, NO_PROXY: noProxy! }),
+    });
+    assert.equal(result.code, 1, result.stderr);
+  }
+  assert.equal(proxy.connections, 0, `the proxy saw ${JSON.stringify(proxy.requests)}`);
+  assert.equal(service.requestsOf("POST").length, 2);
+});
+
+Deno.test("HTTP_PROXY carries plain-http requests to a loopback service in absolute form", async () => {
+  await using service = await startFakeService();
+  await using proxy = startProxy("relay");
+  const result = await runProgram(["--agent", AGENTS.passing], {
+    // HTTPS_PROXY points nowhere: an http:// URL must not use it.
+    env: env(service.url, { HTTP_PROXY: proxy.url, HTTPS_PROXY: "http://127.0.0.1:9" }),
+  });
+  assert.equal(result.code, 0, result.stderr);
+  // Later requests may ride the first connection (right after the POST's body, which ends without
+  // a newline): read their request lines from the relayed bytes.
+  const lines = [
+    ...proxy.requests,
+    ...proxy.relayed().match(/\b(?:GET|POST) http:\/\/\S+ HTTP\/1\.1(?=\r\n)/g) ?? [],
+  ];
+  const runs = `${service.url}/api/v1/agents/${AGENTS.passing}/runs`;
+  assert.equal(lines[0], `POST ${runs} HTTP/1.1`);
+  assert.ok(lines.length >= 2, JSON.stringify(lines));
+  for (const line of lines.slice(1)) assert.equal(line, `GET ${runs}/run_0001 HTTP/1.1`);
+  assert.equal(service.requests.length, lines.length);
+  assertClean(result);
+});
+
+Deno.test(
+  "a proxy that closes every connection: each retry is one network-error line, and the timeout exits 4",
+  async (t) => {
+    await using proxy = startProxy("close");
+    await using plain = await startFakeService();
+    const keys = HAVE_OPENSSL ? await pki() : undefined;
+    await using tls = keys === undefined ? undefined : await httpsService(keys);
+    const cases: Array<
+      { what: string; args: string[]; env: Record<string, string>; says: RegExp }
+    > = [{
+      what: "plain http through HTTP_PROXY",
+      args: [],
+      env: env(plain.url, { HTTP_PROXY: proxy.url }),
+      says: /client error \(SendRequest\): connection closed before message completed/,
+    }];
+    if (keys !== undefined && tls !== undefined) {
+      cases.push({
+        what: "https through HTTPS_PROXY",
+        args: ["--ca-cert", keys.caPem],
+        env: env(tls.url, { HTTPS_PROXY: proxy.url }),
+        says: /client error \(Connect\): unexpected eof while tunneling/,
+      });
+    }
+    const results = await Promise.all(
+      cases.map((item) =>
+        runProgram(["--agent", AGENTS.passing, ...SHORT_TIMEOUT, ...item.args], { env: item.env })
+      ),
+    );
+    for (const [index, item] of cases.entries()) {
+      await t.step(item.what, () => {
+        const result = results[index]!;
+        assert.equal(result.code, 4, result.stderr);
+        const faults = result.stderr.split("\n").filter((line) =>
+          line.includes("trigger failed: network error")
+        );
+        assert.ok(faults.length >= 1, result.stderr);
+        for (const line of faults) {
+          // The cause leads the line; the URL, already shown above, is left out.
+          assert.match(line, /^agent \S+: trigger failed: network error: fetch failed: /);
+          assert.match(line, item.says);
+          assert.doesNotMatch(line, /error sending request/);
+        }
+        // The timeout's own line names the fault that kept the run from starting.
+        assert.match(
+          result.stderr,
+          /TIMED OUT: the timeout of 0\.05 min ran out before the run was triggered; last fault: network error: /,
+        );
+        assertClean(result);
+      });
+    }
+    assert.ok(proxy.connections >= cases.length);
+    assert.equal(plain.requests.length + (tls?.requests.length ?? 0), 0);
+  },
+);
