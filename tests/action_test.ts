@@ -9,10 +9,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseDocument } from "npm:yaml@2.6.1";
-import { archiveName, readBuildConfig, sha256sumsLine, type Target } from "../scripts/build.ts";
+import { archiveName, readBuildConfig, sha256sumsLine } from "../scripts/build.ts";
+import { runCommand } from "./support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
+import { readGithubOutput } from "./support/github_output.ts";
 import { PERMISSIONS } from "./support/program.ts";
+import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "./support/release.ts";
+import { assertShellcheckPasses } from "./support/shellcheck.ts";
+import { type ToolOptions, toolTest } from "./support/tools.ts";
+import { assertYamllintPasses, parseYaml } from "./support/yaml.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/[\\/]$/, "");
 const SCRIPT = join(ROOT, "scripts", "action.sh");
@@ -45,15 +50,8 @@ interface Action {
   readonly runs: { readonly using: string; readonly steps: readonly Step[] };
 }
 
-function _load<T>(path: string): T {
-  const document = parseDocument(Deno.readTextFileSync(path), { prettyErrors: true });
-  assert.deepEqual(document.errors.map(String), [], path);
-  assert.deepEqual(document.warnings.map(String), [], path);
-  return document.toJS() as T;
-}
-
 const ACTION_TEXT = Deno.readTextFileSync(join(ROOT, "action.yml"));
-const ACTION = _load<Action>(join(ROOT, "action.yml"));
+const ACTION = parseYaml<Action>(ACTION_TEXT, join(ROOT, "action.yml"));
 const GATE_STEP = ACTION.runs.steps.find((step) => step.id === "gate");
 
 function _gateStep(): Step & { readonly run: string; readonly env: Record<string, string> } {
@@ -61,50 +59,16 @@ function _gateStep(): Step & { readonly run: string; readonly env: Record<string
   return GATE_STEP as Step & { readonly run: string; readonly env: Record<string, string> };
 }
 
-// A test that needs programs: skipped where one is missing, failed with a clear message in CI.
-// The action's script is POSIX sh, so these tests do not run on Windows. Each entry of `tools`
-// lists programs of which one is enough.
-function _toolTest(
-  name: string,
-  tools: readonly (readonly string[])[],
-  fn: () => Promise<void>,
-): void {
-  const missing = tools.filter((choices) => !choices.some(_onPath));
-  Deno.test({
-    name,
-    ignore: Deno.build.os === "windows" || (missing.length > 0 && Deno.env.get("CI") !== "true"),
-    fn: async () => {
-      if (missing.length > 0) {
-        throw new Error(
-          `CI=true but this test needs ${
-            missing.map((choices) => choices.join(" or ")).join(", ")
-          } on PATH (install it; ci.yml does)`,
-        );
-      }
-      await fn();
-    },
-  });
-}
-
-function _onPath(program: string): boolean {
-  return (Deno.env.get("PATH") ?? "").split(delimiter).some((dir) => {
-    try {
-      return dir !== "" && Deno.statSync(join(dir, program)).isFile;
-    } catch {
-      return false;
-    }
-  });
-}
-
+// The action's script is POSIX sh, so the tests that need programs do not run on Windows.
+const NOT_WINDOWS = ["windows"] as const;
+const SHELLCHECK: ToolOptions = { tools: ["shellcheck"], notOn: NOT_WINDOWS };
+const YAMLLINT: ToolOptions = { tools: ["yamllint"], notOn: NOT_WINDOWS };
 // What the step runs: bash for `run:`, sh for the script, and what install.sh runs.
-const STEP_TOOLS = [["bash"], ["sh"], ["sed"], ["tr"]];
-const INSTALL_TOOLS = [
+const STEP_TOOLS: ToolOptions = { tools: ["bash", "sh", "sed", "tr"], notOn: NOT_WINDOWS };
+const INSTALL_TOOLS: ToolOptions = {
   ...STEP_TOOLS,
-  ["tar"],
-  ["awk"],
-  ["curl", "wget"],
-  ["sha256sum", "shasum"],
-];
+  tools: [...STEP_TOOLS.tools, "tar", "awk", ["curl", "wget"], ["sha256sum", "shasum"]],
+};
 
 interface Scratch extends AsyncDisposable {
   readonly dir: string;
@@ -155,8 +119,8 @@ async function _runAction(
     const value = Deno.env.get(name);
     if (value !== undefined) inherited[name] = value;
   }
-  const output = await new Deno.Command("bash", {
-    args: ["--noprofile", "--norc", "-eo", "pipefail", "-c", step.run],
+  const bash = ["--noprofile", "--norc", "-eo", "pipefail", "-c", step.run];
+  const output = await runCommand("bash", bash, {
     cwd: workspace,
     clearEnv: true,
     env: {
@@ -173,42 +137,13 @@ async function _runAction(
       ...env,
       ...stepEnv,
     },
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
+  });
   return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-    outputs: _readGithubOutput(await Deno.readTextFile(outputFile)),
+    ...output,
+    outputs: readGithubOutput(await Deno.readTextFile(outputFile)),
     summary: await Deno.readTextFile(summaryFile),
     workspace,
   };
-}
-
-// Reads a GITHUB_OUTPUT file as the Actions runner does: `name=value` lines and
-// `name<<DELIMITER` heredocs; a later value of a name replaces an earlier one.
-function _readGithubOutput(text: string): Map<string, string> {
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  const outputs = new Map<string, string>();
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!;
-    const heredoc = /^([^=<]+)<<(.+)$/.exec(line);
-    if (heredoc === null) {
-      const plain = /^([^=]+)=(.*)$/.exec(line);
-      assert.ok(plain, `invalid GITHUB_OUTPUT line: ${JSON.stringify(line)}`);
-      outputs.set(plain[1]!, plain[2]!);
-      continue;
-    }
-    const value: string[] = [];
-    for (index++; lines[index] !== heredoc[2]; index++) {
-      assert.ok(index < lines.length, `delimiter ${heredoc[2]} not found`);
-      value.push(lines[index]!);
-    }
-    outputs.set(heredoc[1]!, value.join("\n"));
-  }
-  return outputs;
 }
 
 function _log(run: ActionRun): string {
@@ -314,8 +249,10 @@ Deno.test("action.yml pins every third-party action to a full commit SHA with it
 Deno.test("action.yml sets up the same Deno as ci.yml, and only for version: source", () => {
   const setups = ACTION.runs.steps.filter((step) => step.uses?.startsWith("denoland/setup-deno@"));
   assert.equal(setups.length, 1);
-  const ci = _load<{ jobs: Record<string, { steps?: Step[] }> }>(
-    join(ROOT, ".github", "workflows", "ci.yml"),
+  const ciPath = join(ROOT, ".github", "workflows", "ci.yml");
+  const ci = parseYaml<{ jobs: Record<string, { steps?: Step[] }> }>(
+    Deno.readTextFileSync(ciPath),
+    ciPath,
   );
   const ciSetup = Object.values(ci.jobs).flatMap((job) => job.steps ?? [])
     .find((step) => step.uses?.startsWith("denoland/setup-deno@"));
@@ -325,27 +262,17 @@ Deno.test("action.yml sets up the same Deno as ci.yml, and only for version: sou
   assert.ok(ACTION.runs.steps.indexOf(setups[0]!) < ACTION.runs.steps.indexOf(_gateStep()));
 });
 
-_toolTest("action.yml passes yamllint --strict", [["yamllint"]], async () => {
-  const output = await new Deno.Command("yamllint", {
-    args: ["--strict", "--config-file", ".yamllint.yml", "action.yml"],
-    cwd: ROOT,
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  assert.equal(output.code, 0, decoder.decode(output.stdout) + decoder.decode(output.stderr));
+toolTest("action.yml passes yamllint --strict", YAMLLINT, async () => {
+  await assertYamllintPasses(["action.yml"]);
 });
 
-_toolTest("scripts/action.sh passes shellcheck -s sh", [["shellcheck"]], async () => {
-  const output = await new Deno.Command("shellcheck", {
-    args: ["--shell=sh", "--severity=style", SCRIPT],
-    stdin: "null",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stdout));
+toolTest("scripts/action.sh passes shellcheck -s sh", SHELLCHECK, async () => {
+  await assertShellcheckPasses([SCRIPT]);
 });
 
 // --- version: source, against the fake service -------------------------------------------
 
-_toolTest(
+toolTest(
   "version: source runs the gate from the checkout: a passing agent exits 0 with passed=true",
   STEP_TOOLS,
   async () => {
@@ -374,7 +301,7 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "version: source: a failing agent exits 1 with passed=false",
   STEP_TOOLS,
   async () => {
@@ -395,7 +322,7 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   'version: source: agent "a,b" runs both agents, and the exit code combines them',
   STEP_TOOLS,
   async () => {
@@ -416,7 +343,7 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "version: source with warn-only: a failing gate exits 0 but passed stays false",
   STEP_TOOLS,
   async () => {
@@ -437,7 +364,7 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "version: source runs src/main.ts with exactly deno.json's runtimePermissions",
   STEP_TOOLS,
   async () => {
@@ -484,11 +411,6 @@ printf '%s\\n' "$@" > "$CALLS"
 
 // --- release binaries, from a fake release server -----------------------------------------
 
-// The target install.sh picks on this machine (it reads uname; Deno knows the same).
-const HOST_TARGET = `${Deno.build.arch}-${
-  Deno.build.os === "darwin" ? "apple-darwin" : "unknown-linux-gnu"
-}` as Target;
-
 // The "binary": a script that answers install.sh's --version check and otherwise records its
 // arguments (one per line), whether it got the key, and exits with $FAKE_EXIT.
 function _fakeBinary(version: string): string {
@@ -498,13 +420,6 @@ printf '%s\\n' "$@" > "$FAKE_ARGS"
 printf '%s' "\${SERVICE_API_KEY:-}" > "$FAKE_ARGS.key"
 exit "\${FAKE_EXIT:-0}"
 `;
-}
-
-interface ReleaseServer extends AsyncDisposable {
-  /** The base URL to give as SERVICE_CI_DOWNLOAD_URL. */
-  readonly url: string;
-  /** The paths requested, in order. */
-  readonly requested: readonly string[];
 }
 
 // A release of `version` as GitHub serves it: its archive for this machine and SHA256SUMS,
@@ -519,38 +434,17 @@ async function _serveRelease(
   const stage = join(dir, "stage");
   await Deno.mkdir(stage, { recursive: true });
   await Deno.writeTextFile(join(stage, "service-ci"), _fakeBinary(version), { mode: 0o755 });
-  const tar = await new Deno.Command("tar", {
-    args: ["-czf", join(dir, archive), "-C", stage, "service-ci"],
-    stdin: "null",
-  }).output();
-  assert.equal(tar.code, 0, new TextDecoder().decode(tar.stderr));
+  const tar = await runCommand("tar", ["-czf", join(dir, archive), "-C", stage, "service-ci"]);
+  assert.equal(tar.code, 0, tar.stderr);
   const bytes = await Deno.readFile(join(dir, archive));
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
-  const files: Record<string, Uint8Array<ArrayBuffer>> = {
-    SHA256SUMS: new TextEncoder().encode(`${sha256sumsLine(checksum ?? hex, archive)}\n`),
-    [archive]: bytes,
-  };
-  const requested: string[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
-    const path = new URL(request.url).pathname;
-    requested.push(path);
-    const match = new RegExp(
-      `^/releases/(?:download/v${version.replaceAll(".", "\\.")}|latest/download)/([^/]+)$`,
-    ).exec(path);
-    const body = match?.[1] === undefined ? undefined : files[match[1]];
-    return body === undefined
-      ? new Response("not found", { status: 404 })
-      : new Response(body, { headers: { "content-type": "application/octet-stream" } });
-  });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/releases`,
-    requested,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
+  const sums = sha256sumsLine(checksum ?? await sha256Hex(bytes), archive);
+  return serveRelease(
+    { SHA256SUMS: new TextEncoder().encode(`${sums}\n`), [archive]: bytes },
+    { version },
+  );
 }
 
-_toolTest(
+toolTest(
   "a release version is downloaded, verified and run with the inputs as arguments",
   INSTALL_TOOLS,
   async () => {
@@ -590,7 +484,7 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "without a version input, the release in the action's deno.json is installed",
   INSTALL_TOOLS,
   async () => {
@@ -613,7 +507,7 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "an archive whose SHA-256 does not match SHA256SUMS is refused and never run",
   INSTALL_TOOLS,
   async () => {
@@ -637,7 +531,7 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "input errors stop the step with exit code 2 before anything is downloaded or run",
   STEP_TOOLS,
   async () => {
@@ -669,7 +563,7 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "the key is masked line by line, with % escaped, before any input is checked",
   STEP_TOOLS,
   async () => {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   archiveName,
@@ -14,71 +14,17 @@ import {
   TARGETS,
   zipArchive,
 } from "../scripts/build.ts";
+import { runCommand } from "./support/command.ts";
+import { sha256Hex } from "./support/release.ts";
+import { onPath, toolTest } from "./support/tools.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DENO_JSON = readBuildConfig(Deno.readTextFileSync(join(ROOT, "deno.json")));
 const DOWNLOAD_FAILURE_LINE = (target: string) =>
   `build: cannot download the Deno base runtime for ${target} (no access to Deno's download host); set DENORT_BIN to a local denort binary or build on a machine with internet access`;
 
-// A test that needs a program: skipped where it is missing, failed with a clear message in CI.
-// Each entry of `tools` lists programs of which one is enough.
-function _toolTest(
-  name: string,
-  tools: readonly (readonly string[])[],
-  fn: (found: readonly string[]) => Promise<void>,
-  // Windows CI runners lack most of these tools; the tests run on Linux and macOS.
-  os: readonly (typeof Deno.build.os)[] = ["linux", "darwin"],
-): void {
-  const found = tools.map((choices) => choices.find(_onPath));
-  const missing = tools.filter((_, index) => found[index] === undefined);
-  Deno.test({
-    name,
-    ignore: !os.includes(Deno.build.os) || (missing.length > 0 && Deno.env.get("CI") !== "true"),
-    fn: async () => {
-      if (missing.length > 0) {
-        throw new Error(
-          `CI=true but this test needs ${
-            missing.map((choices) => choices.join(" or ")).join(", ")
-          } on PATH (install it; the workflows do)`,
-        );
-      }
-      await fn(found as string[]);
-    },
-  });
-}
-
-function _onPath(program: string): boolean {
-  return (Deno.env.get("PATH") ?? "").split(delimiter).some((dir) => {
-    try {
-      return dir !== "" && Deno.statSync(join(dir, program)).isFile;
-    } catch {
-      return false;
-    }
-  });
-}
-
-async function _sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-async function _output(
-  command: string,
-  args: readonly string[],
-  options: { cwd?: string; env?: Record<string, string>; clearEnv?: boolean } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(command, {
-    args: [...args],
-    stdin: "null",
-    ...options,
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
+// Windows CI runners lack most of the tools these tests run; they run on Linux and macOS.
+const LINUX_AND_MACOS = ["linux", "darwin"] as const;
 
 // A copy of the parts of the repository build.ts reads, with a stub entry point, so the
 // script's runs do not depend on (or write into) the working tree.
@@ -94,7 +40,7 @@ async function _scratchRepository(): Promise<AsyncDisposable & { dir: string }> 
 }
 
 function _runBuild(dir: string, args: readonly string[], env?: Record<string, string>) {
-  return _output(Deno.execPath(), [
+  return runCommand(Deno.execPath(), [
     "run",
     "--allow-read",
     "--allow-write",
@@ -222,10 +168,11 @@ Deno.test("sha256sumsLine() refuses a hash that is not 64 lowercase hex digits, 
   assert.throws(() => sha256sumsLine(hex, "a\n.tar.gz"), TypeError);
 });
 
-_toolTest(
+toolTest(
   "sha256sumsLine() writes lines that sha256sum -c accepts, and a changed file fails them",
-  [["sha256sum", "shasum"]],
-  async ([checker]) => {
+  { tools: [["sha256sum", "shasum"]], onlyOn: LINUX_AND_MACOS },
+  async () => {
+    const checker = onPath("sha256sum") ? "sha256sum" : "shasum";
     const dir = await mkdtemp(join(tmpdir(), "service-ci-sums-"));
     try {
       const files: Record<string, string> = {
@@ -236,20 +183,20 @@ _toolTest(
       for (const [name, content] of Object.entries(files)) {
         const bytes = new TextEncoder().encode(content);
         await Deno.writeFile(join(dir, name), bytes);
-        lines.push(sha256sumsLine(await _sha256Hex(bytes), name));
+        lines.push(sha256sumsLine(await sha256Hex(bytes), name));
       }
       await Deno.writeTextFile(join(dir, "SHA256SUMS"), `${lines.join("\n")}\n`);
       const check = checker === "sha256sum"
         ? ["-c", "SHA256SUMS"]
         : ["-a", "256", "-c", "SHA256SUMS"];
-      const good = await _output(checker!, check, { cwd: dir });
+      const good = await runCommand(checker, check, { cwd: dir });
       assert.equal(good.code, 0, good.stdout + good.stderr);
 
       await Deno.writeTextFile(
         join(dir, "service-ci-1.0.0-x86_64-pc-windows-msvc.zip"),
         "tampered",
       );
-      const bad = await _output(checker!, check, { cwd: dir });
+      const bad = await runCommand(checker, check, { cwd: dir });
       assert.notEqual(bad.code, 0);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -282,9 +229,9 @@ Deno.test("isRuntimeDownloadFailure() ignores other errors after a download that
   assert.equal(isRuntimeDownloadFailure("error: Type checking failed."), false);
 });
 
-_toolTest(
+toolTest(
   "zipArchive() writes an archive that unzip tests and extracts byte for byte",
-  [["unzip"]],
+  { tools: ["unzip"], onlyOn: LINUX_AND_MACOS },
   async () => {
     const dir = await mkdtemp(join(tmpdir(), "service-ci-zip-"));
     try {
@@ -298,13 +245,13 @@ _toolTest(
           { name: "service-ci.exe", data: noise, modified },
         ]),
       );
-      const tested = await _output("unzip", ["-t", "a.zip"], { cwd: dir });
+      const tested = await runCommand("unzip", ["-t", "a.zip"], { cwd: dir });
       assert.equal(tested.code, 0, tested.stdout + tested.stderr);
-      const extracted = await _output("unzip", ["-q", "a.zip", "-d", "out"], { cwd: dir });
+      const extracted = await runCommand("unzip", ["-q", "a.zip", "-d", "out"], { cwd: dir });
       assert.equal(extracted.code, 0, extracted.stderr);
       assert.deepEqual(await Deno.readFile(join(dir, "out", "README.md")), text);
       assert.deepEqual(await Deno.readFile(join(dir, "out", "service-ci.exe")), noise);
-      const listing = await _output("unzip", ["-l", "a.zip"], { cwd: dir });
+      const listing = await runCommand("unzip", ["-l", "a.zip"], { cwd: dir });
       assert.match(listing.stdout, /2024-05-06 07:08|05-06-2024 07:08/);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -387,9 +334,9 @@ Deno.test("build.ts prints one line when the Deno base runtime cannot be downloa
   await assert.rejects(Deno.stat(join(repo.dir, "dist", "SHA256SUMS")), Deno.errors.NotFound);
 });
 
-_toolTest(
+toolTest(
   "build.ts compiles, archives and writes SHA256SUMS (a stand-in base runtime, Linux only)",
-  [["tar"], ["sha256sum"]],
+  { tools: ["tar", "sha256sum"], onlyOn: ["linux"] },
   async () => {
     await using repo = await _scratchRepository();
     const target = "x86_64-unknown-linux-gnu";
@@ -403,12 +350,11 @@ _toolTest(
     assert.equal(result.code, 0, result.stderr);
     const archive = archiveName(DENO_JSON.version, target);
     const dist = join(repo.dir, "dist");
-    const listing = await _output("tar", ["-tzf", join(dist, archive)]);
+    const listing = await runCommand("tar", ["-tzf", join(dist, archive)]);
     assert.deepEqual(listing.stdout.trim().split("\n").toSorted(), ["README.md", "service-ci"]);
     assert.match(await Deno.readTextFile(join(dist, "SHA256SUMS")), /^[0-9a-f]{64} {2}\S+\n$/);
-    const check = await _output("sha256sum", ["-c", "SHA256SUMS"], { cwd: dist });
+    const check = await runCommand("sha256sum", ["-c", "SHA256SUMS"], { cwd: dist });
     assert.equal(check.code, 0, check.stdout + check.stderr);
     assert.equal(check.stdout, `${archive}: OK\n`);
   },
-  ["linux"],
 );

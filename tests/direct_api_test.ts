@@ -5,8 +5,9 @@
  */
 
 import assert from "node:assert/strict";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type CommandResult, runCommand } from "./support/command.ts";
 import {
   AGENTS,
   defaultAgents,
@@ -16,6 +17,8 @@ import {
   problem,
   startFakeService,
 } from "./support/fake_service.ts";
+import { assertShellcheckPasses } from "./support/shellcheck.ts";
+import { needsTools, onPath, toolTest, which } from "./support/tools.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/direct-api.sh", import.meta.url));
 const SCRIPT_TEXT = Deno.readTextFileSync(SCRIPT);
@@ -40,23 +43,10 @@ const REQUIRED_TOOLS = [
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const USER_AGENT = /^service-ci\/\d+\.\d+\.\d+\+direct-api \([a-z0-9_]+; [a-z0-9_]+\)$/;
 
-function _which(program: string): string | undefined {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(delimiter)) {
-    try {
-      const path = join(dir, program);
-      if (dir !== "" && Deno.statSync(path).isFile) return path;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
-
-const SH = _which("sh");
-const MISSING = ["sh", ...REQUIRED_TOOLS].filter((tool) => _which(tool) === undefined);
-// POSIX tools: these tests run on Linux and macOS. A developer's machine without one skips
+const SH = which("sh");
+// POSIX tools: these tests do not run on Windows. A developer's machine without one skips
 // them, saying so; in CI (CI=true) they fail.
-const IGNORE = Deno.build.os === "windows" || (MISSING.length > 0 && Deno.env.get("CI") !== "true");
+const NEEDS = needsTools({ tools: ["sh", ...REQUIRED_TOOLS], notOn: ["windows"] });
 
 /** How the script reads JSON in a run: with jq, or with its awk reader (no jq on PATH). */
 interface Mode {
@@ -65,47 +55,30 @@ interface Mode {
 }
 
 async function _modes(): Promise<Mode[]> {
-  if (IGNORE || MISSING.length > 0) return [];
+  if (NEEDS.ignore || NEEDS.missing.length > 0) return [];
   // A directory holding only the required tools: no jq, no python3, no git.
   const bin = await Deno.makeTempDir({ prefix: "direct-api-bin-" });
-  for (const tool of REQUIRED_TOOLS) await Deno.symlink(_which(tool)!, join(bin, tool));
+  for (const tool of REQUIRED_TOOLS) await Deno.symlink(which(tool)!, join(bin, tool));
   globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
   const modes: Mode[] = [{ reader: "awk", path: bin }];
-  if (_which("jq") !== undefined) modes.unshift({ reader: "jq", path: Deno.env.get("PATH")! });
+  if (onPath("jq")) modes.unshift({ reader: "jq", path: Deno.env.get("PATH")! });
   return modes;
 }
 
 const MODES = await _modes();
 
-interface Result {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 async function _run(
   mode: Mode,
   args: readonly string[],
   env: Record<string, string>,
-): Promise<Result> {
+): Promise<CommandResult> {
   const cwd = await Deno.makeTempDir({ prefix: "direct-api-cwd-" });
   try {
-    const output = await new Deno.Command(SH!, {
-      args: [SCRIPT, ...args],
+    return await runCommand(SH!, [SCRIPT, ...args], {
       cwd,
       env: { PATH: mode.path, SERVICE_POLL_SECONDS: "0.1", ...env },
       clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    const result = {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
-    };
-    return result;
+    });
   } finally {
     await Deno.remove(cwd, { recursive: true });
   }
@@ -118,14 +91,10 @@ function _env(url: string, extra: Record<string, string> = {}): Record<string, s
 /** Runs `fn` once per mode, concurrently, as steps named after the reader. */
 function _test(name: string, fn: (mode: Mode) => Promise<void>): void {
   Deno.test({
-    name,
-    ignore: IGNORE,
+    name: `${name}${NEEDS.nameSuffix}`,
+    ignore: NEEDS.ignore,
     fn: async (t) => {
-      if (MISSING.length > 0) {
-        throw new Error(
-          `CI=true but these tests need ${MISSING.join(", ")} on PATH (install them; ci.yml does)`,
-        );
-      }
+      NEEDS.assertFound();
       await Promise.all(
         MODES.map((mode) =>
           t.step({
@@ -580,20 +549,13 @@ Deno.test("direct-api.sh declares the version of deno.json", () => {
   );
 });
 
-Deno.test({
-  name: "direct-api.sh passes shellcheck as POSIX sh",
-  ignore: Deno.build.os === "windows" ||
-    (_which("shellcheck") === undefined && Deno.env.get("CI") !== "true"),
-  fn: async () => {
-    const output = await new Deno.Command("shellcheck", {
-      args: ["--shell=sh", "--severity=style", SCRIPT],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
-    assert.equal(output.code, 0, text);
+toolTest(
+  "direct-api.sh passes shellcheck as POSIX sh",
+  { tools: ["shellcheck"], notOn: ["windows"] },
+  async () => {
+    await assertShellcheckPasses([SCRIPT]);
   },
-});
+);
 
 // The awk reader against JSON.parse on documents jq and JSON.parse agree on.
 const READER_CORPUS: string[] = [
@@ -663,7 +625,7 @@ function _expected(text: string): string[] {
 
 Deno.test({
   name: "the awk JSON reader reads what JSON.parse reads, and refuses what it refuses",
-  ignore: IGNORE || _which("awk") === undefined,
+  ignore: NEEDS.ignore || !onPath("awk"),
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "direct-api-awk-" });
     try {

@@ -7,69 +7,28 @@
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { archiveName, sha256sumsLine, type Target } from "../scripts/build.ts";
+import { archiveName, sha256sumsLine } from "../scripts/build.ts";
+import { type CommandResult, runCommand } from "./support/command.ts";
+import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "./support/release.ts";
+import { assertShellcheckPasses } from "./support/shellcheck.ts";
+import { type ToolOptions, toolTest, which } from "./support/tools.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/install.sh", import.meta.url));
 const VERSION = "1.2.3";
 const FAKE_BINARY = `#!/bin/sh\necho "service-ci ${VERSION}"\n`;
-
-// The target install.sh should pick on this machine (it reads uname; Deno knows the same).
-const HOST_TARGET = `${Deno.build.arch}-${
-  Deno.build.os === "darwin" ? "apple-darwin" : "unknown-linux-gnu"
-}` as Target;
 const ARCHIVE = archiveName(VERSION, HOST_TARGET);
 
-// A test that needs programs: skipped where one is missing, failed with a clear message in CI.
-// install.sh is for Linux and macOS, so these tests do not run on Windows. Each entry of
-// `tools` lists programs of which one is enough.
-function _toolTest(
-  name: string,
-  tools: readonly (readonly string[])[],
-  fn: () => Promise<void>,
-  os: readonly (typeof Deno.build.os)[] = ["linux", "darwin"],
-): void {
-  const missing = tools.filter((choices) => !choices.some(_onPath));
-  Deno.test({
-    name,
-    ignore: !os.includes(Deno.build.os) || (missing.length > 0 && Deno.env.get("CI") !== "true"),
-    fn: async () => {
-      if (missing.length > 0) {
-        throw new Error(
-          `CI=true but this test needs ${
-            missing.map((choices) => choices.join(" or ")).join(", ")
-          } on PATH (install it; ci.yml does)`,
-        );
-      }
-      await fn();
-    },
-  });
-}
-
-function _onPath(program: string): boolean {
-  return _which(program) !== undefined;
-}
-
-function _which(program: string): string | undefined {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(delimiter)) {
-    try {
-      const path = join(dir, program);
-      if (dir !== "" && Deno.statSync(path).isFile) return path;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
+// install.sh is for Linux and macOS, so its tests do not run on Windows.
+const LINUX_AND_MACOS = ["linux", "darwin"] as const;
 
 // What install.sh itself runs.
-const INSTALL_TOOLS = [["sh"], ["tar"], ["awk"], ["curl", "wget"], ["sha256sum", "shasum"]];
-
-async function _sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
+const INSTALL: ToolOptions = {
+  tools: ["sh", "tar", "awk", ["curl", "wget"], ["sha256sum", "shasum"]],
+  onlyOn: LINUX_AND_MACOS,
+};
+const SHELLCHECK: ToolOptions = { tools: ["shellcheck"], onlyOn: LINUX_AND_MACOS };
 
 interface Scratch extends AsyncDisposable {
   readonly dir: string;
@@ -83,48 +42,17 @@ async function _scratch(): Promise<Scratch> {
   await Deno.mkdir(stage);
   await Deno.writeTextFile(join(stage, "service-ci"), FAKE_BINARY, { mode: 0o755 });
   await Deno.writeTextFile(join(stage, "README.md"), "# service-ci\n");
-  const tar = await new Deno.Command("tar", {
-    args: ["-czf", join(dir, ARCHIVE), "-C", stage, "service-ci", "README.md"],
-    stdin: "null",
-  }).output();
-  assert.equal(tar.code, 0, new TextDecoder().decode(tar.stderr));
+  const tar = await runCommand("tar", [
+    "-czf",
+    join(dir, ARCHIVE),
+    "-C",
+    stage,
+    "service-ci",
+    "README.md",
+  ]);
+  assert.equal(tar.code, 0, tar.stderr);
   const archive = await Deno.readFile(join(dir, ARCHIVE));
   return { dir, archive, [Symbol.asyncDispose]: () => rm(dir, { recursive: true, force: true }) };
-}
-
-interface ReleaseServer extends AsyncDisposable {
-  /** The base URL to give as SERVICE_CI_DOWNLOAD_URL. */
-  readonly url: string;
-  /** The paths requested, in order. */
-  readonly requested: readonly string[];
-  /** The User-Agent of each request, in order. */
-  readonly userAgents: readonly string[];
-}
-
-// Serves the same files under /releases/download/v<VERSION>/ and /releases/latest/download/,
-// as GitHub does for the latest release; anything else is a 404.
-function _serveRelease(files: Readonly<Record<string, Uint8Array<ArrayBuffer>>>): ReleaseServer {
-  const requested: string[] = [];
-  const userAgents: string[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (request) => {
-      const path = new URL(request.url).pathname;
-      requested.push(path);
-      userAgents.push(request.headers.get("user-agent") ?? "");
-      const match = /^\/releases\/(?:download\/v[^/]+|latest\/download)\/([^/]+)$/.exec(path);
-      const body = match?.[1] === undefined ? undefined : files[match[1]];
-      return body === undefined
-        ? new Response("not found", { status: 404 })
-        : new Response(body, { headers: { "content-type": "application/octet-stream" } });
-    },
-  );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/releases`,
-    requested,
-    userAgents,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
 }
 
 async function _install(
@@ -132,9 +60,8 @@ async function _install(
   installDir: string,
   args: readonly string[],
   env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(_which("sh") ?? "sh", {
-    args: [SCRIPT, ...args],
+): Promise<CommandResult> {
+  return await runCommand(which("sh") ?? "sh", [SCRIPT, ...args], {
     clearEnv: true,
     env: {
       PATH: Deno.env.get("PATH") ?? "",
@@ -143,14 +70,7 @@ async function _install(
       SERVICE_CI_INSTALL_DIR: installDir,
       ...env,
     },
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  });
 }
 
 function _sums(lines: readonly string[]): Uint8Array<ArrayBuffer> {
@@ -161,16 +81,16 @@ async function _assertNothingInstalled(installDir: string): Promise<void> {
   await assert.rejects(Deno.stat(installDir), Deno.errors.NotFound);
 }
 
-_toolTest(
+toolTest(
   "install.sh installs a pinned version whose SHA-256 matches, and the binary runs",
-  INSTALL_TOOLS,
+  INSTALL,
   async () => {
     await using scratch = await _scratch();
     const sums = _sums([
-      sha256sumsLine(await _sha256Hex(scratch.archive), ARCHIVE),
+      sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE),
       sha256sumsLine("0".repeat(64), archiveName(VERSION, "x86_64-pc-windows-msvc")),
     ]);
-    await using server = _serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
     const installDir = join(scratch.dir, "bin");
 
     const result = await _install(server, installDir, ["--version", VERSION]);
@@ -189,13 +109,13 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "install.sh takes the version from SERVICE_CI_VERSION, with or without a leading v",
-  INSTALL_TOOLS,
+  INSTALL,
   async () => {
     await using scratch = await _scratch();
-    const sums = _sums([sha256sumsLine(await _sha256Hex(scratch.archive), ARCHIVE)]);
-    await using server = _serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+    const sums = _sums([sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE)]);
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
 
     const result = await _install(server, join(scratch.dir, "bin"), [], {
       SERVICE_CI_VERSION: `v${VERSION}`,
@@ -206,16 +126,16 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "install.sh installs the latest release, reading the archive's name from SHA256SUMS",
-  INSTALL_TOOLS,
+  INSTALL,
   async () => {
     await using scratch = await _scratch();
     const sums = _sums([
       sha256sumsLine("1".repeat(64), archiveName(VERSION, "x86_64-pc-windows-msvc")),
-      sha256sumsLine(await _sha256Hex(scratch.archive), ARCHIVE),
+      sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE),
     ]);
-    await using server = _serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
     const installDir = join(scratch.dir, "bin");
 
     const result = await _install(server, installDir, ["--dir", installDir]);
@@ -229,14 +149,14 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "install.sh refuses an archive whose SHA-256 does not match SHA256SUMS and installs nothing",
-  INSTALL_TOOLS,
+  INSTALL,
   async () => {
     await using scratch = await _scratch();
     const wrong = "ab".repeat(32);
     const sums = _sums([sha256sumsLine(wrong, ARCHIVE)]);
-    await using server = _serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
     const installDir = join(scratch.dir, "bin");
 
     const result = await _install(server, installDir, ["--version", VERSION]);
@@ -247,21 +167,21 @@ _toolTest(
       new RegExp(`checksum mismatch for ${ARCHIVE.replaceAll(".", "\\.")}`),
     );
     assert.ok(result.stderr.includes(wrong), result.stderr);
-    assert.ok(result.stderr.includes(await _sha256Hex(scratch.archive)), result.stderr);
+    assert.ok(result.stderr.includes(await sha256Hex(scratch.archive)), result.stderr);
     assert.equal(result.stdout, "");
     await _assertNothingInstalled(installDir);
   },
 );
 
-_toolTest(
+toolTest(
   "install.sh refuses when SHA256SUMS has no line for the archive and downloads nothing else",
-  INSTALL_TOOLS,
+  INSTALL,
   async () => {
     await using scratch = await _scratch();
     const sums = _sums([
       sha256sumsLine("2".repeat(64), archiveName(VERSION, "x86_64-pc-windows-msvc")),
     ]);
-    await using server = _serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
     const installDir = join(scratch.dir, "bin");
 
     const pinned = await _install(server, installDir, ["--version", VERSION]);
@@ -280,12 +200,12 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "install.sh refuses a version that is not a release version, with exit code 2",
-  INSTALL_TOOLS,
+  INSTALL,
   async () => {
     await using scratch = await _scratch();
-    await using server = _serveRelease({});
+    await using server = serveRelease({});
     const result = await _install(server, join(scratch.dir, "bin"), ["--version", "../../x"]);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /--version must be a release version such as 1\.2\.3, or latest/);
@@ -293,12 +213,12 @@ _toolTest(
   },
 );
 
-_toolTest(
+toolTest(
   "install.sh refuses a plain http:// download address to a remote host",
-  INSTALL_TOOLS,
+  INSTALL,
   async () => {
     await using scratch = await _scratch();
-    await using server = _serveRelease({});
+    await using server = serveRelease({});
     const result = await _install(server, join(scratch.dir, "bin"), [], {
       SERVICE_CI_DOWNLOAD_URL: "http://127.0.0.1.example.com/releases",
     });
@@ -325,16 +245,16 @@ const FALLBACK_TOOLS = [
   "shasum",
 ];
 
-_toolTest(
+toolTest(
   "install.sh falls back to wget and shasum -a 256 where curl and sha256sum are missing",
-  FALLBACK_TOOLS.map((tool) => [tool]),
+  { tools: FALLBACK_TOOLS, onlyOn: ["linux"] }, // where both fallbacks are sure to be installed
   async () => {
     await using scratch = await _scratch();
     const bin = join(scratch.dir, "path");
     await Deno.mkdir(bin);
-    for (const tool of FALLBACK_TOOLS) await Deno.symlink(_which(tool)!, join(bin, tool));
-    const sums = _sums([sha256sumsLine(await _sha256Hex(scratch.archive), ARCHIVE)]);
-    await using server = _serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+    for (const tool of FALLBACK_TOOLS) await Deno.symlink(which(tool)!, join(bin, tool));
+    const sums = _sums([sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE)]);
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
     const installDir = join(scratch.dir, "bin");
 
     const result = await _install(server, installDir, ["--version", VERSION], { PATH: bin });
@@ -344,13 +264,8 @@ _toolTest(
     for (const agent of server.userAgents) assert.match(agent, /^Wget\//);
     assert.equal(result.stdout, `installed ${installDir}/service-ci: service-ci ${VERSION}\n`);
   },
-  ["linux"], // where both fallbacks are sure to be installed
 );
 
-_toolTest("install.sh passes shellcheck -s sh", [["shellcheck"]], async () => {
-  const output = await new Deno.Command("shellcheck", {
-    args: ["--shell=sh", "--severity=style", SCRIPT],
-    stdin: "null",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stdout));
+toolTest("install.sh passes shellcheck -s sh", SHELLCHECK, async () => {
+  await assertShellcheckPasses([SCRIPT]);
 });

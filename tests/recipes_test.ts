@@ -10,8 +10,12 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDocument } from "npm:yaml@2.6.1";
 import { parseCommandLine, resolveConfig } from "../src/config.ts";
+import { type CommandOptions, runCommand } from "./support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
 import { MAIN, PERMISSIONS } from "./support/program.ts";
+import { assertShellcheckPasses } from "./support/shellcheck.ts";
+import { type ToolOptions, toolTest } from "./support/tools.ts";
+import { assertYamllintPasses, parseYaml } from "./support/yaml.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RECIPES = join(ROOT, "docs", "recipes");
@@ -305,9 +309,7 @@ Deno.test("every YAML block parses", () => {
   const yaml = BLOCKS.filter((block) => block.lang === "yaml");
   assert.ok(yaml.length >= 6, `${yaml.length} YAML blocks`);
   for (const block of yaml) {
-    const document = parseDocument(block.text, { prettyErrors: true });
-    assert.deepEqual(document.errors.map(String), [], `${block.file}:\n${block.text}`);
-    assert.deepEqual(document.warnings.map(String), [], `${block.file}:\n${block.text}`);
+    parseYaml(block.text, `${block.file}:\n${block.text}`);
   }
 });
 
@@ -380,53 +382,24 @@ Deno.test("the recipes name one image and pin the version of deno.json", () => {
   }
 });
 
-function _which(program: string): string | undefined {
-  for (const dir of (Deno.env.get("PATH") ?? "").split(delimiter)) {
-    try {
-      const path = join(dir, program);
-      if (dir !== "" && Deno.statSync(path).isFile) return path;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
+// What the tests that run programs need. Windows CI runners lack most of these tools, so those
+// tests do not run on Windows.
+const SHELLCHECK: ToolOptions = { tools: ["shellcheck"], notOn: ["windows"] };
+const YAMLLINT: ToolOptions = { tools: ["yamllint"], notOn: ["windows"] };
 
-// A test that needs programs: skipped where one is missing, failed with a clear message in CI.
-function _toolTest(name: string, tools: readonly string[], fn: () => Promise<void>): void {
-  const missing = tools.filter((tool) => _which(tool) === undefined);
-  Deno.test({
-    name,
-    ignore: Deno.build.os === "windows" || (missing.length > 0 && Deno.env.get("CI") !== "true"),
-    fn: async () => {
-      if (missing.length > 0) {
-        throw new Error(
-          `CI=true but this test needs ${missing.join(", ")} on PATH (ci.yml installs them)`,
-        );
-      }
-      await fn();
-    },
-  });
-}
-
+// A program's exit code, and its stdout and stderr as one text.
 async function _output(
   command: string,
   args: readonly string[],
-  options: { cwd?: string; env?: Record<string, string>; clearEnv?: boolean } = {},
+  options: CommandOptions = {},
 ): Promise<{ code: number; text: string }> {
-  const output = await new Deno.Command(command, {
-    args: [...args],
-    stdout: "piped",
-    stderr: "piped",
-    ...options,
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: output.code, text: decoder.decode(output.stdout) + decoder.decode(output.stderr) };
+  const { code, stdout, stderr } = await runCommand(command, args, options);
+  return { code, text: stdout + stderr };
 }
 
-_toolTest(
+toolTest(
   "every YAML block passes yamllint with the repository's rules",
-  ["yamllint"],
+  YAMLLINT,
   async () => {
     const dir = await Deno.makeTempDir({ prefix: "service-ci-recipes-yaml-" });
     try {
@@ -437,20 +410,14 @@ _toolTest(
           block.text,
         );
       }
-      const { code, text } = await _output("yamllint", [
-        "--strict",
-        "--config-file",
-        join(ROOT, ".yamllint.yml"),
-        dir,
-      ]);
-      assert.equal(code, 0, text);
+      await assertYamllintPasses([dir]);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
   },
 );
 
-_toolTest("the shell of every recipe passes shellcheck", ["shellcheck"], async () => {
+toolTest("the shell of every recipe passes shellcheck", SHELLCHECK, async () => {
   const dir = await Deno.makeTempDir({ prefix: "service-ci-recipes-sh-" });
   try {
     const files: string[] = [];
@@ -471,17 +438,16 @@ _toolTest("the shell of every recipe passes shellcheck", ["shellcheck"], async (
     assert.ok(hook, "pre-push.md holds the hook");
     await Deno.writeTextFile(join(dir, "hook.sh"), hook);
     files.push(join(dir, "hook.sh"));
-    const { code, text } = await _output("shellcheck", ["--shell=sh", ...files]);
-    assert.equal(code, 0, text);
+    await assertShellcheckPasses(files);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
 
-_toolTest("the pre-push hook lets a push through when the gate passes and stops it when it fails", [
-  "git",
-  "sh",
-], async () => {
+toolTest("the pre-push hook lets a push through when the gate passes and stops it when it fails", {
+  tools: ["git", "sh"],
+  notOn: ["windows"],
+}, async () => {
   const install = BLOCKS.find((block) =>
     block.file === "pre-push.md" && block.text.includes("<<'HOOK'")
   );
@@ -559,9 +525,7 @@ Deno.test("the YAML examples of README.md and docs/github-actions.md parse too",
     const text = Deno.readTextFileSync(join(ROOT, path));
     for (const match of text.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)) {
       count++;
-      const document = parseDocument(match[1]!, { prettyErrors: true });
-      assert.deepEqual(document.errors.map(String), [], `${path}:\n${match[1]}`);
-      assert.deepEqual(document.warnings.map(String), [], `${path}:\n${match[1]}`);
+      parseYaml(match[1]!, `${path}:\n${match[1]}`);
     }
   }
   assert.ok(count >= 3, `${count} YAML blocks`);

@@ -1,38 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
 import { normalizeStatus, readRun } from "../src/verdict.ts";
+import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "./support/run_statuses.ts";
 
-// The status table of contract §2, spelled as the contract spells it.
-const IN_PROGRESS = [
-  "queued",
-  "pending",
-  "created",
-  "scheduled",
-  "running",
-  "in_progress",
-  "evaluating",
-];
-const ENDED_WITHOUT_VERDICT = [
-  "error",
-  "errored",
-  "cancelled",
-  "canceled",
-  "aborted",
-  "timed_out",
-  "timeout",
-  "expired",
-  "rejected",
-];
-const FINISHED = [
-  "completed",
-  "complete",
-  "succeeded",
-  "success",
-  "finished",
-  "done",
-  "passed",
-  "failed",
-];
 const KNOWN = [...IN_PROGRESS, ...ENDED_WITHOUT_VERDICT, ...FINISHED];
 
 const RUNS = { numRuns: 2000 };

@@ -1,36 +1,7 @@
 import assert from "node:assert/strict";
 import { normalizeStatus, readRun } from "../src/verdict.ts";
+import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "./support/run_statuses.ts";
 
-const IN_PROGRESS = [
-  "queued",
-  "pending",
-  "created",
-  "scheduled",
-  "running",
-  "in_progress",
-  "evaluating",
-];
-const ENDED_WITHOUT_VERDICT = [
-  "error",
-  "errored",
-  "cancelled",
-  "canceled",
-  "aborted",
-  "timed_out",
-  "timeout",
-  "expired",
-  "rejected",
-];
-const FINISHED = [
-  "completed",
-  "complete",
-  "succeeded",
-  "success",
-  "finished",
-  "done",
-  "passed",
-  "failed",
-];
 const gate = (passed: unknown) => ({ results: { gate: { passed } } });
 
 Deno.test("normalizeStatus() folds case, hyphens and spaces", () => {

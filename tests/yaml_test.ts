@@ -9,8 +9,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseDocument } from "npm:yaml@2.6.1";
 import { archiveName, TARGETS } from "../scripts/build.ts";
+import { runCommand } from "./support/command.ts";
+import { type ToolOptions, toolTest } from "./support/tools.ts";
+import { assertYamllintPasses, parseYaml } from "./support/yaml.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WORKFLOWS = join(ROOT, ".github", "workflows");
@@ -50,10 +52,7 @@ function _yamlFiles(dir: string): string[] {
 }
 
 function _load(path: string): Workflow {
-  const document = parseDocument(Deno.readTextFileSync(path), { prettyErrors: true });
-  assert.deepEqual(document.errors.map(String), [], relative(ROOT, path));
-  assert.deepEqual(document.warnings.map(String), [], relative(ROOT, path));
-  return document.toJS() as Workflow;
+  return parseYaml<Workflow>(Deno.readTextFileSync(path), relative(ROOT, path));
 }
 
 const CI = _load(join(WORKFLOWS, "ci.yml"));
@@ -69,33 +68,11 @@ function _steps(workflow: Workflow): Step[] {
   return Object.values(workflow.jobs).flatMap((job) => [...(job.steps ?? [])]);
 }
 
-// A test that needs a program: skipped where it is missing, failed with a clear message in CI.
-// Windows CI runners lack most of these tools; the tests run on Linux and macOS.
-function _toolTest(name: string, tools: readonly string[], fn: () => Promise<void>): void {
-  const missing = tools.filter((tool) => !_onPath(tool));
-  Deno.test({
-    name,
-    ignore: Deno.build.os === "windows" || (missing.length > 0 && Deno.env.get("CI") !== "true"),
-    fn: async () => {
-      if (missing.length > 0) {
-        throw new Error(
-          `CI=true but this test needs ${missing.join(", ")} on PATH (install it; ci.yml does)`,
-        );
-      }
-      await fn();
-    },
-  });
-}
-
-function _onPath(program: string): boolean {
-  return (Deno.env.get("PATH") ?? "").split(delimiter).some((dir) => {
-    try {
-      return dir !== "" && Deno.statSync(join(dir, program)).isFile;
-    } catch {
-      return false;
-    }
-  });
-}
+// What the tests that run programs need. Windows CI runners lack most of these tools, so those
+// tests do not run on Windows.
+const SH: ToolOptions = { tools: ["sh"], notOn: ["windows"] };
+const SHELLCHECK: ToolOptions = { tools: ["shellcheck"], notOn: ["windows"] };
+const YAMLLINT: ToolOptions = { tools: ["yamllint"], notOn: ["windows"] };
 
 interface ScriptRun {
   readonly code: number;
@@ -132,8 +109,7 @@ exit 0
     const outputs = join(dir, "outputs");
     await Deno.writeTextFile(calls, "");
     await Deno.writeTextFile(outputs, "");
-    const output = await new Deno.Command("sh", {
-      args: ["-e", join(dir, "step.sh")],
+    const output = await runCommand("sh", ["-e", join(dir, "step.sh")], {
       cwd: dir,
       clearEnv: true,
       env: {
@@ -142,13 +118,9 @@ exit 0
         GITHUB_OUTPUT: outputs,
         ...env,
       },
-      stdin: "null",
-    }).output();
-    const decoder = new TextDecoder();
+    });
     return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
+      ...output,
       calls: (await Deno.readTextFile(calls)).split("\n").filter((line) => line !== ""),
       outputs: Object.fromEntries(
         (await Deno.readTextFile(outputs)).split("\n").filter((line) => line.includes("="))
@@ -175,21 +147,11 @@ Deno.test("every YAML file under .github parses without errors or warnings", () 
   }
 });
 
-_toolTest("every YAML file under .github passes yamllint --strict", ["yamllint"], async () => {
-  const output = await new Deno.Command("yamllint", {
-    args: ["--strict", "--config-file", ".yamllint.yml", ".github"],
-    cwd: ROOT,
-    stdin: "null",
-  }).output();
-  const decoder = new TextDecoder();
-  assert.equal(
-    output.code,
-    0,
-    decoder.decode(output.stdout) + decoder.decode(output.stderr),
-  );
+toolTest("every YAML file under .github passes yamllint --strict", YAMLLINT, async () => {
+  await assertYamllintPasses([".github"]);
 });
 
-_toolTest("every run: script of the workflows passes shellcheck", ["shellcheck"], async () => {
+toolTest("every run: script of the workflows passes shellcheck", SHELLCHECK, async () => {
   const dir = await mkdtemp(join(tmpdir(), "service-ci-shellcheck-"));
   try {
     for (const file of _yamlFiles(WORKFLOWS)) {
@@ -197,16 +159,11 @@ _toolTest("every run: script of the workflows passes shellcheck", ["shellcheck"]
         if (step.run === undefined) continue;
         const script = join(dir, `${index}.sh`);
         await Deno.writeTextFile(script, step.run);
-        const output = await new Deno.Command("shellcheck", {
-          args: ["--shell=bash", script],
-          stdin: "null",
-        }).output();
+        const output = await runCommand("shellcheck", ["--shell=bash", script]);
         assert.equal(
           output.code,
           0,
-          `${relative(ROOT, file)}, step "${step.name ?? step.run}":\n${
-            new TextDecoder().decode(output.stdout)
-          }`,
+          `${relative(ROOT, file)}, step "${step.name ?? step.run}":\n${output.stdout}`,
         );
       }
     }
@@ -271,7 +228,7 @@ Deno.test("release.yml gives each job only the permissions it needs", () => {
   assert.deepEqual(RELEASE.jobs.image?.permissions, { contents: "read", packages: "write" });
 });
 
-_toolTest("release.yml derives the major tag v1 from v1.2.3", ["sh"], async () => {
+toolTest("release.yml derives the major tag v1 from v1.2.3", SH, async () => {
   const stable = await _derive("v1.2.3");
   assert.equal(stable.code, 0, stable.stdout + stable.stderr);
   assert.deepEqual(stable.outputs, { version: "1.2.3", major: "v1", prerelease: "false" });
@@ -284,9 +241,9 @@ _toolTest("release.yml derives the major tag v1 from v1.2.3", ["sh"], async () =
   assert.match(moved.stdout, /v1 is not a release tag/);
 });
 
-_toolTest(
+toolTest(
   "release.yml publishes every target's archive, SHA256SUMS and install.sh",
-  ["sh"],
+  SH,
   async () => {
     const step = _step(RELEASE, "release", "Create the GitHub release");
     assert.equal(step.env?.GH_TOKEN, "${{ secrets.GITHUB_TOKEN }}");
@@ -313,7 +270,7 @@ _toolTest(
   },
 );
 
-_toolTest("release.yml moves the major tag v1 to the released commit", ["sh"], async () => {
+toolTest("release.yml moves the major tag v1 to the released commit", SH, async () => {
   const step = _step(RELEASE, "release", "Move the major tag");
   assert.equal(step.if, "needs.build.outputs.prerelease == 'false'");
   assert.equal(step.env?.MAJOR, "${{ needs.build.outputs.major }}");
@@ -336,7 +293,7 @@ _toolTest("release.yml moves the major tag v1 to the released commit", ["sh"], a
   ]);
 });
 
-_toolTest("release.yml pushes the multi-arch image as ci:v1 and ci:v1.2.3", ["sh"], async () => {
+toolTest("release.yml pushes the multi-arch image as ci:v1 and ci:v1.2.3", SH, async () => {
   const step = _step(RELEASE, "image", "Build and push ci:<major> and ci:<tag>");
   assert.equal(step.env?.REGISTRY, "${{ vars.IMAGE_REGISTRY }}");
   const major = (await _derive("v1.2.3")).outputs.major!;

@@ -17,40 +17,12 @@ import {
   problem,
   startFakeService,
 } from "../support/fake_service.ts";
+import { assertValidJunit, xmlTest } from "../support/junit.ts";
 import { type ProgramResult, runProgram, startProgram } from "../support/program.ts";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 // `Retry-After: 0` is bounded up to 0.5 s by the runner: the fastest retry a service can ask for.
 const RETRY_NOW = { "retry-after": "0" };
-const XSD = new URL("../fixtures/jenkins-junit.xsd", import.meta.url).pathname;
-
-// xmllint validates the JUnit files. On a developer's machine without it those tests are
-// skipped, saying so; in CI (CI=true) they run and fail.
-const HAS_XMLLINT = await _hasXmllint();
-const IGNORE_XMLLINT = !HAS_XMLLINT && Deno.env.get("CI") !== "true";
-const NEEDS_XMLLINT = IGNORE_XMLLINT
-  ? " (skipped: xmllint not found; apt-get install libxml2-utils)"
-  : "";
-
-async function _hasXmllint(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("xmllint", { args: ["--version"], stderr: "null" }).output())
-      .success;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
-function xmlTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({ name: `${name}${NEEDS_XMLLINT}`, ignore: IGNORE_XMLLINT, fn });
-}
-
-async function assertValidJunit(file: string): Promise<void> {
-  const result = await new Deno.Command("xmllint", { args: ["--noout", "--schema", XSD, file] })
-    .output();
-  assert.ok(result.success, `invalid JUnit XML:\n${new TextDecoder().decode(result.stderr)}`);
-}
 
 function env(url: string, extra: Record<string, string> = {}): Record<string, string> {
   return { SERVICE_API_KEY: KEYS.ci, SERVICE_BASE_URL: url, ...extra };

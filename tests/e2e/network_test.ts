@@ -23,11 +23,13 @@
  */
 
 import assert from "node:assert/strict";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
+import { runCommand } from "../support/command.ts";
 import { AGENTS, type FakeService, KEYS, startFakeService } from "../support/fake_service.ts";
 import { type ProgramResult, runProgram } from "../support/program.ts";
+import { onPath, toolTest } from "../support/tools.ts";
 
-const HAVE_OPENSSL = _onPath("openssl");
+const HAVE_OPENSSL = onPath("openssl");
 const SHORT_TIMEOUT = ["--timeout-minutes", "0.05"];
 
 /** Files of a private PKI: a CA, a server certificate it signed, and an unrelated second CA. */
@@ -138,46 +140,14 @@ async function _makePki(): Promise<Pki> {
 }
 
 async function _openssl(cwd: string, args: readonly string[]): Promise<void> {
-  const output = await new Deno.Command("openssl", {
-    args: [...args],
-    cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!output.success) {
-    throw new Error(
-      `openssl ${args[0]} failed: ${new TextDecoder().decode(output.stderr).trim()}`,
-    );
-  }
-}
-
-function _onPath(program: string): boolean {
-  const names = Deno.build.os === "windows" ? [`${program}.exe`, program] : [program];
-  return (Deno.env.get("PATH") ?? "").split(delimiter).some((dir) =>
-    names.some((name) => {
-      try {
-        return dir !== "" && Deno.statSync(join(dir, name)).isFile;
-      } catch {
-        return false;
-      }
-    })
-  );
+  const output = await runCommand("openssl", args, { cwd });
+  if (output.code !== 0) throw new Error(`openssl ${args[0]} failed: ${output.stderr.trim()}`);
 }
 
 /** A test that needs openssl: skipped where it is missing, failed with a clear message in CI. */
 function tlsTest(name: string, fn: (pki: Pki) => Promise<void>): void {
-  Deno.test({
-    name,
-    ignore: !HAVE_OPENSSL && Deno.env.get("CI") !== "true",
-    fn: async () => {
-      if (!HAVE_OPENSSL) {
-        throw new Error(
-          "CI=true but this test needs openssl on PATH (install it; the workflows do)",
-        );
-      }
-      await fn(await pki());
-    },
+  toolTest(name, { tools: ["openssl"] }, async () => {
+    await fn(await pki());
   });
 }
 
@@ -395,6 +365,25 @@ tlsTest("DENO_CERT, Deno's own variable, trusts the private CA without --ca-cert
   await using service = await httpsService(pki);
   await assertVerdicts(service.url, [], { DENO_CERT: pki.caPem });
 });
+
+// macOS and Windows keep their system store elsewhere; only Linux reads SSL_CERT_FILE.
+if (Deno.build.os === "linux") {
+  tlsTest(
+    "DENO_TLS_CA_STORE=system trusts what the system store trusts (here SSL_CERT_FILE, read by the system store)",
+    async (pki) => {
+      await using service = await httpsService(pki);
+      // On Linux the system store is the OpenSSL-style bundle, which SSL_CERT_FILE can name.
+      const store = { SSL_CERT_FILE: pki.caPem };
+      await assertVerdicts(service.url, [], { DENO_TLS_CA_STORE: "system", ...store });
+      await assertVerdicts(service.url, [], { DENO_TLS_CA_STORE: "mozilla,system", ...store });
+      // Without DENO_TLS_CA_STORE, only Deno's bundled roots count: the same CA is refused.
+      const refused = await runProgram(["--agent", AGENTS.passing], {
+        env: env(service.url, store),
+      });
+      assert.equal(refused.code, 3, refused.stderr);
+    },
+  );
+}
 
 tlsTest(
   "--ca-cert adds to the trusted roots: another CA in --ca-cert keeps DENO_CERT's CA trusted",

@@ -15,6 +15,8 @@ import {
   problem,
   startFakeService,
 } from "../support/fake_service.ts";
+import { readGithubOutput } from "../support/github_output.ts";
+import { assertValidJunit, xmlTest, xpath } from "../support/junit.ts";
 import { type ProgramResult, runProgram } from "../support/program.ts";
 
 const addFormats = addFormatsModule.default ?? addFormatsModule;
@@ -23,15 +25,6 @@ addFormats(ajv);
 const validateReport = ajv.compile(
   JSON.parse(await Deno.readTextFile(new URL("../../docs/report.schema.json", import.meta.url))),
 );
-const XSD = new URL("../fixtures/jenkins-junit.xsd", import.meta.url).pathname;
-
-// xmllint validates and queries the JUnit files. On a developer's machine without it those
-// tests are skipped, saying so; in CI (CI=true) they run and fail.
-const HAS_XMLLINT = await _hasXmllint();
-const IGNORE_XMLLINT = !HAS_XMLLINT && Deno.env.get("CI") !== "true";
-const NEEDS_XMLLINT = IGNORE_XMLLINT
-  ? " (skipped: xmllint not found; apt-get install libxml2-utils)"
-  : "";
 
 const SECOND_FAILING = "7b6a5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d";
 const HOSTILE_AGENT = "8c7b6a5d-4e3f-4b2a-8d9c-0e1f2a3b4c5d";
@@ -43,33 +36,6 @@ function env(url: string, extra: Record<string, string> = {}): Record<string, st
 function finishing(id: string, finished: NonNullable<FakeAgent["finished"]>): FakeAgent {
   const base = defaultAgents(100).find((agent) => agent.id === AGENTS.failing)!;
   return { ...base, id, finished };
-}
-
-function xmlTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({ name: `${name}${NEEDS_XMLLINT}`, ignore: IGNORE_XMLLINT, fn });
-}
-
-async function _hasXmllint(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("xmllint", { args: ["--version"], stderr: "null" }).output())
-      .success;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
-async function xmllint(args: string[]): Promise<string> {
-  const result = await new Deno.Command("xmllint", { args }).output().catch((error) => {
-    throw new Error("xmllint is required (apt-get install libxml2-utils)", { cause: error });
-  });
-  const decoder = new TextDecoder();
-  assert.ok(result.success, `xmllint ${args.join(" ")} failed:\n${decoder.decode(result.stderr)}`);
-  return decoder.decode(result.stdout);
-}
-
-async function xpath(file: string, expression: string): Promise<string> {
-  return (await xmllint(["--xpath", expression, file])).replace(/\n$/, "");
 }
 
 // Parses the whole stdout as one JSON document: anything before or after it fails the parse,
@@ -85,31 +51,6 @@ type JsonAgent = Record<string, unknown>;
 
 function agentsOf(document: Record<string, unknown>): JsonAgent[] {
   return document.agents as JsonAgent[];
-}
-
-// Reads a GITHUB_OUTPUT file as the Actions runner does: `name=value` lines and
-// `name<<DELIMITER` heredocs.
-function readGithubOutput(text: string): Map<string, string> {
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  const outputs = new Map<string, string>();
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!;
-    const heredoc = /^([^=<]+)<<(.+)$/.exec(line);
-    if (heredoc === null) {
-      const plain = /^([^=]+)=(.*)$/.exec(line);
-      assert.ok(plain, `invalid GITHUB_OUTPUT line: ${JSON.stringify(line)}`);
-      outputs.set(plain[1]!, plain[2]!);
-      continue;
-    }
-    const value: string[] = [];
-    for (index++; lines[index] !== heredoc[2]; index++) {
-      assert.ok(index < lines.length, `delimiter ${heredoc[2]} not found`);
-      value.push(lines[index]!);
-    }
-    outputs.set(heredoc[1]!, value.join("\n"));
-  }
-  return outputs;
 }
 
 async function githubEnv(url: string): Promise<{
@@ -187,7 +128,7 @@ xmlTest(
     );
     assert.equal(result.code, 1, result.stderr);
     assert.equal(result.stdout, "");
-    await xmllint(["--noout", "--schema", XSD, file]);
+    await assertValidJunit(file);
     assert.equal(await xpath(file, "count(//testsuite)"), "1");
     assert.equal(await xpath(file, "count(//testcase)"), "2");
     assert.equal(
@@ -219,7 +160,7 @@ xmlTest("--junit keeps a hostile status from the service escaped", async () => {
     env: env(service.url),
   });
   assert.equal(result.code, 1, result.stderr);
-  await xmllint(["--noout", "--schema", XSD, file]);
+  await assertValidJunit(file);
   const xml = await Deno.readTextFile(file);
   assert.ok(!xml.includes("\x1b"), xml);
   assert.ok(!xml.includes("</testcase>::"), xml);
@@ -415,7 +356,7 @@ xmlTest(
     assert.equal(document.warn_only, true);
     assert.equal(agentsOf(document)[0]?.outcome, "failed");
     assert.equal(agentsOf(document)[0]?.passed, false);
-    await xmllint(["--noout", "--schema", XSD, file]);
+    await assertValidJunit(file);
     assert.equal(await xpath(file, "count(//testcase/failure)"), "1");
     const outputs = await github.output();
     assert.equal(outputs.get("passed"), "false");
@@ -479,7 +420,7 @@ xmlTest("the API key appears in no output or report, even when the service echoe
     for (const text of [result.stdout, result.stderr, ...files]) {
       assert.ok(!text.includes(KEYS.ci), text);
     }
-    await xmllint(["--noout", "--schema", XSD, junit]);
+    await assertValidJunit(junit);
   }
   assert.ok(
     service.requestsOf("GET").some((request) => request.headers["x-api-key"] === KEYS.ci),

@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { type CommandResult, runCommand } from "../support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
 import { PERMISSIONS } from "../support/program.ts";
 
@@ -60,12 +61,11 @@ async function _runFromUrl(
   entry: string,
   args: readonly string[],
   env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
+): Promise<CommandResult> {
   const denoDir = await Deno.makeTempDir({ prefix: "service-ci-url-deno-dir-" });
   const cwd = await Deno.makeTempDir({ prefix: "service-ci-url-cwd-" });
   try {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", ...URL_RUN_FLAGS, entry, ...args],
+    return await runCommand(Deno.execPath(), ["run", ...URL_RUN_FLAGS, entry, ...args], {
       cwd,
       env: {
         PATH: Deno.env.get("PATH") ?? "",
@@ -75,16 +75,7 @@ async function _runFromUrl(
         ...env,
       },
       clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
-    };
+    });
   } finally {
     await Deno.remove(denoDir, { recursive: true });
     await Deno.remove(cwd, { recursive: true });
@@ -130,17 +121,10 @@ interface InfoModule {
 }
 
 Deno.test("every import in src/ is relative, node:, or a versioned npm:/jsr: specifier", async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "--no-config", "src/main.ts"],
-    cwd: ROOT,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  const graph = JSON.parse(new TextDecoder().decode(output.stdout)) as {
-    modules: InfoModule[];
-  };
+  const info = ["info", "--json", "--no-config", "src/main.ts"];
+  const output = await runCommand(Deno.execPath(), info, { cwd: ROOT, env: { NO_COLOR: "1" } });
+  assert.equal(output.code, 0, output.stderr);
+  const graph = JSON.parse(output.stdout) as { modules: InfoModule[] };
   const local = graph.modules.filter((module) => module.specifier.startsWith("file:"));
   assert.ok(local.length > 10, `the graph has ${local.length} local modules`);
   const allowed =

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
 import { escapeXml, JUNIT_SUITE_NAME, renderJunit } from "../../src/report/junit.ts";
 import type { RunReport } from "../../src/outcome.ts";
+import { JUNIT_XSD, xmllint, xmlTest } from "../support/junit.ts";
 import {
   AGENT_IDS,
   anyString,
@@ -13,48 +14,8 @@ import {
   passingReport,
 } from "../support/report_fixtures.ts";
 
-const XSD = new URL("../fixtures/jenkins-junit.xsd", import.meta.url);
-
-// xmllint (Debian libxml2-utils) is the conforming XML parser and XSD validator these tests
-// trust. On a developer's machine without it they are skipped, saying so; in CI they must run.
-const HAS_XMLLINT = await _hasXmllint();
-const IGNORE_XMLLINT = !HAS_XMLLINT && Deno.env.get("CI") !== "true";
-const NEEDS_XMLLINT = IGNORE_XMLLINT
-  ? " (skipped: xmllint not found; apt-get install libxml2-utils)"
-  : "";
-
-function xmlTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({ name: `${name}${NEEDS_XMLLINT}`, ignore: IGNORE_XMLLINT, fn });
-}
-
-async function _hasXmllint(): Promise<boolean> {
-  try {
-    return (await new Deno.Command("xmllint", { args: ["--version"], stderr: "null" }).output())
-      .success;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
-}
-
-async function xmllint(args: string[], xml: string): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".xml" });
-  try {
-    await Deno.writeTextFile(file, xml);
-    const result = await new Deno.Command("xmllint", { args: [...args, file] }).output()
-      .catch((error) => {
-        throw new Error("xmllint is required (apt-get install libxml2-utils)", { cause: error });
-      });
-    const stderr = new TextDecoder().decode(result.stderr);
-    assert.ok(result.success, `xmllint ${args.join(" ")} failed:\n${stderr}\n${xml}`);
-    return new TextDecoder().decode(result.stdout);
-  } finally {
-    await Deno.remove(file);
-  }
-}
-
 function validate(xml: string): Promise<string> {
-  return xmllint(["--noout", "--schema", XSD.pathname], xml);
+  return xmllint(["--noout", "--schema", JUNIT_XSD], { xml });
 }
 
 interface XmlElement {
@@ -66,7 +27,7 @@ interface XmlElement {
 // libxml2 parses the document (entities, attribute normalization, line ends) and prints its
 // canonical form, whose few fixed rules this small reader then follows exactly.
 async function parse(xml: string): Promise<XmlElement> {
-  const canonical = await xmllint(["--c14n"], xml);
+  const canonical = await xmllint(["--c14n"], { xml });
   const decode = (text: string) =>
     text.replace(
       /&(amp|lt|gt|quot|#x9|#xA|#xD);/g,

@@ -1,0 +1,152 @@
+/**
+ * Finds programs on PATH, and registers tests that need them: on a machine without one such a
+ * test is ignored, saying in its name what is missing and how to install it; in CI (CI=true) it
+ * runs and fails, so a runner without the program cannot pass by skipping.
+ */
+
+import { delimiter, join } from "node:path";
+
+/** An operating system as `Deno.build.os` names it. */
+export type Os = typeof Deno.build.os;
+
+/**
+ * Where `program` is on PATH, or `undefined`. On Windows `<program>.exe` is found too.
+ *
+ * @example
+ * ```ts
+ * const sh = which("sh") ?? "sh";
+ * ```
+ */
+export function which(program: string): string | undefined {
+  const names = Deno.build.os === "windows" ? [`${program}.exe`, program] : [program];
+  for (const dir of (Deno.env.get("PATH") ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    for (const name of names) {
+      const path = join(dir, name);
+      try {
+        if (Deno.statSync(path).isFile) return path;
+      } catch {
+        // not in this directory
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether `program` is on PATH.
+ *
+ * @example
+ * ```ts
+ * const checker = onPath("sha256sum") ? "sha256sum" : "shasum";
+ * ```
+ */
+export function onPath(program: string): boolean {
+  return which(program) !== undefined;
+}
+
+/** A program a test needs: one name, or names of which any one will do (`["curl", "wget"]`). */
+export type Tool = string | readonly string[];
+
+/** Options of {@linkcode needsTools} and {@linkcode toolTest}. */
+export interface ToolOptions {
+  /** The programs the test runs. */
+  readonly tools: readonly Tool[];
+  /** The only operating systems the test runs on; default every one. */
+  readonly onlyOn?: readonly Os[];
+  /** Operating systems the test does not run on; default none. */
+  readonly notOn?: readonly Os[];
+}
+
+/** What {@linkcode needsTools} found: the `Deno.test` fields that depend on the machine. */
+export interface ToolNeeds {
+  /** The tools not on PATH, each as `a` or `a or b`. */
+  readonly missing: readonly string[];
+  /** For `Deno.test`'s `ignore`: another OS, or a missing tool outside CI. */
+  readonly ignore: boolean;
+  /**
+   * For the end of the test's name: where a missing tool is why the test is ignored, what is
+   * missing and how to install it, as ` (skipped: xmllint not found; apt-get install
+   * libxml2-utils)`; otherwise empty.
+   */
+  readonly nameSuffix: string;
+  /** Throws, naming what is missing, where a tool is missing (a test that runs anyway in CI). */
+  assertFound(): void;
+}
+
+// The Debian/Ubuntu package of each program whose package has another name.
+const _COREUTILS = "sha256sum od date mktemp uname cat rm sleep tr cut mkdir cp chmod mv".split(
+  " ",
+);
+const _APT_PACKAGES: Readonly<Record<string, string>> = {
+  xmllint: "libxml2-utils",
+  sh: "dash",
+  awk: "mawk",
+  ...Object.fromEntries(_COREUTILS.map((program) => [program, "coreutils"])),
+};
+
+function _installHint(missing: readonly (readonly string[])[]): string {
+  const packages = new Set(missing.map(([first]) => _APT_PACKAGES[first!] ?? first!));
+  return `apt-get install ${[...packages].join(" ")}`;
+}
+
+/**
+ * Looks up the programs a test needs, once, when the test is registered.
+ *
+ * @example
+ * ```ts
+ * const needs = needsTools({ tools: ["sh", ["curl", "wget"]], notOn: ["windows"] });
+ * Deno.test({ name: `install.sh runs${needs.nameSuffix}`, ignore: needs.ignore, fn: () => {
+ *   needs.assertFound();
+ * } });
+ * ```
+ */
+export function needsTools(options: ToolOptions): ToolNeeds {
+  const missingTools = options.tools
+    .map((tool): readonly string[] => typeof tool === "string" ? [tool] : tool)
+    .filter((choices) => !choices.some(onPath));
+  const missing = missingTools.map((choices) => choices.join(" or "));
+  const os = Deno.build.os;
+  const otherOs = (options.onlyOn !== undefined && !options.onlyOn.includes(os)) ||
+    (options.notOn?.includes(os) ?? false);
+  const skipMissing = missing.length > 0 && Deno.env.get("CI") !== "true";
+  const hint = missing.length > 0 ? _installHint(missingTools) : "";
+  return {
+    missing,
+    ignore: otherOs || skipMissing,
+    nameSuffix: !otherOs && skipMissing
+      ? ` (skipped: ${missing.join(", ")} not found; ${hint})`
+      : "",
+    assertFound() {
+      if (missing.length > 0) {
+        throw new Error(`CI=true but this test needs ${missing.join(", ")} on PATH (${hint})`);
+      }
+    },
+  };
+}
+
+/**
+ * Registers a test that needs programs on PATH (see {@linkcode needsTools}).
+ *
+ * @example
+ * ```ts
+ * toolTest("action.yml passes yamllint", { tools: ["yamllint"], notOn: ["windows"] }, async () => {
+ *   // run yamllint
+ * });
+ * ```
+ */
+export function toolTest(
+  name: string,
+  options: ToolOptions,
+  fn: (t: Deno.TestContext) => void | Promise<void>,
+): void {
+  const needs = needsTools(options);
+  Deno.test({
+    name: `${name}${needs.nameSuffix}`,
+    ignore: needs.ignore,
+    fn: async (t) => {
+      needs.assertFound();
+      await fn(t);
+    },
+  });
+}
