@@ -109,11 +109,8 @@ else
   case $os in
     Linux) os_part=unknown-linux-gnu ;;
     macOS | Darwin) os_part=apple-darwin ;;
-    Windows | MINGW* | MSYS* | CYGWIN*)
-      fail 2 "the action installs release binaries on Linux and macOS runners;" \
-        "on Windows set version: source"
-      ;;
-    *) fail 2 "unsupported runner OS $(shown "$os"): use a Linux or macOS runner" ;;
+    Windows | MINGW* | MSYS* | CYGWIN*) os_part=pc-windows-msvc ;;
+    *) fail 2 "unsupported runner OS $(shown "$os"): use a Linux, macOS or Windows runner" ;;
   esac
   case $arch in
     X64 | x86_64 | amd64) arch_part=x86_64 ;;
@@ -123,6 +120,12 @@ else
         "service-ci is built for x86_64 and aarch64"
       ;;
   esac
+  binary=service-ci
+  if [ "$os_part" = pc-windows-msvc ]; then
+    [ "$arch_part" = x86_64 ] ||
+      fail 2 "service-ci is built for x64 Windows runners only; on Windows ARM64 set version: source"
+    binary=service-ci.exe
+  fi
   dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/service-ci/$version
   printf 'service-ci action: installing service-ci %s for %s into %s\n' \
     "$version" "$arch_part-$os_part" "$dir" >&2
@@ -130,11 +133,12 @@ else
   # It never needs the key, so it does not get it.
   (
     unset SERVICE_API_KEY
-    exec sh "$action_path/scripts/install.sh" --version "$version" --dir "$dir"
+    exec sh "$action_path/scripts/install.sh" --version "$version" --dir "$dir" \
+      --target "$arch_part-$os_part"
   ) ||
     fail 3 "service-ci $version could not be installed (see install.sh's message above);" \
       "nothing was run. version: source runs the action's own checkout instead"
-  set -- "$dir/service-ci"
+  set -- "$dir/$binary"
 fi
 
 # Every value goes as --flag=value: one argument, never read as another flag.

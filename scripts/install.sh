@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the service-ci binary for this machine from a release, after checking the archive
-# against the release's SHA256SUMS. Linux and macOS only (Windows: download the .zip).
+# against the release's SHA256SUMS. Linux, macOS, and Windows under Git Bash/MSYS (x86_64).
 #
 #   curl -fsSL https://github.com/service-ci/service-ci/releases/latest/download/install.sh | sh
 #   sh install.sh --version 1.2.3 --dir /usr/local/bin
@@ -8,6 +8,8 @@
 # Options and variables (an option wins over its variable):
 #   --version <x.y.z|latest>  SERVICE_CI_VERSION      default: latest
 #   --dir <directory>         SERVICE_CI_INSTALL_DIR  default: $HOME/.local/bin
+#   --target <target>         the build to install    default: this machine's; another one is
+#                             installed but not run (e.g. to copy onto an offline agent)
 #   SERVICE_CI_DOWNLOAD_URL   where releases live; files are read from
 #                             <url>/download/v<version>/<file> or <url>/latest/download/<file>
 #                             default: https://github.com/service-ci/service-ci/releases
@@ -15,6 +17,7 @@ set -eu
 
 version=${SERVICE_CI_VERSION:-latest}
 dir=${SERVICE_CI_INSTALL_DIR:-}
+target=
 base_url=${SERVICE_CI_DOWNLOAD_URL:-https://github.com/service-ci/service-ci/releases}
 
 say() {
@@ -28,35 +31,43 @@ die() {
 
 usage_error() {
   say "$*"
-  say "usage: install.sh [--version <x.y.z|latest>] [--dir <directory>]"
+  say "usage: install.sh [--version <x.y.z|latest>] [--dir <directory>] [--target <target>]"
   exit 2
 }
 
 while [ "$#" -gt 0 ]; do
   case $1 in
-    --version | --dir)
+    --version | --dir | --target)
       [ "$#" -ge 2 ] || usage_error "$1 needs a value"
-      if [ "$1" = --version ]; then version=$2; else dir=$2; fi
+      case $1 in
+        --version) version=$2 ;;
+        --dir) dir=$2 ;;
+        *) target=$2 ;;
+      esac
       shift 2
       ;;
     --version=*) version=${1#*=}; shift ;;
     --dir=*) dir=${1#*=}; shift ;;
+    --target=*) target=${1#*=}; shift ;;
     -h | --help)
       cat <<'EOF'
-Installs service-ci for this machine (Linux or macOS, x86_64 or aarch64) after checking
-the download against the release's SHA256SUMS.
+Installs service-ci for this machine (Linux or macOS, x86_64 or aarch64; Windows x86_64
+under Git Bash or MSYS) after checking the download against the release's SHA256SUMS.
 
-usage: install.sh [--version <x.y.z|latest>] [--dir <directory>]
+usage: install.sh [--version <x.y.z|latest>] [--dir <directory>] [--target <target>]
 
   --version  the release to install (SERVICE_CI_VERSION; default: latest)
   --dir      where to put service-ci (SERVICE_CI_INSTALL_DIR; default: $HOME/.local/bin)
+  --target   the build to install (default: this machine's): x86_64-unknown-linux-gnu,
+             aarch64-unknown-linux-gnu, x86_64-apple-darwin, aarch64-apple-darwin or
+             x86_64-pc-windows-msvc; another machine's build is installed but not run
 
 SERVICE_CI_DOWNLOAD_URL sets where releases are read from
 (default: https://github.com/service-ci/service-ci/releases).
 EOF
       exit 0
       ;;
-    *) usage_error "unknown option $1 (expected --version <x.y.z|latest> or --dir <directory>)" ;;
+    *) usage_error "unknown option $1 (expected --version <x.y.z|latest>, --dir <directory> or --target <target>)" ;;
   esac
 done
 
@@ -81,28 +92,49 @@ case $base_url in
   *) usage_error "SERVICE_CI_DOWNLOAD_URL must be an https:// address, or http:// to localhost (got \"$base_url\")" ;;
 esac
 
+# This machine's build, or none when service-ci is not built for it.
+host=
 os=$(uname -s)
 case $os in
-  Linux)
+  Linux) os_part=unknown-linux-gnu ;;
+  Darwin) os_part=apple-darwin ;;
+  MINGW* | MSYS* | CYGWIN*) os_part=pc-windows-msvc ;;
+  *) os_part= ;;
+esac
+machine=$(uname -m)
+case $machine in
+  x86_64 | amd64) arch=x86_64 ;;
+  aarch64 | arm64) arch=aarch64 ;;
+  *) arch= ;;
+esac
+case $arch-$os_part in
+  -* | *- | aarch64-pc-windows-msvc) ;;
+  *) host=$arch-$os_part ;;
+esac
+
+if [ -z "$target" ]; then
+  [ -n "$os_part" ] ||
+    die "unsupported operating system $os: service-ci is built for Linux, macOS and Windows (x86_64)"
+  [ -n "$host" ] || die "unsupported processor $machine on $os: service-ci is built for x86_64 and aarch64 (Windows: x86_64)"
+  if [ "$os" = Linux ]; then
     # The binaries are linked against glibc; a musl system (Alpine) cannot run them.
     for loader in /lib/ld-musl-*; do
       if [ -e "$loader" ]; then
         die "this system uses musl libc ($loader); service-ci needs glibc: use the container image instead"
       fi
     done
-    os_part=unknown-linux-gnu
-    ;;
-  Darwin) os_part=apple-darwin ;;
-  *) die "unsupported operating system $os: this installer supports Linux and macOS; on Windows download the .zip from $base_url" ;;
+  fi
+  target=$host
+fi
+case $target in
+  x86_64-unknown-linux-gnu | aarch64-unknown-linux-gnu | x86_64-apple-darwin | aarch64-apple-darwin) ;;
+  x86_64-pc-windows-msvc) ;;
+  *) usage_error "--target must be one of x86_64-unknown-linux-gnu, aarch64-unknown-linux-gnu, x86_64-apple-darwin, aarch64-apple-darwin, x86_64-pc-windows-msvc (got \"$target\")" ;;
 esac
-
-machine=$(uname -m)
-case $machine in
-  x86_64 | amd64) arch=x86_64 ;;
-  aarch64 | arm64) arch=aarch64 ;;
-  *) die "unsupported processor $machine: service-ci is built for x86_64 and aarch64" ;;
+case $target in
+  *windows*) extension=zip binary=service-ci.exe ;;
+  *) extension=tar.gz binary=service-ci ;;
 esac
-target=$arch-$os_part
 
 if command -v curl >/dev/null 2>&1; then
   fetch() { curl --fail --silent --show-error --location --retry 3 --output "$2" "$1"; }
@@ -136,13 +168,17 @@ fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" ||
 
 # The archive's name carries the version; for "latest" it is read from SHA256SUMS.
 if [ "$version" = latest ]; then
-  archive=$(awk -v target="$target" '
+  archive=$(awk -v suffix="-$target.$extension" '
     { name = $2; sub(/^\*/, "", name) }
-    name ~ ("^service-ci-[0-9][0-9A-Za-z.+-]*-" target "\\.tar\\.gz$") { print name; exit }
+    {
+      version = substr(name, 12, length(name) - 11 - length(suffix))
+      if (index(name, "service-ci-") == 1 && substr(name, length(name) - length(suffix) + 1) == suffix &&
+        version ~ /^[0-9][0-9A-Za-z.+-]*$/) { print name; exit }
+    }
   ' "$tmp/SHA256SUMS")
   [ -n "$archive" ] || die "SHA256SUMS at $release_url lists no archive for $target; not installing"
 else
-  archive=service-ci-$version-$target.tar.gz
+  archive=service-ci-$version-$target.$extension
 fi
 
 expected=$(awk -v file="$archive" '
@@ -162,18 +198,34 @@ actual=$(sha256_of "$tmp/$archive")
   die "checksum mismatch for $archive: SHA256SUMS says $expected, the download is $actual; not installing"
 
 mkdir "$tmp/unpacked"
-tar -xzf "$tmp/$archive" -C "$tmp/unpacked"
-[ -f "$tmp/unpacked/service-ci" ] || die "$archive holds no service-ci binary; not installing"
+if [ "$extension" = zip ]; then
+  if command -v unzip >/dev/null 2>&1; then
+    unzip -q "$tmp/$archive" -d "$tmp/unpacked" || die "could not unpack $archive"
+  elif command -v powershell.exe >/dev/null 2>&1 && command -v cygpath >/dev/null 2>&1; then
+    powershell.exe -NoProfile -NonInteractive -Command \
+      "Expand-Archive -LiteralPath '$(cygpath -w "$tmp/$archive")' -DestinationPath '$(cygpath -w "$tmp/unpacked")'" ||
+      die "could not unpack $archive"
+  else
+    die "unzip (or PowerShell) is needed to unpack $archive"
+  fi
+else
+  tar -xzf "$tmp/$archive" -C "$tmp/unpacked"
+fi
+[ -f "$tmp/unpacked/$binary" ] || die "$archive holds no $binary binary; not installing"
 
 mkdir -p "$dir"
 # Copy beside the target, then rename: a running service-ci is never half-overwritten.
-cp "$tmp/unpacked/service-ci" "$dir/.service-ci.$$"
-chmod 755 "$dir/.service-ci.$$"
-mv -f "$dir/.service-ci.$$" "$dir/service-ci"
+cp "$tmp/unpacked/$binary" "$dir/.$binary.$$"
+chmod 755 "$dir/.$binary.$$"
+mv -f "$dir/.$binary.$$" "$dir/$binary"
 
-installed=$("$dir/service-ci" --version) || die "$dir/service-ci was installed but does not run"
-printf 'installed %s: %s\n' "$dir/service-ci" "$installed"
+if [ "$target" != "$host" ]; then
+  printf 'installed %s (built for %s; not run on this machine)\n' "$dir/$binary" "$target"
+  exit 0
+fi
+installed=$("$dir/$binary" --version) || die "$dir/$binary was installed but does not run"
+printf 'installed %s: %s\n' "$dir/$binary" "$installed"
 case ":${PATH:-}:" in
   *":$dir:"*) ;;
-  *) say "$dir is not on PATH; add it, or run $dir/service-ci" ;;
+  *) say "$dir is not on PATH; add it, or run $dir/$binary" ;;
 esac

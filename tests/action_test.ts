@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { archiveName, readBuildConfig, sha256sumsLine } from "../scripts/build.ts";
+import { archiveName, readBuildConfig, sha256sumsLine, zipArchive } from "../scripts/build.ts";
 import { runCommand } from "./support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
 import { readGithubOutput } from "./support/github_output.ts";
@@ -485,6 +485,63 @@ toolTest(
 );
 
 toolTest(
+  "on a Windows runner the .zip is downloaded, verified, unpacked and service-ci.exe run",
+  { ...INSTALL_TOOLS, tools: [...INSTALL_TOOLS.tools, "unzip"] },
+  async () => {
+    await using scratch = await _scratch();
+    const target = "x86_64-pc-windows-msvc";
+    const archive = archiveName("1.2.3", target);
+    // The "service-ci.exe" is the same recording script: this machine runs it by its #! line.
+    const bytes = zipArchive([{
+      name: "service-ci.exe",
+      data: new TextEncoder().encode(_fakeBinary("1.2.3")),
+      modified: new Date(),
+    }]) as Uint8Array<ArrayBuffer>;
+    const good = `${sha256sumsLine(await sha256Hex(bytes), archive)}\n`;
+    const args = join(scratch.dir, "args");
+    const windows = { RUNNER_OS: "Windows", RUNNER_ARCH: "X64", FAKE_ARGS: args };
+    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
+    {
+      await using release = serveRelease(
+        { SHA256SUMS: new TextEncoder().encode(good), [archive]: bytes },
+        { version: "1.2.3" },
+      );
+      const run = await _runAction(scratch.dir, inputs, {
+        ...windows,
+        SERVICE_CI_DOWNLOAD_URL: release.url,
+      });
+      assert.equal(run.code, 0, _log(run));
+      assert.deepEqual(release.requested, [
+        "/releases/download/v1.2.3/SHA256SUMS",
+        `/releases/download/v1.2.3/${archive}`,
+      ]);
+      assert.deepEqual((await Deno.readTextFile(args)).split("\n").slice(0, -1), [
+        `--agent=${AGENTS.passing}`,
+        "--timeout-minutes=30",
+      ]);
+      const exe = join(scratch.dir, "runner-temp", "service-ci", "1.2.3", "service-ci.exe");
+      assert.ok((await Deno.stat(exe)).isFile);
+      await Deno.remove(join(scratch.dir, "runner-temp"), { recursive: true });
+      await Deno.remove(args);
+    }
+    {
+      const bad = `${sha256sumsLine("cd".repeat(32), archive)}\n`;
+      await using release = serveRelease(
+        { SHA256SUMS: new TextEncoder().encode(bad), [archive]: bytes },
+        { version: "1.2.3" },
+      );
+      const run = await _runAction(scratch.dir, inputs, {
+        ...windows,
+        SERVICE_CI_DOWNLOAD_URL: release.url,
+      });
+      assert.equal(run.code, 3, _log(run));
+      assert.match(run.stderr, /checksum mismatch/);
+      await assert.rejects(Deno.stat(args), Deno.errors.NotFound);
+    }
+  },
+);
+
+toolTest(
   "without a version input, the release in the action's deno.json is installed",
   INSTALL_TOOLS,
   async () => {
@@ -544,7 +601,11 @@ toolTest(
       [{ ...valid, "warn-only": "yes" }, {}, /warn-only input must be true or false \(got "yes"\)/],
       [{ ...valid, version: "../1\n::x" }, {}, /version input must be .* \(got "\.\.\/1 ::x"\)/],
       [{ ...valid, version: "v" }, {}, /version input must be .* \(got "v"\)/],
-      [valid, { RUNNER_OS: "Windows" }, /on Windows set version: source/],
+      [
+        valid,
+        { RUNNER_OS: "Windows", RUNNER_ARCH: "ARM64" },
+        /x64 Windows runners only; on Windows ARM64 set version: source/,
+      ],
       [valid, { RUNNER_ARCH: "ARM" }, /unsupported runner architecture ARM/],
     ];
     for (const [inputs, env, message] of cases) {

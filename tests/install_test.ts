@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { archiveName, sha256sumsLine } from "../scripts/build.ts";
+import { archiveName, sha256sumsLine, zipArchive } from "../scripts/build.ts";
 import { type CommandResult, runCommand } from "./support/command.ts";
 import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "./support/release.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
@@ -146,6 +146,48 @@ toolTest(
       `/releases/latest/download/${ARCHIVE}`,
     ]);
     assert.match(result.stdout, new RegExp(`service-ci ${VERSION.replaceAll(".", "\\.")}\\n$`));
+  },
+);
+
+toolTest(
+  "install.sh --target installs another machine's build (the latest Windows .zip) without running it",
+  { ...INSTALL, tools: [...INSTALL.tools, "unzip"] },
+  async () => {
+    await using scratch = await _scratch();
+    const target = "x86_64-pc-windows-msvc";
+    const zip = archiveName(VERSION, target);
+    // Not a Windows program: if install.sh tried to run it, this machine would fail to.
+    const bytes = zipArchive([{
+      name: "service-ci.exe",
+      data: new Uint8Array([0x4d, 0x5a, 0x90, 0x00]),
+      modified: new Date(),
+    }]) as Uint8Array<ArrayBuffer>;
+    const sums = _sums([
+      sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE),
+      sha256sumsLine(await sha256Hex(bytes), zip),
+    ]);
+    await using server = serveRelease({ SHA256SUMS: sums, [zip]: bytes });
+    const installDir = join(scratch.dir, "bin");
+
+    const result = await _install(server, installDir, ["--target", target]);
+
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(server.requested, [
+      "/releases/latest/download/SHA256SUMS",
+      `/releases/latest/download/${zip}`,
+    ]);
+    assert.equal(
+      result.stdout,
+      `installed ${installDir}/service-ci.exe (built for ${target}; not run on this machine)\n`,
+    );
+    assert.deepEqual(
+      await Deno.readFile(join(installDir, "service-ci.exe")),
+      new Uint8Array([0x4d, 0x5a, 0x90, 0x00]),
+    );
+
+    const wrong = await _install(server, installDir, ["--target", "riscv64-linux"]);
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /--target must be one of .* \(got "riscv64-linux"\)/);
   },
 );
 
