@@ -33,11 +33,6 @@ import { toJsonAgent } from "./json.ts";
  * ```
  */
 export function githubOutputs(report: RunReport, delimiter: string): string {
-  if (delimiter === "" || /[\r\n]/.test(delimiter)) {
-    throw new TypeError(
-      `The GITHUB_OUTPUT delimiter must be one non-empty line (got ${JSON.stringify(delimiter)})`,
-    );
-  }
   const agents = report.agents;
   const single = agents.length === 1 ? agents[0] : undefined;
   const values = (pick: (agent: AgentOutcome) => string | null): string =>
@@ -50,6 +45,16 @@ export function githubOutputs(report: RunReport, delimiter: string): string {
     ["exit-code", String(report.exitCode)],
     ["agents", JSON.stringify(agents.map(toJsonAgent))],
   ];
+  return _outputFile(outputs, delimiter);
+}
+
+// The GITHUB_OUTPUT text of `outputs`, each value in the multi-line-safe heredoc form.
+function _outputFile(outputs: readonly (readonly [string, string])[], delimiter: string): string {
+  if (delimiter === "" || /[\r\n]/.test(delimiter)) {
+    throw new TypeError(
+      `The GITHUB_OUTPUT delimiter must be one non-empty line (got ${JSON.stringify(delimiter)})`,
+    );
+  }
   return outputs.map(([name, value]) => {
     // Like @actions/core: a delimiter inside a value would end the value early there.
     if (value.includes(delimiter)) {
@@ -127,16 +132,16 @@ export function githubAnnotations(report: RunReport): string[] {
       ...(agent.error === null ? [] : [agent.error]),
       ...(agent.url === null ? [] : [agent.url]),
     ];
-    // The line is printed to the job log too, where a raw control character would act on
-    // the terminal; line breaks are kept for the escaping to encode.
-    // deno-lint-ignore no-control-regex
-    const message = parts.join(". ").replace(/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, "");
-    return [
-      `::error title=${escapeWorkflowProperty(`service-ci: ${title}`)}::${
-        escapeWorkflowData(message)
-      }`,
-    ];
+    return [_errorAnnotation(`service-ci: ${title}`, parts.join(". "))];
   });
+}
+
+// One `::error` workflow command. The line is printed to the job log too, where a raw control
+// character would act on the terminal; line breaks are kept for the escaping to encode.
+function _errorAnnotation(title: string, message: string): string {
+  // deno-lint-ignore no-control-regex
+  const text = message.replace(/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, "");
+  return `::error title=${escapeWorkflowProperty(title)}::${escapeWorkflowData(text)}`;
 }
 
 /**
@@ -305,13 +310,8 @@ export function githubUsageError(
   message: string,
   delimiter: string,
 ): { annotation: string; outputs: string } {
-  // deno-lint-ignore no-control-regex
-  const text = message.replace(/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, "");
   return {
-    annotation: `::error title=${escapeWorkflowProperty("service-ci: usage error")}::${
-      escapeWorkflowData(text)
-    }`,
-    outputs: [["passed", "false"], ["exit-code", "2"]]
-      .map(([name, value]) => `${name}<<${delimiter}\n${value}\n${delimiter}\n`).join(""),
+    annotation: _errorAnnotation("service-ci: usage error", message),
+    outputs: _outputFile([["passed", "false"], ["exit-code", "2"]], delimiter),
   };
 }
