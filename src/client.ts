@@ -6,7 +6,7 @@
 
 import { parseRetryAfter } from "./backoff.ts";
 import type { CiMetadata } from "./ci_metadata.ts";
-import { maskSecrets, sanitize } from "./sanitize.ts";
+import { sanitize } from "./sanitize.ts";
 
 /** The most bytes read from any answer. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -339,11 +339,7 @@ export class ServiceClient {
     return new ApiError(
       certificate ? "tls" : "transient",
       `${certificate ? "TLS certificate refused" : "network error"}: ${
-        sanitize(maskSecrets(reason, [this.#options.apiKey]), {
-          maxLength: 200,
-          // Removing a control character can join a split key: mask again after sanitizing.
-          secrets: [this.#options.apiKey],
-        })
+        sanitize(reason, { maxLength: 200, secrets: [this.#options.apiKey] })
       }`,
       { cause: error },
     );

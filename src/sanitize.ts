@@ -40,14 +40,18 @@ export interface SanitizeOptions {
  */
 export function sanitize(text: string, options: SanitizeOptions = {}): string {
   const maxLength = options.maxLength ?? DEFAULT_MAX_LENGTH;
-  let line = text
+  const secrets = options.secrets ?? [];
+  // Masked before removing escapes, which could eat a secret's first character ("\x1b[" + key
+  // reads as a CSI sequence ending in it), and again after, which can join a secret split by a
+  // removed character.
+  let line = maskSecrets(text, secrets)
     .replace(ESCAPE_SEQUENCE, "")
     .replace(C1_SEQUENCE, "")
     .replace(LINE_BREAK, " ")
     .replace(CONTROL, "")
     .replace(/\s+/g, " ")
     .trim();
-  line = maskSecrets(line, options.secrets ?? []);
+  line = maskSecrets(line, secrets);
   if (WORKFLOW_COMMAND.test(line)) line = `"${line}"`;
   if (maxLength < 1) return "";
   if (line.length > maxLength) {

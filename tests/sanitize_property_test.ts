@@ -307,3 +307,12 @@ Deno.test("sanitize() never ends a cut line with half of a surrogate pair, and h
   assert.equal(sanitize(text, { maxLength: 11 }), `${"a".repeat(8)}😀…`);
   assert.equal(sanitize("anything", { maxLength: 0 }), "");
 });
+
+Deno.test("sanitize() masks a secret before an escape sequence could eat its first character", () => {
+  const key = "sk_test_ci_4f1c9a7e2b3d";
+  for (const introducer of ["\x1b[", "\x1b[1;", "\x1b", "\x9b", "\x1b]", "\x1bP", "\x9d"]) {
+    const out = sanitize(`echo ${introducer}${key} done`, { secrets: [key] });
+    assert.ok(!out.includes(key.slice(1)), `${JSON.stringify(introducer)}: ${out}`);
+    assert.ok(!out.includes(key.slice(2)), `${JSON.stringify(introducer)}: ${out}`);
+  }
+});
