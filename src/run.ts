@@ -163,11 +163,26 @@ async function _reportUsageErrorToGithub(
   );
   stderr(`${annotation}\n`);
   const path = deps.env("GITHUB_OUTPUT");
-  if (!path) return;
+  if (path) await _writeReport(deps, path, outputs, true, "GITHUB_OUTPUT", secrets, stderr);
+}
+
+// Writes (or appends) one report file with the secrets masked; a failure is one line on stderr
+// and `false`.
+async function _writeReport(
+  deps: RunDeps,
+  path: string,
+  text: string,
+  append: boolean,
+  what: string,
+  secrets: readonly string[],
+  stderr: (text: string) => void,
+): Promise<boolean> {
   try {
-    await deps.writeTextFile(path, maskSecrets(outputs, secrets), true);
+    await deps.writeTextFile(path, maskSecrets(text, secrets), append);
+    return true;
   } catch (error) {
-    stderr(`service-ci: cannot write GITHUB_OUTPUT (${path}): ${_reason(error)}\n`);
+    stderr(`service-ci: cannot write ${what} (${path}): ${_reason(error)}\n`);
+    return false;
   }
 }
 
@@ -383,11 +398,8 @@ async function _writeReports(
   const secrets = [config.apiKey];
   let failed = false;
   const write = async (path: string, text: string, append: boolean, what: string) => {
-    try {
-      await deps.writeTextFile(path, maskSecrets(text, secrets), append);
-    } catch (error) {
+    if (!await _writeReport(deps, path, text, append, what, secrets, context.stderr)) {
       failed = true;
-      context.stderr(`service-ci: cannot write ${what} (${path}): ${_reason(error)}\n`);
     }
   };
   if (config.json) context.stdout(renderJson(report));
