@@ -33,19 +33,43 @@ import { toJsonAgent } from "./json.ts";
  * ```
  */
 export function githubOutputs(report: RunReport, delimiter: string): string {
+  return _outputFile(Object.entries(outputValues(report)), delimiter);
+}
+
+/** The outputs of a run, by their GitHub names; see {@linkcode githubOutputs} for each meaning. */
+export interface OutputValues {
+  readonly passed: string;
+  readonly "run-id": string;
+  readonly status: string;
+  readonly url: string;
+  readonly "exit-code": string;
+  readonly agents: string;
+}
+
+/**
+ * The values of the run's outputs, as {@linkcode githubOutputs} writes them and every other CI's
+ * native writer sets them under its own names.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * const passed = outputValues(report).passed === "true";
+ * ```
+ */
+export function outputValues(report: RunReport): OutputValues {
   const agents = report.agents;
   const single = agents.length === 1 ? agents[0] : undefined;
   const values = (pick: (agent: AgentOutcome) => string | null): string =>
     single ? pick(single) ?? "" : JSON.stringify(agents.map(pick));
-  const outputs: [string, string][] = [
-    ["passed", String(_allPassed(report))],
-    ["run-id", values((agent) => agent.runId)],
-    ["status", values((agent) => agent.status)],
-    ["url", values((agent) => agent.url)],
-    ["exit-code", String(report.exitCode)],
-    ["agents", JSON.stringify(agents.map(toJsonAgent))],
-  ];
-  return _outputFile(outputs, delimiter);
+  return {
+    passed: String(_allPassed(report)),
+    "run-id": values((agent) => agent.runId),
+    status: values((agent) => agent.status),
+    url: values((agent) => agent.url),
+    "exit-code": String(report.exitCode),
+    agents: JSON.stringify(agents.map(toJsonAgent)),
+  };
 }
 
 // The GITHUB_OUTPUT text of `outputs`, each value in the multi-line-safe heredoc form.
@@ -121,6 +145,34 @@ export function githubSummary(report: RunReport): string {
  * ```
  */
 export function githubAnnotations(report: RunReport): string[] {
+  return gateProblems(report).map(({ title, message }) =>
+    _errorAnnotation(`service-ci: ${title}`, message)
+  );
+}
+
+/** One agent whose gate failed or could not be checked, in the words of its annotation. */
+export interface GateProblem {
+  /** The agent's outcome: `failed`, `unchecked`, `timed_out` or `interrupted`. */
+  readonly agent: AgentOutcome;
+  /** What happened, e.g. `"quality gate failed"`. */
+  readonly title: string;
+  /** The agent, the title, the run, the reason and the run's link, in one text. */
+  readonly message: string;
+}
+
+/**
+ * The agents whose gate failed or could not be checked, each with the title and message that
+ * every CI's error annotation shows (GitHub's `::error`, Azure's `task.logissue`, TeamCity's
+ * `testFailed`).
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * for (const { title, message } of gateProblems(report)) console.error(`${title}: ${message}`);
+ * ```
+ */
+export function gateProblems(report: RunReport): GateProblem[] {
   return report.agents.flatMap((agent) => {
     const title = _ANNOTATION_TITLES[agent.outcome];
     if (title === null) return [];
@@ -132,7 +184,7 @@ export function githubAnnotations(report: RunReport): string[] {
       ...(agent.error === null ? [] : [agent.error]),
       ...(agent.url === null ? [] : [agent.url]),
     ];
-    return [_errorAnnotation(`service-ci: ${title}`, parts.join(". "))];
+    return [{ agent, title, message: parts.join(". ") }];
   });
 }
 

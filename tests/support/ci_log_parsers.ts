@@ -73,6 +73,49 @@ export function azureCommand(line: string): string | undefined {
   }
 }
 
+/** A `##vso[…]` command as the Azure Pipelines agent reads it. */
+export interface AzureAgentCommand {
+  readonly command: string;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly data: string;
+}
+
+/**
+ * A port of the Azure Pipelines agent's `Command.TryParse` (microsoft/azure-pipelines-agent,
+ * `src/Microsoft.VisualStudio.Services.Agent/Command.cs`) with percent decoding on, as current
+ * agents and azure-pipelines-task-lib (`%AZP25`) have it: properties split at `;` and at the first
+ * `=`, nothing trimmed, and the same unescaping for properties and data.
+ *
+ * @example
+ * ```ts
+ * azureAgentParse("##vso[task.setvariable variable=a%3Bb;]x%0Ay")?.data; // "x\ny"
+ * ```
+ */
+export function azureAgentParse(line: string): AzureAgentCommand | undefined {
+  const prefix = line.indexOf("##vso[");
+  if (prefix < 0) return undefined;
+  const close = line.indexOf("]", prefix);
+  if (close < 0) return undefined;
+  const info = line.slice(prefix + 6, close);
+  const space = info.indexOf(" ");
+  const command = space < 0 ? info : info.slice(0, space);
+  if (command.split(".").filter((part) => part !== "").length !== 2) return undefined;
+  const unescape = (text: string) =>
+    text.replaceAll("%3B", ";").replaceAll("%0D", "\r").replaceAll("%0A", "\n")
+      .replaceAll("%5D", "]").replaceAll("%AZP25", "%");
+  const properties: Record<string, string> = {};
+  if (space > 0) {
+    for (const pair of info.slice(space + 1).split(";").filter((part) => part !== "")) {
+      const equals = pair.indexOf("=");
+      // .NET's Split('=', 2, RemoveEmptyEntries) keeps only pairs with a name and a value.
+      if (equals > 0 && equals < pair.length - 1) {
+        properties[pair.slice(0, equals)] = unescape(pair.slice(equals + 1));
+      }
+    }
+  }
+  return { command, properties, data: unescape(line.slice(close + 1)) };
+}
+
 /**
  * TeamCity: `ServiceMessage.splitTextToServiceMessagesAndRegularText` in JetBrains'
  * teamcity-service-messages finds `##teamcity[` anywhere with `indexOf` and ends the message at the
