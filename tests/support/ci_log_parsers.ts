@@ -145,6 +145,78 @@ export function teamcityCommands(line: string): string[] {
   return names;
 }
 
+/** A multiple-attribute TeamCity service message, as TeamCity reads it. */
+export interface TeamcityMessage {
+  readonly name: string;
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
+const _TEAMCITY_UNESCAPES: Readonly<Record<string, string>> = {
+  n: "\n",
+  r: "\r",
+  x: "\u0085",
+  l: "\u2028",
+  p: "\u2029",
+  "'": "'",
+  "|": "|",
+  "[": "[",
+  "]": "]",
+};
+
+/**
+ * Reads one line holding a single multiple-attribute service message the way TeamCity does:
+ * the message found with {@linkcode teamcityCommands}' rule, then `MapSerializerUtil
+ * .stringToProperties` with `STD_ESCAPER` (`|n`, `|r`, `|x`, `|l`, `|p`, `|'`, `||`, `|[`, `|]`,
+ * and `|0xNNNN`). Throws on anything TeamCity would refuse.
+ *
+ * @example
+ * ```ts
+ * teamcityParse("##teamcity[testStarted name='a|'b']").attributes; // { name: "a'b" }
+ * ```
+ */
+export function teamcityParse(line: string): TeamcityMessage {
+  if (!line.startsWith("##teamcity[") || !line.endsWith("]")) {
+    throw new SyntaxError(`not one service message: ${JSON.stringify(line)}`);
+  }
+  const body = line.slice(11, -1);
+  const name = /^[^ \t]+/.exec(body)?.[0] ?? "";
+  const attributes: Record<string, string> = {};
+  let at = name.length;
+  while (at < body.length) {
+    const pair = /^[ \t]+([A-Za-z_$][\w$]*)[ \t]*=[ \t]*'/.exec(body.slice(at));
+    if (pair === null) {
+      if (/^[ \t]*$/.test(body.slice(at))) break;
+      throw new SyntaxError(`bad attribute at ${at}: ${JSON.stringify(body.slice(at))}`);
+    }
+    at += pair[0].length;
+    let value = "";
+    while (body[at] !== "'") {
+      const char = body[at];
+      if (char === undefined) {
+        throw new SyntaxError(`unterminated value in ${JSON.stringify(line)}`);
+      }
+      if (char === "|") {
+        const hex = /^0x([0-9a-fA-F]{4})/.exec(body.slice(at + 1));
+        if (hex?.[1] !== undefined) {
+          value += String.fromCharCode(parseInt(hex[1], 16));
+          at += 7;
+          continue;
+        }
+        const escaped = _TEAMCITY_UNESCAPES[body[at + 1] ?? ""];
+        if (escaped === undefined) throw new SyntaxError(`bad escape in ${JSON.stringify(line)}`);
+        value += escaped;
+        at += 2;
+      } else {
+        value += char;
+        at += 1;
+      }
+    }
+    attributes[pair[1] ?? ""] = value;
+    at += 1;
+  }
+  return { name, attributes };
+}
+
 /**
  * Buildkite: the agent's `isHeader` / `isHeaderExpansion` (buildkite/agent,
  * agent/header_times_streamer.go) remove colour codes anywhere in the line, then match
