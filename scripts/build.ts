@@ -14,6 +14,12 @@ import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { crc32, deflateRawSync } from "node:zlib";
+import {
+  bakeDefaultBaseUrl,
+  checkDefaultBaseUrl,
+  DEFAULT_BASE_URL_MODULE,
+  requestedDefaultBaseUrl,
+} from "./default_base_url.ts";
 
 /** Every target a release is built for, in `deno compile --target` spelling. */
 export const TARGETS = [
@@ -71,6 +77,10 @@ Options:
                      ${TARGETS.join("\n                     ")}
   --out <dir>        where to write <target>/service-ci, the archives and SHA256SUMS
                      (default: dist)
+  --default-base-url <url>
+                     the service address the binaries use when no --base-url or
+                     SERVICE_BASE_URL is given (default: $SERVICE_DEFAULT_BASE_URL;
+                     none when both are empty); checked by the --base-url rules
   --dry-run          print the commands, run nothing
   -h, --help         print this help`;
 
@@ -346,6 +356,7 @@ interface _Options {
   readonly out: string | undefined;
   readonly dryRun: boolean;
   readonly help: boolean;
+  readonly defaultBaseUrl: string | undefined;
 }
 
 function _parseOptions(args: readonly string[]): _Options {
@@ -355,6 +366,7 @@ function _parseOptions(args: readonly string[]): _Options {
       target: { type: "string", multiple: true },
       out: { type: "string" },
       "dry-run": { type: "boolean" },
+      "default-base-url": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -375,6 +387,10 @@ function _parseOptions(args: readonly string[]): _Options {
     out: values.out,
     dryRun: values["dry-run"] ?? false,
     help: values.help ?? false,
+    defaultBaseUrl: requestedDefaultBaseUrl(
+      values["default-base-url"],
+      (name) => Deno.env.get(name),
+    ),
   };
 }
 
@@ -403,6 +419,35 @@ async function _run(
 
 async function _build(options: _Options, root: string): Promise<number> {
   const config = readBuildConfig(await Deno.readTextFile(resolve(root, "deno.json")));
+  // An invalid address fails the build here, before anything is compiled.
+  const defaultBaseUrl = options.defaultBaseUrl === undefined
+    ? undefined
+    : checkDefaultBaseUrl(options.defaultBaseUrl);
+  if (options.dryRun) {
+    console.log(
+      defaultBaseUrl === undefined
+        ? `# no built-in service address (--default-base-url and SERVICE_DEFAULT_BASE_URL are empty)`
+        : `(built-in) set DEFAULT_BASE_URL = ${
+          JSON.stringify(defaultBaseUrl)
+        } in ${DEFAULT_BASE_URL_MODULE}`,
+    );
+    return await _compileAll(options, root, config);
+  }
+  const restore = defaultBaseUrl === undefined
+    ? undefined
+    : await bakeDefaultBaseUrl(root, defaultBaseUrl);
+  try {
+    return await _compileAll(options, root, config);
+  } finally {
+    await restore?.();
+  }
+}
+
+async function _compileAll(
+  options: _Options,
+  root: string,
+  config: BuildConfig,
+): Promise<number> {
   // Paths are relative to the repository, where every command runs; --out is taken from
   // where the script was called.
   const outDir = options.out === undefined ? "dist" : resolve(options.out);

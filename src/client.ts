@@ -16,6 +16,11 @@ export const MAX_REDIRECTS = 5;
 // How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
 // NotValidForName, Expired, BadSignature, … ("invalid peer certificate: <why>").
 const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
+// How rustls reports an `https://` request answered in plain HTTP: the first bytes it read were
+// not a TLS record ("received corrupt message of type InvalidContentType").
+const PLAIN_HTTP_ERROR = /InvalidContentType|corrupt message/i;
+/** The longest run address used; a run id that makes a longer one is an unusable answer. */
+export const MAX_RUN_URL_LENGTH = 8_000;
 
 /**
  * Why a request did not give a usable answer.
@@ -27,6 +32,8 @@ const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
  *   a JSON object; a retry may help.
  * - `tls`: the service's certificate is not trusted or not valid for its name; a retry would
  *   meet the same certificate, so it is not retried (fix with `--ca-cert` or `--base-url`).
+ * - `plain_http`: an `https://` address whose port answers in plain HTTP (the TLS handshake read
+ *   an HTTP answer); a retry would meet the same server, so it is not retried.
  * - `redirect`: a redirect that is not followed (other origin, outside the API path, too many).
  * - `unusable`: an answer that cannot be used and that a retry would not fix.
  */
@@ -36,6 +43,7 @@ export type ApiErrorKind =
   | "refused"
   | "transient"
   | "tls"
+  | "plain_http"
   | "redirect"
   | "unusable";
 
@@ -150,6 +158,14 @@ export class ServiceClient {
     if (segment === "" || url.pathname !== `${collection.pathname}/${segment}`) {
       throw new ApiError("unusable", `run id ${JSON.stringify(sanitize(runId))} is not usable`);
     }
+    if (url.href.length > MAX_RUN_URL_LENGTH) {
+      throw new ApiError(
+        "unusable",
+        `run id ${
+          JSON.stringify(sanitize(runId, { maxLength: 40 }))
+        } makes an address of ${url.href.length} characters; at most ${MAX_RUN_URL_LENGTH} are usable`,
+      );
+    }
     return url;
   }
 
@@ -190,6 +206,17 @@ export class ServiceClient {
         `the trigger answered ${answer.status} without a usable run_id (got ${
           _describeValue(runId)
         }); a run may have started: look in the agent's dashboard`,
+        { status: answer.status },
+      );
+    }
+    try {
+      this.runUrl(agentId, runId);
+    } catch (error) {
+      throw new ApiError(
+        "unusable",
+        `the trigger answered ${answer.status} with an unusable run_id: ${
+          (error as Error).message
+        }; a run may have started: look in the agent's dashboard`,
         { status: answer.status },
       );
     }
@@ -334,7 +361,17 @@ export class ServiceClient {
       /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
       "",
     );
-    // A certificate the client does not trust is a configuration error, the same on every retry.
+    // A plain-HTTP port and an untrusted certificate are configuration errors, the same on every
+    // retry.
+    if (PLAIN_HTTP_ERROR.test(reason)) {
+      return new ApiError(
+        "plain_http",
+        `TLS handshake failed, the answer was plain HTTP: ${
+          sanitize(reason, { maxLength: 200, secrets: [this.#options.apiKey] })
+        }`,
+        { cause: error },
+      );
+    }
     const certificate = CERTIFICATE_ERROR.test(reason);
     return new ApiError(
       certificate ? "tls" : "transient",

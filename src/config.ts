@@ -6,6 +6,7 @@
 
 import { parseArgs } from "node:util";
 import type { MetadataOverrides } from "./ci_metadata.ts";
+import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 
 /** The default `--timeout-minutes`. */
 export const DEFAULT_TIMEOUT_MINUTES = 30;
@@ -33,6 +34,8 @@ export interface Config {
   readonly agents: readonly string[];
   /** The service's base address (https, or http to a loopback host). */
   readonly baseUrl: URL;
+  /** Where the base address came from. */
+  readonly baseUrlSource: BaseUrlSource;
   /** The whole wait, in milliseconds. */
   readonly timeoutMs: number;
   /** The API key. */
@@ -57,6 +60,17 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** The longest wait between two polls of a run. */
   readonly maxPollIntervalMs: number;
+}
+
+/** The four places the service address can come from, in precedence order. */
+export type BaseUrlSource = "--base-url" | "SERVICE_BASE_URL" | ".env" | "built-in default";
+
+/** Options of {@linkcode resolveConfig}. */
+export interface ResolveOptions {
+  /** The variables whose value in `env` came from the `.env` file rather than the environment. */
+  readonly fromDotenv?: ReadonlySet<string>;
+  /** The release's built-in service address; default {@linkcode DEFAULT_BASE_URL}. */
+  readonly defaultBaseUrl?: string | undefined;
 }
 
 /** What the command line asks for. */
@@ -143,8 +157,12 @@ function _describeParseError(error: unknown): string {
   const option = quoted.split(" ")[0] ?? quoted;
   const help = "run `service-ci --help` for the valid options";
   switch (code) {
-    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
-      return `unknown option ${option}; ${help}`;
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
+      const suggestion = _closestOption(option);
+      return suggestion === undefined
+        ? `unknown option ${option}; ${help}`
+        : `unknown option ${option}; did you mean ${suggestion}? (${help})`;
+    }
     case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
       return `unexpected argument ${
         JSON.stringify(option)
@@ -157,6 +175,38 @@ function _describeParseError(error: unknown): string {
     default:
       return `${message.split("\n")[0]}; ${help}`;
   }
+}
+
+// The valid option nearest to a mistyped one, by edit distance over the names without dashes
+// and hyphens (so --time-out-minutes finds --timeout-minutes), when it is near enough.
+function _closestOption(option: string): string | undefined {
+  const name = option.replace(/^-+/, "").split("=")[0]!;
+  const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of Object.keys(OPTIONS)) {
+    const distance = _editDistance(squash(name), squash(candidate));
+    if (best === undefined || distance < best.distance) best = { name: candidate, distance };
+  }
+  if (best === undefined || best.distance > Math.max(1, Math.floor(name.length / 4))) {
+    return undefined;
+  }
+  return `--${best.name}`;
+}
+
+function _editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
 }
 
 function _expected(option: string): string {
@@ -191,6 +241,7 @@ const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 export function resolveConfig(
   flags: Flags,
   env: Readonly<Record<string, string | undefined>>,
+  options: ResolveOptions = {},
 ): Config {
   const noWait = flags["no-wait"] ?? false;
   const runId = _optionalText(flags["run-id"], "--run-id", "a run id");
@@ -204,9 +255,12 @@ export function resolveConfig(
     }
     if (noWait) throw new UsageError("--run-id waits for a run; it cannot be used with --no-wait");
   }
+  const defaultBaseUrl = "defaultBaseUrl" in options ? options.defaultBaseUrl : DEFAULT_BASE_URL;
+  const base = _baseUrl(flags, env, options.fromDotenv ?? new Set(), defaultBaseUrl);
   const config: Config = {
     agents,
-    baseUrl: _baseUrl(flags, env),
+    baseUrl: base.url,
+    baseUrlSource: base.source,
     timeoutMs: _positiveNumber(
       flags["timeout-minutes"],
       "--timeout-minutes",
@@ -271,13 +325,56 @@ function _agents(flags: Flags, env: Readonly<Record<string, string | undefined>>
   return given;
 }
 
-function _baseUrl(flags: Flags, env: Readonly<Record<string, string | undefined>>): URL {
-  const fromFlag = flags["base-url"] !== undefined;
-  const name = fromFlag ? "--base-url" : "SERVICE_BASE_URL";
-  const text = fromFlag ? flags["base-url"] : env.SERVICE_BASE_URL;
-  if (text === undefined || text === "") {
+function _baseUrl(
+  flags: Flags,
+  env: Readonly<Record<string, string | undefined>>,
+  fromDotenv: ReadonlySet<string>,
+  defaultBaseUrl: string | undefined,
+): { url: URL; source: BaseUrlSource } {
+  if (flags["base-url"] !== undefined) {
+    return { url: parseBaseUrl(flags["base-url"], "--base-url"), source: "--base-url" };
+  }
+  const fromEnv = env.SERVICE_BASE_URL;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    const source = fromDotenv.has("SERVICE_BASE_URL") ? ".env" : "SERVICE_BASE_URL";
+    return { url: parseBaseUrl(fromEnv, "SERVICE_BASE_URL"), source };
+  }
+  if (defaultBaseUrl !== undefined) {
+    return {
+      url: parseBaseUrl(defaultBaseUrl, "the built-in default service address"),
+      source: "built-in default",
+    };
+  }
+  throw new UsageError(
+    "no service address: pass --base-url https://…, set SERVICE_BASE_URL (environment or .env), or use a release build with a built-in default (this build has none)",
+  );
+}
+
+/**
+ * Checks a service address by the `--base-url` rules: `https://` (plain `http://` only for
+ * loopback hosts), no credentials, no query or fragment. `name` is the input the message names.
+ *
+ * @example
+ * ```ts
+ * parseBaseUrl("https://service.example/eval", "--base-url").pathname; // "/eval"
+ * ```
+ *
+ * @throws {UsageError} Naming `name` and what would be valid.
+ */
+export function parseBaseUrl(text: string, name: string): URL {
+  if (text === "") throw new UsageError(`${name} must be an https:// URL (got an empty value)`);
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    let host = "";
+    try {
+      host = new URL(`http://${text}`).hostname;
+    } catch {
+      // Not even a host: the plain message below says what is expected.
+    }
+    const scheme = LOOPBACK_HOST.test(host) ? "http" : "https";
     throw new UsageError(
-      "no service address: pass --base-url https://… or set SERVICE_BASE_URL",
+      `${name} must be an https:// URL (http:// for loopback hosts) (got ${JSON.stringify(text)}${
+        host === "" ? "" : `; did you mean ${scheme}://${text}?`
+      })`,
     );
   }
   let url: URL;
@@ -322,6 +419,16 @@ function _apiKey(env: Readonly<Record<string, string | undefined>>): string {
   if (/[\x00-\x20\x7f]/.test(key)) {
     throw new UsageError(
       "SERVICE_API_KEY contains whitespace or control characters (often a trailing newline from the secret store); it must be the key alone",
+    );
+  }
+  // A header value must be ASCII; fetch would refuse it on every attempt. The key itself is
+  // never printed, only where the first foreign character is.
+  const foreign = key.search(/[^\x21-\x7e]/);
+  if (foreign >= 0) {
+    throw new UsageError(
+      `SERVICE_API_KEY must be printable ASCII, as the service issues it, but character ${
+        foreign + 1
+      } of ${key.length} is not (often a typographic quote or dash pasted from a document); copy the key again from Settings → API Keys`,
     );
   }
   return key;

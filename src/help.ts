@@ -7,9 +7,16 @@ import {
 } from "./config.ts";
 import { VERSION } from "./version.ts";
 
-/** What `--help` prints. */
-export const HELP =
-  `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
+/**
+ * What `--help` prints, naming the built-in service address of this build (or none).
+ *
+ * @example
+ * ```ts
+ * helpText(undefined).includes("built-in default: none"); // true
+ * ```
+ */
+export function helpText(defaultBaseUrl: string | undefined): string {
+  return `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
 turn its verdict into an exit code.
 
 Usage:
@@ -20,6 +27,7 @@ The API key is read from SERVICE_API_KEY (environment or .env file), never from 
 Options:
   --agent <uuid>              agent to run; repeatable, all run concurrently      [SERVICE_AGENT_ID, comma list]
   --base-url <url>            the service's address; https:// (http:// only for localhost) [SERVICE_BASE_URL]
+                              built-in default: ${defaultBaseUrl ?? "none"}
   --timeout-minutes <n>       bounds the whole wait; decimals allowed (default ${DEFAULT_TIMEOUT_MINUTES}) [SERVICE_TIMEOUT_MINUTES]
   --json                      print one JSON document with every agent's outcome on stdout
   --junit <file>              write a JUnit XML report, one test case per agent
@@ -44,3 +52,4 @@ Exit codes:
 
 Docs: README.md, docs/ (CI recipes, security, reports).
 `;
+}

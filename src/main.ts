@@ -1,10 +1,14 @@
 /**
  * The entry point: the only module that reads `Deno.args` and the environment, listens for
- * signals, or calls `Deno.exit`. Everything else is in `run.ts`, with these effects passed in.
+ * signals, opens files or calls `Deno.exit`. Everything else is in `run.ts`, with these effects
+ * passed in.
  */
 
+import { ENV_VARIABLES } from "./env_variables.ts";
 import { runGit } from "./git.ts";
-import { ENV_VARIABLES, Interrupted, run } from "./run.ts";
+import { Interrupted } from "./interrupted.ts";
+import type { ReportFile } from "./report/deliver.ts";
+import { run } from "./run.ts";
 
 /**
  * Reads one variable. Only the variables of {@linkcode ENV_VARIABLES} are asked for; one the
@@ -55,7 +59,45 @@ function makeFetch(caCerts: string | undefined): typeof fetch {
   return (input, init) => fetch(input, { ...init, client });
 }
 
-const encoder = new TextEncoder();
+// A report file opened before anything is rendered; `rewind` puts back the length it had.
+async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
+  const file = await Deno.open(path, { write: true, create: true, append, truncate: !append });
+  let start = 0;
+  try {
+    start = append ? (await file.stat()).size : 0;
+  } catch {
+    // Not a regular file (a pipe, /dev/full): there is no length to go back to.
+  }
+  const encoder = new TextEncoder();
+  return {
+    write: async (text) => {
+      const bytes = encoder.encode(text);
+      for (let written = 0; written < bytes.length;) {
+        written += await file.write(bytes.subarray(written));
+      }
+    },
+    rewind: async () => {
+      await file.truncate(start);
+      if (!append) await file.seek(0, Deno.SeekMode.Start);
+    },
+    close: () => {
+      try {
+        file.close();
+      } catch {
+        // Already closed.
+      }
+    },
+  };
+}
+
+// A pipe may take part of a write at a time.
+function writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: string): void {
+  const bytes = new TextEncoder().encode(text);
+  for (let written = 0; written < bytes.length;) {
+    written += stream.writeSync(bytes.subarray(written));
+  }
+}
+
 const interrupt = new AbortController();
 listenForSignals(interrupt);
 
@@ -63,10 +105,16 @@ const code = await run({
   args: Deno.args,
   env: readEnv,
   readTextFile: (path) => Deno.readTextFile(path),
-  writeTextFile: (path, text, append) => Deno.writeTextFile(path, text, { append }),
-  isDirectory: (path) => Deno.stat(path).then((info) => info.isDirectory, () => false),
-  stdout: (text) => Deno.stdout.writeSync(encoder.encode(text)),
-  stderr: (text) => Deno.stderr.writeSync(encoder.encode(text)),
+  // Only a directory known to be missing is refused up front; one Deno may not look into
+  // (/dev) is left for the report's own open to judge.
+  isDirectory: (path) =>
+    Deno.stat(path).then(
+      (info) => info.isDirectory,
+      (error) => !(error instanceof Deno.errors.NotFound),
+    ),
+  openReportFile,
+  stdout: (text) => writeAll(Deno.stdout, text),
+  stderr: (text) => writeAll(Deno.stderr, text),
   stderrIsTerminal: Deno.stderr.isTerminal(),
   interrupt: interrupt.signal,
   git: (args) => runGit(args),
@@ -74,7 +122,7 @@ const code = await run({
   clock: () => performance.now(),
   sleep,
   random: Math.random,
-  newIdempotencyKey: () => crypto.randomUUID(),
+  uuid: () => crypto.randomUUID(),
   now: Date.now,
 });
 Deno.exit(code);

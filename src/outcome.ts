@@ -1,6 +1,14 @@
-/** The result of one agent's gate, and of a whole invocation: what every report is fed. */
+/**
+ * The result of one agent's gate, and of a whole invocation: what every report is fed, and the
+ * pure steps that build it (gate result → outcome → hint → the invocation's exit code).
+ */
 
 import type { CiMetadata } from "./ci_metadata.ts";
+import { combineExitCodes, ExitCode } from "./exit_code.ts";
+import { withHint } from "./hint.ts";
+import { Interrupted } from "./interrupted.ts";
+import type { GateResult } from "./poll.ts";
+import { sanitize } from "./sanitize.ts";
 
 /**
  * How one agent's gate ended.
@@ -84,4 +92,137 @@ export interface RunReport {
   readonly ciMetadata: CiMetadata;
   /** One entry per agent, in the order they were given. */
   readonly agents: readonly AgentOutcome[];
+}
+
+/** What {@linkcode toAgentOutcome} needs besides the gate's result. */
+export interface OutcomeContext {
+  /** Time from the start of the invocation to this agent's end. */
+  readonly durationMs: number;
+  /** The whole wait, for the timeout's message. */
+  readonly timeoutMs: number;
+  /** The run was named with `--run-id`. */
+  readonly runIdGiven: boolean;
+  /** Values that must never appear in the outcome's strings. */
+  readonly secrets: readonly string[];
+}
+
+/**
+ * Turns one gate's result into its outcome: sanitized strings, the agent's own exit code, and
+ * one line saying why it could not be checked, with what to fix.
+ *
+ * @example
+ * ```ts
+ * const outcome = toAgentOutcome("0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", {
+ *   end: { kind: "passed" },
+ *   runId: "run_1",
+ *   status: "completed",
+ *   url: null,
+ *   passed: true,
+ * }, { durationMs: 1200, timeoutMs: 60_000, runIdGiven: false, secrets: [] });
+ * outcome.exitCode; // 0
+ * ```
+ */
+export function toAgentOutcome(
+  agentId: string,
+  result: GateResult,
+  context: OutcomeContext,
+): AgentOutcome {
+  const clean = (text: string | null) =>
+    text === null ? null : sanitize(text, { secrets: context.secrets });
+  const base = {
+    agentId,
+    runId: clean(result.runId),
+    status: clean(result.status),
+    passed: result.passed,
+    durationMs: Math.round(context.durationMs),
+    url: clean(result.url),
+  };
+  const end = result.end;
+  switch (end.kind) {
+    case "passed":
+      return { ...base, outcome: "passed", exitCode: ExitCode.Passed, error: null };
+    case "failed":
+      return { ...base, outcome: "failed", exitCode: ExitCode.Failed, error: null };
+    case "triggered":
+      return { ...base, outcome: "triggered", exitCode: ExitCode.Passed, error: null };
+    case "unchecked": {
+      const hintContext = {
+        duringTrigger: result.runId === null,
+        runIdGiven: context.runIdGiven,
+      };
+      return {
+        ...base,
+        outcome: "unchecked",
+        exitCode: ExitCode.Unchecked,
+        error: clean(withHint(end.reason, end.error, hintContext)),
+      };
+    }
+    case "deadline": {
+      const last = (result.status === null ? "" : `; last status ${clean(result.status)}`) +
+        (end.lastFault === null ? "" : `; last fault: ${clean(end.lastFault)}`);
+      const what = result.runId === null ? "before the run was triggered" : "before a verdict";
+      return {
+        ...base,
+        outcome: "timed_out",
+        exitCode: ExitCode.TimedOut,
+        error: `the timeout of ${formatMinutes(context.timeoutMs)} min ran out ${what}${last}`,
+      };
+    }
+    case "aborted": {
+      const signal = end.reason instanceof Interrupted ? end.reason.signal : "SIGINT";
+      return {
+        ...base,
+        outcome: "interrupted",
+        exitCode: signal === "SIGTERM" ? ExitCode.Sigterm : ExitCode.Sigint,
+        error: `interrupted by ${signal}`,
+      };
+    }
+  }
+}
+
+/**
+ * The invocation's exit code from its agents' outcomes: the contract's precedence, with
+ * `--warn-only` turning a failed gate (and only that) into 0.
+ *
+ * @example
+ * ```ts
+ * declare const outcomes: AgentOutcome[];
+ * const code = decideExitCode(outcomes, { warnOnly: false });
+ * ```
+ */
+export function decideExitCode(
+  outcomes: readonly AgentOutcome[],
+  options: { readonly warnOnly: boolean },
+): number {
+  const combined = combineExitCodes(outcomes.map((outcome) => outcome.exitCode));
+  return options.warnOnly && combined === ExitCode.Failed ? ExitCode.Passed : combined;
+}
+
+/**
+ * The exit code once a report that was asked for could not be delivered: a verdict (0 or 1)
+ * that did not reach its report is a gate that could not be checked; 2, 3, 4 and the
+ * interrupts keep their meaning.
+ *
+ * @example
+ * ```ts
+ * withUndeliveredReport(0); // 3
+ * withUndeliveredReport(4); // 4
+ * ```
+ */
+export function withUndeliveredReport(exitCode: number): number {
+  return exitCode === ExitCode.Passed || exitCode === ExitCode.Failed
+    ? ExitCode.Unchecked
+    : exitCode;
+}
+
+/**
+ * A duration in minutes as the messages show it: up to three decimals, no trailing zeros.
+ *
+ * @example
+ * ```ts
+ * formatMinutes(90_000); // "1.5"
+ * ```
+ */
+export function formatMinutes(ms: number): string {
+  return String(Number((ms / 60_000).toFixed(3)));
 }

@@ -989,7 +989,7 @@ Deno.test("a 404 on the trigger, or on a run attached with --run-id, is not retr
   assert.equal(service.requestsOf("GET").length, 1);
   assert.match(
     attached.stderr,
-    /GET answered 404.*no run run_9999.*fix: the run is no longer readable/,
+    /GET answered 404.*no run run_9999.*fix: check the run id given with --run-id/,
   );
   assert.doesNotMatch(attached.stderr, /not visible yet/);
 });

@@ -222,10 +222,12 @@ Deno.test("--help and --version print to stdout and exit 0", async () => {
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Usage:\n {2}service-ci --agent <uuid>/);
   assert.match(help.stdout, /--timeout-minutes/);
+  // The source tree has no built-in service address; help and version say so.
+  assert.match(help.stdout, /built-in default: none\n/);
   const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
   const version = await runProgram(["--version"]);
   assert.equal(version.code, 0);
-  assert.equal(version.stdout, `service-ci ${config.version}\n`);
+  assert.equal(version.stdout, `service-ci ${config.version}\nbuilt-in service address: none\n`);
   assert.equal(version.stderr, "");
 });
 

@@ -86,7 +86,7 @@ Deno.test("run from a URL with an empty cache: the version comes from the remote
   await using repository = _serveRepository();
   const result = await _runFromUrl(`${repository.url}/src/main.ts`, ["--version"], {});
   assert.equal(result.code, 0, result.stderr);
-  assert.equal(result.stdout.trim(), `service-ci ${VERSION}`);
+  assert.equal(result.stdout, `service-ci ${VERSION}\nbuilt-in service address: none\n`);
   // Downloaded, not read from the checkout: main.ts and deno.json came over HTTP.
   assert.match(result.stderr, new RegExp(`Download ${repository.url}/src/main\\.ts`));
   const paths = repository.log.map((entry) => entry.path);

@@ -1,0 +1,77 @@
+/** `--dry-run`: the requests a run would send, with the key masked, and nothing sent. */
+
+import type { CiMetadata } from "./ci_metadata.ts";
+import type { ServiceClient } from "./client.ts";
+import type { Config } from "./config.ts";
+
+/** One request a run would send. */
+export interface DryRunRequest {
+  readonly method: "POST";
+  readonly url: string;
+  /** The headers, with the key shown as `***`. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: { readonly ci_metadata: CiMetadata };
+}
+
+/** The `--dry-run --json` document. */
+export interface DryRunDocument {
+  readonly dry_run: true;
+  /** The service address the requests go to, and where it came from. */
+  readonly base_url: string;
+  readonly base_url_source: Config["baseUrlSource"];
+  readonly requests: readonly DryRunRequest[];
+}
+
+/**
+ * The requests one trigger per agent would send.
+ *
+ * @example
+ * ```ts
+ * declare const client: ServiceClient;
+ * declare const config: Config;
+ * declare const metadata: CiMetadata;
+ * const document = dryRunDocument(client, config, metadata);
+ * document.requests.length === config.agents.length; // true
+ * ```
+ */
+export function dryRunDocument(
+  client: Pick<ServiceClient, "headers" | "runsUrl">,
+  config: Pick<Config, "agents" | "baseUrl" | "baseUrlSource">,
+  metadata: CiMetadata,
+): DryRunDocument {
+  const requests = config.agents.map((agent): DryRunRequest => ({
+    method: "POST",
+    url: client.runsUrl(agent).href,
+    headers: Object.fromEntries(
+      [...client.headers("<a new UUID v4 for each trigger>")].map(([name, value]) => [
+        name,
+        name === "x-api-key" ? "***" : value,
+      ]),
+    ),
+    body: { ci_metadata: metadata },
+  }));
+  return {
+    dry_run: true,
+    base_url: config.baseUrl.href,
+    base_url_source: config.baseUrlSource,
+    requests,
+  };
+}
+
+/**
+ * The dry run as text: each request as it would go on the wire, headers then body.
+ *
+ * @example
+ * ```ts
+ * declare const document: DryRunDocument;
+ * console.log(renderDryRun(document));
+ * ```
+ */
+export function renderDryRun(document: DryRunDocument): string {
+  return document.requests.map((request) => {
+    const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}`);
+    return `${request.method} ${request.url}\n${headers.join("\n")}\n\n${
+      JSON.stringify(request.body, null, 2)
+    }\n\n`;
+  }).join("");
+}

@@ -1,0 +1,24 @@
+/** Every environment variable the program reads: the only ones `main.ts` asks the system for. */
+
+import { CI_ENV_VARIABLES } from "./ci_metadata.ts";
+import { CONFIG_ENV_VARIABLES } from "./config.ts";
+
+/** Variables read besides the configuration's and the CI metadata's: the output channels'. */
+export const OUTPUT_ENV_VARIABLES: readonly string[] = [
+  "NO_COLOR",
+  "GITHUB_ACTIONS",
+  "GITHUB_OUTPUT",
+  "GITHUB_STEP_SUMMARY",
+];
+
+/**
+ * Every environment variable the program reads, without duplicates.
+ *
+ * @example
+ * ```ts
+ * ENV_VARIABLES.includes("SERVICE_API_KEY"); // true
+ * ```
+ */
+export const ENV_VARIABLES: readonly string[] = [
+  ...new Set([...CONFIG_ENV_VARIABLES, ...CI_ENV_VARIABLES, ...OUTPUT_ENV_VARIABLES]),
+];

@@ -1,0 +1,147 @@
+/**
+ * Loads the configuration of one invocation: the `.env` file laid under the environment, the
+ * flags resolved against both, the report paths checked and the CA file read, all before
+ * anything is sent. Every failure is a {@linkcode UsageError} naming the input at fault.
+ */
+
+import { type Config, type Flags, resolveConfig, UsageError } from "./config.ts";
+import { mergeEnv, parseEnvFile } from "./env_file.ts";
+
+/** The effects loading needs. */
+export interface LoadDeps {
+  /** Reads one environment variable. */
+  readonly env: (name: string) => string | undefined;
+  /** Reads a text file; rejects as `Deno.readTextFile` does. */
+  readonly readTextFile: (path: string) => Promise<string>;
+  /** Whether a directory exists. */
+  readonly isDirectory: (path: string) => Promise<boolean>;
+}
+
+/** A loaded configuration and what it was loaded from. */
+export interface LoadedConfig {
+  readonly config: Config;
+  /** Every variable the program reads, with `.env` values under the ones that were unset. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The PEM text of `--ca-cert`, when given. */
+  readonly caCerts: string | undefined;
+}
+
+const CA_CERT = "--ca-cert/SERVICE_CA_CERT";
+
+/**
+ * Loads and checks the configuration for the parsed `flags`, reading only `names` from the
+ * environment. The API key is never part of a message.
+ *
+ * @example
+ * ```ts
+ * const { config } = await loadConfig({ agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"] }, [
+ *   "SERVICE_API_KEY",
+ *   "SERVICE_BASE_URL",
+ * ], {
+ *   env: (name) => ({ SERVICE_API_KEY: "sk_test", SERVICE_BASE_URL: "https://x.example" })[name],
+ *   readTextFile: () => Promise.reject(new Deno.errors.NotFound("no .env")),
+ *   isDirectory: () => Promise.resolve(true),
+ * });
+ * config.baseUrl.host; // "x.example"
+ * ```
+ *
+ * @throws {UsageError} For any input that is missing or invalid.
+ */
+export async function loadConfig(
+  flags: Flags,
+  names: readonly string[],
+  deps: LoadDeps,
+): Promise<LoadedConfig> {
+  const dotenv = await _readDotenv(deps, flags["env-file"]);
+  const env = mergeEnv(names, deps.env, dotenv);
+  const fromDotenv = new Set(
+    names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
+  );
+  const config = resolveConfig(flags, env, { fromDotenv });
+  await _checkReportPaths(deps, config.junitPath);
+  const caCerts = config.caCertPath === undefined
+    ? undefined
+    : await _readCaCerts(deps, config.caCertPath);
+  return { config, env, caCerts };
+}
+
+/**
+ * Wraps a fetch maker so that a malformed certificate file, which Deno rejects when the client
+ * is made, is a usage error naming `--ca-cert` rather than an internal one.
+ *
+ * @example
+ * ```ts
+ * const fetcher = makeTrustingFetch((caCerts) => fetch, undefined, undefined);
+ * ```
+ *
+ * @throws {UsageError} When the certificates cannot be used.
+ */
+export function makeTrustingFetch(
+  makeFetch: (caCerts: string | undefined) => typeof fetch,
+  caCerts: string | undefined,
+  path: string | undefined,
+): typeof fetch {
+  try {
+    return makeFetch(caCerts);
+  } catch (error) {
+    if (caCerts === undefined) throw error;
+    throw new UsageError(
+      `${CA_CERT} must name a PEM file of valid certificates (${path}): ${firstLine(error)}`,
+    );
+  }
+}
+
+/**
+ * The first line of an error's message, for one-line diagnostics.
+ *
+ * @example
+ * ```ts
+ * firstLine(new Error("no such file\nat …")); // "no such file"
+ * ```
+ */
+export function firstLine(error: unknown): string {
+  return error instanceof Error ? error.message.split("\n")[0]! : String(error).split("\n")[0]!;
+}
+
+async function _readDotenv(
+  deps: LoadDeps,
+  explicit: string | undefined,
+): Promise<Record<string, string>> {
+  const path = explicit ?? ".env";
+  try {
+    return parseEnvFile(await deps.readTextFile(path));
+  } catch (error) {
+    if (explicit === undefined && error instanceof Deno.errors.NotFound) return {};
+    const name = explicit === undefined ? "the .env file in the working directory" : "--env-file";
+    throw new UsageError(`${name} cannot be read (${path}): ${firstLine(error)}`);
+  }
+}
+
+async function _checkReportPaths(deps: LoadDeps, junitPath: string | undefined): Promise<void> {
+  if (junitPath === undefined) return;
+  const slash = Math.max(junitPath.lastIndexOf("/"), junitPath.lastIndexOf("\\"));
+  const directory = slash < 0 ? "." : junitPath.slice(0, slash) || "/";
+  if (!(await deps.isDirectory(directory))) {
+    throw new UsageError(
+      `--junit must be a file path in an existing directory (${directory} does not exist)`,
+    );
+  }
+}
+
+// Deno ignores a file without a certificate block, which would leave the CA silently untrusted.
+async function _readCaCerts(deps: LoadDeps, path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await deps.readTextFile(path);
+  } catch (error) {
+    throw new UsageError(
+      `${CA_CERT} must name a PEM file that can be read (${path}): ${firstLine(error)}`,
+    );
+  }
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new UsageError(
+      `${CA_CERT} must name a PEM file of certificates (-----BEGIN CERTIFICATE-----); ${path} holds none`,
+    );
+  }
+  return text;
+}

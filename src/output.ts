@@ -1,0 +1,94 @@
+/**
+ * The program's two streams, as every other module sees them: every text masked of the
+ * secrets known so far, every line unable to form a CI log command, and a stream that cannot
+ * be written (a closed pipe) reported rather than thrown.
+ */
+
+import { neutralizeText } from "./log_commands.ts";
+import { maskSecrets } from "./sanitize.ts";
+
+/** The raw streams; each may throw (e.g. `BrokenPipe` on a closed pipe). */
+export interface Streams {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+/**
+ * The program's output. `stdout` and `stderr` carry ordinary text; `command` carries one of our
+ * own CI log command lines, which only the CI writers build (their data escaped by the CI's
+ * rules), so it is masked but not neutralised; `document` carries the `--json` document, which
+ * is already written so that it cannot form a command.
+ */
+export class Output {
+  readonly #streams: Streams;
+  readonly #secrets: string[] = [];
+  #commandsOnStderr = false;
+
+  /** Wraps `streams`. */
+  constructor(streams: Streams) {
+    this.#streams = streams;
+  }
+
+  /** From now on, CI commands go to stderr: stdout holds the `--json` document. */
+  commandsToStderr(): void {
+    this.#commandsOnStderr = true;
+  }
+
+  /**
+   * Masks `secret` in everything written from now on (ignored when empty).
+   *
+   * @example
+   * ```ts
+   * const output = new Output({ stdout: () => {}, stderr: () => {} });
+   * output.addSecret("sk_live_123");
+   * ```
+   */
+  addSecret(secret: string | undefined): void {
+    if (secret !== undefined && secret !== "" && !this.#secrets.includes(secret)) {
+      this.#secrets.push(secret);
+    }
+  }
+
+  /** Writes text to stdout; false when stdout could not take it. */
+  stdout(text: string): boolean {
+    return _write(this.#streams.stdout, neutralizeText(this.#mask(text)));
+  }
+
+  /** Writes text to stderr. A closed stderr is ignored: nothing can be told there. */
+  stderr(text: string): void {
+    _write(this.#streams.stderr, neutralizeText(this.#mask(text)));
+  }
+
+  /**
+   * Writes one of our own CI command lines (without its newline) to the command stream: stdout,
+   * or stderr when stdout holds the `--json` document or `stream` says so. The CI's runner
+   * reads both.
+   */
+  command(line: string, stream?: "stderr"): void {
+    const toStderr = stream === "stderr" || this.#commandsOnStderr;
+    _write(toStderr ? this.#streams.stderr : this.#streams.stdout, `${this.#mask(line)}\n`);
+  }
+
+  /** Writes the `--json` document to stdout; false when stdout could not take it. */
+  document(text: string): boolean {
+    return _write(this.#streams.stdout, this.#mask(text));
+  }
+
+  /** Masks the known secrets in `text` (for files, which do not pass through here). */
+  mask(text: string): string {
+    return this.#mask(text);
+  }
+
+  #mask(text: string): string {
+    return maskSecrets(text, this.#secrets);
+  }
+}
+
+function _write(stream: (text: string) => void, text: string): boolean {
+  try {
+    stream(text);
+    return true;
+  } catch {
+    return false;
+  }
+}

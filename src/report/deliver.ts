@@ -1,0 +1,130 @@
+/**
+ * Delivers the finished run's reports so that every one of them shows the code the process
+ * exits with. The code is decided before anything is rendered; a report that turns out not to
+ * be writable changes it (a verdict that did not reach its report cannot count as checked), and
+ * then every report already written is rewound and written again with the new code.
+ */
+
+import type { RunReport } from "../outcome.ts";
+import { withUndeliveredReport } from "../outcome.ts";
+
+/** A report file, opened before anything is rendered so that most failures come first. */
+export interface ReportFile {
+  /** Writes text at the file's current end. */
+  write(text: string): Promise<void>;
+  /** Puts the file back as it was when it was opened (truncated to its length then). */
+  rewind(): Promise<void>;
+  /** Closes the file; never throws. */
+  close(): void;
+}
+
+/** One report written to a file. */
+export interface FileReport {
+  /** What the report is, for messages: `"the --junit report"`, `"GITHUB_OUTPUT"`. */
+  readonly what: string;
+  readonly path: string;
+  /** Append to what the file holds (`GITHUB_OUTPUT`) rather than replace it. */
+  readonly append: boolean;
+  /** The report's text for a finished run. */
+  readonly render: (report: RunReport) => string;
+}
+
+/** The effects delivery needs. */
+export interface DeliverDeps {
+  /** Opens (creating, and unless `append` truncating) a report file. */
+  readonly openReportFile: (path: string, append: boolean) => Promise<ReportFile>;
+  /** Writes the `--json` document to stdout; false when stdout could not take it. */
+  readonly stdout: (text: string) => boolean;
+  /** One line of diagnostics on stderr. */
+  readonly warn: (line: string) => void;
+}
+
+/**
+ * Writes every file report, then the `--json` document (when `json` is given), and resolves
+ * with the report as finally delivered: its exit code is the one every written report shows.
+ *
+ * @example
+ * ```ts
+ * declare const report: RunReport;
+ * declare const deps: DeliverDeps;
+ * const delivered = await deliverReports(report, [], undefined, deps);
+ * delivered.exitCode === report.exitCode; // true: nothing could fail
+ * ```
+ */
+export async function deliverReports(
+  report: RunReport,
+  files: readonly FileReport[],
+  json: ((report: RunReport) => string) | undefined,
+  deps: DeliverDeps,
+): Promise<RunReport> {
+  let current = report;
+  const fail = (what: string, path: string, error: unknown) => {
+    deps.warn(cannotWrite(what, path, error));
+    current = { ...current, exitCode: withUndeliveredReport(current.exitCode) };
+  };
+  const open: { report: FileReport; file: ReportFile }[] = [];
+  for (const fileReport of files) {
+    try {
+      const file = await deps.openReportFile(fileReport.path, fileReport.append);
+      open.push({ report: fileReport, file });
+    } catch (error) {
+      fail(fileReport.what, fileReport.path, error);
+    }
+  }
+  // Runs one operation on an open file; a failure drops the file (put back as it was, if it
+  // can be) and changes the code.
+  const attempt = async (entry: (typeof open)[number], operation: () => Promise<void>) => {
+    try {
+      await operation();
+      return true;
+    } catch (error) {
+      fail(entry.report.what, entry.report.path, error);
+      await entry.file.rewind().catch(() => {});
+      entry.file.close();
+      open.splice(open.indexOf(entry), 1);
+      return false;
+    }
+  };
+  // Writes every open file with the current code. A failure drops that file and starts again
+  // from rewound files, so each pass either succeeds or removes a file: it ends.
+  const writeAll = async (rewindFirst: boolean): Promise<void> => {
+    for (let rewind = rewindFirst;; rewind = true) {
+      if (rewind) {
+        for (const entry of [...open]) await attempt(entry, () => entry.file.rewind());
+      }
+      let failed = false;
+      for (const entry of [...open]) {
+        if (!await attempt(entry, () => entry.file.write(entry.report.render(current)))) {
+          failed = true;
+          break;
+        }
+      }
+      if (!failed) return;
+    }
+  };
+  try {
+    await writeAll(false);
+    if (json !== undefined && !deps.stdout(json(current))) {
+      const code = current.exitCode;
+      fail("the --json document", "stdout", new Error("stdout is closed"));
+      if (current.exitCode !== code) await writeAll(true);
+    }
+  } finally {
+    for (const entry of open) entry.file.close();
+  }
+  return current;
+}
+
+/**
+ * The one line that says a report could not be written.
+ *
+ * @example
+ * ```ts
+ * cannotWrite("the --junit report", "/dev/full", new Error("No space left on device"));
+ * // "service-ci: cannot write the --junit report (/dev/full): No space left on device"
+ * ```
+ */
+export function cannotWrite(what: string, path: string, error: unknown): string {
+  const reason = error instanceof Error ? error.message : String(error);
+  return `service-ci: cannot write ${what} (${path}): ${reason.split("\n")[0]}`;
+}

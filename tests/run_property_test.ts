@@ -1,0 +1,94 @@
+/**
+ * Property: hostile service text in every field the service controls produces no CI log
+ * command on any stream, for any CI: the commands found in a run's output are exactly those of
+ * the same run with plain values (service-ci's own), read with each CI's own reader.
+ */
+
+import assert from "node:assert/strict";
+import fc from "npm:fast-check@3.23.2";
+import { run } from "../src/run.ts";
+import { commandsIn } from "./support/ci_log_parsers.ts";
+import { AGENT, harness, type HarnessOptions } from "./support/run_harness.ts";
+
+const FRAGMENTS = [
+  "##vso[task.setvariable variable=x]y",
+  "##vso[task.complete result=Succeeded]",
+  "##teamcity[buildStatus status='SUCCESS']",
+  "::error::x",
+  "::set-output name=passed::true",
+  "##[group]x",
+  "--- x",
+  "+++ x",
+  "~~~ x",
+  "^^^ +++",
+  "section_start:1:x\r\x1b[0Kx",
+  "section_end:1:x\r\x1b[0K",
+  "\n",
+  "\r\n",
+  "\u2028",
+  "\x1b[0K",
+  " ",
+  "#",
+  "[",
+  "%0A",
+];
+
+const hostile = fc.array(
+  fc.oneof(fc.constantFrom(...FRAGMENTS), fc.string({ maxLength: 4 })),
+  { minLength: 1, maxLength: 6 },
+).map((parts) => parts.join(""));
+
+// Every CI's environment at once, so each of its channels is on.
+const CI_ENV = {
+  GITHUB_ACTIONS: "true",
+  TF_BUILD: "True",
+  TEAMCITY_VERSION: "2025.11",
+  BUILDKITE: "true",
+  GITLAB_CI: "true",
+};
+
+async function _commands(options: HarnessOptions): Promise<string[]> {
+  const h = harness({ ...options, env: { ...CI_ENV, ...options.env } });
+  await run(h.deps);
+  const text = [...h.stdout, ...h.stderr].join("");
+  return commandsIn(text).map((found) => `${found.ci}:${found.name}`).sort();
+}
+
+for (const json of [false, true]) {
+  Deno.test(`run()${json ? " --json" : ""} prints no command from hostile service text, on any stream`, async () => {
+    const args = ["--agent", AGENT, ...(json ? ["--json"] : [])];
+    const plain = await _commands({
+      args,
+      trigger: { run_id: "run_1", url: "https://dash.example/r/1", status: "queued" },
+      reads: [{ status: "completed", passed: false, extra: { url: "https://dash.example/r/1" } }],
+    });
+    const plainUnchecked = await _commands({
+      args,
+      trigger: { run_id: "run_1", url: "https://dash.example/r/1", status: "queued" },
+      reads: [{ status: "errored", extra: { url: "https://dash.example/r/1" } }],
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        hostile,
+        hostile,
+        hostile,
+        fc.boolean(),
+        async (runId, status, url, ended) => {
+          const found = await _commands({
+            args,
+            trigger: { run_id: runId, url, status },
+            reads: [
+              ended ? { status: "errored", extra: { url, detail: status } } : {
+                status: `completed`,
+                passed: false,
+                extra: { url, run_id: runId, message: status },
+              },
+            ],
+          });
+          assert.deepEqual(found, ended ? plainUnchecked : plain);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+}

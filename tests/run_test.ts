@@ -1,0 +1,185 @@
+/**
+ * Drives `run()` with every effect faked: virtual time (no real waiting), an in-memory service,
+ * in-memory report files with injected failures, and streams that can be closed. Checks that
+ * the exit code is decided once and every report shows it.
+ */
+
+import assert from "node:assert/strict";
+import { Interrupted } from "../src/interrupted.ts";
+import { run, type RunDeps } from "../src/run.ts";
+import { readGithubOutput } from "./support/github_output.ts";
+import {
+  AGENT,
+  type Harness,
+  harness as _harness,
+  KEY,
+  serviceJson as _json,
+} from "./support/run_harness.ts";
+
+const GITHUB = {
+  GITHUB_ACTIONS: "true",
+  GITHUB_OUTPUT: "/out/github_output",
+  GITHUB_STEP_SUMMARY: "/out/summary.md",
+};
+
+// Every report of the run, read back: the code each one shows.
+function _codes(
+  harness: Harness,
+  options: { json?: boolean; github?: boolean; junit?: string; skip?: string },
+) {
+  const codes: Record<string, number> = {};
+  if (options.json) codes.json = JSON.parse(harness.stdout.join("")).exit_code;
+  if (options.github && options.skip !== GITHUB.GITHUB_OUTPUT) {
+    const outputs = readGithubOutput(harness.files.get(GITHUB.GITHUB_OUTPUT) ?? "");
+    codes.github_output = _found(/^(\d+)$/.exec(outputs.get("exit-code") ?? ""), "GITHUB_OUTPUT");
+  }
+  if (options.github && options.skip !== GITHUB.GITHUB_STEP_SUMMARY) {
+    const summary = harness.files.get(GITHUB.GITHUB_STEP_SUMMARY) ?? "";
+    codes.summary = _found(/Exit code (\d+)/.exec(summary), "the step summary");
+  }
+  if (options.junit && options.skip !== options.junit) {
+    const xml = harness.files.get(options.junit) ?? "";
+    codes.junit = _found(/"service_ci\.exit_code" value="(\d+)"/.exec(xml), "the JUnit report");
+  }
+  const exitLine = /exit (\d+):/.exec(harness.stderr.join(""));
+  if (exitLine) codes.console = Number(exitLine[1]);
+  return codes;
+}
+
+function _found(match: RegExpExecArray | null, what: string): number {
+  assert.ok(match, `${what} shows no exit code`);
+  return Number(match[1]);
+}
+
+function _allEqual(codes: Record<string, number>, code: number): void {
+  for (const [report, shown] of Object.entries(codes)) {
+    assert.equal(shown, code, `${report} shows ${shown}, the process exits ${code}`);
+  }
+}
+
+Deno.test("run() exits 0 for a passing gate and every report says 0", async () => {
+  const harness = _harness({ args: ["--agent", AGENT, "--json"], env: GITHUB });
+  const code = await run(harness.deps);
+  assert.equal(code, 0);
+  const codes = _codes(harness, { json: true, github: true });
+  assert.equal(codes.json, 0);
+  assert.equal(codes.github_output, 0);
+  _allEqual(codes, code);
+  assert.deepEqual(harness.requests, [
+    "POST /api/v1/agents/" + AGENT + "/runs",
+    `GET /api/v1/agents/${AGENT}/runs/run_1`,
+  ]);
+});
+
+Deno.test("run() exits 1 for a failing gate and every report says 1", async () => {
+  const harness = _harness({
+    args: ["--agent", AGENT, "--json"],
+    env: GITHUB,
+    reads: [{ status: "running" }, { status: "completed", passed: false }],
+  });
+  const code = await run(harness.deps);
+  assert.equal(code, 1);
+  _allEqual(_codes(harness, { json: true, github: true }), 1);
+});
+
+Deno.test("run() times out on virtual time: 30 minutes of polling take no real time", async () => {
+  const started = performance.now();
+  const harness = _harness({ args: ["--agent", AGENT, "--json"], reads: [{ status: "running" }] });
+  const code = await run(harness.deps);
+  assert.equal(code, 4);
+  assert.equal(JSON.parse(harness.stdout.join("")).agents[0].outcome, "timed_out");
+  // Polls every few seconds at first, at most every 10 s later: well over 100 reads.
+  assert.ok(harness.requests.length > 100, `${harness.requests.length} requests`);
+  assert.ok(performance.now() - started < 10_000);
+});
+
+Deno.test("run() with a request that never answers still ends at the deadline with exit 4", async () => {
+  const harness = _harness({ args: ["--agent", AGENT, "--timeout-minutes", "1"], reads: ["hang"] });
+  assert.equal(await run(harness.deps), 4);
+});
+
+Deno.test("run() reports an interrupt with 143 in every report, naming the run still going", async () => {
+  const harness = _harness({
+    args: ["--agent", AGENT, "--json"],
+    env: GITHUB,
+    reads: [{ status: "running" }],
+    onRequest: (method, h) => {
+      if (method === "GET") h.interrupt.abort(new Interrupted("SIGTERM"));
+    },
+  });
+  const code = await run(harness.deps);
+  assert.equal(code, 143);
+  _allEqual(_codes(harness, { json: true, github: true }), 143);
+  assert.match(harness.stderr.join(""), /run run_1 of agent .* is still going on the service/);
+});
+
+for (const failing of [GITHUB.GITHUB_OUTPUT, GITHUB.GITHUB_STEP_SUMMARY, "/out/junit.xml"]) {
+  for (const how of ["open", "write"] as const) {
+    Deno.test(`run() with ${failing} failing to ${how} exits 3 and every other report says 3`, async () => {
+      const harness = _harness({
+        args: ["--agent", AGENT, "--json", "--junit", "/out/junit.xml"],
+        env: GITHUB,
+        ...(how === "open" ? { failOpen: [failing] } : { failWrite: [failing] }),
+      });
+      const code = await run(harness.deps);
+      assert.equal(code, 3);
+      const codes = _codes(harness, {
+        json: true,
+        github: true,
+        junit: "/out/junit.xml",
+        skip: failing,
+      });
+      assert.equal(codes.json, 3);
+      assert.equal(Object.keys(codes).length, 4);
+      _allEqual(codes, 3);
+      assert.match(harness.stderr.join(""), new RegExp(`cannot write .*\\(${failing}\\)`));
+      // The failed file is left as it was, not half-written.
+      assert.equal(harness.files.get(failing) ?? "", "");
+    });
+  }
+}
+
+Deno.test("run() with --json into a closed stdout never passes: exit 3, the files say 3", async () => {
+  for (const passed of [true, false]) {
+    const harness = _harness({
+      args: ["--agent", AGENT, "--json", "--junit", "/out/junit.xml"],
+      env: GITHUB,
+      reads: [{ status: "completed", passed }],
+      stdoutClosed: true,
+    });
+    const code = await run(harness.deps);
+    assert.equal(code, 3);
+    _allEqual(_codes(harness, { github: true, junit: "/out/junit.xml" }), 3);
+    assert.match(harness.stderr.join(""), /cannot write the --json document \(stdout\)/);
+    assert.doesNotMatch(harness.stderr.join(""), /\n\s+at /);
+  }
+});
+
+Deno.test("run() with a closed stderr keeps the verdict: a failed gate still exits 1", async () => {
+  const harness = _harness({ reads: [{ status: "completed", passed: false }], stderrClosed: true });
+  assert.equal(await run(harness.deps), 1);
+});
+
+Deno.test("run() prints no stack trace for an internal error, and exits 3", async () => {
+  const harness = _harness({ args: ["--agent", AGENT, "--junit", "/out/junit.xml"] });
+  const bug = new TypeError("boom");
+  const deps: RunDeps = { ...harness.deps, isDirectory: () => Promise.reject(bug) };
+  const code = await run(deps);
+  assert.equal(code, 3);
+  const stderr = harness.stderr.join("");
+  assert.match(stderr, /internal error, the gate could not be checked: boom\n$/);
+  assert.doesNotMatch(stderr, /\bat .*\.ts:\d+/);
+});
+
+Deno.test("run() never prints the key, even when the service echoes it in an error", async () => {
+  const harness = _harness({ args: ["--agent", AGENT, "--json"], env: GITHUB });
+  const deps: RunDeps = {
+    ...harness.deps,
+    makeFetch: () => () =>
+      Promise.resolve(_json(403, { error: { message: `key ${KEY} lacks CI` } })),
+  };
+  assert.equal(await run(deps), 3);
+  const everything = [...harness.stdout, ...harness.stderr, ...harness.files.values()].join("");
+  assert.ok(!everything.includes(KEY));
+  assert.match(everything, /key \*\*\* lacks CI/);
+});
