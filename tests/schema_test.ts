@@ -392,9 +392,19 @@ const DRY_RUN = {
   }],
 };
 
-Deno.test("docs/report.schema.json refuses a wrong exit_code type, a bad format, an unmasked key and a document of neither shape", () => {
+Deno.test("docs/report.schema.json refuses wrong types, bad formats, an unmasked key, a trigger without its body, and a document of neither shape", () => {
   assertValid(REPORT, "the report example");
   assertValid(DRY_RUN, "the dry-run example");
+  // Contract §1: only a trigger carries a body, Content-Type and an Idempotency-Key.
+  const { "content-type": _type, "idempotency-key": _key, ...readHeaders } = DRY_RUN.requests[0]!
+    .headers;
+  assertValid(
+    {
+      dry_run: true,
+      requests: [{ method: "GET", url: `${DRY_RUN.requests[0]!.url}/run_1`, headers: readHeaders }],
+    },
+    "a dry run showing a read",
+  );
   const cases: [string, Json][] = [
     ["exit_code as a string", { ...REPORT, exit_code: "0" }],
     ["exit_code as a fraction", { ...REPORT, exit_code: 0.5 }],
@@ -415,10 +425,26 @@ Deno.test("docs/report.schema.json refuses a wrong exit_code type, a bad format,
       ...DRY_RUN,
       requests: [{ ...DRY_RUN.requests[0], headers: { ...DRY_RUN.requests[0]!.headers, dnt: 1 } }],
     }],
+    ["a trigger without a body", {
+      ...DRY_RUN,
+      requests: [{ ...DRY_RUN.requests[0], body: undefined }],
+    }],
+    ["a trigger without an idempotency key", {
+      ...DRY_RUN,
+      requests: [{
+        ...DRY_RUN.requests[0],
+        headers: { ...DRY_RUN.requests[0]!.headers, "idempotency-key": undefined },
+      }],
+    }],
     ["neither a report nor a dry run", { dry_run: true }],
     ["both a report and a dry run", { ...REPORT, ...DRY_RUN }],
   ];
   for (const [why, document] of cases) {
-    assert.equal(validate(document), false, `should not validate: ${why}`);
+    // JSON has no undefined: a field set to undefined above is a field left out.
+    assert.equal(
+      validate(JSON.parse(JSON.stringify(document))),
+      false,
+      `should not validate: ${why}`,
+    );
   }
 });
