@@ -108,9 +108,10 @@ async function _interrupted(
   signal: "SIGINT" | "SIGTERM",
 ): Promise<ProgramResult> {
   const program = await startProgram(["--agent", agent, "--json"], { env: _env(service) });
+  let gaveUp = false;
   const polled = (async () => {
     await program.waitForStderr(/triggered run run_\d+/);
-    while (!service.requests.some((r) => r.method === "GET" && r.path.includes(agent))) {
+    while (!gaveUp && !service.requests.some((r) => r.method === "GET" && r.path.includes(agent))) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
@@ -124,6 +125,7 @@ async function _interrupted(
   try {
     await Promise.race([polled, late]);
   } catch (error) {
+    gaveUp = true;
     program.process.kill("SIGKILL");
     await program.finished();
     throw error;
