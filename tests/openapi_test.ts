@@ -6,7 +6,17 @@
 
 import assert from "node:assert/strict";
 import { PROVIDERS } from "../src/ci_providers.ts";
-import { ServiceClient } from "../src/client.ts";
+import { MAX_BODY_BYTES, MAX_REDIRECTS, ServiceClient } from "../src/client.ts";
+import { MAX_CONSECUTIVE_FAULTS } from "../src/backoff.ts";
+import { NEW_RUN_GRACE_MS } from "../src/poll.ts";
+import {
+  DEFAULT_MAX_INTERVAL_MS,
+  FIRST_POLL_MS,
+  GROWTH_PER_MS_OF_AGE,
+  JITTER,
+  RETRY_AFTER_MAX_MS,
+  RETRY_AFTER_MIN_MS,
+} from "../src/schedule.ts";
 import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../src/verdict.ts";
 import { userAgent } from "../src/version.ts";
 import { AGENTS, KEYS } from "./support/fake_service.ts";
@@ -84,6 +94,25 @@ Deno.test("the spec's run statuses are src/verdict.ts's tables", () => {
     { $ref: "#/components/schemas/RunStatusEndedWithoutVerdict" },
     { $ref: "#/components/schemas/RunStatusFinished" },
   ]);
+});
+
+Deno.test("the numbers the spec's prose gives are the code's constants", async () => {
+  const text = (await Deno.readTextFile(SPEC_PATH)).replace(/\s+/g, " ");
+  for (
+    const phrase of [
+      `bounded to ${RETRY_AFTER_MIN_MS / 1000} s … ${RETRY_AFTER_MAX_MS / 60_000} min`,
+      `until ${MAX_CONSECUTIVE_FAULTS} in a row`,
+      `less than ${NEW_RUN_GRACE_MS / 1000} s after the trigger`,
+      `at most ${MAX_REDIRECTS} times`,
+      `read up to ${MAX_BODY_BYTES / 1024 / 1024} MiB`,
+      `reads first about ${FIRST_POLL_MS / 1000} s after the trigger`,
+      `${FIRST_POLL_MS / 1000} s + ${GROWTH_PER_MS_OF_AGE * 100} % of its age`,
+      `capped at ${DEFAULT_MAX_INTERVAL_MS / 1000} s`,
+      `±${JITTER * 100} % jitter`,
+    ]
+  ) {
+    assert.ok(text.includes(phrase), `docs/openapi.yaml says "${phrase}"`);
+  }
 });
 
 Deno.test("the spec declares every header src/client.ts sends, and this build's User-Agent matches it", () => {
