@@ -127,6 +127,11 @@ export interface FakeServiceOptions {
   readonly tls?: { readonly cert: string; readonly key: string };
   /** Milliseconds a run stays `queued` before `running`; default a quarter of its length. */
   readonly queuedMs?: number;
+  /**
+   * Called with every request and a copy of the answer it got, before the answer is sent (for
+   * tests that check each exchange, e.g. against docs/openapi.yaml). The answers stay the same.
+   */
+  readonly onExchange?: (request: LoggedRequest, response: Response) => void;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -157,6 +162,7 @@ export class FakeService implements AsyncDisposable {
   readonly #rules: Array<{ rule: ScriptRule; left: number }> = [];
   readonly #server: Deno.HttpServer;
   readonly #queuedMs: number | undefined;
+  readonly #onExchange: FakeServiceOptions["onExchange"];
   #inFlight = 0;
   #nextRun = 1;
 
@@ -172,6 +178,7 @@ export class FakeService implements AsyncDisposable {
     this.#agents = agents;
     this.#keys = options.keys ?? { [KEYS.ci]: true, [KEYS.noCi]: false };
     this.#queuedMs = options.queuedMs;
+    this.#onExchange = options.onExchange;
   }
 
   /** Adds or replaces an agent. */
@@ -206,16 +213,26 @@ export class FakeService implements AsyncDisposable {
     try {
       const body = await request.text();
       const url = new URL(request.url);
-      this.requests.push({
+      const logged: LoggedRequest = {
         method: request.method,
         path: url.pathname + url.search,
         headers: Object.fromEntries(request.headers),
         body,
         at: Date.now(),
-      });
+      };
+      this.requests.push(logged);
       const next = () => this.#serve(request, url, body);
       const scripted = this.#takeRule(request, url);
-      return scripted === undefined ? await next() : await scripted.answer(request, next);
+      const response = scripted === undefined ? await next() : await scripted.answer(request, next);
+      if (this.#onExchange !== undefined) {
+        // Read the headers first: Deno 2.9's clone() drops headers that were never read.
+        const { status, statusText, headers } = response;
+        this.#onExchange(
+          logged,
+          new Response(response.clone().body, { status, statusText, headers }),
+        );
+      }
+      return response;
     } finally {
       this.#inFlight--;
     }
