@@ -27,39 +27,45 @@ function isMusl() {
   return !!header && !header.glibcVersionRuntime;
 }
 
-function binaryPath() {
+// The line for a machine no package is built for, naming those that are.
+function unsupported(key, supported) {
+  return fail(
+    `no service-ci build for ${key}${isMusl() ? " with musl libc" : ""}; supported: ${
+      supported.map((name) => name.startsWith("linux-") ? `${name} (glibc)` : name).join(", ")
+    }`,
+  );
+}
+
+function main() {
   const key = `${process.platform}-${process.arch}`;
   const names = Object.keys(require("./package.json").optionalDependencies || {});
   const supported = names.filter((name) => name.startsWith(PREFIX)).map((name) =>
     name.slice(PREFIX.length)
   );
-  const unsupported = () =>
-    fail(
-      `no service-ci build for ${key}${isMusl() ? " with musl libc" : ""}; supported: ${
-        supported.map((name) => name.startsWith("linux-") ? `${name} (glibc)` : name).join(", ")
-      }`,
-    );
-  if (!supported.includes(key)) return unsupported();
-  const binary = `${PREFIX}${key}/bin/service-ci${process.platform === "win32" ? ".exe" : ""}`;
+  if (!supported.includes(key)) return unsupported(key, supported);
+  let binary;
   try {
-    return require.resolve(binary);
+    binary = require.resolve(
+      `${PREFIX}${key}/bin/service-ci${process.platform === "win32" ? ".exe" : ""}`,
+    );
   } catch {
-    // npm leaves out the glibc package on musl (package.json "libc"); elsewhere it was omitted.
-    if (isMusl()) return unsupported();
+    // npm 9.4+ leaves out the glibc package on musl (its "libc"); elsewhere it was omitted.
+    if (isMusl()) return unsupported(key, supported);
     return fail(
       `${PREFIX}${key} is not installed (npm leaves optional dependencies out with --omit=optional or --no-optional); reinstall service-ci with them`,
     );
   }
-}
 
-function main() {
-  const binary = binaryPath();
   const child = spawn(binary, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
   // The binary stops cleanly on SIGINT and SIGTERM (exit 130, 143); a signal sent to this
   // process alone (a CI runner cancelling the job) must reach it too.
   const forward = (signal) => child.kill(signal);
   for (const signal of FORWARDED) process.on(signal, forward);
-  child.on("error", (error) => fail(`cannot run ${binary}: ${error.message}`));
+  child.on("error", (error) => {
+    // An older npm installs the glibc package on musl too; its binary cannot start there.
+    if (isMusl()) unsupported(key, supported);
+    fail(`cannot run ${binary}: ${error.message}`);
+  });
   child.on("exit", (code, signal) => {
     for (const name of FORWARDED) process.removeListener(name, forward);
     if (signal === null) process.exit(code === null ? EXIT_SETUP : code);

@@ -276,6 +276,27 @@ toolTest(
   },
 );
 
+toolTest(
+  "a binary that cannot be started is named, with the reason, in one line, and the launcher exits 2",
+  NODE_ONLY,
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "service-ci-npm-" });
+    try {
+      const launcher = await _handInstall(dir, "#!/bin/sh\nexit 0\n");
+      const binary = join(dir, "node_modules", platformPackageName(HOST!), "bin", "service-ci");
+      await Deno.chmod(binary, 0o644);
+      const result = await _run("node", [launcher, "--version"], {
+        env: { PATH: Deno.env.get("PATH") ?? "" },
+        clearEnv: true,
+      });
+      assert.equal(result.code, 2);
+      assert.equal(result.stderr, `service-ci: cannot run ${binary}: spawn ${binary} EACCES\n`);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
 // ---- packed, installed offline and run with npx ------------------------------------------------
 
 // Writes the packages of `targets` from stand-ins, packs them, installs the main package and
