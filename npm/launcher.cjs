@@ -58,8 +58,10 @@ function main() {
 
   const child = spawn(binary, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
   // The binary stops cleanly on SIGINT and SIGTERM (exit 130, 143); a signal sent to this
-  // process alone (a CI runner cancelling the job) must reach it too.
-  const forward = (signal) => child.kill(signal);
+  // process alone (a CI runner cancelling the job) must reach it too. On Windows Ctrl-C reaches
+  // every process of the console, the binary included, and child.kill() would end it at once
+  // instead: there the launcher only keeps running until the binary has stopped.
+  const forward = process.platform === "win32" ? () => {} : (signal) => child.kill(signal);
   for (const signal of FORWARDED) process.on(signal, forward);
   child.on("error", (error) => {
     // An older npm installs the glibc package on musl too; its binary cannot start there.
