@@ -210,7 +210,7 @@ function _invocations(): Invocation[] {
       for (const words of _commands(script)) {
         const at = words.findIndex((word) =>
           word === "service-ci" || word.endsWith("/service-ci") || word === "deno" ||
-          word.endsWith("direct-api.sh")
+          word.endsWith("direct-api.sh") || (words[0] === "npx" && word.startsWith("service-ci@"))
         );
         if (at < 0) continue;
         const command = words[at]!;
@@ -315,7 +315,7 @@ Deno.test("every YAML block parses", () => {
 
 Deno.test("every service-ci command in the recipes uses only flags and values service-ci accepts", () => {
   const commands = INVOCATIONS.filter((invocation) => invocation.kind === "service-ci");
-  assert.ok(commands.length >= 11, `found ${commands.length} service-ci commands`);
+  assert.ok(commands.length >= 14, `found ${commands.length} service-ci commands`);
   for (const { file, words } of commands) _checkServiceCiArgs(file, words);
   // Those that write JUnit make its directory first (--junit needs it to exist).
   for (const block of BLOCKS) {
@@ -380,6 +380,17 @@ Deno.test("the recipes name one image and pin the version of deno.json", () => {
       assert.equal(match[1], VERSION, name);
     }
   }
+});
+
+Deno.test("every npx in the recipes runs the npm package pinned to deno.json's version", () => {
+  let count = 0;
+  for (const block of BLOCKS) {
+    for (const match of block.text.matchAll(/\bnpx\b[^\n]*?\bservice-ci\b(@\S+)?/g)) {
+      count++;
+      assert.equal(match[1], `@${VERSION}`, `${block.file}: ${match[0]}`);
+    }
+  }
+  assert.ok(count >= 3, `${count} npx commands`);
 });
 
 // What the tests that run programs need. Windows CI runners lack most of these tools, so those
