@@ -33,19 +33,70 @@ import { toJsonAgent } from "./json.ts";
  * ```
  */
 export function githubOutputs(report: RunReport, delimiter: string): string {
+  const values = gateOutputs(report);
+  const outputs: [string, string][] = [
+    ["passed", values.passed],
+    ["run-id", values.runId],
+    ["status", values.status],
+    ["url", values.url],
+    ["exit-code", values.exitCode],
+    ["agents", JSON.stringify(report.agents.map(toJsonAgent))],
+  ];
+  return _outputFile(outputs, delimiter);
+}
+
+/** The outputs every CI's native writer publishes, with the GitHub action's meanings. */
+export interface GateOutputs {
+  /** `"true"` when every agent's gate passed, else `"false"`. */
+  readonly passed: string;
+  /** The process exit code. */
+  readonly exitCode: string;
+  /** One agent: its run id (empty when not known); several: a JSON array (`null` if unknown). */
+  readonly runId: string;
+  /** As `runId`, for the last status the service reported. */
+  readonly status: string;
+  /** As `runId`, for the run's dashboard link. */
+  readonly url: string;
+}
+
+/**
+ * The values of the outputs `passed`, `exit-code`, `run-id`, `status` and `url`, exactly as
+ * {@linkcode githubOutputs} writes them, for the other CIs' writers to publish under their names.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * const { passed, exitCode } = gateOutputs(report); // "true", "0"
+ * ```
+ */
+export function gateOutputs(report: RunReport): GateOutputs {
   const agents = report.agents;
   const single = agents.length === 1 ? agents[0] : undefined;
   const values = (pick: (agent: AgentOutcome) => string | null): string =>
     single ? pick(single) ?? "" : JSON.stringify(agents.map(pick));
-  const outputs: [string, string][] = [
-    ["passed", String(_allPassed(report))],
-    ["run-id", values((agent) => agent.runId)],
-    ["status", values((agent) => agent.status)],
-    ["url", values((agent) => agent.url)],
-    ["exit-code", String(report.exitCode)],
-    ["agents", JSON.stringify(agents.map(toJsonAgent))],
-  ];
-  return _outputFile(outputs, delimiter);
+  return {
+    passed: String(_allPassed(report)),
+    exitCode: String(report.exitCode),
+    runId: values((agent) => agent.runId),
+    status: values((agent) => agent.status),
+    url: values((agent) => agent.url),
+  };
+}
+
+/**
+ * What went wrong with one agent's gate, in the words of the `::error` annotation's title
+ * (`"quality gate failed"`, `"quality gate could not be checked"`, …), or `null` when nothing
+ * needs attention (`passed`, `triggered`). Every CI's writer flags the same outcomes with it.
+ *
+ * @example
+ * ```ts
+ * outcomeProblem("failed"); // "quality gate failed"
+ * outcomeProblem("passed"); // null
+ * ```
+ */
+export function outcomeProblem(outcome: Outcome): string | null {
+  return _ANNOTATION_TITLES[outcome];
 }
 
 // The GITHUB_OUTPUT text of `outputs`, each value in the multi-line-safe heredoc form.
@@ -122,7 +173,7 @@ export function githubSummary(report: RunReport): string {
  */
 export function githubAnnotations(report: RunReport): string[] {
   return report.agents.flatMap((agent) => {
-    const title = _ANNOTATION_TITLES[agent.outcome];
+    const title = outcomeProblem(agent.outcome);
     if (title === null) return [];
     const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
     const parts = [
