@@ -6,6 +6,7 @@
 import type { RunReport } from "../outcome.ts";
 import { gateOutputs, outcomeProblem } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { sanitize } from "../sanitize.ts";
 
 /** Where {@linkcode createGitlabWriter} writes the dotenv file, relative to the working directory. */
 export const GITLAB_DOTENV_FILE = "service-ci.env";
@@ -37,7 +38,7 @@ export function createGitlabWriter(options: GitlabWriterOptions = {}): NativeWri
   return {
     ci: "GitLab CI",
     progressStart: (title) => [
-      `\x1b[0Ksection_start:${seconds()}:${_SECTION}[collapsed=true]\r\x1b[0K${_oneLine(title)}`,
+      `\x1b[0Ksection_start:${seconds()}:${_SECTION}[collapsed=true]\r\x1b[0K${sanitize(title)}`,
     ],
     progressEnd: () => [`\x1b[0Ksection_end:${seconds()}:${_SECTION}\r\x1b[0K`],
     finish: async (report: RunReport, io: NativeIo) => {
@@ -134,7 +135,7 @@ export function gitlabAnnotations(report: RunReport): string {
     if (url === null) return [];
     const verdict = outcomeProblem(agent.outcome) ??
       (agent.outcome === "passed" ? "quality gate passed" : "run started, not waited for");
-    const run = agent.runId === null ? "" : `, run ${_oneLine(agent.runId).slice(0, 100)}`;
+    const run = agent.runId === null ? "" : `, run ${sanitize(agent.runId, { maxLength: 100 })}`;
     return [{ external_link: { label: `Agent ${agent.agentId}: ${verdict}${run}`, url } }];
   });
   return `${JSON.stringify({ "service-ci": links }, null, 2)}\n`;
@@ -161,13 +162,6 @@ function _httpUrl(url: string | null): string | null {
   if (url === null || !URL.canParse(url)) return null;
   const parsed = new URL(url);
   return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
-}
-
-// A section header or label is one line of text: line breaks and other controls would end the
-// marker early or act on the terminal.
-function _oneLine(text: string): string {
-  // deno-lint-ignore no-control-regex
-  return text.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]+/g, " ");
 }
 
 async function _write(io: NativeIo, path: string, text: string): Promise<void> {
