@@ -4,7 +4,7 @@
  */
 
 import type { RunReport } from "../outcome.ts";
-import { gateOutputs, outcomeProblem } from "./github.ts";
+import { gateOutputs, httpLink, outcomeText } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { sanitize } from "../sanitize.ts";
 
@@ -101,7 +101,7 @@ export function gitlabDotenv(report: RunReport): { text: string; omitted: number
     const suffix = single ? "" : `_${index + 1}`;
     const pair = [
       `SERVICE_CI_RUN_ID${suffix}=${_dotenvValue(agent.runId ?? "", _RUN_ID_SAFE)}`,
-      `SERVICE_CI_URL${suffix}=${_dotenvValue(_httpUrl(agent.url) ?? "", _URL_SAFE)}`,
+      `SERVICE_CI_URL${suffix}=${_dotenvValue(httpLink(agent.url) ?? "", _URL_SAFE)}`,
     ];
     const size = pair.join("\n").length + 1;
     if (
@@ -131,10 +131,9 @@ export function gitlabDotenv(report: RunReport): { text: string; omitted: number
  */
 export function gitlabAnnotations(report: RunReport): string {
   const links = report.agents.flatMap((agent) => {
-    const url = _httpUrl(agent.url);
+    const url = httpLink(agent.url);
     if (url === null) return [];
-    const verdict = outcomeProblem(agent.outcome) ??
-      (agent.outcome === "passed" ? "quality gate passed" : "run started, not waited for");
+    const verdict = outcomeText(agent.outcome);
     const run = agent.runId === null ? "" : `, run ${sanitize(agent.runId, { maxLength: 100 })}`;
     return [{ external_link: { label: `Agent ${agent.agentId}: ${verdict}${run}`, url } }];
   });
@@ -155,13 +154,6 @@ function _dotenvValue(value: string, safe: RegExp): string {
       _UTF8.encode(char),
       (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
     ).join("")).join("");
-}
-
-// The link in its WHATWG form when it is http(s), else null: other schemes are never links.
-function _httpUrl(url: string | null): string | null {
-  if (url === null || !URL.canParse(url)) return null;
-  const parsed = new URL(url);
-  return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
 }
 
 async function _write(io: NativeIo, path: string, text: string): Promise<void> {
