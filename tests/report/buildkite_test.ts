@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { delimiter, join } from "node:path";
+import fc from "npm:fast-check@3.23.2";
 import {
   buildkiteAnnotationStyle,
   buildkiteMetaData,
@@ -7,6 +8,7 @@ import {
 } from "../../src/report/buildkite.ts";
 import { githubSummary } from "../../src/report/github.ts";
 import {
+  anyString,
   hostileReport,
   makeAgent,
   makeReport,
@@ -71,6 +73,18 @@ Deno.test("createBuildkiteWriter() opens a collapsed group and expands it only w
   assert.deepEqual(writer.progressEnd(warnOnly), ["^^^ +++"]);
   const noWait = makeReport([makeAgent({ outcome: "triggered", passed: null })]);
   assert.deepEqual(writer.progressEnd(noWait), []);
+});
+
+Deno.test("createBuildkiteWriter() makes any title one group header", () => {
+  fc.assert(
+    fc.property(anyString(), (title) => {
+      const lines = createBuildkiteWriter().progressStart(title);
+      assert.equal(lines.length, 1);
+      assert.ok(lines[0]!.startsWith("--- "));
+      // deno-lint-ignore no-control-regex
+      assert.doesNotMatch(lines[0]!, /[\x00-\x1f\x7f-\x9f\u2028\u2029]/);
+    }),
+  );
 });
 
 Deno.test("buildkiteAnnotationStyle() is success, warning under --warn-only, or error", () => {

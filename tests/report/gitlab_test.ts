@@ -68,6 +68,20 @@ Deno.test("createGitlabWriter() keeps a section title on one line without contro
   );
 });
 
+Deno.test("createGitlabWriter() makes any title one section header that nothing can end early", () => {
+  const writer = createGitlabWriter({ now: () => 0 });
+  const prefix = "\x1b[0Ksection_start:0:service_ci_progress[collapsed=true]\r\x1b[0K";
+  fc.assert(
+    fc.property(anyString(), (title) => {
+      const lines = writer.progressStart(title);
+      assert.equal(lines.length, 1);
+      assert.ok(lines[0]!.startsWith(prefix));
+      // deno-lint-ignore no-control-regex
+      assert.doesNotMatch(lines[0]!.slice(prefix.length), /[\x00-\x1f\x7f-\x9f\u2028\u2029]/);
+    }),
+  );
+});
+
 Deno.test("gitlabDotenv() gives one agent's verdict, exit code, run id and link", () => {
   const { text, omitted } = gitlabDotenv(passingReport);
   assert.equal(omitted, 0);
