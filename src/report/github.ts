@@ -72,6 +72,35 @@ export function outputValues(report: RunReport): OutputValues {
   };
 }
 
+/**
+ * What went wrong with one agent's gate, in the words of the `::error` annotation's title
+ * (`"quality gate failed"`, `"quality gate could not be checked"`, …), or `null` when nothing
+ * needs attention (`passed`, `triggered`). Every CI's writer flags the same outcomes with it.
+ *
+ * @example
+ * ```ts
+ * outcomeProblem("failed"); // "quality gate failed"
+ * outcomeProblem("passed"); // null
+ * ```
+ */
+export function outcomeProblem(outcome: Outcome): string | null {
+  return _ANNOTATION_TITLES[outcome];
+}
+
+/**
+ * One agent's outcome in a few plain words: {@linkcode outcomeProblem}'s for those that need
+ * attention, else `"quality gate passed"` or `"run started, not waited for"`.
+ *
+ * @example
+ * ```ts
+ * outcomeText("triggered"); // "run started, not waited for"
+ * ```
+ */
+export function outcomeText(outcome: Outcome): string {
+  return outcomeProblem(outcome) ??
+    (outcome === "passed" ? "quality gate passed" : "run started, not waited for");
+}
+
 // The GITHUB_OUTPUT text of `outputs`, each value in the multi-line-safe heredoc form.
 function _outputFile(outputs: readonly (readonly [string, string])[], delimiter: string): string {
   if (delimiter === "" || /[\r\n]/.test(delimiter)) {
@@ -174,7 +203,7 @@ export interface GateProblem {
  */
 export function gateProblems(report: RunReport): GateProblem[] {
   return report.agents.flatMap((agent) => {
-    const title = _ANNOTATION_TITLES[agent.outcome];
+    const title = outcomeProblem(agent.outcome);
     if (title === null) return [];
     const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
     const parts = [
@@ -333,10 +362,9 @@ function _duration(ms: number): string {
 // in Markdown: characters that could end it, split the table, open a code span or math, or
 // read as an entity are percent-encoded (`&` becomes `&amp;`, which Markdown decodes back).
 function _linkCell(url: string | null): string {
-  if (url === null || !URL.canParse(url)) return "—";
-  const parsed = new URL(url);
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return "—";
-  const destination = Array.from(parsed.href, (char) => {
+  const href = httpLink(url);
+  if (href === null) return "—";
+  const destination = Array.from(href, (char) => {
     if (/[A-Za-z0-9\-._~:/?#[\]@!'*+,;=%]/.test(char)) return char;
     if (char === "&") return "&amp;";
     return Array.from(
@@ -346,6 +374,22 @@ function _linkCell(url: string | null): string {
       .join("");
   }).join("");
   return `[open](<${destination}>)`;
+}
+
+/**
+ * A run's link in its normalised WHATWG form when it is an `http:` or `https:` URL, else `null`:
+ * no report ever links to another scheme (`javascript:`, `data:`, …).
+ *
+ * @example
+ * ```ts
+ * httpLink("https://service.example/runs/a b"); // "https://service.example/runs/a%20b"
+ * httpLink("javascript:alert(1)"); // null
+ * ```
+ */
+export function httpLink(url: string | null): string | null {
+  if (url === null || !URL.canParse(url)) return null;
+  const parsed = new URL(url);
+  return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
 }
 
 /**

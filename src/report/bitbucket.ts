@@ -1,0 +1,238 @@
+/**
+ * Bitbucket Pipelines' native output: a Code Insights report on the commit, with a link per run
+ * and an annotation per gate that failed or could not be checked, sent through the pipeline's
+ * authenticated proxy so no credential is needed.
+ */
+
+import type { AgentOutcome, RunReport } from "../outcome.ts";
+import { httpLink, outcomeProblem, outcomeText, outputValues } from "./github.ts";
+import type { NativeIo, NativeWriter } from "./native_io.ts";
+
+/** The report's id on the commit: a re-run replaces the report instead of adding one. */
+export const BITBUCKET_REPORT_ID = "service-ci";
+
+/**
+ * The proxy every Bitbucket Pipelines step has, which adds the pipeline's credentials to
+ * requests for `http://api.bitbucket.org`. `SERVICE_BITBUCKET_PROXY` overrides it.
+ */
+export const BITBUCKET_PROXY = "http://localhost:29418";
+
+/** Options of {@linkcode createBitbucketWriter}. */
+export interface BitbucketWriterOptions {
+  /** How long each request may take before it counts as failed; default 10 s. */
+  readonly timeoutMs?: number;
+}
+
+/** The Code Insights report, as `PUT …/reports/{id}` takes it. */
+export interface BitbucketReport {
+  readonly title: string;
+  readonly details: string;
+  readonly report_type: "TEST";
+  readonly reporter: string;
+  readonly result: "PASSED" | "FAILED" | "PENDING";
+  readonly link?: string;
+  readonly data: readonly BitbucketData[];
+}
+
+/** One data field of a report. */
+export type BitbucketData =
+  | { readonly title: string; readonly type: "NUMBER" | "DURATION"; readonly value: number }
+  | {
+    readonly title: string;
+    readonly type: "LINK";
+    readonly value: { readonly text: string; readonly href: string };
+  };
+
+/** One annotation, as `POST …/reports/{id}/annotations` takes them. */
+export interface BitbucketAnnotation {
+  readonly external_id: string;
+  readonly annotation_type: "BUG";
+  readonly result: "FAILED";
+  readonly severity: "HIGH" | "MEDIUM";
+  readonly summary: string;
+  readonly details: string;
+  readonly link?: string;
+}
+
+/**
+ * The Bitbucket Pipelines writer. It prints no log commands (Bitbucket has none); `finish`
+ * deletes the previous report {@linkcode BITBUCKET_REPORT_ID} of the commit (and with it its
+ * annotations), puts {@linkcode bitbucketReport}, then posts {@linkcode bitbucketAnnotations}
+ * (100 per request), all to `http://api.bitbucket.org/2.0/repositories/{workspace}/{repo_slug}/
+ * commit/{commit}/reports/…` through the proxy (`SERVICE_BITBUCKET_PROXY`, else
+ * {@linkcode BITBUCKET_PROXY}). The commit is the run's `commit_sha`, else `BITBUCKET_COMMIT`;
+ * the repository is `BITBUCKET_WORKSPACE` and `BITBUCKET_REPO_SLUG`, else
+ * `BITBUCKET_REPO_FULL_NAME`. When something is missing, or a request fails or answers other
+ * than 2xx, one line says so and nothing else is sent.
+ *
+ * @example
+ * ```ts
+ * const writer = createBitbucketWriter();
+ * writer.progressStart("service-ci: waiting for 1 agent"); // []
+ * ```
+ */
+export function createBitbucketWriter(options: BitbucketWriterOptions = {}): NativeWriter {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return {
+    ci: "Bitbucket Pipelines",
+    progressStart: () => [],
+    progressEnd: () => [],
+    finish: async (report, io) => {
+      const { target, missing } = _target(report, io);
+      if (target === undefined) {
+        io.warn(`Bitbucket Pipelines: no Code Insights report was sent: ${missing}`);
+        return;
+      }
+      const proxy = io.env("SERVICE_BITBUCKET_PROXY") || BITBUCKET_PROXY;
+      const fetchVia = io.makeFetch(proxy);
+      const send = async (method: string, url: string, body?: unknown) => {
+        const response = await fetchVia(url, {
+          method,
+          signal: AbortSignal.timeout(timeoutMs),
+          ...(body === undefined
+            ? {}
+            : { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+        });
+        await response.body?.cancel();
+        // A report that was never there is not a failure to delete it.
+        if (!response.ok && !(method === "DELETE" && response.status === 404)) {
+          throw new Error(`${method} answered ${response.status}`);
+        }
+      };
+      try {
+        await send("DELETE", target);
+        await send("PUT", target, bitbucketReport(report));
+        const annotations = bitbucketAnnotations(report);
+        for (let start = 0; start < annotations.length; start += 100) {
+          await send("POST", `${target}/annotations`, annotations.slice(start, start + 100));
+        }
+      } catch (error) {
+        io.warn(
+          `Bitbucket Pipelines: the Code Insights report could not be sent through the proxy ` +
+            `${proxy} (${error instanceof Error ? error.message : error})`,
+        );
+      }
+    },
+  };
+}
+
+/**
+ * The Code Insights report: a `TEST` report whose result is `FAILED` when any gate failed or
+ * could not be checked, else `PENDING` when a run was started and not waited for, else
+ * `PASSED`; the details list every agent; the data hold the exit code, the duration and a link
+ * per run with an `http(s)` link (as many as fit Bitbucket's 10 data fields). Texts are cut to
+ * Atlassian's limits (title 450, details 2000 characters).
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * bitbucketReport(report).result; // "PASSED"
+ * ```
+ */
+export function bitbucketReport(report: RunReport): BitbucketReport {
+  const problem = report.agents.some((agent) => outcomeProblem(agent.outcome) !== null);
+  const pending = report.agents.some((agent) => agent.outcome === "triggered");
+  const links = report.agents.flatMap((agent): BitbucketData[] => {
+    const href = httpLink(agent.url);
+    if (href === null) return [];
+    return [{
+      title: `Agent ${agent.agentId.slice(0, 8)}`,
+      type: "LINK",
+      value: { text: _clip(`run ${agent.runId ?? "(no id)"}`, 100), href },
+    }];
+  });
+  const single = report.agents.length === 1 ? httpLink(report.agents[0]!.url) : null;
+  return {
+    title: "service-ci quality gate",
+    details: _clip(
+      [
+        `${outputValues(report).passed === "true" ? "Passed" : "Not passed"}; ` +
+        `exit code ${report.exitCode}; service-ci ${report.version}.`,
+        ...report.agents.map(_agentLine),
+      ].join("\n"),
+      2000,
+    ),
+    report_type: "TEST",
+    reporter: "service-ci",
+    result: problem ? "FAILED" : pending ? "PENDING" : "PASSED",
+    ...(single === null ? {} : { link: single }),
+    data: [
+      { title: "Exit code", type: "NUMBER", value: report.exitCode },
+      { title: "Duration", type: "DURATION", value: Math.max(0, Math.round(report.durationMs)) },
+      ...links.slice(0, 8),
+    ],
+  };
+}
+
+/**
+ * One annotation per agent whose gate failed (severity `HIGH`) or could not be checked, timed
+ * out or was interrupted (`MEDIUM`): a report-level `BUG` with result `FAILED`, external id
+ * `service-ci-<agent>`, the agent and problem as summary (at most 450 characters), the run,
+ * status and reason as details (at most 2000), and the run's `http(s)` link.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * bitbucketAnnotations(report).map((annotation) => annotation.summary);
+ * ```
+ */
+export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
+  return report.agents.flatMap((agent) => {
+    const problem = outcomeProblem(agent.outcome);
+    if (problem === null) return [];
+    const link = httpLink(agent.url);
+    return [{
+      external_id: `service-ci-${agent.agentId}`,
+      annotation_type: "BUG",
+      result: "FAILED",
+      severity: agent.outcome === "failed" ? "HIGH" : "MEDIUM",
+      summary: _clip(`Agent ${agent.agentId}: ${problem}`, 450),
+      details: _clip(_agentLine(agent), 2000),
+      ...(link === null ? {} : { link }),
+    }];
+  });
+}
+
+function _agentLine(agent: AgentOutcome): string {
+  return [
+    `Agent ${agent.agentId}: ${outcomeText(agent.outcome)}`,
+    agent.runId === null ? "no run id" : `run ${agent.runId}`,
+    ...(agent.status === null ? [] : [`status ${agent.status}`]),
+    ...(agent.error === null ? [] : [agent.error]),
+  ].join("; ");
+}
+
+// The report's URL, or what is missing to make it. Each part is one path segment.
+function _target(
+  report: RunReport,
+  io: NativeIo,
+): { target: string; missing?: never } | { target?: never; missing: string } {
+  const commit = report.ciMetadata.commit_sha ?? io.env("BITBUCKET_COMMIT") ?? "";
+  if (!/^[0-9a-f]{7,64}$/i.test(commit)) {
+    return { missing: `the commit is not a hex SHA (got ${JSON.stringify(commit)})` };
+  }
+  const [owner, name] = (io.env("BITBUCKET_REPO_FULL_NAME") ?? "").split("/");
+  const workspace = io.env("BITBUCKET_WORKSPACE") || owner;
+  const slug = io.env("BITBUCKET_REPO_SLUG") || name;
+  if (!workspace || !slug) {
+    return {
+      missing:
+        "BITBUCKET_WORKSPACE and BITBUCKET_REPO_SLUG (or BITBUCKET_REPO_FULL_NAME) are not set",
+    };
+  }
+  return {
+    target: `http://api.bitbucket.org/2.0/repositories/${encodeURIComponent(workspace)}/` +
+      `${encodeURIComponent(slug)}/commit/${commit}/reports/${BITBUCKET_REPORT_ID}`,
+  };
+}
+
+// At most `max` UTF-16 units (stricter than counting code points), an ellipsis where it was cut,
+// never half of a surrogate pair.
+function _clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}

@@ -1,0 +1,106 @@
+/**
+ * Buildkite's native output: a log group around progress (expanded when a gate did not pass),
+ * then, through `buildkite-agent`, an annotation with the summary and meta-data for the outputs.
+ */
+
+import type { RunReport } from "../outcome.ts";
+import { githubSummary, outcomeProblem, outputValues } from "./github.ts";
+import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { sanitize } from "../sanitize.ts";
+
+/** The annotation's context: a re-run of the job replaces the annotation instead of adding one. */
+export const BUILDKITE_CONTEXT = "service-ci";
+
+/**
+ * The Buildkite writer. Progress goes in a collapsed `--- ` group; at its end `^^^ +++` expands
+ * it when any gate failed or could not be checked. Then, when `buildkite-agent` can be run, the
+ * Markdown summary becomes the build's annotation (context {@linkcode BUILDKITE_CONTEXT}, style
+ * from {@linkcode buildkiteAnnotationStyle}, body on standard input) and each of
+ * {@linkcode buildkiteMetaData} is set with `buildkite-agent meta-data set <key>` (value on
+ * standard input, so no value can be read as an option). Without the agent binary: the log
+ * group only, and one note.
+ *
+ * @example
+ * ```ts
+ * const writer = createBuildkiteWriter();
+ * writer.progressStart("service-ci: waiting for 1 agent"); // ["--- service-ci: waiting for 1 agent"]
+ * ```
+ */
+export function createBuildkiteWriter(): NativeWriter {
+  return {
+    ci: "Buildkite",
+    progressStart: (title) => [`--- ${sanitize(title)}`],
+    progressEnd: (report) =>
+      report.agents.some((agent) => outcomeProblem(agent.outcome) !== null) ? ["^^^ +++"] : [],
+    finish: async (report, io) => {
+      const annotated = await io.runCommand(
+        "buildkite-agent",
+        ["annotate", "--style", buildkiteAnnotationStyle(report), "--context", BUILDKITE_CONTEXT],
+        githubSummary(report),
+      );
+      if (annotated === undefined) {
+        io.warn(
+          "Buildkite: buildkite-agent could not be run (not on PATH, or not permitted); " +
+            "no annotation or meta-data was written, only the log group",
+        );
+        return;
+      }
+      if (annotated !== 0) {
+        io.warn(`Buildkite: buildkite-agent annotate exited with code ${annotated}`);
+      }
+      await _setMetaData(report, io);
+    },
+  };
+}
+
+/**
+ * The meta-data the writer sets: `service-ci.passed`, `service-ci.exit-code`,
+ * `service-ci.run-id` and `service-ci.url`, valued as the GitHub action's `passed`, `exit-code`,
+ * `run-id` and `url` outputs (with several agents, JSON arrays). An empty value is left out,
+ * because Buildkite refuses empty meta-data.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * buildkiteMetaData(report); // [["service-ci.passed", "true"], ["service-ci.exit-code", "0"], …]
+ * ```
+ */
+export function buildkiteMetaData(report: RunReport): [string, string][] {
+  const outputs = outputValues(report);
+  const entries: [string, string][] = [
+    ["service-ci.passed", outputs.passed],
+    ["service-ci.exit-code", outputs["exit-code"]],
+    ["service-ci.run-id", outputs["run-id"]],
+    ["service-ci.url", outputs.url],
+  ];
+  return entries.filter(([, value]) => value.trim() !== "");
+}
+
+/**
+ * The annotation's style: `error` when a gate failed or could not be checked and the exit code
+ * says so, `warning` when `--warn-only` kept a failed gate from failing the job, else `success`.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * buildkiteAnnotationStyle(report); // "success"
+ * ```
+ */
+export function buildkiteAnnotationStyle(report: RunReport): "success" | "warning" | "error" {
+  const problem = report.agents.some((agent) => outcomeProblem(agent.outcome) !== null);
+  if (!problem) return "success";
+  return report.exitCode === 0 ? "warning" : "error";
+}
+
+async function _setMetaData(report: RunReport, io: NativeIo): Promise<void> {
+  const failed: string[] = [];
+  for (const [key, value] of buildkiteMetaData(report)) {
+    const code = await io.runCommand("buildkite-agent", ["meta-data", "set", key], value);
+    if (code !== 0) failed.push(key);
+  }
+  if (failed.length > 0) {
+    io.warn(`Buildkite: buildkite-agent meta-data set failed for ${failed.join(", ")}`);
+  }
+}

@@ -1,0 +1,198 @@
+import assert from "node:assert/strict";
+import { delimiter, join } from "node:path";
+import fc from "npm:fast-check@3.23.2";
+import {
+  buildkiteAnnotationStyle,
+  buildkiteMetaData,
+  createBuildkiteWriter,
+} from "../../src/report/buildkite.ts";
+import { githubSummary } from "../../src/report/github.ts";
+import {
+  anyString,
+  hostileReport,
+  makeAgent,
+  makeReport,
+  mixedReport,
+  passingReport,
+} from "../support/report_fixtures.ts";
+import { recordingIo } from "../support/native_io.ts";
+
+interface AgentCall {
+  readonly args: string[];
+  readonly stdin: string;
+}
+
+// A stand-in `buildkite-agent` first on PATH: it records each call's arguments (one per line)
+// and standard input in its own numbered file, and exits with the code in `exit` if present.
+const STAND_IN = `#!/bin/sh
+dir=$(dirname "$0")
+n=$(cat "$dir/count" 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" > "$dir/count"
+for arg in "$@"; do printf '%s\\n' "$arg"; done > "$dir/args-$n"
+cat > "$dir/stdin-$n"
+exit "$(cat "$dir/exit" 2>/dev/null || echo 0)"
+`;
+
+async function withStandIn(
+  test: (calls: () => Promise<AgentCall[]>, dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "service-ci-buildkite-" });
+  const path = Deno.env.get("PATH") ?? "";
+  try {
+    await Deno.writeTextFile(join(dir, "buildkite-agent"), STAND_IN, { mode: 0o755 });
+    Deno.env.set("PATH", `${dir}${delimiter}${path}`);
+    await test(async () => {
+      const count = Number(await Deno.readTextFile(join(dir, "count")).catch(() => "0"));
+      const calls: AgentCall[] = [];
+      for (let n = 1; n <= count; n++) {
+        calls.push({
+          args: (await Deno.readTextFile(join(dir, `args-${n}`))).split("\n").slice(0, -1),
+          stdin: await Deno.readTextFile(join(dir, `stdin-${n}`)),
+        });
+      }
+      return calls;
+    }, dir);
+  } finally {
+    Deno.env.set("PATH", path);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("createBuildkiteWriter() opens a collapsed group and expands it only when a gate did not pass", () => {
+  const writer = createBuildkiteWriter();
+  assert.equal(writer.ci, "Buildkite");
+  assert.deepEqual(writer.progressStart("service-ci: waiting\n+++ injected"), [
+    "--- service-ci: waiting +++ injected",
+  ]);
+  assert.deepEqual(writer.progressEnd(passingReport), []);
+  assert.deepEqual(writer.progressEnd(mixedReport), ["^^^ +++"]);
+  const warnOnly = makeReport([makeAgent({ outcome: "failed", passed: false })], {
+    warnOnly: true,
+  });
+  assert.deepEqual(writer.progressEnd(warnOnly), ["^^^ +++"]);
+  const noWait = makeReport([makeAgent({ outcome: "triggered", passed: null })]);
+  assert.deepEqual(writer.progressEnd(noWait), []);
+});
+
+Deno.test("createBuildkiteWriter() makes any title one group header", () => {
+  fc.assert(
+    fc.property(anyString(), (title) => {
+      const lines = createBuildkiteWriter().progressStart(title);
+      assert.equal(lines.length, 1);
+      assert.ok(lines[0]!.startsWith("--- "));
+      // deno-lint-ignore no-control-regex
+      assert.doesNotMatch(lines[0]!, /[\x00-\x1f\x7f-\x9f\u2028\u2029]/);
+    }),
+  );
+});
+
+Deno.test("buildkiteAnnotationStyle() is success, warning under --warn-only, or error", () => {
+  assert.equal(buildkiteAnnotationStyle(passingReport), "success");
+  assert.equal(buildkiteAnnotationStyle(mixedReport), "error");
+  const warnOnly = makeReport([makeAgent({ outcome: "failed", passed: false })], {
+    warnOnly: true,
+    exitCode: 0,
+  });
+  assert.equal(buildkiteAnnotationStyle(warnOnly), "warning");
+});
+
+Deno.test("buildkiteMetaData() names the GitHub action's outputs and leaves out empty values", () => {
+  assert.deepEqual(buildkiteMetaData(passingReport), [
+    ["service-ci.passed", "true"],
+    ["service-ci.exit-code", "0"],
+    ["service-ci.run-id", "run_1"],
+    ["service-ci.url", "https://service.example/runs/run_1"],
+  ]);
+  const unchecked = makeReport([
+    makeAgent({ runId: null, url: null, outcome: "unchecked", passed: null, exitCode: 3 }),
+  ], { exitCode: 3 });
+  assert.deepEqual(buildkiteMetaData(unchecked), [
+    ["service-ci.passed", "false"],
+    ["service-ci.exit-code", "3"],
+  ]);
+  const several = Object.fromEntries(buildkiteMetaData(mixedReport));
+  assert.deepEqual(JSON.parse(several["service-ci.run-id"]!), [
+    "run_1",
+    "run_2",
+    null,
+    "run_4",
+    "run_5",
+    "run_6",
+  ]);
+});
+
+Deno.test("createBuildkiteWriter().finish() annotates the build with the summary and sets the meta-data through buildkite-agent", async () => {
+  await withStandIn(async (calls) => {
+    const { io, warnings, commands } = recordingIo();
+    await createBuildkiteWriter().finish(mixedReport, io);
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(commands, []);
+    const made = await calls();
+    assert.deepEqual(made[0], {
+      args: ["annotate", "--style", "error", "--context", "service-ci"],
+      stdin: githubSummary(mixedReport),
+    });
+    assert.deepEqual(
+      made.slice(1),
+      buildkiteMetaData(mixedReport).map(([key, value]) => ({
+        args: ["meta-data", "set", key],
+        stdin: value,
+      })),
+    );
+    assert.equal(made.length, 5);
+  });
+});
+
+Deno.test("createBuildkiteWriter().finish() never puts service text in buildkite-agent's arguments", async () => {
+  await withStandIn(async (calls) => {
+    const { io, warnings } = recordingIo();
+    await createBuildkiteWriter().finish(hostileReport, io);
+    assert.deepEqual(warnings, []);
+    const made = await calls();
+    assert.deepEqual(made.map((call) => call.args), [
+      ["annotate", "--style", "error", "--context", "service-ci"],
+      ["meta-data", "set", "service-ci.passed"],
+      ["meta-data", "set", "service-ci.exit-code"],
+      ["meta-data", "set", "service-ci.run-id"],
+      ["meta-data", "set", "service-ci.url"],
+    ]);
+    assert.deepEqual(
+      JSON.parse(made[3]!.stdin),
+      hostileReport.agents.map((agent) => agent.runId),
+    );
+  });
+});
+
+Deno.test("createBuildkiteWriter().finish() says in one line that buildkite-agent is missing and does nothing else", async () => {
+  const empty = await Deno.makeTempDir({ prefix: "service-ci-no-agent-" });
+  const path = Deno.env.get("PATH") ?? "";
+  try {
+    Deno.env.set("PATH", empty);
+    const { io, warnings, commands, files } = recordingIo();
+    await createBuildkiteWriter().finish(mixedReport, io);
+    assert.deepEqual(warnings, [
+      "Buildkite: buildkite-agent could not be run (not on PATH, or not permitted); " +
+      "no annotation or meta-data was written, only the log group",
+    ]);
+    assert.deepEqual(commands, []);
+    assert.equal(files.size, 0);
+  } finally {
+    Deno.env.set("PATH", path);
+    await Deno.remove(empty);
+  }
+});
+
+Deno.test("createBuildkiteWriter().finish() warns when buildkite-agent fails, and goes on", async () => {
+  await withStandIn(async (calls, dir) => {
+    await Deno.writeTextFile(join(dir, "exit"), "1");
+    const { io, warnings } = recordingIo();
+    await createBuildkiteWriter().finish(passingReport, io);
+    assert.deepEqual(warnings, [
+      "Buildkite: buildkite-agent annotate exited with code 1",
+      "Buildkite: buildkite-agent meta-data set failed for service-ci.passed, " +
+      "service-ci.exit-code, service-ci.run-id, service-ci.url",
+    ]);
+    assert.equal((await calls()).length, 5);
+  });
+});
