@@ -162,7 +162,7 @@ export class ForgeHttp {
 
   #resolve(target: string): URL {
     const url = target.startsWith("/")
-      ? new URL(`${this.#base.href}${target}`)
+      ? new URL(`${this.#base.href.replace(/\/+$/, "")}${target}`)
       : URL.canParse(target)
       ? new URL(target)
       : null;
