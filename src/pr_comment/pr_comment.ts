@@ -9,7 +9,7 @@ import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
 import { ForgeError } from "./forge_http.ts";
-import { GithubThread } from "./github.ts";
+import { DEFAULT_GITHUB_API_URL, GithubThread } from "./github.ts";
 import { GitlabThread } from "./gitlab.ts";
 import { gateMarker } from "./marker.ts";
 import type { CommentThread } from "./thread.ts";
@@ -35,6 +35,21 @@ export const PR_COMMENT_ENV_VARIABLES: readonly string[] = Object.freeze([
   "CI_EXTERNAL_PULL_REQUEST_IID",
   "CI_JOB_NAME",
 ]);
+
+/**
+ * The forge tokens set in `env` (`GITHUB_TOKEN`, `SERVICE_GITLAB_TOKEN`): secrets to mask in
+ * every output, like the service key, whether or not a comment is written.
+ *
+ * @example
+ * ```ts
+ * forgeTokens({ GITHUB_TOKEN: "ghs_example", SERVICE_GITLAB_TOKEN: "" }); // ["ghs_example"]
+ * ```
+ */
+export function forgeTokens(env: Readonly<Record<string, string | undefined>>): string[] {
+  return ["GITHUB_TOKEN", "SERVICE_GITLAB_TOKEN"]
+    .map((name) => env[name]?.trim() ?? "")
+    .filter((token) => token !== "");
+}
 
 /** The effects and facts {@linkcode PullRequestComment.fromEnv} needs. */
 export interface PullRequestCommentOptions {
@@ -152,7 +167,7 @@ export class PullRequestComment {
             "no pull-request comment: GITHUB_TOKEN is not set; set it to ${{ github.token }} and grant the job `permissions: pull-requests: write`",
           );
         }
-        const apiUrl = read("GITHUB_API_URL") ?? "https://api.github.com";
+        const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
         const problem = _apiUrlProblem(apiUrl, "GITHUB_API_URL");
         if (problem !== null) return skip(`no pull-request comment: ${problem}`);
         const repository = metadata.repository ?? read("GITHUB_REPOSITORY");

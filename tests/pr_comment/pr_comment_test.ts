@@ -3,6 +3,7 @@ import type { CiMetadata } from "../../src/ci_metadata.ts";
 import { MAX_ATTEMPTS } from "../../src/pr_comment/forge_http.ts";
 import { gateMarker, hasMarker } from "../../src/pr_comment/marker.ts";
 import {
+  forgeTokens,
   PullRequestComment,
   type PullRequestCommentOptions,
 } from "../../src/pr_comment/pr_comment.ts";
@@ -570,4 +571,30 @@ Deno.test("PullRequestComment on GitLab with a wrong token says so without print
   assert.equal(warnings.length, 1);
   assert.match(warnings[0]!, /401: 401 Unauthorized\. Check SERVICE_GITLAB_TOKEN/);
   assert.ok(!warnings.join("").includes(wrong));
+});
+
+Deno.test("PullRequestComment on GitLab gives up on a long Retry-After and tries again with the verdicts", async () => {
+  await using gitlab = await startFakeGitlab();
+  gitlab.script({
+    answer: () =>
+      Response.json({ message: "Retry later" }, { status: 429, headers: { "retry-after": "60" } }),
+  });
+  const { comment, warnings, sleeps } = harness(gitlabEnv(gitlab), { metadata: gitlabMetadata });
+  await comment.begin(progress);
+  await comment.finish(passingReport);
+  assert.deepEqual(sleeps, []);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /429: Retry later\. GitLab's API rate limit is used up/);
+  assert.match(warnings[0]!, /tried again with the verdicts/);
+  assert.equal(gitlab.comments.length, 1);
+  assert.match(gitlab.comments[0]!.body, /quality gate passed/);
+});
+
+Deno.test("forgeTokens() lists the forge tokens that are set, to be masked", () => {
+  assert.deepEqual(forgeTokens({}), []);
+  assert.deepEqual(
+    forgeTokens({ GITHUB_TOKEN: " ghs_a ", SERVICE_GITLAB_TOKEN: "glpat-b", SERVICE_API_KEY: "k" }),
+    ["ghs_a", "glpat-b"],
+  );
+  assert.deepEqual(forgeTokens({ GITHUB_TOKEN: "", SERVICE_GITLAB_TOKEN: undefined }), []);
 });
