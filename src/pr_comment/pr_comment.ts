@@ -319,7 +319,7 @@ const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
     "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
   not_found:
     "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
-  rate_limited: "GitHub's API rate limit is used up; the next run writes the comment.",
+  rate_limited: "GitHub's API rate limit is used up for now.",
 };
 
 const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
@@ -328,7 +328,7 @@ const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
     "SERVICE_GITLAB_TOKEN needs the api scope and a role that may comment (Reporter or higher).",
   not_found:
     "SERVICE_GITLAB_TOKEN cannot see this project or merge request; use a token of this project.",
-  rate_limited: "GitLab's API rate limit is used up; the next run writes the comment.",
+  rate_limited: "GitLab's API rate limit is used up for now.",
 };
 
 // The token goes to this address: https, or http only to this machine (tests, local proxies).

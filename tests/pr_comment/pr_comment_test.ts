@@ -598,3 +598,28 @@ Deno.test("forgeTokens() lists the forge tokens that are set, to be masked", () 
   );
   assert.deepEqual(forgeTokens({ GITHUB_TOKEN: "", SERVICE_GITLAB_TOKEN: undefined }), []);
 });
+
+Deno.test("PullRequestComment turns an unexpected error into one line and stops", async () => {
+  const warnings: string[] = [];
+  let calls = 0;
+  const thread = {
+    forge: "GitHub",
+    find: () => {
+      calls++;
+      return Promise.reject(new Error(`boom with ${FORGE_TOKENS.github}`));
+    },
+    create: () => Promise.resolve(1),
+    update: () => Promise.resolve(),
+  };
+  const comment = new PullRequestComment(thread, {
+    marker,
+    warn: (line) => warnings.push(line),
+    secrets: [FORGE_TOKENS.github],
+  });
+  await comment.begin(progress);
+  await comment.finish(passingReport);
+  assert.equal(calls, 1);
+  assert.deepEqual(warnings, [
+    "service-ci: the pull-request comment was not written: internal error: boom with ***. The gate's verdict and exit code are not affected.",
+  ]);
+});
