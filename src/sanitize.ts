@@ -3,6 +3,8 @@
 // Matching control characters is this module's purpose.
 // deno-lint-ignore-file no-control-regex
 
+import { neutralizeLine } from "./log_commands.ts";
+
 // ESC-introduced sequences: CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), and two-byte ESC X.
 const ESCAPE_SEQUENCE =
   /\x1b(?:\[[0-?]*[ -/]*[@-~]?|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)/g;
@@ -15,7 +17,8 @@ const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
 // that could hide inside a secret and keep it from being recognised and masked.
 const CONTROL =
   /[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
-// GitHub Actions reads `::cmd::` and the older `##[cmd]` at the start of a line as commands.
+// A line starting like a GitHub Actions command is quoted whole, as it always was; neutralizeLine()
+// then breaks every other CI's markers (and `##[` anywhere, which GitHub's runner also reads).
 const WORKFLOW_COMMAND = /^\s*(?:::|##\[)/;
 
 /** The longest line `sanitize()` returns unless told otherwise. */
@@ -31,7 +34,8 @@ export interface SanitizeOptions {
 
 /**
  * Makes service-controlled text printable as data: escape sequences and control characters
- * removed, all on one line, secrets masked, length-capped, and unable to start a CI log command.
+ * removed, all on one line, secrets masked, length-capped, and unable to form a CI log command on
+ * any CI (see {@linkcode neutralizeLine}).
  *
  * @example
  * ```ts
@@ -53,6 +57,8 @@ export function sanitize(text: string, options: SanitizeOptions = {}): string {
     .trim();
   line = maskSecrets(line, secrets);
   if (WORKFLOW_COMMAND.test(line)) line = `"${line}"`;
+  // Before the cut: a prefix of a neutral line is neutral, and the cut keeps within the cap.
+  line = neutralizeLine(line);
   if (maxLength < 1) return "";
   if (line.length > maxLength) {
     let cut = line.slice(0, maxLength - 1);
