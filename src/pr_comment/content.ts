@@ -1,0 +1,348 @@
+/**
+ * The Markdown of a gate's pull-request comment: "in progress" with the links once the runs are
+ * triggered, then the verdicts. Text from the service is data: it cannot break the table, add
+ * markup, hide text, link, or ping anyone on GitHub or GitLab.
+ */
+
+import { ExitCode } from "../exit_code.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
+import { escapeMarkdown } from "../report/github.ts";
+
+/**
+ * The longest comment written, in UTF-16 code units: GitHub refuses bodies over 65,536
+ * characters (GitLab allows 1,000,000), and a code unit never counts less than a character.
+ */
+export const MAX_COMMENT_LENGTH = 60_000;
+
+/** One run as known right after its trigger answered. */
+export interface TriggeredRun {
+  /** The agent's UUID. */
+  readonly agentId: string;
+  /** The run's id, when the trigger answered with one. */
+  readonly runId: string | null;
+  /** The run's dashboard link, when the service gave one. */
+  readonly url: string | null;
+}
+
+/**
+ * What the "in progress" comment shows.
+ *
+ * @example
+ * ```ts
+ * const progress: CommentProgress = {
+ *   commitSha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+ *   buildUrl: "https://github.com/acme/widgets/actions/runs/1",
+ *   runs: [{ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", url: null }],
+ * };
+ * ```
+ */
+export interface CommentProgress {
+  /** The commit the gate is about (`ci_metadata.commit_sha`). */
+  readonly commitSha: string | null;
+  /** The CI job's link (`ci_metadata.build_url`). */
+  readonly buildUrl: string | null;
+  /** One entry per agent, in the order they were given. */
+  readonly runs: readonly TriggeredRun[];
+}
+
+/** Options of {@linkcode progressComment} and {@linkcode finalComment}. */
+export interface CommentOptions {
+  /** The longest body to return; default {@linkcode MAX_COMMENT_LENGTH}. */
+  readonly maxLength?: number;
+}
+
+/**
+ * The comment while the runs are going: the commit, and one row per agent with its run's link.
+ *
+ * @example
+ * ```ts
+ * const body = progressComment("<!-- service-ci gate:0123456789abcdef -->", {
+ *   commitSha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+ *   buildUrl: null,
+ *   runs: [{ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", url: null }],
+ * });
+ * body.split("\n")[2]; // "### ⏳ service-ci: quality gate running"
+ * ```
+ */
+export function progressComment(
+  marker: string,
+  progress: CommentProgress,
+  options: CommentOptions = {},
+): string {
+  const count = progress.runs.length;
+  return _comment(marker, {
+    heading: `⏳ service-ci: ${count === 1 ? "quality gate" : "quality gates"} running`,
+    summary: `${count} ${count === 1 ? "run" : "runs"} triggered for ${
+      _commit(progress.commitSha)
+    }; this comment shows the verdicts when they are in.`,
+    rows: progress.runs.map((run) => ({
+      cells: [inert(_cap(run.agentId, 100)), "⏳ running", "—", _runCell(run.runId, run.url)],
+      outcome: null,
+    })),
+    closing: [],
+    footer: _footer(null, progress.buildUrl),
+  }, options.maxLength ?? MAX_COMMENT_LENGTH);
+}
+
+/**
+ * The comment once the run is over: the overall result, one row per agent (verdict, duration,
+ * run link) and what the exit code means.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport;
+ * const body = finalComment("<!-- service-ci gate:0123456789abcdef -->", report);
+ * ```
+ */
+export function finalComment(
+  marker: string,
+  report: RunReport,
+  options: CommentOptions = {},
+): string {
+  return _comment(marker, {
+    heading: _heading(report),
+    summary: `${_counts(report.agents)} Commit ${_commit(report.ciMetadata.commit_sha)}.`,
+    rows: report.agents.map((agent) => ({
+      cells: [
+        inert(_cap(agent.agentId, 100)),
+        agent.error === null
+          ? _VERDICTS[agent.outcome]
+          : `${_VERDICTS[agent.outcome]}: ${inert(_cap(agent.error, 300))}`,
+        _duration(agent.durationMs),
+        _runCell(agent.runId, agent.url),
+      ],
+      outcome: agent.outcome,
+    })),
+    closing: [`Exit code ${report.exitCode}: ${_exitMeaning(report)}.`],
+    footer: _footer(report.version, report.ciMetadata.build_url),
+  }, options.maxLength ?? MAX_COMMENT_LENGTH);
+}
+
+/**
+ * Makes any text inert Markdown for GitHub and GitLab, on one line: invisible and bidirectional
+ * characters removed, ASCII punctuation backslash-escaped and `&`, `<`, `>` written as entities
+ * (see `escapeMarkdown`), and a zero-width space (`&#8203;`) after every character that starts
+ * a reference or autolink on either forge once the Markdown is rendered: `@` (mentions, e-mail
+ * links), `#` (issues), `!` (merge requests), `~` `%` `$` `^` `&` `*` (GitLab labels,
+ * milestones, snippets, alerts, epics, iterations), `:` (`https://…`), `www` before a dot and
+ * `GH-` before a digit. The forges find references and autolinks in the rendered text, where a
+ * backslash escape is already gone; the zero-width space is not, and it is what Renovate
+ * uses on both forges for the same reason.
+ *
+ * @example
+ * ```ts
+ * inert("@octocat #1"); // "\\@&#8203;octocat \\#&#8203;1"
+ * ```
+ */
+export function inert(text: string): string {
+  const broken = text
+    .toWellFormed()
+    .replace(_INVISIBLE, "")
+    .replace(/[@#!~%$^&:*]/g, "$&\u200b")
+    .replace(/(www)(?=\.)/gi, "$1\u200b")
+    .replace(/(gh-)(?=\d)/gi, "$1\u200b");
+  return escapeMarkdown(broken).replaceAll("\u200b", "&#8203;");
+}
+
+// Format characters that could hide or reorder text: soft hyphen, Arabic letter mark, Mongolian
+// vowel separator, zero-width spaces and joiners, direction marks and embeddings, word joiner
+// and invisible operators, isolates, byte order mark.
+const _INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+
+const _HEADER = "| Agent | Verdict | Duration | Run |";
+const _DIVIDER = "| --- | --- | --- | --- |";
+// Room kept for the line that counts the agents left out.
+const _OMISSION_RESERVE = 300;
+// A link longer than this is shown as text: one row must not take the whole comment.
+const _MAX_HREF_LENGTH = 2_000;
+
+interface _Row {
+  readonly cells: readonly string[];
+  /** `null` while in progress. */
+  readonly outcome: Outcome | null;
+}
+
+interface _Parts {
+  readonly heading: string;
+  readonly summary: string;
+  readonly rows: readonly _Row[];
+  readonly closing: readonly string[];
+  readonly footer: string;
+}
+
+const _VERDICTS: Readonly<Record<Outcome, string>> = {
+  passed: "✅ passed",
+  failed: "❌ failed",
+  unchecked: "⚠️ not checked",
+  timed_out: "⏱️ timed out",
+  interrupted: "🛑 interrupted",
+  triggered: "⏩ not waited for",
+};
+
+const _COUNT_LABELS: Readonly<Record<Outcome, string>> = {
+  passed: "passed",
+  failed: "failed",
+  unchecked: "not checked",
+  timed_out: "timed out",
+  interrupted: "interrupted",
+  triggered: "not waited for",
+};
+
+// When rows must be left out, the ones a reviewer needs most stay: failures before passes.
+const _KEEP_FIRST: readonly (Outcome | null)[] = [
+  "failed",
+  "unchecked",
+  "timed_out",
+  "interrupted",
+  "triggered",
+  null,
+  "passed",
+];
+
+const _EXIT_MEANINGS: Readonly<Record<number, string>> = {
+  [ExitCode.Passed]: "every agent's gate passed",
+  [ExitCode.Failed]: "at least one quality gate failed",
+  [ExitCode.Usage]: "a usage or configuration error",
+  [ExitCode.Unchecked]: "at least one gate could not be checked",
+  [ExitCode.TimedOut]: "the timeout ran out before every run had a verdict",
+  [ExitCode.Sigint]: "interrupted (SIGINT) before every run had a verdict",
+  [ExitCode.Sigterm]: "interrupted (SIGTERM) before every run had a verdict",
+};
+
+const _UTF8 = new TextEncoder();
+
+function _comment(marker: string, parts: _Parts, maxLength: number): string {
+  const head = [marker, "", `### ${parts.heading}`, "", parts.summary, "", _HEADER, _DIVIDER];
+  const tail = ["", ...parts.closing.flatMap((line) => [line, ""]), parts.footer, ""];
+  const lines = parts.rows.map((row) => `| ${row.cells.join(" | ")} |`);
+  let budget = maxLength - [...head, ...tail].join("\n").length - _OMISSION_RESERVE;
+  const order = parts.rows
+    .map((row, index) => ({ index, rank: _KEEP_FIRST.indexOf(row.outcome) }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index);
+  const shown = new Set<number>();
+  for (const { index } of order) {
+    const cost = lines[index]!.length + 1;
+    if (cost > budget) break;
+    budget -= cost;
+    shown.add(index);
+  }
+  const omitted = parts.rows.filter((_, index) => !shown.has(index));
+  const omission = omitted.length === 0 ? [] : [
+    "",
+    `… and ${omitted.length} more ${omitted.length === 1 ? "agent" : "agents"}${
+      _omittedCounts(omitted)
+    }, left out to stay under the comment size limit; the CI job lists every agent.`,
+  ];
+  return [
+    ...head,
+    ...lines.filter((_, index) => shown.has(index)),
+    ...omission,
+    ...tail,
+  ].join("\n");
+}
+
+function _omittedCounts(rows: readonly _Row[]): string {
+  const outcomes = rows.flatMap((row) => row.outcome === null ? [] : [row.outcome]);
+  if (outcomes.length === 0) return "";
+  const counts = (Object.keys(_COUNT_LABELS) as Outcome[])
+    .map((outcome) => [outcome, outcomes.filter((other) => other === outcome).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([outcome, count]) => `${count} ${_COUNT_LABELS[outcome]}`);
+  return ` (${counts.join(", ")})`;
+}
+
+function _heading(report: RunReport): string {
+  const has = (outcome: Outcome) => report.agents.some((agent) => agent.outcome === outcome);
+  const gate = report.agents.length === 1 ? "quality gate" : "quality gates";
+  switch (report.exitCode) {
+    case ExitCode.Passed:
+      if (has("failed")) return `⚠️ service-ci: ${gate} failed (ignored: --warn-only)`;
+      if (has("triggered")) return `⏩ service-ci: runs started, not waited for`;
+      return `✅ service-ci: ${gate} passed`;
+    case ExitCode.Failed:
+      return `❌ service-ci: ${gate} failed`;
+    case ExitCode.Unchecked:
+      return `⚠️ service-ci: ${gate} could not be checked`;
+    case ExitCode.TimedOut:
+      return `⏱️ service-ci: ${gate} timed out before a verdict`;
+    case ExitCode.Sigint:
+    case ExitCode.Sigterm:
+      return `🛑 service-ci: ${gate} interrupted`;
+    default:
+      return `⚠️ service-ci: ended with exit code ${report.exitCode}`;
+  }
+}
+
+function _exitMeaning(report: RunReport): string {
+  if (report.exitCode === ExitCode.Passed) {
+    if (report.warnOnly && report.agents.some((agent) => agent.outcome === "failed")) {
+      return "failed gates do not fail the job (--warn-only)";
+    }
+    if (report.agents.some((agent) => agent.outcome === "triggered")) {
+      return "the runs were started and not waited for (--no-wait)";
+    }
+  }
+  return _EXIT_MEANINGS[report.exitCode] ?? "not a code service-ci documents";
+}
+
+function _counts(agents: readonly AgentOutcome[]): string {
+  const counts = (Object.keys(_COUNT_LABELS) as Outcome[])
+    .map((outcome) => ({
+      label: _COUNT_LABELS[outcome],
+      count: agents.filter((agent) => agent.outcome === outcome).length,
+    }))
+    .filter(({ count }) => count > 0)
+    .map(({ label, count }) => `${count} ${label}`);
+  return counts.length === 0 ? "No agents." : `${counts.join(" · ")}.`;
+}
+
+// A hex commit id is written bare so that both forges link it to the commit.
+function _commit(sha: string | null): string {
+  if (sha === null || sha.trim() === "") return "an unknown commit";
+  const trimmed = sha.trim();
+  return /^[0-9a-f]{7,64}$/i.test(trimmed) ? trimmed : inert(_cap(trimmed, 100));
+}
+
+function _footer(version: string | null, buildUrl: string | null): string {
+  const name = version === null ? "service-ci" : `service-ci ${inert(_cap(version, 40))}`;
+  const href = _href(buildUrl);
+  return href === null ? name : `${name} · [CI job](<${href}>)`;
+}
+
+function _runCell(runId: string | null, url: string | null): string {
+  const href = _href(url);
+  const text = runId === null ? null : inert(_cap(runId, 100));
+  if (href === null) return text ?? "—";
+  return `[${text ?? "open"}](<${href}>)`;
+}
+
+// Only http(s) links, written as an angle-bracket destination whose every character is inert in
+// Markdown: characters that could end it, split the table, open a code span or read as an
+// entity are percent-encoded (`&` becomes `&amp;`, which Markdown decodes back).
+function _href(url: string | null): string | null {
+  if (url === null || !URL.canParse(url)) return null;
+  const parsed = new URL(url);
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return null;
+  const destination = Array.from(parsed.href, (char) => {
+    if (/[A-Za-z0-9\-._~:/?#[\]@!'*+,;=%]/.test(char)) return char;
+    if (char === "&") return "&amp;";
+    return Array.from(
+      _UTF8.encode(char),
+      (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
+    ).join("");
+  }).join("");
+  return destination.length > _MAX_HREF_LENGTH ? null : destination;
+}
+
+function _duration(ms: number): string {
+  const seconds = Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const whole = Math.round(seconds);
+  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
+}
+
+function _cap(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}

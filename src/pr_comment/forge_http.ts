@@ -1,0 +1,331 @@
+/**
+ * Requests to a forge's REST API (GitHub, GitLab) for the pull-request comment: the token only
+ * ever goes to the API's origin, failures become one typed error, and transient faults are
+ * retried a bounded number of times with an injected sleep.
+ */
+
+import { parseRetryAfter } from "../backoff.ts";
+import { sanitize } from "../sanitize.ts";
+
+/** Attempts per request for 5xx answers and network errors (idempotent requests only). */
+export const MAX_ATTEMPTS = 3;
+/** The wait before the second attempt; it doubles for each further one. */
+export const RETRY_DELAY_MS = 1_000;
+/** A `Retry-After` up to this long is waited out; a longer one gives up at once. */
+export const MAX_RETRY_AFTER_MS = 10_000;
+/** The most same-origin redirects followed for one request. */
+export const MAX_REDIRECTS = 3;
+/** The default time one attempt may take before it counts as a network error. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * Why a forge request failed.
+ *
+ * - `unauthorized`: 401, the token is missing, wrong or expired;
+ * - `forbidden`: 403 without a rate limit, e.g. a read-only token;
+ * - `not_found`: 404, the repository, pull request or comment is not visible to the token;
+ * - `rate_limited`: 429, or 403 with `x-ratelimit-remaining: 0`, or a long `Retry-After`;
+ * - `server`: 5xx after the retries;
+ * - `network`: no answer (refused, reset, DNS, timeout) after the retries;
+ * - `refused`: a redirect to another origin, or too many;
+ * - `unusable`: another status, or a 2xx answer that is not the JSON expected.
+ */
+export type ForgeFailure =
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "rate_limited"
+  | "server"
+  | "network"
+  | "refused"
+  | "unusable";
+
+/**
+ * A forge request that failed; `message` is one line, without the token.
+ *
+ * @example
+ * ```ts
+ * const error = new ForgeError("forbidden", "GitHub answered 403: Resource not accessible", {
+ *   status: 403,
+ * });
+ * error.kind; // "forbidden"
+ * ```
+ */
+export class ForgeError extends Error {
+  override name = "ForgeError";
+  /** Why it failed. */
+  readonly kind: ForgeFailure;
+  /** The HTTP status, when there was an answer. */
+  readonly status: number | null;
+
+  /** Makes the error; `options.cause` keeps the underlying error. */
+  constructor(
+    kind: ForgeFailure,
+    message: string,
+    options: { readonly status?: number; readonly cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.kind = kind;
+    this.status = options.status ?? null;
+  }
+}
+
+/** Options of {@linkcode ForgeHttp}. */
+export interface ForgeHttpOptions {
+  /** The forge's name for messages: `"GitHub"`. */
+  readonly forge: string;
+  /** The API root (`https://api.github.com`, `https://gitlab.example/api/v4`); http(s) only. */
+  readonly baseUrl: string;
+  /** Headers of every request: the token's header, `Accept`, `User-Agent`. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Values never to show in a message (the token). */
+  readonly secrets: readonly string[];
+  /** The fetch to use; default the global one. */
+  readonly fetch?: typeof fetch;
+  /** Waits between attempts; default a real timer. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** The clock, in epoch milliseconds (for `Retry-After` dates and rate-limit resets). */
+  readonly now?: () => number;
+  /** How long one attempt may take; default {@linkcode DEFAULT_REQUEST_TIMEOUT_MS}. */
+  readonly requestTimeoutMs?: number;
+}
+
+/** A successful answer: its JSON, its headers and the address that gave it. */
+export interface ForgeAnswer {
+  /** The parsed JSON body. */
+  readonly data: unknown;
+  /** The answer's headers (pagination). */
+  readonly headers: Headers;
+  /** The address that answered, after redirects. */
+  readonly url: URL;
+}
+
+/**
+ * One forge API: sends JSON requests with the token to its origin and nowhere else.
+ *
+ * @example
+ * ```ts
+ * const http = new ForgeHttp({
+ *   forge: "GitHub",
+ *   baseUrl: "https://api.github.com",
+ *   headers: { Authorization: "Bearer ghs_example" },
+ *   secrets: ["ghs_example"],
+ * });
+ * // await http.request("GET", "/repos/acme/widgets/issues/42/comments?per_page=100");
+ * ```
+ */
+export class ForgeHttp {
+  readonly #options: ForgeHttpOptions;
+  readonly #base: URL;
+
+  /** @throws {TypeError} If `baseUrl` is not an http(s) URL. */
+  constructor(options: ForgeHttpOptions) {
+    if (!URL.canParse(options.baseUrl) || !/^https?:$/.test(new URL(options.baseUrl).protocol)) {
+      throw new TypeError(
+        `The ${options.forge} API address must be an http(s) URL (got ${
+          JSON.stringify(options.baseUrl)
+        })`,
+      );
+    }
+    this.#options = options;
+    this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
+  }
+
+  /** The API's origin: the only place the token is sent. */
+  get origin(): string {
+    return this.#base.origin;
+  }
+
+  /**
+   * Sends one request and returns its JSON answer. `target` is a path under the API root
+   * (`/repos/…`) or an absolute URL on the API's origin (a pagination link). A POST is not
+   * retried after a 5xx or a network error, which may have created the comment; `Retry-After`
+   * is honoured for every method.
+   *
+   * @throws {ForgeError} For every failure; never another error.
+   */
+  async request(method: string, target: string, body?: unknown): Promise<ForgeAnswer> {
+    const url = this.#resolve(target);
+    const idempotent = method !== "POST";
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.#attempt(method, url, body);
+      } catch (error) {
+        const failure = error instanceof _Retry ? error : null;
+        if (failure === null) throw error;
+        const retryable = failure.waitMs !== undefined || idempotent;
+        if (!retryable || attempt >= MAX_ATTEMPTS) throw failure.error;
+        await this.#sleep(failure.waitMs ?? RETRY_DELAY_MS * 2 ** (attempt - 1));
+      }
+    }
+  }
+
+  #resolve(target: string): URL {
+    const url = target.startsWith("/")
+      ? new URL(`${this.#base.href.replace(/\/+$/, "")}${target}`)
+      : URL.canParse(target)
+      ? new URL(target)
+      : null;
+    if (url === null || url.origin !== this.#base.origin) {
+      throw new ForgeError(
+        "refused",
+        `${this.#options.forge} gave a link outside ${this.#base.origin}; the token is only sent there`,
+      );
+    }
+    return url;
+  }
+
+  async #attempt(method: string, start: URL, body: unknown): Promise<ForgeAnswer> {
+    const forge = this.#options.forge;
+    let url = start;
+    let currentMethod = method;
+    for (let redirects = 0;; redirects++) {
+      let response: Response;
+      try {
+        response = await (this.#options.fetch ?? fetch)(url, {
+          method: currentMethod,
+          headers: {
+            ...this.#options.headers,
+            ...(body === undefined || currentMethod === "GET"
+              ? {}
+              : { "Content-Type": "application/json" }),
+          },
+          body: body === undefined || currentMethod === "GET" ? null : JSON.stringify(body),
+          redirect: "manual",
+          signal: AbortSignal.timeout(
+            this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+          ),
+        });
+      } catch (cause) {
+        throw new _Retry(
+          new ForgeError("network", `${forge} could not be reached (${this.#describe(cause)})`, {
+            cause,
+          }),
+        );
+      }
+      if (response.status >= 300 && response.status < 400) {
+        await response.body?.cancel();
+        url = this.#redirect(response, url, redirects);
+        if (response.status === 303) currentMethod = "GET";
+        continue;
+      }
+      return await this.#read(response, url, currentMethod);
+    }
+  }
+
+  #redirect(response: Response, from: URL, redirects: number): URL {
+    const forge = this.#options.forge;
+    const location = response.headers.get("location");
+    const to = location !== null && URL.canParse(location, from) ? new URL(location, from) : null;
+    if (to === null) {
+      throw new ForgeError(
+        "unusable",
+        `${forge} answered ${response.status} without a usable Location`,
+        {
+          status: response.status,
+        },
+      );
+    }
+    if (to.origin !== this.#base.origin) {
+      throw new ForgeError(
+        "refused",
+        `${forge} redirected to ${to.origin}; the token is only sent to ${this.#base.origin}`,
+        { status: response.status },
+      );
+    }
+    if (redirects + 1 > MAX_REDIRECTS) {
+      throw new ForgeError("refused", `${forge} redirected more than ${MAX_REDIRECTS} times`, {
+        status: response.status,
+      });
+    }
+    return to;
+  }
+
+  async #read(response: Response, url: URL, method: string): Promise<ForgeAnswer> {
+    const forge = this.#options.forge;
+    const status = response.status;
+    const text = await response.text().catch(() => "");
+    if (status >= 200 && status < 300) {
+      try {
+        return { data: text === "" ? null : JSON.parse(text), headers: response.headers, url };
+      } catch (cause) {
+        throw new ForgeError(
+          "unusable",
+          `${forge} answered ${method} with ${status} but not JSON`,
+          {
+            status,
+            cause,
+          },
+        );
+      }
+    }
+    const what = `${forge} answered ${method} ${url.pathname} with ${status}${this.#detail(text)}`;
+    const now = (this.#options.now ?? Date.now)();
+    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), now);
+    const exhausted = response.headers.get("x-ratelimit-remaining") === "0";
+    if (status === 429 || (status === 403 && (exhausted || retryAfterMs !== undefined))) {
+      const error = new ForgeError("rate_limited", `${what}${this.#reset(response, now)}`, {
+        status,
+      });
+      // A short wait is worth it; a reset in an hour is not something a CI job waits for.
+      if (!exhausted && retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS) {
+        throw new _Retry(error, retryAfterMs);
+      }
+      throw error;
+    }
+    if (status >= 500) {
+      const error = new ForgeError("server", what, { status });
+      throw new _Retry(
+        error,
+        retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS ? retryAfterMs : undefined,
+      );
+    }
+    const kind: ForgeFailure = status === 401
+      ? "unauthorized"
+      : status === 403
+      ? "forbidden"
+      : status === 404
+      ? "not_found"
+      : "unusable";
+    throw new ForgeError(kind, what, { status });
+  }
+
+  // When the rate limit resets, from GitHub's `x-ratelimit-reset` (epoch seconds).
+  #reset(response: Response, now: number): string {
+    const reset = Number(response.headers.get("x-ratelimit-reset"));
+    if (!Number.isFinite(reset) || reset <= 0) return "";
+    const minutes = Math.max(0, Math.ceil((reset * 1000 - now) / 60_000));
+    return ` (the limit resets in ${minutes} min)`;
+  }
+
+  // The forge's own explanation: GitHub `{message}`, GitLab `{message}` or `{error}`.
+  #detail(text: string): string {
+    let message: unknown = text;
+    try {
+      const data: unknown = JSON.parse(text);
+      if (typeof data === "object" && data !== null) {
+        const record = data as Record<string, unknown>;
+        message = record.message ?? record.error ?? "";
+        if (typeof message !== "string") message = JSON.stringify(message);
+      }
+    } catch {
+      // Not JSON: the plain text is the explanation.
+    }
+    const line = sanitize(String(message), { maxLength: 200, secrets: this.#options.secrets });
+    return line === "" ? "" : `: ${line}`;
+  }
+
+  #describe(cause: unknown): string {
+    const text = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    return sanitize(text, { maxLength: 200, secrets: this.#options.secrets });
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return (this.#options.sleep ?? ((wait) => new Promise((done) => setTimeout(done, wait))))(ms);
+  }
+}
+
+// A failure worth another attempt; `waitMs` is what the forge asked for with Retry-After.
+class _Retry {
+  constructor(readonly error: ForgeError, readonly waitMs?: number) {}
+}

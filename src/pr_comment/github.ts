@@ -1,0 +1,122 @@
+/** The comments of a GitHub pull request, through the REST API's issue comments. */
+
+import { ForgeError, ForgeHttp } from "./forge_http.ts";
+import { hasMarker } from "./marker.ts";
+import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
+
+/** The default API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
+export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
+
+/** Options of {@linkcode GithubThread}. */
+export interface GithubThreadOptions {
+  /** The token (`GITHUB_TOKEN`); sent as `Authorization: Bearer` to `apiUrl`'s origin only. */
+  readonly token: string;
+  /** The API root; default {@linkcode DEFAULT_GITHUB_API_URL}. */
+  readonly apiUrl?: string;
+  /** `owner/name`. */
+  readonly repository: string;
+  /** The pull request's number. */
+  readonly pullRequest: number;
+  /** The `User-Agent` header, which GitHub requires. */
+  readonly userAgent: string;
+  /** The fetch to use; default the global one. */
+  readonly fetch?: typeof fetch;
+  /** Waits between attempts; default a real timer. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** The clock, in epoch milliseconds. */
+  readonly now?: () => number;
+  /** How long one attempt may take. */
+  readonly requestTimeoutMs?: number;
+}
+
+/**
+ * One pull request's comments on GitHub (a pull request is an issue to this API).
+ *
+ * @example
+ * ```ts
+ * const thread = new GithubThread({
+ *   token: "ghs_example",
+ *   repository: "acme/widgets",
+ *   pullRequest: 42,
+ *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
+ * });
+ * // const id = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
+ * ```
+ */
+export class GithubThread implements CommentThread {
+  /** The forge's name for messages. */
+  readonly forge = "GitHub";
+  readonly #http: ForgeHttp;
+  readonly #issue: string;
+  readonly #repo: string;
+
+  /** @throws {TypeError} If `repository`, `pullRequest` or `apiUrl` is not usable. */
+  constructor(options: GithubThreadOptions) {
+    const parts = options.repository.split("/");
+    if (parts.length !== 2 || !parts.every((part) => /^[A-Za-z0-9_.-]+$/.test(part))) {
+      throw new TypeError(
+        `The GitHub repository must be "owner/name" (got ${JSON.stringify(options.repository)})`,
+      );
+    }
+    if (!Number.isSafeInteger(options.pullRequest) || options.pullRequest < 1) {
+      throw new TypeError(
+        `The pull request number must be a positive whole number (got ${options.pullRequest})`,
+      );
+    }
+    this.#repo = `/repos/${parts.map(encodeURIComponent).join("/")}`;
+    this.#issue = `${this.#repo}/issues/${options.pullRequest}`;
+    this.#http = new ForgeHttp({
+      forge: this.forge,
+      baseUrl: options.apiUrl ?? DEFAULT_GITHUB_API_URL,
+      headers: {
+        Authorization: `Bearer ${options.token}`,
+        Accept: "application/vnd.github+json",
+        "X-GitHub-Api-Version": "2022-11-28",
+        "User-Agent": options.userAgent,
+      },
+      secrets: [options.token],
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    });
+  }
+
+  /** Reads the comments page by page (`Link: rel="next"`) until one starts with `marker`. */
+  async find(marker: string): Promise<number | null> {
+    let target: string | null = `${this.#issue}/comments?per_page=100`;
+    for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
+      const answer = await this.#http.request("GET", target);
+      if (!Array.isArray(answer.data)) {
+        throw new ForgeError("unusable", "GitHub listed the comments without a JSON array");
+      }
+      for (const comment of answer.data as unknown[]) {
+        const id = _commentId(comment);
+        const body = (comment as { body?: unknown }).body;
+        if (id !== null && typeof body === "string" && hasMarker(body, marker)) return id;
+      }
+      target = nextLink(answer.headers.get("link"));
+    }
+    return null;
+  }
+
+  /** Creates the comment: `POST /repos/{owner}/{repo}/issues/{number}/comments`. */
+  async create(body: string): Promise<number> {
+    const answer = await this.#http.request("POST", `${this.#issue}/comments`, { body });
+    const id = _commentId(answer.data);
+    if (id === null) throw new ForgeError("unusable", "GitHub created a comment without an id");
+    return id;
+  }
+
+  /** Edits the comment: `PATCH /repos/{owner}/{repo}/issues/comments/{id}`. */
+  async update(id: number, body: string): Promise<void> {
+    await this.#http.request("PATCH", `${this.#repo}/issues/comments/${id}`, { body });
+  }
+}
+
+function _commentId(comment: unknown): number | null {
+  const id = typeof comment === "object" && comment !== null
+    ? (comment as { id?: unknown }).id
+    : undefined;
+  return typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? id : null;
+}

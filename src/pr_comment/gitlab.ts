@@ -1,0 +1,123 @@
+/** The notes (comments) of a GitLab merge request, through the REST API v4. */
+
+import { ForgeError, ForgeHttp } from "./forge_http.ts";
+import { hasMarker } from "./marker.ts";
+import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
+
+/** Options of {@linkcode GitlabThread}. */
+export interface GitlabThreadOptions {
+  /** A project or group access token (or a personal one) with the `api` scope. */
+  readonly token: string;
+  /** The API root, `CI_API_V4_URL` (`https://gitlab.com/api/v4`). */
+  readonly apiUrl: string;
+  /** The project's id or URL-encoded path (`CI_PROJECT_ID`). */
+  readonly projectId: string;
+  /** The merge request's iid (`CI_MERGE_REQUEST_IID`). */
+  readonly mergeRequest: number;
+  /** The `User-Agent` header. */
+  readonly userAgent: string;
+  /** The fetch to use; default the global one. */
+  readonly fetch?: typeof fetch;
+  /** Waits between attempts; default a real timer. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** The clock, in epoch milliseconds. */
+  readonly now?: () => number;
+  /** How long one attempt may take. */
+  readonly requestTimeoutMs?: number;
+}
+
+/**
+ * One merge request's notes on GitLab.
+ *
+ * @example
+ * ```ts
+ * const thread = new GitlabThread({
+ *   token: "glpat-example",
+ *   apiUrl: "https://gitlab.com/api/v4",
+ *   projectId: "1234",
+ *   mergeRequest: 7,
+ *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
+ * });
+ * // const id = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
+ * ```
+ */
+export class GitlabThread implements CommentThread {
+  /** The forge's name for messages. */
+  readonly forge = "GitLab";
+  readonly #http: ForgeHttp;
+  readonly #notes: string;
+
+  /** @throws {TypeError} If `projectId`, `mergeRequest` or `apiUrl` is not usable. */
+  constructor(options: GitlabThreadOptions) {
+    if (options.projectId.trim() === "") {
+      throw new TypeError("The GitLab project id must not be empty (CI_PROJECT_ID)");
+    }
+    if (!Number.isSafeInteger(options.mergeRequest) || options.mergeRequest < 1) {
+      throw new TypeError(
+        `The merge request iid must be a positive whole number (got ${options.mergeRequest})`,
+      );
+    }
+    this.#notes = `/projects/${
+      encodeURIComponent(options.projectId.trim())
+    }/merge_requests/${options.mergeRequest}/notes`;
+    this.#http = new ForgeHttp({
+      forge: this.forge,
+      baseUrl: options.apiUrl,
+      headers: {
+        "PRIVATE-TOKEN": options.token,
+        Accept: "application/json",
+        "User-Agent": options.userAgent,
+      },
+      secrets: [options.token],
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    });
+  }
+
+  /**
+   * Reads the notes oldest first, page by page (`Link: rel="next"`, else `x-next-page`), until
+   * a note that is not a system note starts with `marker`.
+   */
+  async find(marker: string): Promise<number | null> {
+    const first = `${this.#notes}?per_page=100&sort=asc&order_by=created_at`;
+    let target: string | null = first;
+    for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
+      const answer = await this.#http.request("GET", target);
+      if (!Array.isArray(answer.data)) {
+        throw new ForgeError("unusable", "GitLab listed the notes without a JSON array");
+      }
+      for (const note of answer.data as unknown[]) {
+        const { id, body, system } = (typeof note === "object" && note !== null ? note : {}) as {
+          id?: unknown;
+          body?: unknown;
+          system?: unknown;
+        };
+        if (
+          typeof id === "number" && Number.isSafeInteger(id) && system !== true &&
+          typeof body === "string" && hasMarker(body, marker)
+        ) return id;
+      }
+      const nextPage = answer.headers.get("x-next-page")?.trim() ?? "";
+      target = nextLink(answer.headers.get("link")) ??
+        (/^\d+$/.test(nextPage) ? `${first}&page=${nextPage}` : null);
+    }
+    return null;
+  }
+
+  /** Creates the note: `POST /projects/{id}/merge_requests/{iid}/notes`. */
+  async create(body: string): Promise<number> {
+    const answer = await this.#http.request("POST", this.#notes, { body });
+    const id = (answer.data as { id?: unknown } | null)?.id;
+    if (typeof id !== "number" || !Number.isSafeInteger(id)) {
+      throw new ForgeError("unusable", "GitLab created a note without an id");
+    }
+    return id;
+  }
+
+  /** Edits the note: `PUT /projects/{id}/merge_requests/{iid}/notes/{note_id}`. */
+  async update(id: number, body: string): Promise<void> {
+    await this.#http.request("PUT", `${this.#notes}/${id}`, { body });
+  }
+}

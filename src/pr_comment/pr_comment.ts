@@ -1,0 +1,348 @@
+/**
+ * Keeps one comment per gate on the pull request (GitHub) or merge request (GitLab): written
+ * "in progress" once the runs are triggered, edited with the verdicts at the end. A comment that
+ * cannot be written is one line of diagnostics; it never throws and never touches the verdict.
+ */
+
+import type { CiMetadata } from "../ci_metadata.ts";
+import type { RunReport } from "../outcome.ts";
+import { maskSecrets } from "../sanitize.ts";
+import { type CommentProgress, finalComment, progressComment } from "./content.ts";
+import { ForgeError } from "./forge_http.ts";
+import { DEFAULT_GITHUB_API_URL, GithubThread } from "./github.ts";
+import { GitlabThread } from "./gitlab.ts";
+import { gateMarker } from "./marker.ts";
+import type { CommentThread } from "./thread.ts";
+
+/**
+ * Every environment variable {@linkcode PullRequestComment.fromEnv} may read, by exact name.
+ *
+ * @example
+ * ```ts
+ * const env = Object.fromEntries(PR_COMMENT_ENV_VARIABLES.map((name) => [name, Deno.env.get(name)]));
+ * ```
+ */
+export const PR_COMMENT_ENV_VARIABLES: readonly string[] = Object.freeze([
+  "GITHUB_TOKEN",
+  "GITHUB_API_URL",
+  "GITHUB_REPOSITORY",
+  "GITHUB_WORKFLOW",
+  "GITHUB_JOB",
+  "SERVICE_GITLAB_TOKEN",
+  "CI_API_V4_URL",
+  "CI_PROJECT_ID",
+  "CI_MERGE_REQUEST_IID",
+  "CI_EXTERNAL_PULL_REQUEST_IID",
+  "CI_JOB_NAME",
+]);
+
+/**
+ * The forge tokens set in `env` (`GITHUB_TOKEN`, `SERVICE_GITLAB_TOKEN`): secrets to mask in
+ * every output, like the service key, whether or not a comment is written.
+ *
+ * @example
+ * ```ts
+ * forgeTokens({ GITHUB_TOKEN: "ghs_example", SERVICE_GITLAB_TOKEN: "" }); // ["ghs_example"]
+ * ```
+ */
+export function forgeTokens(env: Readonly<Record<string, string | undefined>>): string[] {
+  return ["GITHUB_TOKEN", "SERVICE_GITLAB_TOKEN"]
+    .map((name) => env[name]?.trim() ?? "")
+    .filter((token) => token !== "");
+}
+
+/** The effects and facts {@linkcode PullRequestComment.fromEnv} needs. */
+export interface PullRequestCommentOptions {
+  /** The run's CI metadata: the provider, the pull request's number, the repository. */
+  readonly metadata: CiMetadata;
+  /** The agents of this gate, as given (part of the marker). */
+  readonly agents: readonly string[];
+  /** The `User-Agent` header. */
+  readonly userAgent: string;
+  /** Prints one line of diagnostics (without its newline). */
+  readonly warn: (line: string) => void;
+  /** The fetch to use; default the global one. */
+  readonly fetch?: typeof fetch;
+  /** Waits between attempts; default a real timer. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** The clock, in epoch milliseconds. */
+  readonly now?: () => number;
+  /** How long one request attempt may take. */
+  readonly requestTimeoutMs?: number;
+}
+
+/** Why no comment will be written, as one line for the user. */
+export interface PullRequestCommentSkip {
+  /** The line, e.g. `service-ci: no pull-request comment: GITHUB_TOKEN is not set; …`. */
+  readonly skip: string;
+}
+
+/**
+ * One gate's comment on one pull request or merge request.
+ *
+ * @example
+ * ```ts
+ * import type { CiMetadata } from "../ci_metadata.ts";
+ * import type { RunReport } from "../outcome.ts";
+ * declare const metadata: CiMetadata;
+ * declare const report: RunReport;
+ * const comment = PullRequestComment.fromEnv(
+ *   { GITHUB_TOKEN: "ghs_example", GITHUB_WORKFLOW: "ci", GITHUB_JOB: "gate" },
+ *   { metadata, agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], userAgent: "service-ci/1.0.0", warn: console.error },
+ * );
+ * if ("skip" in comment) {
+ *   console.error(comment.skip);
+ * } else {
+ *   void comment.begin({ commitSha: metadata.commit_sha, buildUrl: metadata.build_url, runs: [] });
+ *   await comment.finish(report);
+ * }
+ * ```
+ */
+export class PullRequestComment {
+  readonly #thread: CommentThread;
+  readonly #marker: string;
+  readonly #warn: (line: string) => void;
+  readonly #secrets: readonly string[];
+  readonly #noun: string;
+  readonly #advice: Readonly<Partial<Record<ForgeError["kind"], string>>>;
+  #queue: Promise<void> = Promise.resolve();
+  #commentId: number | null = null;
+  // Set after a failure that another attempt would only repeat (a refused or read-only token).
+  #givenUp = false;
+
+  /**
+   * Writes to `thread` under `marker`. {@linkcode PullRequestComment.fromEnv} is the usual
+   * way in; tests may pass any thread.
+   */
+  constructor(
+    thread: CommentThread,
+    options: {
+      readonly marker: string;
+      readonly warn: (line: string) => void;
+      readonly secrets: readonly string[];
+    },
+  ) {
+    this.#thread = thread;
+    this.#marker = options.marker;
+    this.#warn = options.warn;
+    this.#secrets = options.secrets;
+    this.#noun = thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment";
+    this.#advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
+  }
+
+  /**
+   * The comment for this CI job, or the one line saying why there is none: not GitHub Actions
+   * or GitLab CI, no pull/merge request number, no token, an unusable API address.
+   *
+   * GitHub: `GITHUB_TOKEN` to `GITHUB_API_URL` (default `https://api.github.com`), repository
+   * from the metadata or `GITHUB_REPOSITORY`, marker from `GITHUB_WORKFLOW`, `GITHUB_JOB` and
+   * the agents. GitLab: `SERVICE_GITLAB_TOKEN` to `CI_API_V4_URL`, project `CI_PROJECT_ID`,
+   * merge request `CI_MERGE_REQUEST_IID`, marker from `CI_JOB_NAME` and the agents.
+   */
+  static fromEnv(
+    env: Readonly<Record<string, string | undefined>>,
+    options: PullRequestCommentOptions,
+  ): PullRequestComment | PullRequestCommentSkip {
+    const read = (name: string) => env[name]?.trim() || null;
+    const skip = (why: string): PullRequestCommentSkip => ({ skip: `service-ci: ${why}` });
+    const effects = {
+      userAgent: options.userAgent,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    };
+    const { metadata } = options;
+    switch (metadata.provider) {
+      case "github_actions": {
+        const number = metadata.pull_request_number;
+        if (number === null) {
+          return skip(
+            "no pull-request comment: this build is not for a pull request (no pull request number was detected; --pull-request <n> names one)",
+          );
+        }
+        const token = read("GITHUB_TOKEN");
+        if (token === null) {
+          return skip(
+            "no pull-request comment: GITHUB_TOKEN is not set; set it to ${{ github.token }} and grant the job `permissions: pull-requests: write`",
+          );
+        }
+        const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
+        const problem = _apiUrlProblem(apiUrl, "GITHUB_API_URL");
+        if (problem !== null) return skip(`no pull-request comment: ${problem}`);
+        const repository = metadata.repository ?? read("GITHUB_REPOSITORY");
+        if (repository === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository)) {
+          return skip(
+            `no pull-request comment: the repository must be "owner/name" (got ${
+              JSON.stringify(maskSecrets(repository ?? "", [token]))
+            }; GITHUB_REPOSITORY or --repository sets it)`,
+          );
+        }
+        const thread = new GithubThread({
+          token,
+          apiUrl,
+          repository,
+          pullRequest: number,
+          ...effects,
+        });
+        const marker = gateMarker({
+          workflow: read("GITHUB_WORKFLOW") ?? "",
+          job: read("GITHUB_JOB") ?? "",
+          agents: options.agents,
+        });
+        return new PullRequestComment(thread, { marker, warn: options.warn, secrets: [token] });
+      }
+      case "gitlab": {
+        const iidText = read("CI_MERGE_REQUEST_IID");
+        if (iidText === null && read("CI_EXTERNAL_PULL_REQUEST_IID") !== null) {
+          return skip(
+            "no merge-request comment: this pipeline is for an external pull request, which has no GitLab merge request to comment on",
+          );
+        }
+        const iid = iidText === null ? metadata.pull_request_number : Number(iidText);
+        if (iid === null || !Number.isSafeInteger(iid) || iid < 1) {
+          return skip(
+            'no merge-request comment: this pipeline is not for a merge request (CI_MERGE_REQUEST_IID is set in merge request pipelines: `rules: - if: $CI_PIPELINE_SOURCE == "merge_request_event"`)',
+          );
+        }
+        const token = read("SERVICE_GITLAB_TOKEN");
+        if (token === null) {
+          return skip(
+            "no merge-request comment: SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope (CI_JOB_TOKEN cannot write merge request notes)",
+          );
+        }
+        const apiUrl = read("CI_API_V4_URL");
+        if (apiUrl === null) return skip("no merge-request comment: CI_API_V4_URL is not set");
+        const problem = _apiUrlProblem(apiUrl, "CI_API_V4_URL");
+        if (problem !== null) return skip(`no merge-request comment: ${problem}`);
+        const projectId = read("CI_PROJECT_ID");
+        if (projectId === null) return skip("no merge-request comment: CI_PROJECT_ID is not set");
+        const thread = new GitlabThread({
+          token,
+          apiUrl,
+          projectId,
+          mergeRequest: iid,
+          ...effects,
+        });
+        const marker = gateMarker({
+          workflow: "",
+          job: read("CI_JOB_NAME") ?? "",
+          agents: options.agents,
+        });
+        return new PullRequestComment(thread, { marker, warn: options.warn, secrets: [token] });
+      }
+      default:
+        return skip(
+          `no pull-request comment: comments are written from GitHub Actions and GitLab CI only (this build: ${metadata.provider})`,
+        );
+    }
+  }
+
+  /**
+   * Writes the "in progress" comment (creating it, or editing this gate's earlier one). Never
+   * rejects; run.ts need not wait for it, as {@linkcode finish} waits for it.
+   */
+  begin(progress: CommentProgress): Promise<void> {
+    return this.#enqueue(() => progressComment(this.#marker, progress), "with the verdicts");
+  }
+
+  /** Writes the comment with the verdicts. Never rejects. */
+  finish(report: RunReport): Promise<void> {
+    return this.#enqueue(() => finalComment(this.#marker, report), null);
+  }
+
+  // Runs writes one after the other, so the verdicts never land before the "in progress" text.
+  #enqueue(body: () => string, later: string | null): Promise<void> {
+    this.#queue = this.#queue.then(async () => {
+      if (this.#givenUp) return;
+      try {
+        await this.#write(body());
+      } catch (error) {
+        this.#report(error, later);
+      }
+    });
+    return this.#queue;
+  }
+
+  async #write(body: string): Promise<void> {
+    if (this.#commentId !== null) {
+      try {
+        await this.#thread.update(this.#commentId, body);
+        return;
+      } catch (error) {
+        // Someone deleted the comment since: write a new one.
+        if (!(error instanceof ForgeError && error.kind === "not_found")) throw error;
+        this.#commentId = null;
+      }
+    }
+    const found = await this.#thread.find(this.#marker);
+    if (found !== null) {
+      await this.#thread.update(found, body);
+      this.#commentId = found;
+      return;
+    }
+    try {
+      this.#commentId = await this.#thread.create(body);
+    } catch (error) {
+      // A create that got no answer may have worked: look again before a second one.
+      if (!(error instanceof ForgeError && (error.kind === "server" || error.kind === "network"))) {
+        throw error;
+      }
+      const again = await this.#thread.find(this.#marker);
+      if (again === null) this.#commentId = await this.#thread.create(body);
+      else {
+        await this.#thread.update(again, body);
+        this.#commentId = again;
+      }
+    }
+  }
+
+  #report(error: unknown, later: string | null): void {
+    const what = error instanceof ForgeError
+      ? error.message
+      : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    const transient = error instanceof ForgeError &&
+      ["rate_limited", "server", "network"].includes(error.kind);
+    if (!transient) this.#givenUp = true;
+    const advice = error instanceof ForgeError ? this.#advice[error.kind] : undefined;
+    const retry = transient && later !== null ? ` It will be tried again ${later}.` : "";
+    const line = `service-ci: the ${this.#noun} was not written: ${what}.${
+      advice ? ` ${advice}` : ""
+    }${retry} The gate's verdict and exit code are not affected.`;
+    this.#warn(maskSecrets(line, this.#secrets));
+  }
+}
+
+const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
+  unauthorized: "Check GITHUB_TOKEN (set it to ${{ github.token }}).",
+  forbidden:
+    "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
+  not_found:
+    "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
+  rate_limited: "GitHub's API rate limit is used up for now.",
+};
+
+const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
+  unauthorized: "Check SERVICE_GITLAB_TOKEN: a project access token with the api scope.",
+  forbidden:
+    "SERVICE_GITLAB_TOKEN needs the api scope and a role that may comment (Reporter or higher).",
+  not_found:
+    "SERVICE_GITLAB_TOKEN cannot see this project or merge request; use a token of this project.",
+  rate_limited: "GitLab's API rate limit is used up for now.",
+};
+
+// The token goes to this address: https, or http only to this machine (tests, local proxies).
+function _apiUrlProblem(url: string, name: string): string | null {
+  if (!URL.canParse(url)) return `${name} is not a URL (got ${JSON.stringify(url)})`;
+  const parsed = new URL(url);
+  if (parsed.username !== "" || parsed.password !== "") {
+    return `${name} must not contain credentials`;
+  }
+  if (parsed.protocol === "https:") return null;
+  const loopback = parsed.hostname === "localhost" || parsed.hostname === "[::1]" ||
+    /^127\.\d+\.\d+\.\d+$/.test(parsed.hostname);
+  if (parsed.protocol === "http:" && loopback) return null;
+  return `${name} must be an https:// URL (http:// only to localhost) (got ${
+    JSON.stringify(parsed.origin)
+  })`;
+}

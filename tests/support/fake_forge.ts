@@ -1,0 +1,277 @@
+/**
+ * Fake GitHub and GitLab comment APIs on loopback: the endpoints the pull-request comment uses,
+ * with real authentication checks, pagination, a request log, and scripted faults.
+ *
+ * ```ts
+ * await using github = await startFakeGithub({ comments: 250 });
+ * ```
+ */
+
+/** Tokens the fakes accept by default. */
+export const FORGE_TOKENS = {
+  github: "ghs_fakeGithubToken0123456789",
+  gitlab: "glpat-fakeGitlabToken0123456789",
+} as const;
+
+/** The pull request / merge request the fakes hold, and where. */
+export const FORGE_TARGET = {
+  repository: "acme/widgets",
+  pullRequest: 42,
+  projectId: "1234",
+  mergeRequest: 7,
+} as const;
+
+/** A comment (GitHub) or note (GitLab) the fake holds. */
+export interface FakeComment {
+  readonly id: number;
+  body: string;
+  /** GitLab system notes ("added 1 commit"). */
+  readonly system?: boolean;
+}
+
+/** A request the fake received, as received. */
+export interface ForgeRequest {
+  readonly method: string;
+  /** Path and query. */
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** A scripted answer for the next `times` requests it matches (default 1). */
+export interface ForgeScriptRule {
+  readonly method?: string;
+  /** Matches the path and query (a string is a substring). */
+  readonly path?: string | RegExp;
+  readonly times?: number;
+  /** Makes the answer; `next()` is what the fake would have answered. */
+  readonly answer: (
+    request: Request,
+    next: () => Promise<Response>,
+  ) => Response | Promise<Response>;
+}
+
+/** Options of {@linkcode startFakeGithub} and {@linkcode startFakeGitlab}. */
+export interface FakeForgeOptions {
+  /** The token accepted; default the forge's entry of {@linkcode FORGE_TOKENS}. */
+  readonly token?: string;
+  /** Comments already there: a list, or a count of unrelated ones to make. */
+  readonly comments?: readonly FakeComment[] | number;
+  /** The token may read but not write (403), like a fork's pull request token. */
+  readonly readOnly?: boolean;
+  /** GitLab: paginate with `Link` as well as `x-next-page` (default only `x-next-page`). */
+  readonly linkHeader?: boolean;
+}
+
+/** A running fake forge. Use with `await using`. */
+export class FakeForge implements AsyncDisposable {
+  /** `http://127.0.0.1:<port>`. */
+  readonly origin: string;
+  /** The API root to configure: the origin (GitHub) or `<origin>/api/v4` (GitLab). */
+  readonly apiUrl: string;
+  /** Every request received, in order. */
+  readonly requests: ForgeRequest[] = [];
+  /** The comments, oldest first. */
+  readonly comments: FakeComment[];
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  readonly #rules: { rule: ForgeScriptRule; left: number }[] = [];
+
+  /** Use {@linkcode startFakeGithub} or {@linkcode startFakeGitlab}. */
+  constructor(
+    server: Deno.HttpServer<Deno.NetAddr>,
+    apiPath: string,
+    comments: FakeComment[],
+  ) {
+    this.#server = server;
+    this.origin = `http://127.0.0.1:${server.addr.port}`;
+    this.apiUrl = `${this.origin}${apiPath}`;
+    this.comments = comments;
+  }
+
+  /** Adds a scripted answer; rules are tried in the order added. */
+  script(rule: ForgeScriptRule): void {
+    this.#rules.push({ rule, left: rule.times ?? 1 });
+  }
+
+  /** @internal The first rule matching `request`, used up by one. */
+  takeRule(request: Request, path: string): ForgeScriptRule | undefined {
+    const entry = this.#rules.find(({ rule, left }) =>
+      left > 0 && (rule.method === undefined || rule.method === request.method) &&
+      (rule.path === undefined ||
+        (typeof rule.path === "string" ? path.includes(rule.path) : rule.path.test(path)))
+    );
+    if (entry) entry.left--;
+    return entry?.rule;
+  }
+
+  /** The requests that changed something (POST, PATCH, PUT). */
+  get writes(): ForgeRequest[] {
+    return this.requests.filter((request) => request.method !== "GET");
+  }
+
+  /** Stops the server. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#server.shutdown();
+  }
+}
+
+/**
+ * Starts a fake GitHub REST API with one pull request (#42 of acme/widgets): list its issue
+ * comments (`per_page`, `page`, `Link` with `rel="next"`), create one, edit one.
+ */
+export function startFakeGithub(options: FakeForgeOptions = {}): Promise<FakeForge> {
+  const token = options.token ?? FORGE_TOKENS.github;
+  const repo = `/repos/${FORGE_TARGET.repository}`;
+  const list = `${repo}/issues/${FORGE_TARGET.pullRequest}/comments`;
+  return _start(options, "", (forge, request, url, body) => {
+    if (request.headers.get("authorization") !== `Bearer ${token}`) {
+      return _json(401, { message: "Bad credentials" });
+    }
+    if (!request.headers.get("user-agent")) {
+      return _json(403, { message: "Request forbidden by administrative rules." });
+    }
+    if (url.pathname === list && request.method === "GET") {
+      return _page(forge, url, "per_page", true);
+    }
+    if (url.pathname === list && request.method === "POST") {
+      return _write(options, body, (text) => {
+        const comment = { id: _nextId(forge), body: text };
+        forge.comments.push(comment);
+        return _json(201, comment);
+      });
+    }
+    const edit = new RegExp(`^${repo}/issues/comments/(\\d+)$`).exec(url.pathname);
+    if (edit && request.method === "PATCH") {
+      return _write(options, body, (text) => {
+        const comment = forge.comments.find((each) => each.id === Number(edit[1]));
+        if (!comment) return _json(404, { message: "Not Found" });
+        comment.body = text;
+        return _json(200, comment);
+      });
+    }
+    return _json(404, { message: "Not Found" });
+  });
+}
+
+/**
+ * Starts a fake GitLab REST API v4 with one merge request (!7 of project 1234): list its notes
+ * (`per_page`, `page`, `x-next-page`), create one, edit one.
+ */
+export function startFakeGitlab(options: FakeForgeOptions = {}): Promise<FakeForge> {
+  const token = options.token ?? FORGE_TOKENS.gitlab;
+  const notes =
+    `/api/v4/projects/${FORGE_TARGET.projectId}/merge_requests/${FORGE_TARGET.mergeRequest}/notes`;
+  return _start(options, "/api/v4", (forge, request, url, body) => {
+    if (request.headers.get("private-token") !== token) {
+      return _json(401, { message: "401 Unauthorized" });
+    }
+    if (url.pathname === notes && request.method === "GET") {
+      return _page(forge, url, "per_page", options.linkHeader ?? false);
+    }
+    if (url.pathname === notes && request.method === "POST") {
+      return _write(options, body, (text) => {
+        const note = { id: _nextId(forge), body: text, system: false };
+        forge.comments.push(note);
+        return _json(201, note);
+      });
+    }
+    const edit = new RegExp(`^${notes}/(\\d+)$`).exec(url.pathname);
+    if (edit && request.method === "PUT") {
+      return _write(options, body, (text) => {
+        const note = forge.comments.find((each) => each.id === Number(edit[1]));
+        if (!note) return _json(404, { message: "404 Not found" });
+        note.body = text;
+        return _json(200, note);
+      });
+    }
+    return _json(404, { message: "404 Not Found" });
+  });
+}
+
+type _Handler = (forge: FakeForge, request: Request, url: URL, body: string) => Response;
+
+async function _start(
+  options: FakeForgeOptions,
+  apiPath: string,
+  handle: _Handler,
+): Promise<FakeForge> {
+  const comments: FakeComment[] = typeof options.comments === "number"
+    ? Array.from({ length: options.comments }, (_, index) => ({
+      id: 1000 + index,
+      body: `unrelated comment ${index + 1}`,
+    }))
+    : (options.comments ?? []).map((comment) => ({ ...comment }));
+  // The handler runs only after the server is listening and the fake exists.
+  const holder: { forge?: FakeForge } = {};
+  const { promise: listening, resolve } = Promise.withResolvers<void>();
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen: () => resolve(),
+  }, async (request) => {
+    const url = new URL(request.url);
+    const path = `${url.pathname}${url.search}`;
+    const body = await request.text();
+    holder.forge!.requests.push({
+      method: request.method,
+      path,
+      headers: Object.fromEntries(request.headers),
+      body,
+    });
+    const next = () =>
+      Promise.resolve(
+        url.pathname.startsWith(`${apiPath}/`)
+          ? handle(holder.forge!, request, url, body)
+          : _json(404, { message: "Not Found" }),
+      );
+    const rule = holder.forge!.takeRule(request, path);
+    return rule ? await rule.answer(request, next) : await next();
+  });
+  await listening;
+  holder.forge = new FakeForge(server, apiPath, comments);
+  return holder.forge;
+}
+
+function _page(forge: FakeForge, url: URL, sizeParameter: string, link: boolean): Response {
+  const size = Math.min(100, Math.max(1, Number(url.searchParams.get(sizeParameter) ?? 30)));
+  const page = Math.max(1, Number(url.searchParams.get("page") ?? 1));
+  const items = forge.comments.slice((page - 1) * size, page * size);
+  const more = page * size < forge.comments.length;
+  const headers: Record<string, string> = { "x-next-page": more ? String(page + 1) : "" };
+  if (more && link) {
+    const next = new URL(url);
+    next.searchParams.set("page", String(page + 1));
+    headers.link = `<${next.href}>; rel="next", <${url.origin}${url.pathname}?page=99>; rel="last"`;
+  }
+  return _json(200, items, headers);
+}
+
+function _write(
+  options: FakeForgeOptions,
+  body: string,
+  apply: (text: string) => Response,
+): Response {
+  if (options.readOnly) return _json(403, { message: "Resource not accessible by integration" });
+  let text: unknown;
+  try {
+    text = (JSON.parse(body) as { body?: unknown }).body;
+  } catch {
+    return _json(400, { message: "Problems parsing JSON" });
+  }
+  if (typeof text !== "string" || text === "") {
+    return _json(422, { message: "body is missing" });
+  }
+  if (text.length > 65_536) return _json(422, { message: "Body is too long (maximum is 65536)" });
+  return apply(text);
+}
+
+function _nextId(forge: FakeForge): number {
+  return Math.max(5000, ...forge.comments.map((comment) => comment.id)) + 1;
+}
+
+function _json(status: number, data: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(data), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
