@@ -51,7 +51,7 @@ usage_error() {
 }
 
 # The target list as prose: "a, b or c".
-targets_text= last=
+targets_text='' last=''
 for each in $targets; do
   [ -z "$last" ] || targets_text=${targets_text:+$targets_text, }$last
   last=$each
