@@ -1,7 +1,8 @@
 /**
  * A stand-in for the GitHub CLI (`gh`) on PATH, for the tests of install.sh and the action:
- * it records each command line and, for `gh attestation verify <file>`, the SHA-256 of the
- * file it was given, and exits with the code the test chose.
+ * it records each command line and the GH_TOKEN it was given and, for
+ * `gh attestation verify <file>`, the SHA-256 of the file, and exits with the code the test
+ * chose.
  */
 
 import { join } from "node:path";
@@ -14,6 +15,8 @@ export interface FakeGh {
   calls(): Promise<string[]>;
   /** The SHA-256 of each file `gh attestation verify` was given, in order. */
   verified(): Promise<string[]>;
+  /** The GH_TOKEN of each call (empty when none was set), in order. */
+  tokens(): Promise<string[]>;
 }
 
 /** Options of {@linkcode fakeGh}. */
@@ -35,14 +38,17 @@ export async function fakeGh(dir: string, options: FakeGhOptions = {}): Promise<
   const bin = join(dir, "gh-bin");
   const calls = join(dir, "gh-calls");
   const verified = join(dir, "gh-verified");
+  const tokens = join(dir, "gh-tokens");
   await Deno.mkdir(bin, { recursive: true });
   await Deno.writeTextFile(calls, "");
   await Deno.writeTextFile(verified, "");
+  await Deno.writeTextFile(tokens, "");
   // The paths are baked in: install.sh and the action clear or rebuild the environment.
   await Deno.writeTextFile(
     join(bin, "gh"),
     `#!/bin/sh
 printf '%s\\n' "gh $*" >> '${calls}'
+printf '%s\\n' "token:\${GH_TOKEN:-}" >> '${tokens}'
 if [ "$1 $2" = "attestation verify" ]; then
   if command -v sha256sum >/dev/null 2>&1; then sum=$(sha256sum "$3"); else sum=$(shasum -a 256 "$3"); fi
   printf '%s\\n' "\${sum%% *}" >> '${verified}'
@@ -54,5 +60,10 @@ exit ${options.exitCode ?? 0}
   );
   const lines = async (path: string) =>
     (await Deno.readTextFile(path)).split("\n").filter((line) => line !== "");
-  return { bin, calls: () => lines(calls), verified: () => lines(verified) };
+  return {
+    bin,
+    calls: () => lines(calls),
+    verified: () => lines(verified),
+    tokens: async () => (await lines(tokens)).map((line) => line.slice("token:".length)),
+  };
 }
