@@ -1,6 +1,7 @@
 /**
- * Builds the release files: one `deno compile` binary per target, an archive of each, and
- * `SHA256SUMS`. Run it with `deno task compile`; `--help` lists the options.
+ * Builds the release files: one `deno compile` binary per target, an archive of each, the
+ * binary's SBOM (`service-ci-<version>.cdx.json`, see scripts/sbom.ts) and `SHA256SUMS` of
+ * them all. Run it with `deno task compile`; `--help` lists the options.
  *
  * The permissions come from `runtimePermissions` in deno.json and nothing else is baked into
  * the binary: no certificate, no CA store, no environment. The version reaches the binary
@@ -14,8 +15,13 @@ import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { crc32, deflateRawSync } from "node:zlib";
+import { sbomName, sbomOfEntry } from "./sbom.ts";
 
-/** Every target a release is built for, in `deno compile --target` spelling. */
+/**
+ * Every target a release is built for, in `deno compile --target` spelling. This is the one
+ * list: scripts/install.sh, scripts/action.sh and the release workflow are checked against it
+ * (tests/install_test.ts, tests/action_test.ts, tests/workflows_test.ts).
+ */
 export const TARGETS = [
   "x86_64-unknown-linux-gnu",
   "aarch64-unknown-linux-gnu",
@@ -64,12 +70,13 @@ const ANSI_ESCAPE = /\x1b\[[0-9;]*m/g;
 const ZIP_LIMIT = 0xffff_ffff;
 const USAGE = `Usage: deno task compile [--target <target>]... [--out <dir>] [--dry-run]
 
-Builds service-ci with deno compile, archives each binary and writes SHA256SUMS.
+Builds service-ci with deno compile, archives each binary, writes the binary's SBOM
+(CycloneDX JSON) and SHA256SUMS.
 
 Options:
   --target <target>  build only this target (repeatable; default: all)
                      ${TARGETS.join("\n                     ")}
-  --out <dir>        where to write <target>/service-ci, the archives and SHA256SUMS
+  --out <dir>        where to write <target>/service-ci, the archives, the SBOM and SHA256SUMS
                      (default: dist)
   --dry-run          print the commands, run nothing
   -h, --help         print this help`;
@@ -402,7 +409,8 @@ async function _run(
 }
 
 async function _build(options: _Options, root: string): Promise<number> {
-  const config = readBuildConfig(await Deno.readTextFile(resolve(root, "deno.json")));
+  const denoJson = await Deno.readTextFile(resolve(root, "deno.json"));
+  const config = readBuildConfig(denoJson);
   // Paths are relative to the repository, where every command runs; --out is taken from
   // where the script was called.
   const outDir = options.out === undefined ? "dist" : resolve(options.out);
@@ -473,13 +481,28 @@ async function _build(options: _Options, root: string): Promise<number> {
     console.error(`build: wrote ${archivePath}`);
   }
 
+  // One SBOM for every target: the modules are the same, and so is the runtime's version.
+  const sbom = sbomName(config.version);
+  const sbomPath = `${outDir}/${sbom}`;
   const sums = `${outDir}/SHA256SUMS`;
   if (options.dryRun) {
-    console.log(`(built-in sha256) ${archives.map(_shellQuote).join(" ")} > ${_shellQuote(sums)}`);
+    console.log(`(built-in sbom) deno info --json src/main.ts > ${_shellQuote(sbomPath)}`);
+    console.log(
+      `(built-in sha256) ${[...archives, sbom].map(_shellQuote).join(" ")} > ${_shellQuote(sums)}`,
+    );
     return 0;
   }
+  const license = (JSON.parse(denoJson) as { license?: unknown }).license;
+  const document = await sbomOfEntry("src/main.ts", {
+    root,
+    version: config.version,
+    ...(typeof license === "string" ? { license } : {}),
+  });
+  await Deno.writeTextFile(resolve(root, sbomPath), `${JSON.stringify(document, null, 2)}\n`);
+  console.error(`build: wrote ${sbomPath}`);
+
   const lines: string[] = [];
-  for (const archive of archives.toSorted()) {
+  for (const archive of [...archives, sbom].toSorted()) {
     lines.push(sha256sumsLine(await _sha256Hex(resolve(root, outDir, archive)), archive));
   }
   await Deno.writeTextFile(resolve(root, sums), `${lines.join("\n")}\n`);
