@@ -66,27 +66,42 @@ export interface SbomOptions {
 
 /** A CycloneDX 1.6 component, as far as {@linkcode cyclonedxSbom} writes one. */
 export interface SbomComponent {
+  /** `application` (the program), `platform` (the runtime), `file` (a module), `library`. */
   readonly type: "application" | "platform" | "file" | "library";
+  /** The name other parts of the SBOM refer to it by. */
   readonly "bom-ref": string;
+  /** A module's path in the repository, or a package's or program's name. */
   readonly name: string;
+  /** The exact version, where it has one. */
   readonly version?: string;
+  /** What it is, in a sentence. */
   readonly description?: string;
+  /** Its package URL, e.g. `pkg:npm/yaml@2.6.1`. */
   readonly purl?: string;
+  /** The SHA-256 of a module's file. */
   readonly hashes?: readonly { readonly alg: "SHA-256"; readonly content: string }[];
+  /** The program's licence, as an SPDX expression. */
   readonly licenses?: readonly { readonly expression: string }[];
+  /** Where to read more about it. */
   readonly externalReferences?: readonly { readonly type: string; readonly url: string }[];
 }
 
 /** A CycloneDX 1.6 JSON document, as far as {@linkcode cyclonedxSbom} writes one. */
 export interface SbomDocument {
+  /** Always `CycloneDX`. */
   readonly bomFormat: "CycloneDX";
+  /** The CycloneDX version the document follows. */
   readonly specVersion: "1.6";
+  /** The document's revision; a release writes one. */
   readonly version: 1;
+  /** What wrote the SBOM, and what it describes: the service-ci program. */
   readonly metadata: {
     readonly tools: { readonly components: readonly SbomComponent[] };
     readonly component: SbomComponent;
   };
+  /** The runtime, the modules and the npm packages in the binary. */
   readonly components: readonly SbomComponent[];
+  /** Which component needs which, by `bom-ref`. */
   readonly dependencies: readonly { readonly ref: string; readonly dependsOn: readonly string[] }[];
 }
 

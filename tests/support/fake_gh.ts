@@ -30,7 +30,7 @@ export interface FakeGhOptions {
  *
  * @example
  * ```ts
- * const gh = await fakeGh(dir, { exitCode: 1 });
+ * const gh = await fakeGh(await Deno.makeTempDir(), { exitCode: 1 });
  * const env = { PATH: `${gh.bin}:${Deno.env.get("PATH")}` };
  * ```
  */
