@@ -5,7 +5,8 @@
  * archives as `service-ci-<version>.cdx.json`.
  *
  * The SBOM has no timestamp and no serial number, so the same source and Deno give the same
- * bytes, and a reviewer can rebuild it and compare.
+ * bytes, and a reviewer can rebuild it and compare: run from a checkout of the release's tag,
+ * `deno run --allow-read --allow-run scripts/sbom.ts` prints what the release published.
  */
 
 import { relative } from "node:path";
@@ -337,4 +338,22 @@ function _npmClosure(info: DenoInfo): Map<string, DenoInfoNpmPackage> {
 async function _sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", bytes);
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+if (import.meta.main) {
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const denoJson = JSON.parse(await Deno.readTextFile(`${root}deno.json`)) as {
+    version?: unknown;
+    license?: unknown;
+  };
+  if (typeof denoJson.version !== "string") {
+    console.error('sbom: deno.json "version" must be a string such as "1.2.3"');
+    Deno.exit(1);
+  }
+  const document = await sbomOfEntry("src/main.ts", {
+    root,
+    version: denoJson.version,
+    ...(typeof denoJson.license === "string" ? { license: denoJson.license } : {}),
+  });
+  console.log(JSON.stringify(document, null, 2));
 }

@@ -12,6 +12,7 @@ import _cyclonedxPackage from "npm:@cyclonedx/cyclonedx-library@10.3.0/package.j
   type: "json",
 };
 import { cyclonedxSbom, type DenoInfo, sbomOfEntry } from "../scripts/sbom.ts";
+import { runCommand } from "./support/command.ts";
 import { sha256Hex } from "./support/release.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/[\\/]$/, "");
@@ -173,4 +174,25 @@ Deno.test("cyclonedxSbom() names the module whose SHA-256 is missing", () => {
     (error: unknown) =>
       error instanceof TypeError && error.message.includes("file:///repo/src/main.ts has none"),
   );
+});
+
+Deno.test("scripts/sbom.ts run on its own prints the bytes build.ts writes for this version", async () => {
+  const { version, license } = JSON.parse(await Deno.readTextFile(`${ROOT}/deno.json`)) as {
+    version: string;
+    license?: string;
+  };
+  const printed = await runCommand(Deno.execPath(), [
+    "run",
+    "--allow-read",
+    "--allow-run",
+    `${ROOT}/scripts/sbom.ts`,
+  ]);
+  assert.equal(printed.code, 0, printed.stderr);
+  // build.ts passes deno.json's licence when it has one, as the script does.
+  const expected = await sbomOfEntry("src/main.ts", {
+    root: ROOT,
+    version,
+    ...(license === undefined ? {} : { license }),
+  });
+  assert.equal(printed.stdout, `${JSON.stringify(expected, null, 2)}\n`);
 });
