@@ -15,7 +15,9 @@ RUN apt-get update \
 WORKDIR /app
 COPY deno.json deno.lock* ./
 COPY src/ src/
-COPY scripts/build.ts scripts/build.ts
+COPY scripts/build.ts scripts/sbom.ts scripts/
+# The release workflow passes the address a release bakes in as the service's default.
+ARG SERVICE_DEFAULT_BASE_URL=""
 # The same build as a release's (scripts/build.ts), for the one Linux target of this platform.
 RUN case "$TARGETARCH" in \
       amd64) target=x86_64-unknown-linux-gnu ;; \
@@ -30,7 +32,7 @@ LABEL org.opencontainers.image.title="service-ci" \
       org.opencontainers.image.description="Triggers an AI-evaluation run and turns the agent's quality gate into a CI exit code" \
       org.opencontainers.image.source="https://github.com/service-ci/service-ci" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.licenses="NOASSERTION"
+      org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 # The build stage built exactly one target, so this pattern matches exactly one binary.
 COPY --from=build /app/dist/*-unknown-linux-gnu/service-ci /usr/local/bin/service-ci

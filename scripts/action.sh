@@ -1,7 +1,8 @@
 #!/bin/sh
 # The step of the GitHub action (action.yml): turns the action's inputs into service-ci
-# arguments, gets service-ci (a checksum-verified release binary, or this checkout's source
-# with `version: source`) and execs it, so its exit code and signals are the step's own.
+# arguments, gets service-ci (a release binary checked against SHA256SUMS and its
+# build-provenance attestation, or this checkout's source with `version: source`) and execs it,
+# so its exit code and signals are the step's own.
 #
 # Inputs, as the action passes them (never expanded into the script, so no value runs as code):
 #   SERVICE_CI_AGENT            one agent UUID, or several separated by commas or newlines
@@ -12,6 +13,10 @@
 #                               action's deno.json, i.e. the release the action's ref is
 #   SERVICE_CI_JUNIT            --junit <file>; empty: no JUnit report
 #   SERVICE_CI_WARN_ONLY        true adds --warn-only; false (or empty) does not
+#   SERVICE_CI_VERIFY_ATTESTATION  auto (or empty): check the archive's attestation with
+#                               `gh attestation verify` when gh is on PATH; true: gh is
+#                               required; false: only the SHA256SUMS check
+#   SERVICE_CI_GITHUB_TOKEN     the job's token, given to gh (as GH_TOKEN) and nothing else
 #   SERVICE_CI_DOWNLOAD_URL     where releases live (read by install.sh; default GitHub)
 #
 # Exit codes: service-ci's own; 2 for an input error found here (nothing downloaded, no
@@ -62,6 +67,15 @@ warn_only=${SERVICE_CI_WARN_ONLY:-false}
 case $warn_only in
   true | false) ;;
   *) fail 2 "the warn-only input must be true or false (got \"$(shown "$warn_only")\")" ;;
+esac
+
+verify_attestation=${SERVICE_CI_VERIFY_ATTESTATION:-auto}
+case $verify_attestation in
+  auto | true | false) ;;
+  *)
+    fail 2 "the verify-attestation input must be auto, true or false" \
+      "(got \"$(shown "$verify_attestation")\")"
+    ;;
 esac
 
 version=${SERVICE_CI_VERSION:-}
@@ -129,10 +143,31 @@ else
   dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/service-ci/$version
   printf 'service-ci action: installing service-ci %s for %s into %s\n' \
     "$version" "$arch_part-$os_part" "$dir" >&2
-  # install.sh refuses an archive whose SHA-256 differs from the release's SHA256SUMS.
-  # It never needs the key, so it does not get it.
+  # GitHub-hosted runners have gh, so by default the attestation is checked there.
+  if [ "$verify_attestation" = auto ]; then
+    if command -v gh >/dev/null 2>&1; then
+      verify_attestation=true
+    else
+      printf '%s\n' "service-ci action: gh is not on PATH, so the build-provenance" \
+        "attestation is not checked (SHA256SUMS is); set verify-attestation: true to require it" >&2
+      verify_attestation=false
+    fi
+  fi
+  # install.sh refuses an archive whose SHA-256 differs from the release's SHA256SUMS, and
+  # with SERVICE_CI_VERIFY_ATTESTATION=1 one that gh finds no valid attestation for.
+  # It never needs the key, so it does not get it; only gh gets the job's token.
   (
     unset SERVICE_API_KEY
+    SERVICE_CI_VERIFY_ATTESTATION=0
+    if [ "$verify_attestation" = true ]; then
+      SERVICE_CI_VERIFY_ATTESTATION=1
+      if [ -z "${GH_TOKEN:-}" ] && [ -n "${SERVICE_CI_GITHUB_TOKEN:-}" ]; then
+        GH_TOKEN=$SERVICE_CI_GITHUB_TOKEN
+        export GH_TOKEN
+      fi
+    fi
+    unset SERVICE_CI_GITHUB_TOKEN
+    export SERVICE_CI_VERIFY_ATTESTATION
     exec sh "$action_path/scripts/install.sh" --version "$version" --dir "$dir" \
       --target "$arch_part-$os_part"
   ) ||
@@ -154,4 +189,5 @@ fi
 if [ -n "${SERVICE_CI_JUNIT:-}" ]; then set -- "$@" "--junit=$SERVICE_CI_JUNIT"; fi
 if [ "$warn_only" = true ]; then set -- "$@" --warn-only; fi
 
+unset SERVICE_CI_GITHUB_TOKEN
 exec "$@"

@@ -1,6 +1,7 @@
 /**
- * Builds the release files: one `deno compile` binary per target, an archive of each, and
- * `SHA256SUMS`. Run it with `deno task compile`; `--help` lists the options.
+ * Builds the release files: one `deno compile` binary per target, an archive of each, the
+ * binary's SBOM (`service-ci-<version>.cdx.json`, see scripts/sbom.ts) and `SHA256SUMS` of
+ * them all. Run it with `deno task compile`; `--help` lists the options.
  *
  * The permissions come from `runtimePermissions` in deno.json and nothing else is baked into
  * the binary: no certificate, no CA store, no environment. The version reaches the binary
@@ -20,8 +21,13 @@ import {
   DEFAULT_BASE_URL_MODULE,
   requestedDefaultBaseUrl,
 } from "./default_base_url.ts";
+import { sbomName, sbomOfEntry } from "./sbom.ts";
 
-/** Every target a release is built for, in `deno compile --target` spelling. */
+/**
+ * Every target a release is built for, in `deno compile --target` spelling. This is the one
+ * list: scripts/install.sh, scripts/action.sh and the release workflow are checked against it
+ * (tests/install_test.ts, tests/action_test.ts, tests/workflows_test.ts).
+ */
 export const TARGETS = [
   "x86_64-unknown-linux-gnu",
   "aarch64-unknown-linux-gnu",
@@ -70,12 +76,13 @@ const ANSI_ESCAPE = /\x1b\[[0-9;]*m/g;
 const ZIP_LIMIT = 0xffff_ffff;
 const USAGE = `Usage: deno task compile [--target <target>]... [--out <dir>] [--dry-run]
 
-Builds service-ci with deno compile, archives each binary and writes SHA256SUMS.
+Builds service-ci with deno compile, archives each binary, writes the binary's SBOM
+(CycloneDX JSON) and SHA256SUMS.
 
 Options:
   --target <target>  build only this target (repeatable; default: all)
                      ${TARGETS.join("\n                     ")}
-  --out <dir>        where to write <target>/service-ci, the archives and SHA256SUMS
+  --out <dir>        where to write <target>/service-ci, the archives, the SBOM and SHA256SUMS
                      (default: dist)
   --default-base-url <url>
                      the service address the binaries use when no --base-url or
@@ -418,7 +425,8 @@ async function _run(
 }
 
 async function _build(options: _Options, root: string): Promise<number> {
-  const config = readBuildConfig(await Deno.readTextFile(resolve(root, "deno.json")));
+  const denoJson = await Deno.readTextFile(resolve(root, "deno.json"));
+  const config = readBuildConfig(denoJson);
   // An invalid address fails the build here, before anything is compiled.
   const defaultBaseUrl = options.defaultBaseUrl === undefined
     ? undefined
@@ -431,13 +439,13 @@ async function _build(options: _Options, root: string): Promise<number> {
           JSON.stringify(defaultBaseUrl)
         } in ${DEFAULT_BASE_URL_MODULE}`,
     );
-    return await _compileAll(options, root, config);
+    return await _compileAll(options, root, config, denoJson);
   }
   const restore = defaultBaseUrl === undefined
     ? undefined
     : await bakeDefaultBaseUrl(root, defaultBaseUrl);
   try {
-    return await _compileAll(options, root, config);
+    return await _compileAll(options, root, config, denoJson);
   } finally {
     await restore?.();
   }
@@ -447,6 +455,7 @@ async function _compileAll(
   options: _Options,
   root: string,
   config: BuildConfig,
+  denoJson: string,
 ): Promise<number> {
   // Paths are relative to the repository, where every command runs; --out is taken from
   // where the script was called.
@@ -518,13 +527,28 @@ async function _compileAll(
     console.error(`build: wrote ${archivePath}`);
   }
 
+  // One SBOM for every target: the modules are the same, and so is the runtime's version.
+  const sbom = sbomName(config.version);
+  const sbomPath = `${outDir}/${sbom}`;
   const sums = `${outDir}/SHA256SUMS`;
   if (options.dryRun) {
-    console.log(`(built-in sha256) ${archives.map(_shellQuote).join(" ")} > ${_shellQuote(sums)}`);
+    console.log(`(built-in sbom) deno info --json src/main.ts > ${_shellQuote(sbomPath)}`);
+    console.log(
+      `(built-in sha256) ${[...archives, sbom].map(_shellQuote).join(" ")} > ${_shellQuote(sums)}`,
+    );
     return 0;
   }
+  const license = (JSON.parse(denoJson) as { license?: unknown }).license;
+  const document = await sbomOfEntry("src/main.ts", {
+    root,
+    version: config.version,
+    ...(typeof license === "string" ? { license } : {}),
+  });
+  await Deno.writeTextFile(resolve(root, sbomPath), `${JSON.stringify(document, null, 2)}\n`);
+  console.error(`build: wrote ${sbomPath}`);
+
   const lines: string[] = [];
-  for (const archive of archives.toSorted()) {
+  for (const archive of [...archives, sbom].toSorted()) {
     lines.push(sha256sumsLine(await _sha256Hex(resolve(root, outDir, archive)), archive));
   }
   await Deno.writeTextFile(resolve(root, sums), `${lines.join("\n")}\n`);

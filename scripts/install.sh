@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the service-ci binary for this machine from a release, after checking the archive
-# against the release's SHA256SUMS. Linux, macOS, and Windows under Git Bash/MSYS (x86_64).
+# against the release's SHA256SUMS and, on request, its build-provenance attestation with the
+# GitHub CLI. Linux, macOS, and Windows under Git Bash/MSYS (x86_64).
 #
 #   curl -fsSL https://github.com/service-ci/service-ci/releases/latest/download/install.sh | sh
 #   sh install.sh --version 1.2.3 --dir /usr/local/bin
@@ -10,14 +11,28 @@
 #   --dir <directory>         SERVICE_CI_INSTALL_DIR  default: $HOME/.local/bin
 #   --target <target>         the build to install    default: this machine's; another one is
 #                             installed but not run (e.g. to copy onto an offline agent)
+#   --verify-attestation      SERVICE_CI_VERIFY_ATTESTATION=1   default: off; also checks the
+#                             archive with `gh attestation verify <archive> --repo <repo>`
+#   SERVICE_CI_ATTESTATION_REPO  the repository whose release workflow must have attested the
+#                             archive; default: the one in SERVICE_CI_DOWNLOAD_URL when that is
+#                             a github.com release address, else service-ci/service-ci
 #   SERVICE_CI_DOWNLOAD_URL   where releases live; files are read from
 #                             <url>/download/v<version>/<file> or <url>/latest/download/<file>
 #                             default: https://github.com/service-ci/service-ci/releases
 set -eu
 
+# Every build a release holds, in `deno compile --target` spelling. scripts/build.ts's TARGETS
+# is the source; tests/build_test.ts checks that this list is the same.
+targets='x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-msvc'
+
 version=${SERVICE_CI_VERSION:-latest}
 dir=${SERVICE_CI_INSTALL_DIR:-}
 target=
+case ${SERVICE_CI_VERIFY_ATTESTATION:-0} in
+  1 | true) verify_attestation=true ;;
+  0 | false | '') verify_attestation=false ;;
+  *) verify_attestation=invalid ;;
+esac
 base_url=${SERVICE_CI_DOWNLOAD_URL:-https://github.com/service-ci/service-ci/releases}
 
 say() {
@@ -31,9 +46,17 @@ die() {
 
 usage_error() {
   say "$*"
-  say "usage: install.sh [--version <x.y.z|latest>] [--dir <directory>] [--target <target>]"
+  say "usage: install.sh [--version <x.y.z|latest>] [--dir <directory>] [--target <target>] [--verify-attestation]"
   exit 2
 }
+
+# The target list as prose: "a, b or c".
+targets_text='' last=''
+for each in $targets; do
+  [ -z "$last" ] || targets_text=${targets_text:+$targets_text, }$last
+  last=$each
+done
+targets_text="$targets_text or $last"
 
 while [ "$#" -gt 0 ]; do
   case $1 in
@@ -49,27 +72,38 @@ while [ "$#" -gt 0 ]; do
     --version=*) version=${1#*=}; shift ;;
     --dir=*) dir=${1#*=}; shift ;;
     --target=*) target=${1#*=}; shift ;;
+    --verify-attestation) verify_attestation=true; shift ;;
     -h | --help)
-      cat <<'EOF'
+      cat <<EOF
 Installs service-ci for this machine (Linux or macOS, x86_64 or aarch64; Windows x86_64
 under Git Bash or MSYS) after checking the download against the release's SHA256SUMS.
 
 usage: install.sh [--version <x.y.z|latest>] [--dir <directory>] [--target <target>]
+                  [--verify-attestation]
 
   --version  the release to install (SERVICE_CI_VERSION; default: latest)
-  --dir      where to put service-ci (SERVICE_CI_INSTALL_DIR; default: $HOME/.local/bin)
-  --target   the build to install (default: this machine's): x86_64-unknown-linux-gnu,
-             aarch64-unknown-linux-gnu, x86_64-apple-darwin, aarch64-apple-darwin or
-             x86_64-pc-windows-msvc; another machine's build is installed but not run
+  --dir      where to put service-ci (SERVICE_CI_INSTALL_DIR; default: \$HOME/.local/bin)
+  --target   the build to install (default: this machine's), one of
+             $targets_text;
+             another machine's build is installed but not run
+  --verify-attestation
+             also check the archive's build-provenance attestation with the GitHub CLI:
+             gh attestation verify <archive> --repo <repository>
+             (SERVICE_CI_VERIFY_ATTESTATION=1; needs gh, logged in or given GH_TOKEN)
 
 SERVICE_CI_DOWNLOAD_URL sets where releases are read from
 (default: https://github.com/service-ci/service-ci/releases).
+SERVICE_CI_ATTESTATION_REPO sets the repository that must have attested the archive
+(default: the one in SERVICE_CI_DOWNLOAD_URL, else service-ci/service-ci).
 EOF
       exit 0
       ;;
-    *) usage_error "unknown option $1 (expected --version <x.y.z|latest>, --dir <directory> or --target <target>)" ;;
+    *) usage_error "unknown option $1 (expected --version <x.y.z|latest>, --dir <directory>, --target <target> or --verify-attestation)" ;;
   esac
 done
+
+[ "$verify_attestation" != invalid ] ||
+  usage_error "SERVICE_CI_VERIFY_ATTESTATION must be 1 or 0 (got \"${SERVICE_CI_VERIFY_ATTESTATION:-}\")"
 
 version=${version#v}
 case $version in
@@ -91,6 +125,28 @@ case $base_url in
   http://\[::1\] | http://\[::1\][:/]*) ;;
   *) usage_error "SERVICE_CI_DOWNLOAD_URL must be an https:// address, or http:// to localhost (got \"$base_url\")" ;;
 esac
+
+# An attestation names the repository whose workflow built the archive.
+attestation_repo=${SERVICE_CI_ATTESTATION_REPO:-}
+if [ -z "$attestation_repo" ]; then
+  case $base_url in
+    https://github.com/*/*/releases)
+      attestation_repo=${base_url#https://github.com/}
+      attestation_repo=${attestation_repo%/releases}
+      ;;
+    *) attestation_repo=service-ci/service-ci ;;
+  esac
+fi
+case $attestation_repo in
+  */*/* | *[!A-Za-z0-9._/-]*) attestation_repo= ;;
+  [A-Za-z0-9]*/[A-Za-z0-9._-]*) ;;
+  *) attestation_repo= ;;
+esac
+[ -n "$attestation_repo" ] ||
+  usage_error "SERVICE_CI_ATTESTATION_REPO must be an owner/name repository such as service-ci/service-ci (got \"${SERVICE_CI_ATTESTATION_REPO:-}\")"
+if [ "$verify_attestation" = true ] && ! command -v gh >/dev/null 2>&1; then
+  die "--verify-attestation needs the GitHub CLI (gh) on PATH: install it from https://cli.github.com, or install without --verify-attestation (the SHA256SUMS check still runs)"
+fi
 
 # This machine's build, or none when service-ci is not built for it.
 host=
@@ -126,10 +182,9 @@ if [ -z "$target" ]; then
   fi
   target=$host
 fi
-case $target in
-  x86_64-unknown-linux-gnu | aarch64-unknown-linux-gnu | x86_64-apple-darwin | aarch64-apple-darwin) ;;
-  x86_64-pc-windows-msvc) ;;
-  *) usage_error "--target must be one of x86_64-unknown-linux-gnu, aarch64-unknown-linux-gnu, x86_64-apple-darwin, aarch64-apple-darwin, x86_64-pc-windows-msvc (got \"$target\")" ;;
+case " $targets " in
+  *" $target "*) ;;
+  *) usage_error "--target must be one of $targets_text (got \"$target\")" ;;
 esac
 case $target in
   *windows*) extension=zip binary=service-ci.exe ;;
@@ -196,6 +251,12 @@ fetch "$release_url/$archive" "$tmp/$archive" || die "could not download $releas
 actual=$(sha256_of "$tmp/$archive")
 [ "$actual" = "$expected" ] ||
   die "checksum mismatch for $archive: SHA256SUMS says $expected, the download is $actual; not installing"
+
+if [ "$verify_attestation" = true ]; then
+  say "checking the build-provenance attestation of $archive with gh (repository $attestation_repo)"
+  gh attestation verify "$tmp/$archive" --repo "$attestation_repo" >&2 ||
+    die "attestation check failed for $archive: gh found no valid build-provenance attestation from a workflow of $attestation_repo (see gh's message above); not installing"
+fi
 
 mkdir "$tmp/unpacked"
 if [ "$extension" = zip ]; then

@@ -9,14 +9,22 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { archiveName, readBuildConfig, sha256sumsLine, zipArchive } from "../scripts/build.ts";
+import {
+  archiveName,
+  readBuildConfig,
+  sha256sumsLine,
+  type Target,
+  TARGETS,
+  zipArchive,
+} from "../scripts/build.ts";
 import { runCommand } from "./support/command.ts";
+import { fakeGh } from "./support/fake_gh.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
 import { readGithubOutput } from "./support/github_output.ts";
 import { PERMISSIONS } from "./support/program.ts";
 import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "./support/release.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
-import { type ToolOptions, toolTest } from "./support/tools.ts";
+import { type ToolOptions, toolTest, which } from "./support/tools.ts";
 import { assertYamllintPasses, parseYaml } from "./support/yaml.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/[\\/]$/, "");
@@ -88,24 +96,38 @@ interface ActionRun {
   readonly summary: string;
   /** The job's working directory (the checkout the workflow runs in). */
   readonly workspace: string;
+  /** The command lines the stand-in gh received. */
+  readonly ghCalls: readonly string[];
+  /** The GH_TOKEN the stand-in gh received on each call. */
+  readonly ghTokens: readonly string[];
 }
 
+// The job's token as the runner would give it; the stand-in gh records what it received.
+const JOB_TOKEN = "ghs_job-token-for-the-tests";
+
 // Runs the gate step as the runner would: its `env:` with each `${{ inputs.x }}` replaced by
-// the given input or the input's default, then its `run:` with bash, in the job's workspace.
-// `env` holds the job's own environment.
+// the given input or the input's default (and `${{ github.token }}` by JOB_TOKEN), then its
+// `run:` with bash, in the job's workspace. `env` holds the job's own environment; a stand-in
+// gh (exit code `ghExit`, default 0) comes first on PATH unless `env` sets PATH.
 async function _runAction(
   dir: string,
   inputs: Readonly<Record<string, string>>,
   env: Readonly<Record<string, string>> = {},
+  ghExit = 0,
 ): Promise<ActionRun> {
   const step = _gateStep();
   for (const name of Object.keys(inputs)) assert.ok(name in ACTION.inputs, `input ${name}`);
   const stepEnv: Record<string, string> = {};
   for (const [name, expression] of Object.entries(step.env)) {
+    if (expression === "${{ github.token }}") {
+      stepEnv[name] = JOB_TOKEN;
+      continue;
+    }
     const input = /^\$\{\{ inputs\.([\w-]+) \}\}$/.exec(expression)?.[1];
     assert.ok(input !== undefined && input in ACTION.inputs, `${name}: ${expression}`);
     stepEnv[name] = inputs[input] ?? ACTION.inputs[input]?.default ?? "";
   }
+  const gh = await fakeGh(dir, { exitCode: ghExit });
   const workspace = join(dir, "workspace");
   const runnerTemp = join(dir, "runner-temp");
   await Deno.mkdir(workspace, { recursive: true });
@@ -126,7 +148,7 @@ async function _runAction(
     env: {
       ...inherited,
       // The deno that runs these tests stands in for the one setup-deno installs.
-      PATH: `${dirname(Deno.execPath())}${delimiter}${Deno.env.get("PATH") ?? ""}`,
+      PATH: [gh.bin, dirname(Deno.execPath()), Deno.env.get("PATH") ?? ""].join(delimiter),
       NO_COLOR: "1",
       CI: "true",
       GITHUB_ACTIONS: "true",
@@ -143,6 +165,8 @@ async function _runAction(
     outputs: readGithubOutput(await Deno.readTextFile(outputFile)),
     summary: await Deno.readTextFile(summaryFile),
     workspace,
+    ghCalls: await gh.calls(),
+    ghTokens: await gh.tokens(),
   };
 }
 
@@ -178,6 +202,7 @@ Deno.test("action.yml takes the documented inputs; only agent and api-key are re
     "version",
     "junit",
     "warn-only",
+    "verify-attestation",
   ]);
   for (const [name, input] of Object.entries(ACTION.inputs)) {
     assert.ok(input.description, `input ${name} has a description`);
@@ -191,6 +216,7 @@ Deno.test("action.yml takes the documented inputs; only agent and api-key are re
   assert.equal(ACTION.inputs.version?.default, "");
   assert.equal(ACTION.inputs["base-url"]?.default, "");
   assert.equal(ACTION.inputs.junit?.default, "");
+  assert.equal(ACTION.inputs["verify-attestation"]?.default, "auto");
 });
 
 Deno.test("action.yml maps every output to the same output of the gate step", () => {
@@ -218,6 +244,8 @@ Deno.test("action.yml passes every input to the script through env, the key as S
     SERVICE_CI_VERSION: "${{ inputs.version }}",
     SERVICE_CI_JUNIT: "${{ inputs.junit }}",
     SERVICE_CI_WARN_ONLY: "${{ inputs.warn-only }}",
+    SERVICE_CI_VERIFY_ATTESTATION: "${{ inputs.verify-attestation }}",
+    SERVICE_CI_GITHUB_TOKEN: "${{ github.token }}",
   });
   assert.equal(step.shell, "bash");
   assert.equal(step.run, 'exec sh "$GITHUB_ACTION_PATH/scripts/action.sh"');
@@ -418,6 +446,7 @@ function _fakeBinary(version: string): string {
 if [ "$1" = --version ]; then echo "service-ci ${version}"; exit 0; fi
 printf '%s\\n' "$@" > "$FAKE_ARGS"
 printf '%s' "\${SERVICE_API_KEY:-}" > "$FAKE_ARGS.key"
+printf '%s' "\${GH_TOKEN:-}\${SERVICE_CI_GITHUB_TOKEN:-}" > "$FAKE_ARGS.token"
 exit "\${FAKE_EXIT:-0}"
 `;
 }
@@ -480,6 +509,19 @@ toolTest(
     assert.match(run.stderr, new RegExp(`installing service-ci 1\\.2\\.3 for ${HOST_TARGET}`));
     const installed = join(scratch.dir, "runner-temp", "service-ci", "1.2.3", "service-ci");
     assert.ok((await Deno.stat(installed)).isFile);
+    // gh is on PATH, so the attestation was checked with the job's token, which service-ci
+    // itself never sees.
+    assert.equal(run.ghCalls.length, 1, _log(run));
+    assert.match(
+      run.ghCalls[0]!,
+      new RegExp(
+        `^gh attestation verify \\S+/${
+          archiveName("1.2.3", HOST_TARGET).replaceAll(".", "\\.")
+        } --repo service-ci/service-ci$`,
+      ),
+    );
+    assert.deepEqual(run.ghTokens, [JOB_TOKEN]);
+    assert.equal(await Deno.readTextFile(`${args}.token`), "");
     _assertKeyOnlyMasked(run, KEYS.ci);
   },
 );
@@ -589,6 +631,135 @@ toolTest(
 );
 
 toolTest(
+  "an archive whose attestation gh cannot verify is refused and never run",
+  INSTALL_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using release = await _serveRelease(scratch.dir, "1.2.3");
+    const args = join(scratch.dir, "args");
+
+    const run = await _runAction(
+      scratch.dir,
+      { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" },
+      { SERVICE_CI_DOWNLOAD_URL: release.url, FAKE_ARGS: args },
+      1,
+    );
+
+    assert.equal(run.code, 3, _log(run));
+    assert.match(run.stderr, /attestation check failed for service-ci-1\.2\.3-/);
+    assert.match(run.stdout, /^::error title=service-ci action::service-ci 1\.2\.3 could not be/m);
+    assert.equal(run.outputs.get("exit-code"), "3");
+    await assert.rejects(Deno.stat(args), Deno.errors.NotFound);
+  },
+);
+
+toolTest(
+  "verify-attestation: false installs after the SHA256SUMS check alone, without running gh",
+  INSTALL_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using release = await _serveRelease(scratch.dir, "1.2.3");
+    const args = join(scratch.dir, "args");
+
+    const run = await _runAction(
+      scratch.dir,
+      {
+        agent: AGENTS.passing,
+        "api-key": KEYS.ci,
+        version: "1.2.3",
+        "verify-attestation": "false",
+      },
+      { SERVICE_CI_DOWNLOAD_URL: release.url, FAKE_ARGS: args },
+      1,
+    );
+
+    assert.equal(run.code, 0, _log(run));
+    assert.deepEqual(run.ghCalls, []);
+  },
+);
+
+// What the step and install.sh run, for a PATH that holds these and no gh.
+const WITHOUT_GH = [
+  "bash",
+  "sh",
+  "sed",
+  "tr",
+  "head",
+  "uname",
+  "mktemp",
+  "rm",
+  "awk",
+  "cut",
+  "tar",
+  "gzip",
+  "mkdir",
+  "cp",
+  "chmod",
+  "mv",
+  "curl",
+  "sha256sum",
+];
+
+toolTest(
+  "without gh on the runner, verify-attestation: auto installs with a notice and true refuses",
+  { tools: WITHOUT_GH, onlyOn: ["linux"] },
+  async () => {
+    await using scratch = await _scratch();
+    await using release = await _serveRelease(scratch.dir, "1.2.3");
+    const bin = join(scratch.dir, "path");
+    await Deno.mkdir(bin);
+    for (const tool of WITHOUT_GH) await Deno.symlink(which(tool)!, join(bin, tool));
+    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
+    const env = {
+      SERVICE_CI_DOWNLOAD_URL: release.url,
+      FAKE_ARGS: join(scratch.dir, "args"),
+      PATH: bin,
+    };
+
+    const auto = await _runAction(scratch.dir, inputs, env);
+    assert.equal(auto.code, 0, _log(auto));
+    assert.match(auto.stderr, /gh is not on PATH, so the build-provenance\s+attestation is not/);
+
+    const required = await _runAction(
+      scratch.dir,
+      { ...inputs, "verify-attestation": "true" },
+      env,
+    );
+    assert.equal(required.code, 3, _log(required));
+    assert.match(required.stderr, /--verify-attestation needs the GitHub CLI \(gh\) on PATH/);
+  },
+);
+
+toolTest(
+  "the runner's OS and architecture map onto exactly the release targets of scripts/build.ts",
+  STEP_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    // No release: the step names the target it installs, then fails to download it.
+    await using release = serveRelease({});
+    const reached = new Set<Target>();
+    for (const os of ["Linux", "macOS", "Windows"]) {
+      for (const arch of ["X64", "ARM64"]) {
+        const run = await _runAction(
+          scratch.dir,
+          { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" },
+          { SERVICE_CI_DOWNLOAD_URL: release.url, RUNNER_OS: os, RUNNER_ARCH: arch },
+        );
+        const target = /installing service-ci 1\.2\.3 for (\S+) into/.exec(run.stderr)?.[1];
+        if (os === "Windows" && arch === "ARM64") {
+          assert.equal(run.code, 2, _log(run));
+          continue;
+        }
+        assert.equal(run.code, 3, _log(run));
+        assert.ok(target !== undefined, _log(run));
+        reached.add(target as Target);
+      }
+    }
+    assert.deepEqual([...reached].toSorted(), [...TARGETS].toSorted());
+  },
+);
+
+toolTest(
   "input errors stop the step with exit code 2 before anything is downloaded or run",
   STEP_TOOLS,
   async () => {
@@ -601,6 +772,11 @@ toolTest(
       [{ ...valid, "warn-only": "yes" }, {}, /warn-only input must be true or false \(got "yes"\)/],
       [{ ...valid, version: "../1\n::x" }, {}, /version input must be .* \(got "\.\.\/1 ::x"\)/],
       [{ ...valid, version: "v" }, {}, /version input must be .* \(got "v"\)/],
+      [
+        { ...valid, "verify-attestation": "yes" },
+        {},
+        /verify-attestation input must be auto, true or false \(got "yes"\)/,
+      ],
       [
         valid,
         { RUNNER_OS: "Windows", RUNNER_ARCH: "ARM64" },

@@ -14,6 +14,7 @@ import {
   TARGETS,
   zipArchive,
 } from "../scripts/build.ts";
+import { sbomName } from "../scripts/sbom.ts";
 import { runCommand } from "./support/command.ts";
 import { sha256Hex } from "./support/release.ts";
 import { onPath, toolTest } from "./support/tools.ts";
@@ -33,7 +34,9 @@ async function _scratchRepository(): Promise<AsyncDisposable & { dir: string }> 
   await Deno.mkdir(join(dir, "scripts"));
   await Deno.mkdir(join(dir, "src"));
   await Deno.copyFile(join(ROOT, "deno.json"), join(dir, "deno.json"));
-  await Deno.copyFile(join(ROOT, "scripts", "build.ts"), join(dir, "scripts", "build.ts"));
+  for (const script of ["build.ts", "sbom.ts"]) {
+    await Deno.copyFile(join(ROOT, "scripts", script), join(dir, "scripts", script));
+  }
   await Deno.writeTextFile(join(dir, "src", "main.ts"), 'console.log("stub");\n');
   await Deno.writeTextFile(join(dir, "README.md"), "# service-ci\n");
   return { dir, [Symbol.asyncDispose]: () => rm(dir, { recursive: true, force: true }) };
@@ -265,8 +268,8 @@ Deno.test("build.ts --dry-run prints the commands for one --target and runs noth
   const result = await _runBuild(repo.dir, ["--dry-run", "--target", target]);
   assert.equal(result.code, 0, result.stderr);
   const lines = result.stdout.trimEnd().split("\n");
-  assert.equal(lines.length, 4, result.stdout);
-  const [compile, copy, tar, sums] = lines as [string, string, string, string];
+  assert.equal(lines.length, 5, result.stdout);
+  const [compile, copy, tar, sbom, sums] = lines as [string, string, string, string, string];
   assert.ok(compile.startsWith("deno compile "), compile);
   for (const flag of DENO_JSON.permissions) {
     assert.ok(compile.includes(` ${flag} `) || compile.includes(` '${flag}' `), flag);
@@ -281,7 +284,9 @@ Deno.test("build.ts --dry-run prints the commands for one --target and runs noth
   assert.equal(copy, `cp README.md dist/${target}/README.md`);
   const archive = archiveName(DENO_JSON.version, target);
   assert.equal(tar, `tar -czf dist/${archive} -C dist/${target} service-ci README.md`);
-  assert.equal(sums, `(built-in sha256) ${archive} > dist/SHA256SUMS`);
+  const sbomFile = sbomName(DENO_JSON.version);
+  assert.equal(sbom, `(built-in sbom) deno info --json src/main.ts > dist/${sbomFile}`);
+  assert.equal(sums, `(built-in sha256) ${archive} ${sbomFile} > dist/SHA256SUMS`);
   for (const other of TARGETS.filter((name) => name !== target)) {
     assert.ok(!result.stdout.includes(other), `${other} was not asked for`);
   }
@@ -335,7 +340,7 @@ Deno.test("build.ts prints one line when the Deno base runtime cannot be downloa
 });
 
 toolTest(
-  "build.ts compiles, archives and writes SHA256SUMS (a stand-in base runtime, Linux only)",
+  "build.ts compiles, archives, writes the SBOM and SHA256SUMS (a stand-in base runtime, Linux only)",
   { tools: ["tar", "sha256sum"], onlyOn: ["linux"] },
   async () => {
     await using repo = await _scratchRepository();
@@ -352,9 +357,19 @@ toolTest(
     const dist = join(repo.dir, "dist");
     const listing = await runCommand("tar", ["-tzf", join(dist, archive)]);
     assert.deepEqual(listing.stdout.trim().split("\n").toSorted(), ["README.md", "service-ci"]);
-    assert.match(await Deno.readTextFile(join(dist, "SHA256SUMS")), /^[0-9a-f]{64} {2}\S+\n$/);
+    assert.match(
+      await Deno.readTextFile(join(dist, "SHA256SUMS")),
+      /^[0-9a-f]{64} {2}\S+\n[0-9a-f]{64} {2}\S+\n$/,
+    );
     const check = await runCommand("sha256sum", ["-c", "SHA256SUMS"], { cwd: dist });
     assert.equal(check.code, 0, check.stdout + check.stderr);
-    assert.equal(check.stdout, `${archive}: OK\n`);
+    const sbom = sbomName(DENO_JSON.version);
+    assert.equal(check.stdout, `${archive}: OK\n${sbom}: OK\n`);
+    // The stub entry point is the one module compiled in.
+    const document = JSON.parse(await Deno.readTextFile(join(dist, sbom)));
+    assert.deepEqual(
+      document.components.map((component: { name: string }) => component.name),
+      ["deno", "src/main.ts"],
+    );
   },
 );

@@ -121,6 +121,20 @@ Deno.test("the build stage compiles with scripts/build.ts for each Linux target,
   assert.ok(copied.includes("scripts/build.ts") && copied.includes("src/"), String(copied));
 });
 
+Deno.test("the build stage copies, and .dockerignore sends, every script build.ts imports", () => {
+  const build = Deno.readTextFileSync(join(ROOT, "scripts", "build.ts"));
+  const imported = [...build.matchAll(/^import .* from "\.\/([\w.]+)";$/gm)].map((match) =>
+    `scripts/${match[1]}`
+  );
+  assert.ok(imported.length > 0, "build.ts imports a script of its own (sbom.ts)");
+  const copied = _inStage(0, "COPY").flatMap((copy) => copy.args.split(" ").slice(0, -1));
+  const dockerignore = Deno.readTextFileSync(join(ROOT, ".dockerignore"));
+  for (const script of imported) {
+    assert.ok(copied.includes(script), `${script} is copied (${copied})`);
+    assert.equal(_sentToDocker(script, dockerignore), true, script);
+  }
+});
+
 Deno.test("the final stage copies the binary from build.ts's Linux output path", () => {
   const workdir = _inStage(0, "WORKDIR").at(-1)?.args;
   assert.ok(workdir?.startsWith("/"), "the build stage sets an absolute WORKDIR");
@@ -177,6 +191,7 @@ Deno.test("the image carries the OCI labels, with the version from a build argum
     assert.ok(values[`org.opencontainers.image.${key}`], `org.opencontainers.image.${key}`);
   }
   assert.equal(values["org.opencontainers.image.version"], "${VERSION}");
+  assert.equal(values["org.opencontainers.image.licenses"], "Apache-2.0");
   assert.ok(_inStage(FINAL, "ARG").some((arg) => arg.args.startsWith("VERSION")));
 });
 

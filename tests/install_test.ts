@@ -9,8 +9,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { archiveName, sha256sumsLine, zipArchive } from "../scripts/build.ts";
+import { archiveName, sha256sumsLine, TARGETS, zipArchive } from "../scripts/build.ts";
 import { type CommandResult, runCommand } from "./support/command.ts";
+import { fakeGh } from "./support/fake_gh.ts";
 import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "./support/release.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
 import { type ToolOptions, toolTest, which } from "./support/tools.ts";
@@ -305,6 +306,166 @@ toolTest(
     assert.equal(server.requested.length, 2);
     for (const agent of server.userAgents) assert.match(agent, /^Wget\//);
     assert.equal(result.stdout, `installed ${installDir}/service-ci: service-ci ${VERSION}\n`);
+  },
+);
+
+toolTest(
+  "install.sh --verify-attestation checks the verified archive with gh attestation verify --repo",
+  INSTALL,
+  async () => {
+    await using scratch = await _scratch();
+    const gh = await fakeGh(scratch.dir);
+    const sums = _sums([sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE)]);
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+    const installDir = join(scratch.dir, "bin");
+    const path = `${gh.bin}:${Deno.env.get("PATH") ?? ""}`;
+
+    const flag = await _install(
+      server,
+      installDir,
+      ["--version", VERSION, "--verify-attestation"],
+      {
+        PATH: path,
+      },
+    );
+    assert.equal(flag.code, 0, flag.stderr);
+    const calls = await gh.calls();
+    assert.equal(calls.length, 1);
+    assert.match(
+      calls[0]!,
+      new RegExp(
+        `^gh attestation verify \\S+/${
+          ARCHIVE.replaceAll(".", "\\.")
+        } --repo service-ci/service-ci$`,
+      ),
+    );
+    // gh saw the very bytes SHA256SUMS vouched for.
+    assert.deepEqual(await gh.verified(), [await sha256Hex(scratch.archive)]);
+    assert.equal(flag.stdout, `installed ${installDir}/service-ci: service-ci ${VERSION}\n`);
+
+    const env = await _install(server, installDir, ["--version", VERSION], {
+      PATH: path,
+      SERVICE_CI_VERIFY_ATTESTATION: "1",
+      SERVICE_CI_ATTESTATION_REPO: "acme/service-ci-fork",
+    });
+    assert.equal(env.code, 0, env.stderr);
+    assert.match((await gh.calls())[1]!, / --repo acme\/service-ci-fork$/);
+  },
+);
+
+toolTest(
+  "install.sh does not run gh unless asked to verify the attestation",
+  INSTALL,
+  async () => {
+    await using scratch = await _scratch();
+    const gh = await fakeGh(scratch.dir, { exitCode: 1 });
+    const sums = _sums([sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE)]);
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+
+    const result = await _install(server, join(scratch.dir, "bin"), ["--version", VERSION], {
+      PATH: `${gh.bin}:${Deno.env.get("PATH") ?? ""}`,
+      SERVICE_CI_VERIFY_ATTESTATION: "0",
+    });
+
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(await gh.calls(), []);
+  },
+);
+
+toolTest(
+  "install.sh refuses an archive whose attestation gh cannot verify, and installs nothing",
+  INSTALL,
+  async () => {
+    await using scratch = await _scratch();
+    const gh = await fakeGh(scratch.dir, { exitCode: 1 });
+    const sums = _sums([sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE)]);
+    await using server = serveRelease({ SHA256SUMS: sums, [ARCHIVE]: scratch.archive });
+    const installDir = join(scratch.dir, "bin");
+
+    const result = await _install(server, installDir, ["--version", VERSION], {
+      PATH: `${gh.bin}:${Deno.env.get("PATH") ?? ""}`,
+      SERVICE_CI_VERIFY_ATTESTATION: "1",
+    });
+
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /gh: no attestations found/);
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `attestation check failed for ${
+          ARCHIVE.replaceAll(".", "\\.")
+        }: .* service-ci/service-ci .*; not installing`,
+      ),
+    );
+    assert.equal(result.stdout, "");
+    await _assertNothingInstalled(installDir);
+  },
+);
+
+toolTest(
+  "install.sh --verify-attestation without gh on PATH stops before downloading anything",
+  { tools: ["sh"], onlyOn: LINUX_AND_MACOS },
+  async () => {
+    await using scratch = await _scratch();
+    const bin = join(scratch.dir, "path");
+    await Deno.mkdir(bin);
+    await Deno.symlink(which("sh")!, join(bin, "sh"));
+    await using server = serveRelease({});
+
+    const result = await _install(server, join(scratch.dir, "bin"), ["--verify-attestation"], {
+      PATH: bin,
+    });
+
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /--verify-attestation needs the GitHub CLI \(gh\) on PATH/);
+    assert.deepEqual(server.requested, []);
+  },
+);
+
+toolTest(
+  "install.sh refuses an attestation repository or a SERVICE_CI_VERIFY_ATTESTATION it cannot use",
+  INSTALL,
+  async () => {
+    await using scratch = await _scratch();
+    await using server = serveRelease({});
+    const cases: [Record<string, string>, RegExp][] = [
+      [
+        { SERVICE_CI_ATTESTATION_REPO: "acme" },
+        /must be an owner\/name repository .*\(got "acme"\)/,
+      ],
+      [{ SERVICE_CI_ATTESTATION_REPO: "a/b/c" }, /\(got "a\/b\/c"\)/],
+      [{ SERVICE_CI_ATTESTATION_REPO: "a/b c" }, /\(got "a\/b c"\)/],
+      [{ SERVICE_CI_VERIFY_ATTESTATION: "yes" }, /SERVICE_CI_VERIFY_ATTESTATION must be 1 or 0/],
+    ];
+    for (const [env, message] of cases) {
+      const result = await _install(server, join(scratch.dir, "bin"), [], env);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+    }
+    assert.deepEqual(server.requested, []);
+  },
+);
+
+toolTest(
+  "install.sh accepts exactly the release targets of scripts/build.ts",
+  INSTALL,
+  async () => {
+    await using scratch = await _scratch();
+    // No release: a target that passes the check fails later, at the download (exit 1).
+    await using server = serveRelease({});
+    for (const target of TARGETS) {
+      const result = await _install(server, join(scratch.dir, "bin"), ["--target", target]);
+      assert.equal(result.code, 1, `${target}: ${result.stderr}`);
+      assert.match(result.stderr, /could not download .*SHA256SUMS/);
+    }
+    const help = await _install(server, join(scratch.dir, "bin"), ["--help"]);
+    const listed = help.stdout.match(/\b[\w]+-(?:unknown|apple|pc)-[\w-]+/g) ?? [];
+    assert.deepEqual(listed, [...TARGETS]);
+    const wrong = await _install(server, join(scratch.dir, "bin"), ["--target", "x86_64"]);
+    assert.equal(wrong.code, 2);
+    assert.ok(
+      wrong.stderr.includes(`one of ${TARGETS.slice(0, -1).join(", ")} or ${TARGETS.at(-1)}`),
+    );
   },
 );
 

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { archiveName, TARGETS } from "../scripts/build.ts";
+import { sbomName } from "../scripts/sbom.ts";
 import { runCommand } from "./support/command.ts";
 import { type ToolOptions, toolTest } from "./support/tools.ts";
 import { assertYamllintPasses, parseYaml } from "./support/yaml.ts";
@@ -19,6 +20,7 @@ const WORKFLOWS = join(ROOT, ".github", "workflows");
 
 interface Step {
   readonly name?: string;
+  readonly id?: string;
   readonly uses?: string;
   readonly run?: string;
   readonly if?: string;
@@ -84,26 +86,41 @@ interface ScriptRun {
   readonly outputs: Readonly<Record<string, string>>;
 }
 
-// Runs a step's script with sh, as the runner would with bash, with stand-ins for gh and
-// docker that record their arguments. FAKE_GH_EXIT sets the stand-in gh's exit code for
-// `gh api` reads of a ref.
-async function _runStep(step: Step, env: Record<string, string>): Promise<ScriptRun> {
+// The digest the stand-in docker reports for a pushed image.
+const IMAGE_DIGEST = `sha256:${"0f".repeat(32)}`;
+
+// Runs a step's script with sh, as the runner would with bash, with stand-ins for gh, docker
+// and npm that record their arguments, in a scratch directory `setup` may fill first.
+// FAKE_GH_EXIT sets the stand-in gh's exit code for `gh api` reads of a ref; the stand-in
+// docker writes IMAGE_DIGEST to a --metadata-file as buildx does.
+async function _runStep(
+  step: Step,
+  env: Record<string, string>,
+  setup: (dir: string) => Promise<void> = async () => {},
+): Promise<ScriptRun> {
   assert.ok(step.run, `step "${step.name}" has a run: script`);
   const dir = await mkdtemp(join(tmpdir(), "service-ci-workflow-"));
   try {
     const bin = join(dir, "bin");
     await Deno.mkdir(bin);
-    for (const tool of ["gh", "docker"]) {
+    for (const tool of ["gh", "docker", "npm"]) {
       await Deno.writeTextFile(
         join(bin, tool),
         `#!/bin/sh
 printf '%s\\n' "${tool} $*" >> "$CALLS"
 case "$*" in "api repos/"*"/git/ref/"*) exit "\${FAKE_GH_EXIT:-0}" ;; esac
+while [ "$#" -gt 0 ]; do
+  if [ "$1" = --metadata-file ]; then
+    printf '{\\n  "containerimage.digest": "%s"\\n}\\n' '${IMAGE_DIGEST}' > "$2"
+  fi
+  shift
+done
 exit 0
 `,
         { mode: 0o755 },
       );
     }
+    await setup(dir);
     await Deno.writeTextFile(join(dir, "step.sh"), step.run);
     const calls = join(dir, "calls");
     const outputs = join(dir, "outputs");
@@ -116,6 +133,7 @@ exit 0
         PATH: `${bin}${delimiter}${Deno.env.get("PATH") ?? ""}`,
         CALLS: calls,
         GITHUB_OUTPUT: outputs,
+        RUNNER_TEMP: dir,
         ...env,
       },
     });
@@ -221,11 +239,87 @@ Deno.test("release.yml runs on version tags, tests first, and builds with deno t
 });
 
 Deno.test("release.yml gives each job only the permissions it needs", () => {
+  const attest = { "id-token": "write", attestations: "write" };
   assert.deepEqual(RELEASE.permissions, {});
   assert.deepEqual(RELEASE.jobs.test?.permissions, { contents: "read" });
-  assert.deepEqual(RELEASE.jobs.build?.permissions, { contents: "read" });
+  assert.deepEqual(RELEASE.jobs.build?.permissions, { contents: "read", ...attest });
   assert.deepEqual(RELEASE.jobs.release?.permissions, { contents: "write" });
-  assert.deepEqual(RELEASE.jobs.image?.permissions, { contents: "read", packages: "write" });
+  assert.deepEqual(RELEASE.jobs.image?.permissions, {
+    contents: "read",
+    packages: "write",
+    ...attest,
+  });
+  assert.deepEqual(RELEASE.jobs.jsr?.permissions, { contents: "read", "id-token": "write" });
+  assert.deepEqual(RELEASE.jobs.npm?.permissions, { contents: "read", "id-token": "write" });
+});
+
+function _uses(job: string, action: string): Step[] {
+  return (RELEASE.jobs[job]?.steps ?? []).filter((step) => step.uses?.startsWith(`${action}@`));
+}
+
+function _lines(value: unknown): string[] {
+  return String(value).split("\n").map((line) => line.trim()).filter((line) => line !== "");
+}
+
+Deno.test("release.yml attests every archive, SHA256SUMS and the SBOM after building them", () => {
+  const steps = RELEASE.jobs.build?.steps ?? [];
+  const [provenance] = _uses("build", "actions/attest-build-provenance");
+  assert.ok(provenance, "build attests with actions/attest-build-provenance");
+  assert.deepEqual(_lines(provenance.with?.["subject-path"]), [
+    "dist/*.tar.gz",
+    "dist/*.zip",
+    "dist/SHA256SUMS",
+    "dist/*.cdx.json",
+  ]);
+  const compiled = steps.findIndex((step) => step.run === "deno task compile");
+  assert.ok(compiled >= 0 && steps.indexOf(provenance) > compiled, "attested after the build");
+  const upload = steps.findIndex((step) => step.uses?.startsWith("actions/upload-artifact@"));
+  assert.ok(steps.indexOf(provenance) < upload, "attested before the files leave the job");
+  // The patterns cover every target's archive, SHA256SUMS and the SBOM.
+  const patterns = _lines(provenance.with?.["subject-path"]).map((glob) =>
+    new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replaceAll("*", "[^/]*")}$`)
+  );
+  const files = [...TARGETS.map((target) => archiveName("1.2.3", target)), sbomName("1.2.3")];
+  for (const file of [...files, "SHA256SUMS"]) {
+    assert.ok(patterns.some((pattern) => pattern.test(`dist/${file}`)), file);
+  }
+
+  const [sbom] = _uses("build", "actions/attest-sbom");
+  assert.ok(sbom, "build attests the SBOM with actions/attest-sbom");
+  assert.deepEqual(_lines(sbom.with?.["subject-path"]), ["dist/*.tar.gz", "dist/*.zip"]);
+  assert.equal(
+    sbom.with?.["sbom-path"],
+    `dist/${sbomName("${{ steps.version.outputs.version }}")}`,
+  );
+});
+
+Deno.test("release.yml bakes SERVICE_DEFAULT_BASE_URL into the binaries, the image and JSR", () => {
+  const variable = "${{ vars.SERVICE_DEFAULT_BASE_URL }}";
+  const compile = RELEASE.jobs.build?.steps?.find((step) => step.run === "deno task compile");
+  assert.equal(compile?.env?.SERVICE_DEFAULT_BASE_URL, variable);
+  const push = _step(RELEASE, "image", "Build and push ci:<major> and ci:<tag>");
+  assert.equal(push.env?.SERVICE_DEFAULT_BASE_URL, variable);
+  assert.match(push.run ?? "", /--build-arg "SERVICE_DEFAULT_BASE_URL=\$SERVICE_DEFAULT_BASE_URL"/);
+  const bake = _step(RELEASE, "jsr", "Bake in the default service address");
+  assert.equal(bake.env?.SERVICE_DEFAULT_BASE_URL, variable);
+});
+
+Deno.test("release.yml publishes to JSR with deno publish after baking in the default address", () => {
+  const job = RELEASE.jobs.jsr;
+  assert.deepEqual(job?.needs, ["build", "release"]);
+  const runs = (job?.steps ?? []).flatMap((step) => step.run ?? []);
+  assert.deepEqual(runs, ["deno task bake-default", "deno publish --allow-dirty"]);
+  // Provenance comes with OIDC (id-token: write) unless it is turned off.
+  assert.ok(!runs.some((run) => run.includes("--no-provenance")));
+});
+
+Deno.test("release.yml attests the pushed image by the digest buildx reports", () => {
+  const [attest] = _uses("image", "actions/attest-build-provenance");
+  assert.ok(attest, "the image job attests the image");
+  assert.equal(attest.with?.["subject-name"], "${{ steps.push.outputs.image }}");
+  assert.equal(attest.with?.["subject-digest"], "${{ steps.push.outputs.digest }}");
+  assert.equal(attest.with?.["push-to-registry"], true);
+  assert.equal(_step(RELEASE, "image", "Build and push ci:<major> and ci:<tag>").id, "push");
 });
 
 toolTest("release.yml derives the major tag v1 from v1.2.3", SH, async () => {
@@ -254,9 +348,10 @@ toolTest(
     const call = run.calls[0]!.split(" ");
     assert.deepEqual(call.slice(0, 4), ["gh", "release", "create", "v1.2.3"]);
     assert.ok(!call.includes("--prerelease"));
-    for (const target of TARGETS) {
-      assert.ok(call.includes(`dist/${archiveName("1.2.3", target)}`), target);
-    }
+    // Exactly build.ts's targets: a target added there and not here fails this test.
+    const archives = call.filter((arg) => /^dist\/service-ci-.*\.(?:tar\.gz|zip)$/.test(arg));
+    assert.deepEqual(archives, TARGETS.map((target) => `dist/${archiveName("1.2.3", target)}`));
+    assert.ok(call.includes(`dist/${sbomName("1.2.3")}`));
     assert.ok(call.includes("dist/SHA256SUMS"));
     assert.ok(call.includes("scripts/install.sh"));
 
@@ -304,15 +399,21 @@ toolTest("release.yml pushes the multi-arch image as ci:v1 and ci:v1.2.3", SH, a
     REGISTRY: "ghcr.io/acme",
     VERSION: "1.2.3",
     MAJOR: major,
+    SERVICE_DEFAULT_BASE_URL: "https://eval.example",
   };
   const stable = await _runStep(step, { ...env, PRERELEASE: "false" });
   assert.equal(stable.code, 0, stable.stderr);
   assert.equal(stable.calls[0], "docker login ghcr.io --username octocat --password-stdin");
-  assert.equal(
-    stable.calls.at(-1),
-    "docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=1.2.3 " +
-      "--tag ghcr.io/acme/ci:v1.2.3 --tag ghcr.io/acme/ci:v1 --push .",
+  assert.match(
+    stable.calls.at(-1) ?? "",
+    new RegExp(
+      "^docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=1\\.2\\.3 " +
+        "--build-arg SERVICE_DEFAULT_BASE_URL=https://eval\\.example " +
+        "--tag ghcr\\.io/acme/ci:v1\\.2\\.3 --tag ghcr\\.io/acme/ci:v1 --metadata-file \\S+ --push \\.$",
+    ),
   );
+  // What the attestation step is given.
+  assert.deepEqual(stable.outputs, { image: "ghcr.io/acme/ci", digest: IMAGE_DIGEST });
 
   const candidate = await _runStep(step, {
     ...env,
@@ -327,3 +428,60 @@ toolTest("release.yml pushes the multi-arch image as ci:v1 and ci:v1.2.3", SH, a
   assert.notEqual(unset.code, 0);
   assert.match(unset.stdout, /IMAGE_REGISTRY/);
 });
+
+// A dist/npm/ as scripts/npm_packages.ts writes it: one directory per package.
+async function _npmPackages(dir: string, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const packageDir = join(dir, "dist", "npm", name.replace("@", "").replace("/", "-"));
+    await Deno.mkdir(packageDir, { recursive: true });
+    await Deno.writeTextFile(
+      join(packageDir, "package.json"),
+      JSON.stringify({ name, version: "1.2.3" }),
+    );
+  }
+}
+
+toolTest(
+  "release.yml publishes the platform npm packages first, then service-ci, with provenance",
+  { tools: ["sh", "node"], notOn: ["windows"] },
+  async () => {
+    const step = _step(RELEASE, "npm", "Publish the platform packages, then service-ci");
+    assert.equal(step.env?.NODE_AUTH_TOKEN, "${{ secrets.NPM_TOKEN }}");
+    const build = _step(RELEASE, "npm", "Build the npm packages from the release archives");
+    assert.equal(build.run, "deno run -A scripts/npm_packages.ts --dist dist --out dist/npm");
+    const names = ["@service-ci/linux-x64", "service-ci", "@service-ci/darwin-arm64"];
+
+    const stable = await _runStep(
+      step,
+      { PRERELEASE: "false" },
+      (dir) => _npmPackages(dir, names),
+    );
+    assert.equal(stable.code, 0, stable.stdout + stable.stderr);
+    const published = stable.calls.map((call) => /^npm publish dist\/npm\/(\S+) /.exec(call)?.[1]);
+    assert.deepEqual(published.toSorted(), [
+      "service-ci",
+      "service-ci-darwin-arm64",
+      "service-ci-linux-x64",
+    ]);
+    assert.equal(published.at(-1), "service-ci");
+    for (const call of stable.calls) {
+      assert.match(call, / --provenance --access public --tag latest$/);
+    }
+
+    const candidate = await _runStep(
+      step,
+      { PRERELEASE: "true" },
+      (dir) => _npmPackages(dir, names),
+    );
+    assert.equal(candidate.calls.length, 3);
+    for (const call of candidate.calls) assert.match(call, / --tag next$/);
+
+    const noMain = await _runStep(
+      step,
+      { PRERELEASE: "false" },
+      (dir) => _npmPackages(dir, ["@service-ci/linux-x64"]),
+    );
+    assert.notEqual(noMain.code, 0);
+    assert.match(noMain.stdout, /wrote no service-ci package/);
+  },
+);
