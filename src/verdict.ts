@@ -1,6 +1,15 @@
 /** Reads a run document (contract §2): still going, passed, failed, or unchecked. Pure. */
 
-const IN_PROGRESS = new Set([
+/**
+ * Statuses of a run still going (folded by {@linkcode normalizeStatus}): poll again, whatever
+ * `results` says.
+ *
+ * @example
+ * ```ts
+ * IN_PROGRESS.has("running"); // true
+ * ```
+ */
+export const IN_PROGRESS: ReadonlySet<string> = new Set([
   "queued",
   "pending",
   "created",
@@ -9,7 +18,15 @@ const IN_PROGRESS = new Set([
   "in_progress",
   "evaluating",
 ]);
-const ENDED_WITHOUT_VERDICT = new Set([
+/**
+ * Statuses of a run that ended without a verdict: the gate cannot be checked.
+ *
+ * @example
+ * ```ts
+ * ENDED_WITHOUT_VERDICT.has("cancelled"); // true
+ * ```
+ */
+export const ENDED_WITHOUT_VERDICT: ReadonlySet<string> = new Set([
   "error",
   "errored",
   "cancelled",
@@ -20,7 +37,15 @@ const ENDED_WITHOUT_VERDICT = new Set([
   "expired",
   "rejected",
 ]);
-const FINISHED = new Set([
+/**
+ * Statuses of a finished run, whose verdict is `results.gate.passed`.
+ *
+ * @example
+ * ```ts
+ * FINISHED.has("completed"); // true
+ * ```
+ */
+export const FINISHED: ReadonlySet<string> = new Set([
   "completed",
   "complete",
   "succeeded",
