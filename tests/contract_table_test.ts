@@ -128,10 +128,7 @@ Deno.test({
   sanitizeResources: false,
   fn: async (t) => {
     NEEDS.assertFound();
-    const only = Deno.env.get("ONLY");
-    const tasks = SCENARIOS.filter((s) =>
-      only === undefined || s.name.includes(only) || s.group.includes(only)
-    ).flatMap((scenario) =>
+    const tasks = SCENARIOS.flatMap((scenario) =>
       IMPLEMENTATIONS.map((implementation) => () =>
         t.step({
           name: `${implementation.name}: ${scenario.group}: ${scenario.name}`,
