@@ -755,9 +755,9 @@ refused() {
     403:*) hint="the API key needs CI access: create one under Settings → API Keys with CI access" ;;
     404:trigger:*) hint="check the agent UUID and --base-url: the service knows no such agent" ;;
     404:*) hint="the run is no longer readable on the service" ;;
-    *inactive*) hint="the agent is inactive: activate it in the service's dashboard" ;;
-    *gate*) hint="the agent has no quality gate: configure one on the agent" ;;
-    *system* | *endpoint*) hint="the agent's system has no reachable endpoint: configure it on the system" ;;
+    *:*:*inactive*) hint="the agent is inactive: activate it in the service's dashboard" ;;
+    *:*:*gate*) hint="the agent has no quality gate: configure one on the agent" ;;
+    *:*:*system* | *:*:*endpoint*) hint="the agent's system has no reachable endpoint: configure it on the system" ;;
     *) hint='' ;;
   esac
   unchecked "$what${hint:+ (fix: $hint)}"
@@ -773,7 +773,7 @@ no_redirect() {
 follow() {
   case " $1 " in
     *" $code "*) ;;
-    *) no_redirect "of a kind the contract does not follow for this request (only ${1% *}/${1##* })" ;;
+    *) no_redirect "of a kind the contract does not follow for this request (only $(printf '%s' "$1" | tr ' ' /))" ;;
   esac
   redirects=$((redirects + 1))
   if [ "$redirects" -gt "$MAX_REDIRECTS" ]; then no_redirect "after $MAX_REDIRECTS redirects"; fi

@@ -682,6 +682,34 @@ Deno.test("direct-api.sh's status lists are src/verdict.ts's", () => {
 
 // ---- the deliberate differences the script's header lists, one test each ----------------------
 
+_test(
+  "difference: one agent per call, no --json, --junit, --run-id or --no-wait, no CI outputs",
+  async (mode) => {
+    await using service = await startFakeService({ agents: defaultAgents(100) });
+    for (
+      const args of [["--json"], ["--junit", "report.xml"], ["--run-id", "run_1"], ["--no-wait"]]
+    ) {
+      const result = await _run(mode, ["--agent", AGENTS.passing, ...args], _env(service.url));
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, new RegExp(`unknown argument ${args[0]}`));
+    }
+    assert.equal(service.requests.length, 0);
+    const output = await Deno.makeTempFile();
+    try {
+      const result = await _run(
+        mode,
+        ["--agent", AGENTS.passing],
+        _env(service.url, { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: output }),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, "");
+      assert.equal(await Deno.readTextFile(output), "");
+    } finally {
+      await Deno.remove(output);
+    }
+  },
+);
+
 _test("difference: a .env file in the working directory is not read", async (mode) => {
   await using service = await startFakeService({ agents: defaultAgents(100) });
   const cwd = await Deno.makeTempDir({ prefix: "direct-api-dotenv-" });
