@@ -16,15 +16,29 @@
 #   --base-url <url>           SERVICE_BASE_URL         required; https:// (http:// for loopback)
 #   --timeout-minutes <n>      SERVICE_TIMEOUT_MINUTES  default 30; decimals allowed
 #   --timeout <n>              the same as --timeout-minutes
-#   --poll-seconds <n>         SERVICE_POLL_SECONDS     default 5; seconds between two reads
+#   --max-poll-interval-seconds <n>                     default 10; 0.5 to 300; the longest wait
+#                              SERVICE_MAX_POLL_INTERVAL_SECONDS  between two reads of the run
+#   --poll-seconds <n>         SERVICE_POLL_SECONDS     the 1.0 name of the option above
 #   --commit-sha, --branch, --pull-request, --repository, --actor <value>
 #                              override the CI metadata read from GitHub Actions, GitLab CI,
 #                              CircleCI, Bitbucket Pipelines, Jenkins or the local git checkout
 #   SERVICE_API_KEY            required; sent only in the X-API-Key header, never printed
 #
+# It follows the same contract as service-ci, and tests/contract_table_test.ts runs one table of
+# scenarios against both: the status lists, polling schedule (1 s + 0.15 × the run's age, at
+# most the maximum, ±10 %), backoff, Retry-After (seconds or an HTTP date), redirects (same
+# origin, under the agent's runs path, 307/308 for the trigger, at most 5), the 30 s grace for
+# a 404 after the trigger, hints keyed by the service's error code, and the exit codes.
+# Deliberate differences from service-ci, each pinned by a test in tests/direct_api_test.ts:
+#   - one agent per call; no .env file, --json, --junit, --run-id, --no-wait or CI outputs;
+#   - CI metadata from the five CI systems above only; elsewhere the provider is "local";
+#   - a redirect whose path has a percent-encoded dot segment (%2e, %2e%2e) is refused, even
+#     where it would resolve under the runs path: curl resolves only plain dot segments;
+#   - its clock has whole seconds (date +%s): the timeout is rounded up to a whole second.
+#
 # Exit codes: 0 the gate passed; 1 the gate failed; 2 usage error (nothing sent); 3 the gate could
-# not be checked (refused, run ended without a verdict, no boolean verdict, 10 faults in a row);
-# 4 the timeout ran out; 130/143 interrupted.
+# not be checked (refused, run ended without a verdict, no boolean verdict, 10 faults in a row,
+# refused redirect); 4 the timeout ran out; 130/143 interrupted.
 set -eu
 
 # Byte-wise, predictable tr, awk and case patterns whatever the caller's locale.
@@ -53,7 +67,7 @@ usage_error() {
 agent=${SERVICE_AGENT_ID:-}
 base_url=${SERVICE_BASE_URL:-}
 timeout_minutes=${SERVICE_TIMEOUT_MINUTES:-30}
-poll_seconds=${SERVICE_POLL_SECONDS:-5}
+max_poll_seconds=${SERVICE_MAX_POLL_INTERVAL_SECONDS:-${SERVICE_POLL_SECONDS:-10}}
 api_key=${SERVICE_API_KEY:-}
 flag_commit_sha='' flag_branch='' flag_pull_request='' flag_repository='' flag_actor=''
 
@@ -74,14 +88,14 @@ while [ "$#" -gt 0 ]; do
       set -- "$name" "$value" "$@"
       continue
       ;;
-    --agent | --base-url | --timeout-minutes | --timeout | --poll-seconds | --commit-sha | \
-      --branch | --pull-request | --repository | --actor)
+    --agent | --base-url | --timeout-minutes | --timeout | --max-poll-interval-seconds | \
+      --poll-seconds | --commit-sha | --branch | --pull-request | --repository | --actor)
       [ "$#" -ge 2 ] || usage_error "$1 needs a value"
       case $1 in
         --agent) agent=$2 ;;
         --base-url) base_url=$2 ;;
         --timeout-minutes | --timeout) timeout_minutes=$2 ;;
-        --poll-seconds) poll_seconds=$2 ;;
+        --max-poll-interval-seconds | --poll-seconds) max_poll_seconds=$2 ;;
         --commit-sha) flag_commit_sha=$2 ;;
         --branch) flag_branch=$2 ;;
         --pull-request) flag_pull_request=$2 ;;
@@ -142,8 +156,10 @@ is_number() {
 }
 is_number "$timeout_minutes" ||
   usage_error "--timeout-minutes must be a positive number of minutes, decimals allowed (got \"$timeout_minutes\")"
-is_number "$poll_seconds" ||
-  usage_error "--poll-seconds must be a positive number of seconds, decimals allowed (got \"$poll_seconds\")"
+if ! is_number "$max_poll_seconds" ||
+  ! awk -v n="$max_poll_seconds" 'BEGIN { exit !(n >= 0.5 && n <= 300) }'; then
+  usage_error "--max-poll-interval-seconds must be a number of seconds from 0.5 to 300 (got \"$max_poll_seconds\")"
+fi
 case $flag_pull_request in
   '' | [1-9] | [1-9]*[0-9]) ;;
   *) usage_error "--pull-request must be a pull request number like 42 (got \"$flag_pull_request\")" ;;
@@ -397,13 +413,13 @@ show_text() {
   MODE=text SERVICE_API_KEY=$api_key awk -f "$tmp/lib.awk" -f "$tmp/show.awk" <"$1"
 }
 
-# read_document FILE: sets doc, run_id_*, status_*, url_*, passed_*, message from a run document
-# or an error body.
+# read_document FILE: sets doc, run_id_*, status_*, url_*, passed_*, message and error_code from a
+# run document or an error body.
 read_document() {
   doc=other run_id_type=missing run_id_text='' run_id_uri='' status_type=missing status_text=''
   url_type=missing url_text='' passed_type=missing passed_value='' message=''
-  error_message='' error_text='' message_text='' detail_text=''
-  json_read "$1" 'run_id status url results.gate.passed error.message error message detail' \
+  error_message='' error_text='' message_text='' detail_text='' error_code=''
+  json_read "$1" 'run_id status url results.gate.passed error.code error.message error message detail' \
     >"$tmp/fields"
   while IFS=$tab read -r name type value; do
     value=${value#=}
@@ -414,6 +430,7 @@ read_document() {
       status) status_type=$type status_text=$value ;;
       url) url_type=$type url_text=$value ;;
       results.gate.passed) passed_type=$type passed_value=$value ;;
+      error.code) [ "$type" != string ] || error_code=$value ;;
       error.message) [ "$type" != string ] || error_message=$value ;;
       error) [ "$type" != string ] || error_text=$value ;;
       message) [ "$type" != string ] || message_text=$value ;;
@@ -595,7 +612,6 @@ calc() {
 
 started=$(now)
 deadline=$(calc "$started + int($timeout_minutes * 60 + 0.999)")
-first_retry_seconds=$(calc "$poll_seconds < 1 ? $poll_seconds : 1")
 
 timed_out() {
   say "TIMED OUT: no verdict for agent $agent within $timeout_minutes minutes${1:+ ($1)}"
@@ -619,21 +635,59 @@ unchecked() {
   exit 3
 }
 
-# retry_after: the Retry-After of the last answer in seconds (0.5 to 300), if it gave seconds.
+# retry_after: the last answer's Retry-After as seconds from now, bounded to 0.5 … 300 (contract
+# §1), when it gave delay-seconds or an HTTP date (IMF-fixdate or RFC 850, read as service-ci
+# reads them: a 2-digit year below 50 is 20xx); nothing when it gave neither.
 retry_after() {
-  awk 'tolower($1) == "retry-after:" { v = $2; sub(/\r$/, "", v) }
-    END { if (v ~ /^[0-9]+$/) { v += 0; print (v < 0.5 ? 0.5 : v > 300 ? 300 : v) } }' "$tmp/headers"
+  awk -v now="$(now)" '
+    tolower($1) == "retry-after:" { v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t\r]+$/, "", v) }
+    END {
+      if (v ~ /^[0-9]+(\.[0-9]+)?$/) s = v + 0
+      else {
+        gsub(/-/, " ", v)
+        if (split(v, f, " ") != 6 || f[1] !~ /^[A-Za-z][A-Za-z][A-Za-z]+,$/ || length(f[1]) > 10 ||
+          f[2] !~ /^[0-9][0-9]?$/ || f[4] !~ /^[0-9][0-9][0-9]?[0-9]?$/ || toupper(f[6]) != "GMT" ||
+          f[5] !~ /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$/) exit
+        m = index("janfebmaraprmayjunjulaugsepoctnovdec", tolower(f[3]))
+        if (length(f[3]) != 3 || m % 3 != 1) exit
+        m = (m + 2) / 3; y = f[4] + 0
+        if (length(f[4]) == 2) y += y < 50 ? 2000 : 1900
+        if (m <= 2) { y--; m += 12 }
+        days = 365 * y + int(y / 4) - int(y / 100) + int(y / 400) + int((153 * (m - 3) + 2) / 5) + f[2] - 719469
+        split(f[5], t, ":")
+        s = days * 86400 + t[1] * 3600 + t[2] * 60 + t[3] - now
+      }
+      print (s < 0.5 ? 0.5 : s > 300 ? 300 : s)
+    }' "$tmp/headers"
 }
 
-# backoff N: the wait before retry N: doubling from the first retry's wait, capped at 30 s, the
-# upper half jittered; a Retry-After in seconds replaces it.
+# jittered BASE LOW: BASE seconds times a random share from LOW to 1.
+jittered() {
+  awk -v base="$1" -v low="$2" -v seed="$$$(now)$1" \
+    'BEGIN { srand(seed); print base * (low + rand() * (1 - low)) }'
+}
+
+# backoff N [LOW]: the wait before retry N, as src/backoff.ts: the service's Retry-After, or full
+# jitter, a random share (from LOW, default 0) of min(30, 0.5 × 2^(N−1)) seconds.
 backoff() {
   given=$(retry_after)
   if [ -n "$given" ]; then
     printf '%s' "$given"
   else
-    awk -v n="$1" -v base="$first_retry_seconds" -v seed="$$$(now)$1" 'BEGIN {
-      srand(seed); d = base * 2 ^ (n - 1); if (d > 30) d = 30; print d / 2 + rand() * d / 2 }'
+    jittered "$(calc "0.5 * 2 ^ ($1 - 1) < 30 ? 0.5 * 2 ^ ($1 - 1) : 30")" "${2:-0}"
+  fi
+}
+
+# poll_delay: the wait before the next read, as src/schedule.ts: the service's Retry-After, or
+# min(max, 1 s + 0.15 × the run's age) spread by ±10 %, at most the max.
+poll_delay() {
+  given=$(retry_after)
+  if [ -n "$given" ]; then
+    printf '%s' "$given"
+  else
+    awk -v age="$(($(now) - triggered_at))" -v max="$max_poll_seconds" -v seed="$$$(now)" 'BEGIN {
+      srand(seed); i = 1 + 0.15 * age; if (i > max) i = max
+      d = i * (0.9 + 0.2 * rand()); print (d < max ? d : max) }'
   fi
 }
 
@@ -689,34 +743,58 @@ describe() {
   printf 'HTTP %s%s' "$code" "${message:+: $message}"
 }
 
-# refused: a 4xx the contract does not retry, with what to fix where the cause is known.
+# refused OPERATION: an answer the contract does not retry, with what to fix where the cause is
+# known: by status for the key and a missing agent or run, otherwise by the service's error code,
+# as src/run.ts does.
 refused() {
+  read_document "$tmp/body"
   what=$(describe)
-  case $code in
-    401) hint="check that SERVICE_API_KEY holds a valid key" ;;
-    403) hint="the API key needs CI access: create one under Settings → API Keys with CI access" ;;
-    404) hint="check the agent UUID ($agent) and the base URL ($base_url)" ;;
-    409) hint="the agent may be inactive: activate it in the dashboard" ;;
-    422) hint="the agent may have no quality gate: configure one on the agent" ;;
+  error_code=$(printf '%s' "$error_code" | tr '[:upper:]' '[:lower:]')
+  case $code:$1:$error_code in
+    401:*) hint="check that SERVICE_API_KEY holds a current API key of this service" ;;
+    403:*) hint="the API key needs CI access: create one under Settings → API Keys with CI access" ;;
+    404:trigger:*) hint="check the agent UUID and --base-url: the service knows no such agent" ;;
+    404:*) hint="the run is no longer readable on the service" ;;
+    *:*:*inactive*) hint="the agent is inactive: activate it in the service's dashboard" ;;
+    *:*:*gate*) hint="the agent has no quality gate: configure one on the agent" ;;
+    *:*:*system* | *:*:*endpoint*) hint="the agent's system has no reachable endpoint: configure it on the system" ;;
     *) hint='' ;;
   esac
-  unchecked "$what${hint:+; fix: $hint}"
+  unchecked "$what${hint:+ (fix: $hint)}"
 }
 
-# follow ALLOWED: whether the last answer is a redirect (one of ALLOWED) to the same origin,
-# and not the sixth; sets next_url. A redirect elsewhere is refused: the key is never sent there.
+# no_redirect WHY: a redirect that is not followed.
+no_redirect() {
+  unchecked "HTTP $code redirect $1; refused (fix: check --base-url: redirects are only followed within the API on the same origin)"
+}
+
+# follow ALLOWED UNDER: whether the last answer is a redirect (one of ALLOWED) to the same origin,
+# under the path UNDER, and not the sixth; sets next_url. The key is never sent anywhere else.
 follow() {
   case " $1 " in
     *" $code "*) ;;
-    *) unchecked "HTTP $code: a redirect the contract does not follow for this request" ;;
+    *) no_redirect "of a kind the contract does not follow for this request (only $(printf '%s' "$1" | tr ' ' /))" ;;
   esac
   redirects=$((redirects + 1))
-  if [ "$redirects" -gt "$MAX_REDIRECTS" ]; then unchecked "more than $MAX_REDIRECTS redirects"; fi
+  if [ "$redirects" -gt "$MAX_REDIRECTS" ]; then no_redirect "after $MAX_REDIRECTS redirects"; fi
   [ -n "$location" ] || unchecked "HTTP $code: a redirect without a Location header"
+  # curl gives the Location resolved against the request's address.
   target=$(printf '%s' "$location" | tr '[:upper:]' '[:lower:]')
   case $target in
-    "$origin"/*) next_url=$origin/${location#*://*/} ;;
-    *) unchecked "HTTP $code: redirect to another origin refused (the key is not sent there)" ;;
+    "$origin"/*) ;;
+    *) no_redirect "to another origin (the key is only sent to $origin)" ;;
+  esac
+  next_url=$origin/${location#*://*/}
+  path=/${next_url#"$origin"/}
+  path=${path%%[?#]*}
+  # curl resolves plain dot segments, not percent-encoded ones, which a server may still resolve
+  # out of UNDER.
+  case $(printf '%s' "$path/" | sed 's/%2[eE]/./g') in
+    */./* | */../*) no_redirect "with a dot segment in its path" ;;
+  esac
+  case $path in
+    "$2" | "$2"/*) ;;
+    *) no_redirect "outside $2" ;;
   esac
 }
 
@@ -746,14 +824,35 @@ case $idempotency_key in
   *) say "could not make a UUID v4 for the Idempotency-Key (got \"$idempotency_key\")"; exit 2 ;;
 esac
 
+# state_of: how the contract's §2 reads the last run document: going, ended (without a verdict) or
+# finished. These lists are src/verdict.ts's; tests/direct_api_test.ts checks that they are equal.
+state_of() {
+  normalized=''
+  [ "$status_type" != string ] || normalized=$(printf '%s' "$status_text" | tr '[:upper:] -' '[:lower:]__')
+  case $normalized in
+    queued | pending | created | scheduled | running | in_progress | evaluating) state=going ;;
+    error | errored | cancelled | canceled | aborted | timed_out | timeout | expired | rejected)
+      state=ended
+      ;;
+    completed | complete | succeeded | success | finished | done | passed | failed) state=finished ;;
+    *) if [ "$passed_type" = boolean ]; then state=finished; else state=going; fi ;;
+  esac
+}
+
 say "agent $agent on $base_url (provider $provider, JSON read with $json_reader)"
 runs_url=$base_url/api/v1/agents/$agent/runs
+runs_path=${base_url#*://}
+runs_path=${runs_path#"$authority"}/api/v1/agents/$agent/runs
 request_url=$runs_url
 faults=0
 redirects=0
 last_state=''
 while :; do
   http POST "$request_url" "$tmp/request"
+  # A retry starts again from the runs address (as service-ci does).
+  case $code in
+    000 | 2?? | 408 | 425 | 429 | 5??) request_url=$runs_url redirects=0 ;;
+  esac
   case $code in
     000) fault "no answer: ${curl_error:-curl failed}" ;;
     2??)
@@ -768,12 +867,12 @@ while :; do
       esac
       unchecked "HTTP $code without a usable run_id (not retried: the service may have started a run)"
       ;;
-    307 | 308)
-      follow '307 308'
+    3??)
+      follow '307 308' "$runs_path"
       request_url=$next_url
       ;;
     408 | 425 | 429 | 5??) fault "$(describe)" ;;
-    *) refused ;;
+    *) refused trigger ;;
   esac
 done
 triggered_at=$(now)
@@ -788,72 +887,63 @@ run_url=$runs_url/$run_id_uri
 request_url=$run_url
 faults=0
 redirects=0
+shown_status=${status_text:-queued}
 last_status=''
-last_state="run $run_id still ${status_text:-queued}"
-pause "$first_retry_seconds"
+last_state="run $run_id still $shown_status"
+# A trigger answer that already shows a verdict is confirmed at once, unless the service asked to
+# wait (as service-ci does).
+state_of
+given=$(retry_after)
+if [ "$state" = going ] || [ -n "$given" ]; then pause "$(poll_delay)"; fi
 while :; do
   http GET "$request_url"
+  case $code in
+    000 | 2?? | 404 | 408 | 425 | 429 | 5??) request_url=$run_url redirects=0 ;;
+  esac
   case $code in
     000)
       fault "no answer: ${curl_error:-curl failed}"
       continue
       ;;
-    200)
+    2??)
       read_document "$tmp/body"
       if [ "$doc" != object ]; then
-        fault "HTTP 200 that is not a JSON object"
+        fault "HTTP $code that is not a JSON object"
         continue
       fi
       ;;
-    301 | 302 | 303 | 307 | 308)
-      follow '301 302 303 307 308'
+    3??)
+      follow '301 302 303 307 308' "$runs_path"
       request_url=$next_url
       continue
       ;;
     404)
       if [ $(($(now) - triggered_at)) -lt 30 ]; then
         last_state="run $run_id not readable yet"
-        pause "$(backoff 1)"
+        pause "$(backoff 1 0.5)"
         continue
       fi
-      refused
-      ;;
-    2??)
-      fault "HTTP $code instead of 200"
-      continue
+      refused read
       ;;
     408 | 425 | 429 | 5??)
       fault "$(describe)"
       continue
       ;;
-    *) refused ;;
+    *) refused read ;;
   esac
   faults=0
-  redirects=0
-  request_url=$run_url
   [ "$url_type" != string ] || [ -n "$run_link" ] || {
     run_link=$url_text
     say "run $run_id: $run_link"
   }
-  normalized=''
-  [ "$status_type" != string ] || normalized=$(printf '%s' "$status_text" | tr '[:upper:] -' '[:lower:]__')
-  state=finished
-  case $normalized in
-    queued | pending | created | scheduled | running | in_progress | evaluating) state=going ;;
-    error | errored | cancelled | canceled | aborted | timed_out | timeout | expired | rejected)
-      state=ended
-      ;;
-    completed | complete | succeeded | success | finished | done | passed | failed) ;;
-    *) [ "$passed_type" = boolean ] || state=going ;;
-  esac
+  state_of
   shown_status=${status_text:-no status}
   [ "$status_type" = string ] || shown_status="no status"
   if [ "$state" = going ]; then
     if [ "$shown_status" != "$last_status" ]; then say "run $run_id: $shown_status"; fi
     last_status=$shown_status
     last_state="run $run_id still $shown_status"
-    given=$(retry_after)
-    pause "${given:-$poll_seconds}"
+    pause "$(poll_delay)"
     continue
   fi
   break

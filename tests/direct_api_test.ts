@@ -18,6 +18,7 @@ import {
   startFakeService,
 } from "./support/fake_service.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
+import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../src/verdict.ts";
 import { needsTools, onPath, toolTest, which } from "./support/tools.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/direct-api.sh", import.meta.url));
@@ -76,7 +77,7 @@ async function _run(
   try {
     return await runCommand(SH!, [SCRIPT, ...args], {
       cwd,
-      env: { PATH: mode.path, SERVICE_POLL_SECONDS: "0.1", ...env },
+      env: { PATH: mode.path, SERVICE_MAX_POLL_INTERVAL_SECONDS: "0.5", ...env },
       clearEnv: true,
     });
   } finally {
@@ -329,7 +330,7 @@ _test("a run that outlasts --timeout exits 4", async (mode) => {
   const result = await _run(
     mode,
     ["--agent", AGENTS.passing, "--timeout", "0.04"],
-    _env(service.url, { SERVICE_POLL_SECONDS: "0.5" }),
+    _env(service.url),
   );
   assert.equal(result.code, 4, result.stderr);
   assert.match(result.stderr, /TIMED OUT: .*run run_0001 still (queued|running)/);
@@ -429,7 +430,7 @@ _test(
     const before = service.requests.length;
     const refused = await _run(mode, ["--agent", AGENTS.passing], _env(service.url));
     assert.equal(refused.code, 3, refused.stderr);
-    assert.match(refused.stderr, /redirect to another origin refused/);
+    assert.match(refused.stderr, /redirect to another origin .*refused/);
     assert.equal(service.requests.length - before, 1);
   },
 );
@@ -663,4 +664,116 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("direct-api.sh's status lists are src/verdict.ts's", () => {
+  const body = /\nstate_of\(\) \{\n([\s\S]*?)\n\}\n/.exec(SCRIPT_TEXT)?.[1];
+  assert.ok(body, "state_of() is in the script");
+  const lists = new Map<string, string[]>();
+  // `    queued | pending | …) state=going ;;`, the state on the same line or the next.
+  for (const [, statuses, state] of body.matchAll(/^ {4}([a-z_ |]+)\)\s*state=(\w+)/gm)) {
+    lists.set(state!, statuses!.split("|").map((status) => status.trim()));
+  }
+  const sorted = (statuses: Iterable<string>) => [...statuses].sort();
+  assert.deepEqual(sorted(lists.get("going") ?? []), sorted(IN_PROGRESS));
+  assert.deepEqual(sorted(lists.get("ended") ?? []), sorted(ENDED_WITHOUT_VERDICT));
+  assert.deepEqual(sorted(lists.get("finished") ?? []), sorted(FINISHED));
+});
+
+// ---- the deliberate differences the script's header lists, one test each ----------------------
+
+_test(
+  "difference: one agent per call, no --json, --junit, --run-id or --no-wait, no CI outputs",
+  async (mode) => {
+    await using service = await startFakeService({ agents: defaultAgents(100) });
+    for (
+      const args of [["--json"], ["--junit", "report.xml"], ["--run-id", "run_1"], ["--no-wait"]]
+    ) {
+      const result = await _run(mode, ["--agent", AGENTS.passing, ...args], _env(service.url));
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, new RegExp(`unknown argument ${args[0]}`));
+    }
+    assert.equal(service.requests.length, 0);
+    const output = await Deno.makeTempFile();
+    try {
+      const result = await _run(
+        mode,
+        ["--agent", AGENTS.passing],
+        _env(service.url, { GITHUB_ACTIONS: "true", GITHUB_OUTPUT: output }),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, "");
+      assert.equal(await Deno.readTextFile(output), "");
+    } finally {
+      await Deno.remove(output);
+    }
+  },
+);
+
+_test("difference: a .env file in the working directory is not read", async (mode) => {
+  await using service = await startFakeService({ agents: defaultAgents(100) });
+  const cwd = await Deno.makeTempDir({ prefix: "direct-api-dotenv-" });
+  try {
+    await Deno.writeTextFile(join(cwd, ".env"), `SERVICE_API_KEY=${KEYS.ci}\n`);
+    const result = await runCommand(SH!, [SCRIPT, "--agent", AGENTS.passing], {
+      cwd,
+      env: { PATH: mode.path, SERVICE_BASE_URL: service.url },
+      clearEnv: true,
+    });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /SERVICE_API_KEY is not set/);
+    assert.equal(service.requests.length, 0);
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
+
+_test("difference: CI systems other than the five named send provider local", async (mode) => {
+  await using service = await startFakeService({ agents: defaultAgents(100) });
+  const result = await _run(
+    mode,
+    ["--agent", AGENTS.passing],
+    _env(service.url, { TF_BUILD: "True", BUILD_SOURCEVERSION: "abc123", BUILDKITE: "true" }),
+  );
+  assert.equal(result.code, 0, result.stderr);
+  const [trigger] = service.requestsOf("POST");
+  const metadata = JSON.parse(trigger!.body).ci_metadata;
+  assert.equal(metadata.provider, "local");
+  assert.equal(metadata.commit_sha, null);
+});
+
+_test(
+  "difference: a redirect with a percent-encoded dot segment is refused even under the runs path",
+  async (mode) => {
+    await using service = await startFakeService({ agents: defaultAgents(100) });
+    const path = `/api/v1/agents/${AGENTS.passing}/runs`;
+    // service-ci resolves these to `${path}/` and follows; curl leaves them as they are.
+    for (const location of [`${path}/x/%2E%2e/`, `${path}/%2e/`]) {
+      service.script({
+        method: "POST",
+        answer: () => new Response(null, { status: 307, headers: { location } }),
+      });
+      const before = service.requests.length;
+      const result = await _run(mode, ["--agent", AGENTS.passing], _env(service.url));
+      assert.equal(result.code, 3, result.stderr);
+      assert.match(result.stderr, /with a dot segment in its path; refused/);
+      assert.equal(service.requests.length - before, 1, location);
+    }
+  },
+);
+
+_test("difference: the timeout is rounded up to a whole second", async (mode) => {
+  // 0.001 minutes is 60 ms, which service-ci keeps to; the script's clock (date +%s) has whole
+  // seconds, so it waits at least until the next whole second after it started.
+  await using service = await startFakeService({ agents: defaultAgents(60_000) });
+  const started = Date.now();
+  const result = await _run(
+    mode,
+    ["--agent", AGENTS.passing, "--timeout-minutes", "0.001"],
+    _env(service.url),
+  );
+  const ended = Date.now();
+  assert.equal(result.code, 4, result.stderr);
+  const nextSecond = (Math.floor(started / 1000) + 1) * 1000;
+  assert.ok(ended >= nextSecond, `ended ${nextSecond - ended} ms before the next whole second`);
 });
