@@ -15,7 +15,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY deno.json deno.lock* ./
 COPY src/ src/
-COPY scripts/build.ts scripts/sbom.ts scripts/
+COPY scripts/build.ts scripts/sbom.ts scripts/default_base_url.ts scripts/permissions.ts scripts/
 # The release workflow passes the address a release bakes in as the service's default.
 ARG SERVICE_DEFAULT_BASE_URL=""
 # The same build as a release's (scripts/build.ts), for the one Linux target of this platform.
@@ -24,7 +24,8 @@ RUN case "$TARGETARCH" in \
       arm64) target=aarch64-unknown-linux-gnu ;; \
       *) echo "unsupported TARGETARCH: $TARGETARCH (expected amd64 or arm64)" >&2; exit 1 ;; \
     esac \
- && deno run --allow-read --allow-write --allow-run scripts/build.ts --target "$target"
+ && deno run --allow-read --allow-write --allow-run scripts/build.ts --target "$target" \
+      --default-base-url "$SERVICE_DEFAULT_BASE_URL"
 
 FROM debian:bookworm-slim
 ARG VERSION=dev

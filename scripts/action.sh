@@ -98,24 +98,9 @@ esac
 if [ "$version" = source ]; then
   command -v deno >/dev/null 2>&1 ||
     fail 2 "version: source needs deno on PATH (the action sets up Deno for it with setup-deno)"
-  # The permissions are the ones deno.json declares for every build, read rather than copied.
-  permissions=$(deno eval --no-config --quiet '
-    for (const flag of JSON.parse(Deno.readTextFileSync(Deno.args[0])).runtimePermissions) {
-      console.log(flag);
-    }' "$action_path/deno.json") ||
-    fail 3 "cannot read runtimePermissions from $action_path/deno.json"
-  # The action's own deno.json (and lock file), not the workspace's; no code is fetched.
-  set -- deno run --quiet --no-prompt --no-remote --no-npm --config "$action_path/deno.json"
-  cr=$(printf '\r')
-  while IFS= read -r flag; do
-    flag=${flag%"$cr"}
-    case $flag in
-      --allow-*) set -- "$@" "$flag" ;;
-      *) fail 3 "runtimePermissions in $action_path/deno.json holds \"$(shown "$flag")\"" ;;
-    esac
-  done <<EOF
-$permissions
-EOF
+  # The action's own deno.json (and lock file), not the workspace's; no code is fetched. -P grants
+  # its default permission set, the one every build uses.
+  set -- deno run --quiet --no-prompt --no-remote --no-npm --config "$action_path/deno.json" -P
   set -- "$@" "$action_path/src/main.ts"
 else
   os=${RUNNER_OS:-$(uname -s)}

@@ -3,7 +3,7 @@
  * binary's SBOM (`service-ci-<version>.cdx.json`, see scripts/sbom.ts) and `SHA256SUMS` of
  * them all. Run it with `deno task compile`; `--help` lists the options.
  *
- * The permissions come from `runtimePermissions` in deno.json and nothing else is baked into
+ * The permissions are deno.json's default permission set (`-P`) and nothing else is baked into
  * the binary: no certificate, no CA store, no environment. The version reaches the binary
  * because `src/version.ts` imports deno.json.
  *
@@ -21,6 +21,7 @@ import {
   DEFAULT_BASE_URL_MODULE,
   requestedDefaultBaseUrl,
 } from "./default_base_url.ts";
+import { permissionFlags } from "./permissions.ts";
 import { sbomName, sbomOfEntry } from "./sbom.ts";
 
 /**
@@ -41,8 +42,6 @@ export type Target = typeof TARGETS[number];
 
 /** What {@linkcode compileArgs} needs besides the target. */
 export interface CompileOptions {
-  /** The permission flags from deno.json's `runtimePermissions`. */
-  readonly permissions: readonly string[];
   /** The program's entry module, e.g. `src/main.ts`. */
   readonly entry: string;
   /** The directory that receives `<target>/service-ci`, e.g. `dist`. */
@@ -53,7 +52,7 @@ export interface CompileOptions {
 export interface BuildConfig {
   /** `version`: the release's version, e.g. `1.0.0`. */
   readonly version: string;
-  /** `runtimePermissions`: the permission flags the program runs with. */
+  /** The default permission set, spelled as the `--allow-*` flags it grants. */
   readonly permissions: readonly string[];
 }
 
@@ -67,8 +66,6 @@ export interface ZipEntry {
   readonly modified: Date;
 }
 
-// A permission flag that grants one named permission, optionally scoped: `--allow-env=A,B`.
-const PERMISSION_FLAG = /^--allow-(?:net|read|write|run|env|sys|ffi|import)(?:=\S+)?$/;
 // Signs, in the error part of `deno compile`'s stderr, that the base runtime could not be fetched.
 const RUNTIME_DOWNLOAD_FAILURE = /dl\.deno\.land|Failed downloading|error sending request|denort/i;
 // deno-lint-ignore no-control-regex
@@ -92,12 +89,12 @@ Options:
   -h, --help         print this help`;
 
 /**
- * Reads the version and the runtime permissions from deno.json's text. Throws a `TypeError`
+ * Reads the version and the default permission set from deno.json's text. Throws a `TypeError`
  * naming the key at fault when one is missing or malformed.
  *
  * @example
  * ```ts
- * readBuildConfig('{"version": "1.0.0", "runtimePermissions": ["--allow-net"]}');
+ * readBuildConfig('{"version": "1.0.0", "permissions": {"default": {"net": true}}}');
  * // { version: "1.0.0", permissions: ["--allow-net"] }
  * ```
  */
@@ -106,19 +103,11 @@ export function readBuildConfig(denoJson: string): BuildConfig {
   if (typeof config !== "object" || config === null) {
     throw new TypeError("deno.json must hold a JSON object");
   }
-  const { version, runtimePermissions } = config as Record<string, unknown>;
+  const { version } = config as Record<string, unknown>;
   if (typeof version !== "string" || version === "") {
     throw new TypeError(`deno.json "version" must be a non-empty string (got ${version})`);
   }
-  if (
-    !Array.isArray(runtimePermissions) || runtimePermissions.length === 0 ||
-    !runtimePermissions.every((flag) => typeof flag === "string")
-  ) {
-    throw new TypeError(
-      'deno.json "runtimePermissions" must be a non-empty array of permission flags such as "--allow-net"',
-    );
-  }
-  return { version, permissions: runtimePermissions };
+  return { version, permissions: permissionFlags(denoJson) };
 }
 
 /**
@@ -147,34 +136,21 @@ export function binaryPath(target: Target, outDir: string): string {
 }
 
 /**
- * The arguments after `deno` that compile the program for one target: exactly the given
- * permissions, `--no-prompt`, the target and the output path. Throws a `TypeError` for a
- * flag that is not a single `--allow-<name>[=<scope>]` permission (so never `-A`).
+ * The arguments after `deno` that compile the program for one target: deno.json's default
+ * permission set (`-P`, the one source of the permissions), `--no-prompt`, the target and the
+ * output path. Nothing else is granted or baked in (no `-A`, no certificate, no `.env`).
  *
  * @example
  * ```ts
- * compileArgs("x86_64-unknown-linux-gnu", {
- *   permissions: ["--allow-net"],
- *   entry: "src/main.ts",
- *   outDir: "dist",
- * });
- * // ["compile", "--allow-net", "--no-prompt", "--target", "x86_64-unknown-linux-gnu",
+ * compileArgs("x86_64-unknown-linux-gnu", { entry: "src/main.ts", outDir: "dist" });
+ * // ["compile", "-P", "--no-prompt", "--target", "x86_64-unknown-linux-gnu",
  * //  "--output", "dist/x86_64-unknown-linux-gnu/service-ci", "src/main.ts"]
  * ```
  */
 export function compileArgs(target: Target, options: CompileOptions): string[] {
-  for (const flag of options.permissions) {
-    if (!PERMISSION_FLAG.test(flag)) {
-      throw new TypeError(
-        `runtimePermissions may hold only --allow-<permission>[=<scope>] flags, not --allow-all or -A (got ${
-          JSON.stringify(flag)
-        })`,
-      );
-    }
-  }
   return [
     "compile",
-    ...options.permissions,
+    "-P",
     "--no-prompt",
     "--target",
     target,
@@ -394,9 +370,14 @@ function _parseOptions(args: readonly string[]): _Options {
     out: values.out,
     dryRun: values["dry-run"] ?? false,
     help: values.help ?? false,
+    // The variable is read where it is granted (deno task compile); the image build passes the
+    // flag instead.
     defaultBaseUrl: requestedDefaultBaseUrl(
       values["default-base-url"],
-      (name) => Deno.env.get(name),
+      (name) =>
+        Deno.permissions.querySync({ name: "env", variable: name }).state === "granted"
+          ? Deno.env.get(name)
+          : undefined,
     ),
   };
 }
@@ -468,7 +449,6 @@ async function _compileAll(
 
   for (const target of options.targets) {
     const args = compileArgs(target, {
-      permissions: config.permissions,
       entry: "src/main.ts",
       outDir,
     });

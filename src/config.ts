@@ -26,6 +26,8 @@ export const CONFIG_ENV_VARIABLES: readonly string[] = [
   "SERVICE_CA_CERT",
   "SERVICE_REQUEST_TIMEOUT_SECONDS",
   "SERVICE_MAX_POLL_INTERVAL_SECONDS",
+  "SERVICE_CI_NATIVE",
+  "SERVICE_PR_COMMENT",
 ];
 
 /** Everything one invocation needs, validated. */
@@ -60,6 +62,10 @@ export interface Config {
   readonly requestTimeoutMs: number;
   /** The longest wait between two polls of a run. */
   readonly maxPollIntervalMs: number;
+  /** Write the detected CI's native output (`--no-ci-native` / `SERVICE_CI_NATIVE=false`: no). */
+  readonly ciNative: boolean;
+  /** `--pr-comment` / `SERVICE_PR_COMMENT`: keep one comment on the pull or merge request. */
+  readonly prComment: boolean;
 }
 
 /** The four places the service address can come from, in precedence order. */
@@ -99,6 +105,8 @@ export interface Flags {
   readonly "ca-cert"?: string;
   readonly "request-timeout-seconds"?: string;
   readonly "max-poll-interval-seconds"?: string;
+  readonly "no-ci-native"?: boolean;
+  readonly "pr-comment"?: boolean;
 }
 
 /** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
@@ -125,6 +133,8 @@ const OPTIONS = {
   "ca-cert": { type: "string" },
   "request-timeout-seconds": { type: "string" },
   "max-poll-interval-seconds": { type: "string" },
+  "no-ci-native": { type: "boolean" },
+  "pr-comment": { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const;
@@ -292,6 +302,10 @@ export function resolveConfig(
       "SERVICE_MAX_POLL_INTERVAL_SECONDS",
       { fallback: DEFAULT_MAX_POLL_INTERVAL_SECONDS, max: 300, min: 0.5, unit: "seconds" },
     ) * 1000,
+    ciNative: !(flags["no-ci-native"] ?? false) &&
+      _switch(env.SERVICE_CI_NATIVE, "SERVICE_CI_NATIVE", true),
+    prComment: (flags["pr-comment"] ?? false) ||
+      _switch(env.SERVICE_PR_COMMENT, "SERVICE_PR_COMMENT", false),
   };
   return Object.freeze(config);
 }
@@ -463,6 +477,17 @@ function _overrides(flags: Flags): MetadataOverrides {
   if (repository !== undefined) overrides.repository = repository;
   if (actor !== undefined) overrides.actor = actor;
   return overrides;
+}
+
+// An on/off variable: true/1/yes/on or false/0/no/off in any case; unset or empty is `fallback`.
+function _switch(value: string | undefined, name: string, fallback: boolean): boolean {
+  const text = (value ?? "").trim().toLowerCase();
+  if (text === "") return fallback;
+  if (["true", "1", "yes", "on"].includes(text)) return true;
+  if (["false", "0", "no", "off"].includes(text)) return false;
+  throw new UsageError(
+    `${name} must be true or false (also 1/0, yes/no, on/off) (got ${JSON.stringify(value)})`,
+  );
 }
 
 function _optionalText(

@@ -27,6 +27,9 @@ export interface DryRunDocument {
  *
  * @example
  * ```ts
+ * import type { CiMetadata } from "./ci_metadata.ts";
+ * import type { ServiceClient } from "./client.ts";
+ * import type { Config } from "./config.ts";
  * declare const client: ServiceClient;
  * declare const config: Config;
  * declare const metadata: CiMetadata;

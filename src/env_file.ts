@@ -4,7 +4,7 @@ import { parseEnv } from "node:util";
 
 /**
  * Parses the text of a `.env` file (the `node:util` `parseEnv` dialect: `KEY=value`, quotes,
- * `#` comments, `export` prefixes are not special).
+ * `#` comments, and an `export ` prefix, which is stripped).
  *
  * @example
  * ```ts
@@ -21,7 +21,7 @@ export function parseEnvFile(text: string): Record<string, string> {
  *
  * @example
  * ```ts
- * mergeEnv(["A", "B"], { A: "from env" }, { A: "from file", B: "file" });
+ * mergeEnv(["A", "B"], (name) => ({ A: "from env" })[name], { A: "from file", B: "file" });
  * // { A: "from env", B: "file" }
  * ```
  */

@@ -2,6 +2,8 @@
 
 import { CI_ENV_VARIABLES } from "./ci_metadata.ts";
 import { CONFIG_ENV_VARIABLES } from "./config.ts";
+import { PR_COMMENT_ENV_VARIABLES } from "./pr_comment/pr_comment.ts";
+import { NATIVE_ENV_VARIABLES } from "./report/native.ts";
 
 /** Variables read besides the configuration's and the CI metadata's: the output channels'. */
 export const OUTPUT_ENV_VARIABLES: readonly string[] = [
@@ -20,5 +22,11 @@ export const OUTPUT_ENV_VARIABLES: readonly string[] = [
  * ```
  */
 export const ENV_VARIABLES: readonly string[] = [
-  ...new Set([...CONFIG_ENV_VARIABLES, ...CI_ENV_VARIABLES, ...OUTPUT_ENV_VARIABLES]),
+  ...new Set([
+    ...CONFIG_ENV_VARIABLES,
+    ...CI_ENV_VARIABLES,
+    ...OUTPUT_ENV_VARIABLES,
+    ...NATIVE_ENV_VARIABLES,
+    ...PR_COMMENT_ENV_VARIABLES,
+  ]),
 ];

@@ -59,6 +59,39 @@ function makeFetch(caCerts: string | undefined): typeof fetch {
   return (input, init) => fetch(input, { ...init, client });
 }
 
+function makeProxyFetch(proxy: string | undefined): typeof fetch {
+  if (proxy === undefined) return fetch;
+  const client = Deno.createHttpClient({ proxy: { url: proxy } });
+  return (input, init) => fetch(input, { ...init, client });
+}
+
+// A CI's own command-line tool (buildkite-agent); undefined when it cannot be started.
+async function runCommand(
+  program: string,
+  args: readonly string[],
+  stdin?: string,
+): Promise<number | undefined> {
+  try {
+    const child = new Deno.Command(program, {
+      args: [...args],
+      stdin: stdin === undefined ? "null" : "piped",
+      stdout: "null",
+      stderr: "inherit",
+    }).spawn();
+    if (stdin !== undefined) {
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(stdin));
+      await writer.close();
+    }
+    return (await child.status).code;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotCapable) {
+      return undefined;
+    }
+    throw error;
+  }
+}
+
 // A report file opened before anything is rendered; `rewind` puts back the length it had.
 async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
   const file = await Deno.open(path, { write: true, create: true, append, truncate: !append });
@@ -124,5 +157,8 @@ const code = await run({
   random: Math.random,
   uuid: () => crypto.randomUUID(),
   now: Date.now,
+  cwd: Deno.cwd(),
+  runCommand,
+  makeProxyFetch,
 });
 Deno.exit(code);

@@ -80,6 +80,7 @@ export interface GateResult {
  *
  * @example
  * ```ts
+ * import type { CiMetadata } from "./ci_metadata.ts";
  * declare const deps: GateDeps;
  * declare const metadata: CiMetadata;
  * const result = await runGate(deps, {

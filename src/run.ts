@@ -34,10 +34,17 @@ import {
 } from "./report/github.ts";
 import { renderJson } from "./report/json.ts";
 import { renderJunit } from "./report/junit.ts";
+import { nativeWriter } from "./report/native.ts";
+import type { NativeIo, NativeWriter } from "./report/native_io.ts";
+import { forgeTokens, PullRequestComment } from "./pr_comment/pr_comment.ts";
+import type { TriggeredRun } from "./pr_comment/content.ts";
 import { userAgent, VERSION } from "./version.ts";
+
+export type { ReportFile };
 
 /** The effects of one invocation; `main.ts` passes the real ones, `tests/run_test.ts` fakes. */
 export interface RunDeps {
+  /** The command-line arguments, without the program's name. */
   readonly args: readonly string[];
   /** Reads one environment variable. */
   readonly env: (name: string) => string | undefined;
@@ -51,6 +58,7 @@ export interface RunDeps {
   readonly stdout: (text: string) => void;
   /** Writes to stderr; may throw (a closed pipe). */
   readonly stderr: (text: string) => void;
+  /** Whether stderr is a terminal: a live status line rather than log lines. */
   readonly stderrIsTerminal: boolean;
   /** Aborts with an `Interrupted` reason on SIGINT/SIGTERM. */
   readonly interrupt: AbortSignal;
@@ -68,6 +76,19 @@ export interface RunDeps {
   readonly uuid: () => string;
   /** Wall-clock time, for the report's start time. */
   readonly now: () => number;
+  /** The absolute working directory. */
+  readonly cwd: string;
+  /**
+   * Runs a program found on PATH with arguments and optional standard input; resolves with its
+   * exit code, or `undefined` when it could not be started (a CI's native channel).
+   */
+  readonly runCommand: (
+    program: string,
+    args: readonly string[],
+    stdin?: string,
+  ) => Promise<number | undefined>;
+  /** Makes the fetch for a CI's own HTTP channel, through `proxy` when given. */
+  readonly makeProxyFetch: (proxy: string | undefined) => typeof fetch;
 }
 
 /**
@@ -96,6 +117,7 @@ export async function run(deps: RunDeps): Promise<number> {
     }
     const { config, env, caCerts } = await loadConfig(invocation.flags, ENV_VARIABLES, deps);
     output.addSecret(config.apiKey);
+    for (const token of forgeTokens(env)) output.addSecret(token);
     if (config.json) output.commandsToStderr();
     const metadata = await detectCiMetadata(env, {
       overrides: config.overrides,
@@ -111,8 +133,13 @@ export async function run(deps: RunDeps): Promise<number> {
     });
     if (config.dryRun) return _dryRun(client, config, metadata, output);
     const github = env.GITHUB_ACTIONS === "true";
-    const gates = await _gates(deps, { config, env, metadata, client, output, github });
-    return await _report(deps, gates, { config, env, output, github });
+    const native = _native(deps, config, metadata, output);
+    const comment = config.prComment
+      ? _pullRequestComment(deps, config, env, metadata, output)
+      : undefined;
+    const context = { config, env, metadata, client, output, github, native, comment };
+    const gates = await _gates(deps, context);
+    return await _report(deps, gates, context);
   } catch (error) {
     if (error instanceof UsageError) {
       output.stderr(`service-ci: ${error.message}\n`);
@@ -152,6 +179,54 @@ interface _GateContext {
   readonly client: ServiceClient;
   readonly output: Output;
   readonly github: boolean;
+  /** The detected CI's native writer, when it has one and it is on. */
+  readonly native: NativeWriter | undefined;
+  /** The pull-request comment, when asked for and possible. */
+  readonly comment: PullRequestComment | undefined;
+}
+
+// The detected CI's native writer, unless --no-ci-native. TeamCity reads service messages on
+// stdout only, which --json owns: there the messages would be lost, so it says so instead.
+function _native(
+  deps: RunDeps,
+  config: Config,
+  metadata: CiMetadata,
+  output: Output,
+): NativeWriter | undefined {
+  if (!config.ciNative) return undefined;
+  const writer = nativeWriter(metadata.provider, { workingDirectory: deps.cwd, now: deps.now });
+  if (writer?.ci === "TeamCity" && config.json) {
+    output.stderr(
+      "service-ci: TeamCity reads service messages only from stdout, which --json holds: the gate is not shown in the Tests tab (use --junit with the XML report processing build feature)\n",
+    );
+    return undefined;
+  }
+  return writer;
+}
+
+function _pullRequestComment(
+  deps: RunDeps,
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+  metadata: CiMetadata,
+  output: Output,
+): PullRequestComment | undefined {
+  // An interrupt must not stop the last edit, so its waits have a signal of their own.
+  const never = new AbortController().signal;
+  const made = PullRequestComment.fromEnv(env, {
+    metadata,
+    agents: config.agents,
+    userAgent: userAgent(),
+    warn: (line) => output.stderr(`${line}\n`),
+    fetch: deps.makeProxyFetch(undefined),
+    sleep: (ms) => deps.sleep(ms, never),
+    now: deps.now,
+  });
+  if ("skip" in made) {
+    output.stderr(`${made.skip}\n`);
+    return undefined;
+  }
+  return made;
 }
 
 // Runs every agent's gate against one deadline on the injected clock, with progress on stderr,
@@ -179,8 +254,11 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
     secrets: [config.apiKey],
   });
   _heartbeat(deps, () => reporter.tick(), deps.stderrIsTerminal ? 1000 : 5000, done.signal);
-  if (context.github) output.command("::group::service-ci progress");
   const agents = config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`;
+  if (context.github) output.command("::group::service-ci progress");
+  for (const line of context.native?.progressStart(`service-ci: waiting for ${agents}`) ?? []) {
+    output.command(line);
+  }
   reporter.line(
     `service-ci ${VERSION} → ${config.baseUrl.origin}${
       config.baseUrl.pathname.replace(/\/+$/, "")
@@ -196,6 +274,19 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
     random: deps.random,
     newIdempotencyKey: deps.uuid,
   };
+  // The comment is first written once every agent has its run (or has ended without one).
+  const triggered = new Map<string, TriggeredRun>();
+  const settle = (run: TriggeredRun) => {
+    if (context.comment === undefined || triggered.has(run.agentId)) return;
+    triggered.set(run.agentId, run);
+    if (triggered.size === config.agents.length) {
+      void context.comment.begin({
+        commitSha: metadata.commit_sha,
+        buildUrl: metadata.build_url,
+        runs: config.agents.map((agentId) => triggered.get(agentId)!),
+      });
+    }
+  };
   let outcomes: AgentOutcome[];
   try {
     outcomes = await Promise.all(config.agents.map(async (agentId) => {
@@ -207,8 +298,13 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
         runId: config.runId,
         noWait: config.noWait,
         maxPollIntervalMs: config.maxPollIntervalMs,
-        onEvent: (event) => reporter.event(agentId, event),
+        onEvent: (event) => {
+          reporter.event(agentId, event);
+          if (event.type === "triggered") settle({ agentId, runId: event.runId, url: event.url });
+          if (event.type === "attached") settle({ agentId, runId: event.runId, url: null });
+        },
       });
+      settle({ agentId, runId: result.runId, url: result.url });
       const outcome = toAgentOutcome(agentId, result, {
         durationMs: deps.clock() - started,
         timeoutMs: config.timeoutMs,
@@ -231,6 +327,7 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
     ciMetadata: metadata,
     agents: outcomes,
   };
+  for (const line of context.native?.progressEnd(report) ?? []) output.command(line);
   return { report, reporter };
 }
 
@@ -257,12 +354,10 @@ async function _heartbeat(
   }
 }
 
-interface _ReportContext {
-  readonly config: Config;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly output: Output;
-  readonly github: boolean;
-}
+type _ReportContext = Pick<
+  _GateContext,
+  "config" | "env" | "output" | "github" | "native" | "comment"
+>;
 
 // Delivers every report of the finished run, then the CI's annotations and the console summary,
 // all with the code as delivered; resolves with that code.
@@ -302,7 +397,12 @@ async function _report(deps: RunDeps, gates: _Gates, context: _ReportContext): P
     stdout: (text) => output.document(text),
     warn: (line) => output.stderr(`${line}\n`),
   });
-  if (github) { for (const line of githubAnnotations(report)) output.command(line); }
+  if (github) {
+    for (const line of githubAnnotations(report)) output.command(line);
+  }
+  // The CI's own channels and the comment never change the verdict: each failure is one line.
+  await context.native?.finish(report, _nativeIo(deps, context));
+  await context.comment?.finish(report);
   gates.reporter.finish(report);
   for (const agent of report.agents) {
     if (agent.outcome === "interrupted" && agent.runId !== null) {
@@ -338,4 +438,24 @@ async function _reportUsageErrorToGithub(
   } catch (error) {
     output.stderr(`${cannotWrite("GITHUB_OUTPUT", path, error)}\n`);
   }
+}
+
+function _nativeIo(deps: RunDeps, context: _ReportContext): NativeIo {
+  const { output, env } = context;
+  return {
+    command: (line) => output.command(line),
+    warn: (line) => output.stderr(`${line}\n`),
+    writeTextFile: async (path, text, append) => {
+      const file = await deps.openReportFile(path, append);
+      try {
+        await file.write(output.mask(text));
+      } finally {
+        file.close();
+      }
+    },
+    runCommand: (program, args, stdin) =>
+      deps.runCommand(program, args, stdin === undefined ? undefined : output.mask(stdin)),
+    makeFetch: deps.makeProxyFetch,
+    env: (name) => env[name],
+  };
 }

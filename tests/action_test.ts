@@ -21,7 +21,6 @@ import { runCommand } from "./support/command.ts";
 import { fakeGh } from "./support/fake_gh.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
 import { readGithubOutput } from "./support/github_output.ts";
-import { PERMISSIONS } from "./support/program.ts";
 import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "./support/release.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
 import { type ToolOptions, toolTest, which } from "./support/tools.ts";
@@ -393,7 +392,7 @@ toolTest(
 );
 
 toolTest(
-  "version: source runs src/main.ts with exactly deno.json's runtimePermissions",
+  "version: source runs src/main.ts with exactly deno.json's default permission set (-P)",
   STEP_TOOLS,
   async () => {
     await using scratch = await _scratch();
@@ -429,7 +428,7 @@ printf '%s\\n' "$@" > "$CALLS"
       "--no-npm",
       "--config",
       DENO_JSON,
-      ...PERMISSIONS,
+      "-P",
       join(ROOT, "src", "main.ts"),
       `--agent=${AGENTS.passing}`,
       "--timeout-minutes=30",

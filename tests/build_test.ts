@@ -1,6 +1,7 @@
 /** Tests scripts/build.ts: the compile arguments, the release file names and the script itself. */
 
 import assert from "node:assert/strict";
+import { permissionFlags } from "../scripts/permissions.ts";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +35,11 @@ async function _scratchRepository(): Promise<AsyncDisposable & { dir: string }> 
   await Deno.mkdir(join(dir, "scripts"));
   await Deno.mkdir(join(dir, "src"));
   await Deno.copyFile(join(ROOT, "deno.json"), join(dir, "deno.json"));
-  for (const script of ["build.ts", "sbom.ts"]) {
+  // What build.ts imports to check a built-in service address.
+  for (const module of ["config.ts", "default_base_url.ts", "ci_metadata.ts"]) {
+    await Deno.copyFile(join(ROOT, "src", module), join(dir, "src", module));
+  }
+  for (const script of ["build.ts", "sbom.ts", "permissions.ts", "default_base_url.ts"]) {
     await Deno.copyFile(join(ROOT, "scripts", script), join(dir, "scripts", script));
   }
   await Deno.writeTextFile(join(dir, "src", "main.ts"), 'console.log("stub");\n');
@@ -74,35 +79,35 @@ Deno.test("TARGETS lists the five release targets", () => {
   ]);
 });
 
-Deno.test("readBuildConfig() reads the version and the runtime permissions of deno.json", () => {
-  const raw = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
-  assert.equal(DENO_JSON.version, raw.version);
-  assert.deepEqual(DENO_JSON.permissions, raw.runtimePermissions);
+Deno.test("readBuildConfig() reads the version and the default permission set of deno.json", () => {
+  const text = Deno.readTextFileSync(join(ROOT, "deno.json"));
+  assert.equal(DENO_JSON.version, JSON.parse(text).version);
+  assert.deepEqual(DENO_JSON.permissions, permissionFlags(text));
 });
 
 Deno.test("readBuildConfig() names the key at fault", () => {
   assert.throws(
-    () => readBuildConfig('{"runtimePermissions": ["--allow-net"]}'),
+    () => readBuildConfig('{"permissions": {"default": {"net": true}}}'),
     /deno\.json "version"/,
   );
-  assert.throws(() => readBuildConfig('{"version": "1.0.0"}'), /"runtimePermissions"/);
+  assert.throws(() => readBuildConfig('{"version": "1.0.0"}'), /"permissions"/);
   assert.throws(
-    () => readBuildConfig('{"version": "1.0.0", "runtimePermissions": [42]}'),
-    /"runtimePermissions"/,
+    () => readBuildConfig('{"version": "1.0.0", "permissions": {"default": {"all": true}}}'),
+    /may grant only/,
+  );
+  assert.throws(
+    () => readBuildConfig('{"version": "1.0.0", "permissions": {"default": {"env": [42]}}}'),
+    /"env" must be/,
   );
 });
 
 for (const target of TARGETS) {
-  Deno.test(`compileArgs() compiles ${target} with exactly deno.json's permissions`, () => {
-    const args = compileArgs(target, {
-      permissions: DENO_JSON.permissions,
-      entry: "src/main.ts",
-      outDir: "dist",
-    });
+  Deno.test(`compileArgs() compiles ${target} with deno.json's permission set and nothing else`, () => {
+    const args = compileArgs(target, { entry: "src/main.ts", outDir: "dist" });
     const binary = target === "x86_64-pc-windows-msvc" ? "service-ci.exe" : "service-ci";
     assert.deepEqual(args, [
       "compile",
-      ...DENO_JSON.permissions,
+      "-P",
       "--no-prompt",
       "--target",
       target,
@@ -110,35 +115,22 @@ for (const target of TARGETS) {
       `dist/${target}/${binary}`,
       "src/main.ts",
     ]);
-    const granted = args.filter((arg) => arg.startsWith("-A") || arg.startsWith("--allow-"));
-    assert.deepEqual(granted, [...DENO_JSON.permissions]);
-    for (const baked of ["--cert", "--unsafely-ignore-certificate-errors", "--env-file"]) {
+    for (
+      const baked of [
+        "-A",
+        "--allow-",
+        "--cert",
+        "--unsafely-ignore-certificate-errors",
+        "--env-file",
+      ]
+    ) {
       assert.ok(!args.some((arg) => arg.startsWith(baked)), `${baked} must not be baked in`);
     }
   });
 }
 
-Deno.test("compileArgs() refuses -A, --allow-all and flags that are not permissions", () => {
-  for (const flag of ["-A", "--allow-all", "--cert=ca.pem", "--allow-net --allow-read"]) {
-    assert.throws(
-      () =>
-        compileArgs("x86_64-unknown-linux-gnu", {
-          permissions: ["--allow-net", flag],
-          entry: "src/main.ts",
-          outDir: "dist",
-        }),
-      TypeError,
-      flag,
-    );
-  }
-});
-
 Deno.test("compileArgs() writes under the given --out directory", () => {
-  const args = compileArgs("aarch64-apple-darwin", {
-    permissions: ["--allow-net"],
-    entry: "src/main.ts",
-    outDir: "/tmp/out/",
-  });
+  const args = compileArgs("aarch64-apple-darwin", { entry: "src/main.ts", outDir: "/tmp/out/" });
   assert.equal(args[args.indexOf("--output") + 1], "/tmp/out/aarch64-apple-darwin/service-ci");
 });
 
@@ -268,17 +260,19 @@ Deno.test("build.ts --dry-run prints the commands for one --target and runs noth
   const result = await _runBuild(repo.dir, ["--dry-run", "--target", target]);
   assert.equal(result.code, 0, result.stderr);
   const lines = result.stdout.trimEnd().split("\n");
-  assert.equal(lines.length, 5, result.stdout);
-  const [compile, copy, tar, sbom, sums] = lines as [string, string, string, string, string];
-  assert.ok(compile.startsWith("deno compile "), compile);
-  for (const flag of DENO_JSON.permissions) {
-    assert.ok(compile.includes(` ${flag} `) || compile.includes(` '${flag}' `), flag);
-  }
-  assert.ok(
-    compile.endsWith(
-      `--no-prompt --target ${target} --output dist/${target}/service-ci src/main.ts`,
-    ),
+  assert.equal(lines.length, 6, result.stdout);
+  const [address, compile, copy, tar, sbom, sums] = lines as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  assert.match(address, /^# no built-in service address/);
+  assert.equal(
     compile,
+    `deno compile -P --no-prompt --target ${target} --output dist/${target}/service-ci src/main.ts`,
   );
   assert.ok(!/ -A\b| --allow-all\b| --cert\b/.test(compile), compile);
   assert.equal(copy, `cp README.md dist/${target}/README.md`);

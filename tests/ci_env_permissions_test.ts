@@ -1,16 +1,13 @@
 import assert from "node:assert/strict";
 import { CI_ENV_VARIABLES } from "../src/ci_metadata.ts";
+import { ENV_VARIABLES } from "../src/env_variables.ts";
 
-/** The `--allow-env=` list of deno.json's runtimePermissions: exact names and `PREFIX*` wildcards. */
+/** The `env` list of deno.json's default permission set: exact names and `PREFIX*` wildcards. */
 async function allowedEnv(): Promise<string[]> {
   const config = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
-  const permissions: unknown = config.runtimePermissions;
-  assert.ok(Array.isArray(permissions), "deno.json has a runtimePermissions array");
-  const entry = permissions.find((flag): flag is string =>
-    typeof flag === "string" && flag.startsWith("--allow-env=")
-  );
-  assert.ok(entry !== undefined, "runtimePermissions has an --allow-env= entry");
-  return entry.slice("--allow-env=".length).split(",").map((name) => name.trim());
+  const env: unknown = config.permissions?.default?.env;
+  assert.ok(Array.isArray(env), "deno.json's default permission set has an env list");
+  return env.map((name) => String(name).trim());
 }
 
 function covers(allowed: readonly string[], name: string): boolean {
@@ -23,6 +20,12 @@ Deno.test("deno.json's --allow-env covers every variable CI detection reads", as
   const allowed = await allowedEnv();
   const uncovered = CI_ENV_VARIABLES.filter((name) => !covers(allowed, name));
   assert.deepStrictEqual(uncovered, [], `add to --allow-env: ${uncovered.join(",")}`);
+});
+
+Deno.test("deno.json's env permission covers every variable the program reads", async () => {
+  const allowed = await allowedEnv();
+  const uncovered = ENV_VARIABLES.filter((name) => !covers(allowed, name));
+  assert.deepStrictEqual(uncovered, [], `add to the env permission: ${uncovered.join(",")}`);
 });
 
 Deno.test("covers() reads a trailing * as a prefix and anything else as an exact name", () => {

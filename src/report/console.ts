@@ -77,11 +77,12 @@ export class ConsoleReporter {
   #lastWrite: number;
   #liveLines = 0;
 
-  /** Starts reporting; the elapsed times count from now. */
+  // Service text as one short, safe line; secrets masked before it is cut.
   #safe(text: string): string {
     return sanitize(text, { maxLength: 200, secrets: this.#options.secrets ?? [] });
   }
 
+  /** Starts reporting; the elapsed times count from now. */
   constructor(options: ConsoleOptions) {
     this.#options = options;
     this.#started = options.clock();
@@ -243,8 +244,9 @@ export class ConsoleReporter {
  *
  * @example
  * ```ts
- * declare const report: RunReport;
- * explainExitCode(report); // "exit 1: 1 of 2 gates failed"
+ * import type { RunReport } from "../outcome.ts";
+ * declare const report: RunReport; // two agents: one passed, one failed
+ * explainExitCode(report); // "exit 1: 2 gates, 1 passed, 1 failed"
  * ```
  */
 export function explainExitCode(report: RunReport): string {

@@ -45,6 +45,7 @@ export interface DeliverDeps {
  *
  * @example
  * ```ts
+ * import type { RunReport } from "../outcome.ts";
  * declare const report: RunReport;
  * declare const deps: DeliverDeps;
  * const delivered = await deliverReports(report, [], undefined, deps);

@@ -15,6 +15,7 @@ export type CommandOptions = Omit<Deno.CommandOptions, "args" | "stdout" | "stde
  *
  * @example
  * ```ts
+ * const dir = await Deno.makeTempDir();
  * const { code, stdout, stderr } = await runCommand("tar", ["-tzf", "a.tar.gz"], { cwd: dir });
  * ```
  */

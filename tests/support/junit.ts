@@ -72,7 +72,7 @@ async function _xmllint(
  *
  * @example
  * ```ts
- * await assertValidJunit(join(dir, "junit.xml"));
+ * await assertValidJunit("test-results/service-ci.xml");
  * ```
  */
 export async function assertValidJunit(file: string): Promise<void> {
@@ -84,7 +84,7 @@ export async function assertValidJunit(file: string): Promise<void> {
  *
  * @example
  * ```ts
- * const failures = await xpath(file, "string(/testsuites/@failures)");
+ * const failures = await xpath("test-results/service-ci.xml", "string(/testsuites/@failures)");
  * ```
  */
 export async function xpath(file: string, expression: string): Promise<string> {

@@ -1,12 +1,17 @@
 /** Spawns the real entry point, with exactly the permissions deno.json declares, and reads what it did. */
 
-const ROOT = new URL("../../", import.meta.url);
-const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT))) as {
-  runtimePermissions: string[];
-};
+import { permissionFlags } from "../../scripts/permissions.ts";
 
-/** The permission flags of deno.json: the same ones the run task and the compile step use. */
-export const PERMISSIONS: readonly string[] = config.runtimePermissions;
+const ROOT = new URL("../../", import.meta.url);
+
+/**
+ * The permission flags of deno.json's default permission set: what `-P` grants `deno task start`
+ * and the compile step, spelled out so that a run from anywhere (a temporary directory, a URL)
+ * gets exactly the same.
+ */
+export const PERMISSIONS: readonly string[] = permissionFlags(
+  await Deno.readTextFile(new URL("deno.json", ROOT)),
+);
 
 /** The entry point's path. */
 export const MAIN = new URL("src/main.ts", ROOT).pathname;

@@ -16,7 +16,8 @@ export const HOST_TARGET = `${Deno.build.arch}-${
  *
  * @example
  * ```ts
- * const line = sha256sumsLine(await sha256Hex(archive), name);
+ * const hex = await sha256Hex(new TextEncoder().encode("archive bytes"));
+ * hex.length; // 64
  * ```
  */
 export async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
@@ -46,6 +47,9 @@ export interface ReleaseOptions {
  *
  * @example
  * ```ts
+ * const archive = "service-ci-1.2.3-x86_64-unknown-linux-gnu.tar.gz";
+ * const bytes = new TextEncoder().encode("archive bytes");
+ * const sums = new TextEncoder().encode(`${await sha256Hex(bytes)}  ${archive}\n`);
  * await using server = serveRelease({ SHA256SUMS: sums, [archive]: bytes }, { version: "1.2.3" });
  * ```
  */

@@ -22,6 +22,8 @@ export interface Harness {
   readonly stdout: string[];
   readonly stderr: string[];
   readonly requests: string[];
+  /** The programs run, as `runCommand` got them. */
+  readonly commands: { program: string; args: string[]; stdin: string | undefined }[];
   readonly interrupt: AbortController;
 }
 
@@ -38,6 +40,8 @@ export interface HarnessOptions {
   /** Called on each request, after it is recorded. */
   readonly onRequest?: (method: string, harness: Harness) => void;
   readonly fetchThrows?: unknown;
+  /** What `runCommand` resolves with; default `undefined` (not on PATH). */
+  readonly commandExitCode?: number;
   /** The trigger's answer body; default a run `run_1` with a dashboard link. */
   readonly trigger?: Record<string, unknown>;
 }
@@ -57,6 +61,7 @@ export function harness(options: HarnessOptions = {}): Harness {
   const stdout: string[] = [];
   const stderr: string[] = [];
   const requests: string[] = [];
+  const commands: { program: string; args: string[]; stdin: string | undefined }[] = [];
   const interrupt = new AbortController();
   const reads = [...(options.reads ?? [{ status: "completed", passed: true }])];
   const env: Record<string, string> = {
@@ -69,6 +74,7 @@ export function harness(options: HarnessOptions = {}): Harness {
     stdout,
     stderr,
     requests,
+    commands,
     interrupt,
     deps: {
       args: options.args ?? ["--agent", AGENT],
@@ -142,6 +148,12 @@ export function harness(options: HarnessOptions = {}): Harness {
       random: () => 0.5,
       uuid: () => "00000000-0000-4000-8000-000000000000",
       now: () => Date.UTC(2026, 10, 23),
+      cwd: "/work",
+      runCommand: (program, args, stdin) => {
+        commands.push({ program, args: [...args], stdin });
+        return Promise.resolve(options.commandExitCode);
+      },
+      makeProxyFetch: () => () => Promise.reject(new TypeError("no proxy here")),
     },
   };
   return harness;

@@ -13,6 +13,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
  *
  * @example
  * ```ts
+ * const text = await Deno.readTextFile(".github/workflows/ci.yml");
  * const ci = parseYaml<{ jobs: Record<string, unknown> }>(text, ".github/workflows/ci.yml");
  * ```
  */
