@@ -45,7 +45,7 @@ set -eu
 LC_ALL=C
 export LC_ALL
 
-VERSION=1.0.0
+VERSION=1.1.0
 PROGRAM=direct-api.sh
 MAX_FAULTS=10
 MAX_REDIRECTS=5

@@ -165,7 +165,7 @@ async function _fromProvider(
     return files.get(path) as Promise<unknown>;
   };
   const base = { read, git, readJson };
-  const pullRequest = _pullRequestNumber(await provider.pullRequest(base));
+  const pullRequest = pullRequestNumber(await provider.pullRequest(base));
   const context = { ...base, pullRequest };
   const [commit, branch, repository, actor, buildUrl] = await Promise.all([
     provider.commitSha(context),
@@ -206,7 +206,7 @@ async function _fromLocalCheckout(git: GitRunner): Promise<CiMetadata> {
 
 function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): CiMetadata {
   const { pullRequest } = overrides;
-  if (pullRequest !== undefined && !(Number.isSafeInteger(pullRequest) && pullRequest > 0)) {
+  if (pullRequest !== undefined && pullRequestNumber(String(pullRequest)) !== pullRequest) {
     throw new RangeError(
       `--pull-request must be a positive whole number (got ${JSON.stringify(pullRequest)})`,
     );
@@ -250,8 +250,18 @@ function _text(value: string | null): string | null {
   return value?.trim() || null;
 }
 
-// "false", "", "PR-3", "0", "1.5" and numbers past 2^53 are all "not a pull request".
-function _pullRequestNumber(value: string | null): number | null {
+/**
+ * A pull request's number from text, or `null`: the one rule for what a number is, for the
+ * providers' variables and `--pull-request` alike. `"false"`, `""`, `"PR-3"`, `"0"`, `"1.5"` and
+ * numbers past 2^53 are all "not a pull request".
+ *
+ * @example
+ * ```ts
+ * pullRequestNumber("42"); // 42
+ * pullRequestNumber("false"); // null
+ * ```
+ */
+export function pullRequestNumber(value: string | null): number | null {
   const text = value?.trim() ?? "";
   if (!/^[1-9]\d*$/.test(text)) return null;
   const number = Number(text);

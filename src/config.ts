@@ -5,7 +5,7 @@
  */
 
 import { parseArgs } from "node:util";
-import type { MetadataOverrides } from "./ci_metadata.ts";
+import { type MetadataOverrides, pullRequestNumber } from "./ci_metadata.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 
 /** The default `--timeout-minutes`. */
@@ -450,10 +450,7 @@ function _apiKey(env: Readonly<Record<string, string | undefined>>): string {
 
 function _overrides(flags: Flags): MetadataOverrides {
   const pullRequest = flags["pull-request"];
-  if (
-    pullRequest !== undefined &&
-    !(/^[1-9]\d*$/.test(pullRequest) && Number.isSafeInteger(Number(pullRequest)))
-  ) {
+  if (pullRequest !== undefined && pullRequestNumber(pullRequest) === null) {
     throw new UsageError(
       `--pull-request must be a pull request number like 42 (got ${JSON.stringify(pullRequest)})`,
     );

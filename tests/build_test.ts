@@ -35,9 +35,12 @@ async function _scratchRepository(): Promise<AsyncDisposable & { dir: string }> 
   await Deno.mkdir(join(dir, "scripts"));
   await Deno.mkdir(join(dir, "src"));
   await Deno.copyFile(join(ROOT, "deno.json"), join(dir, "deno.json"));
-  // What build.ts imports to check a built-in service address.
-  for (const module of ["config.ts", "default_base_url.ts", "ci_metadata.ts"]) {
-    await Deno.copyFile(join(ROOT, "src", module), join(dir, "src", module));
+  // build.ts checks a built-in service address with the runner's own rules (src/config.ts and
+  // what it imports).
+  for (const entry of Deno.readDirSync(join(ROOT, "src"))) {
+    if (entry.isFile) {
+      await Deno.copyFile(join(ROOT, "src", entry.name), join(dir, "src", entry.name));
+    }
   }
   for (const script of ["build.ts", "sbom.ts", "permissions.ts", "default_base_url.ts"]) {
     await Deno.copyFile(join(ROOT, "scripts", script), join(dir, "scripts", script));

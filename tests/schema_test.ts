@@ -380,6 +380,8 @@ const REPORT = {
 
 const DRY_RUN = {
   dry_run: true,
+  base_url: "https://service.example/",
+  base_url_source: "--base-url",
   requests: [{
     method: "POST",
     url: `https://service.example/api/v1/agents/${AGENTS.passing}/runs`,
@@ -402,7 +404,7 @@ Deno.test("docs/report.schema.json refuses wrong types, bad formats, an unmasked
     .headers;
   assertValid(
     {
-      dry_run: true,
+      ...DRY_RUN,
       requests: [{ method: "GET", url: `${DRY_RUN.requests[0]!.url}/run_1`, headers: readHeaders }],
     },
     "a dry run showing a read",
@@ -416,6 +418,8 @@ Deno.test("docs/report.schema.json refuses wrong types, bad formats, an unmasked
       agents: [{ ...REPORT.agents[0], agent_id: "agent-1" }],
     }],
     ["dry_run false", { ...DRY_RUN, dry_run: false }],
+    ["a dry run without where the address came from", { ...DRY_RUN, base_url_source: undefined }],
+    ["a dry run with an unknown address source", { ...DRY_RUN, base_url_source: "guess" }],
     ["a request showing the key", {
       ...DRY_RUN,
       requests: [{

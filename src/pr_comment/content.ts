@@ -5,8 +5,8 @@
  */
 
 import { ExitCode } from "../exit_code.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
-import { escapeMarkdown } from "../report/github.ts";
+import { type AgentOutcome, type Outcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import { escapeMarkdown, markedOutcome } from "../report/github.ts";
 
 /**
  * The longest comment written, in UTF-16 code units: GitHub refuses bodies over 65,536
@@ -107,8 +107,8 @@ export function finalComment(
       cells: [
         inert(_cap(agent.agentId, 100)),
         agent.error === null
-          ? _VERDICTS[agent.outcome]
-          : `${_VERDICTS[agent.outcome]}: ${inert(_cap(agent.error, 300))}`,
+          ? markedOutcome(agent.outcome)
+          : `${markedOutcome(agent.outcome)}: ${inert(_cap(agent.error, 300))}`,
         _duration(agent.durationMs),
         _runCell(agent.runId, agent.url),
       ],
@@ -171,24 +171,6 @@ interface _Parts {
   readonly footer: string;
 }
 
-const _VERDICTS: Readonly<Record<Outcome, string>> = {
-  passed: "✅ passed",
-  failed: "❌ failed",
-  unchecked: "⚠️ not checked",
-  timed_out: "⏱️ timed out",
-  interrupted: "🛑 interrupted",
-  triggered: "⏩ not waited for",
-};
-
-const _COUNT_LABELS: Readonly<Record<Outcome, string>> = {
-  passed: "passed",
-  failed: "failed",
-  unchecked: "not checked",
-  timed_out: "timed out",
-  interrupted: "interrupted",
-  triggered: "not waited for",
-};
-
 // When rows must be left out, the ones a reviewer needs most stay: failures before passes.
 const _KEEP_FIRST: readonly (Outcome | null)[] = [
   "failed",
@@ -245,10 +227,10 @@ function _comment(marker: string, parts: _Parts, maxLength: number): string {
 function _omittedCounts(rows: readonly _Row[]): string {
   const outcomes = rows.flatMap((row) => row.outcome === null ? [] : [row.outcome]);
   if (outcomes.length === 0) return "";
-  const counts = (Object.keys(_COUNT_LABELS) as Outcome[])
+  const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
     .map((outcome) => [outcome, outcomes.filter((other) => other === outcome).length] as const)
     .filter(([, count]) => count > 0)
-    .map(([outcome, count]) => `${count} ${_COUNT_LABELS[outcome]}`);
+    .map(([outcome, count]) => `${count} ${OUTCOME_LABELS[outcome].words}`);
   return ` (${counts.join(", ")})`;
 }
 
@@ -287,9 +269,9 @@ function _exitMeaning(report: RunReport): string {
 }
 
 function _counts(agents: readonly AgentOutcome[]): string {
-  const counts = (Object.keys(_COUNT_LABELS) as Outcome[])
+  const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
     .map((outcome) => ({
-      label: _COUNT_LABELS[outcome],
+      label: OUTCOME_LABELS[outcome].words,
       count: agents.filter((agent) => agent.outcome === outcome).length,
     }))
     .filter(({ count }) => count > 0)

@@ -3,7 +3,8 @@
  * logs one line per change and a heartbeat at most once a minute.
  */
 
-import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
+import { MAX_CONSECUTIVE_FAULTS } from "../backoff.ts";
+import { type AgentOutcome, type Outcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
 import type { GateEvent } from "../poll.ts";
 import { sanitize } from "../sanitize.ts";
 
@@ -44,15 +45,6 @@ const STYLE = {
   dim: ["\x1b[2m", "\x1b[22m"],
   bold: ["\x1b[1m", "\x1b[22m"],
 } as const;
-
-const VERDICT: Record<Outcome, string> = {
-  passed: "PASSED",
-  failed: "FAILED",
-  unchecked: "NOT CHECKED",
-  timed_out: "TIMED OUT",
-  interrupted: "INTERRUPTED",
-  triggered: "TRIGGERED",
-};
 
 /**
  * Writes what happens to a person reading a terminal or a CI log.
@@ -127,7 +119,9 @@ export class ConsoleReporter {
         this.line(
           `${label}: ${event.operation === "trigger" ? "trigger" : "reading the run"} failed: ${
             this.#safe(event.message)
-          }; retry ${event.consecutive} of 9 in ${_seconds(event.delayMs)}`,
+          }; retry ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS - 1} in ${
+            _seconds(event.delayMs)
+          }`,
         );
         return;
       case "not_visible_yet":
@@ -159,7 +153,7 @@ export class ConsoleReporter {
   agentDone(outcome: AgentOutcome): void {
     const agent = this.#agents.get(outcome.agentId);
     if (agent !== undefined) agent.done = true;
-    const verdict = this.#paint(VERDICT[outcome.outcome], outcome.outcome);
+    const verdict = this.#paint(OUTCOME_LABELS[outcome.outcome].verdict, outcome.outcome);
     const run = outcome.runId === null ? "" : ` (run ${_line(outcome.runId)})`;
     const why = outcome.error === null ? "" : `: ${_line(outcome.error)}`;
     this.line(`agent ${outcome.agentId}: ${verdict}${run}${why}`);
@@ -176,7 +170,7 @@ export class ConsoleReporter {
         _line(agent.agentId),
         agent.runId === null ? "-" : _line(agent.runId),
         agent.status === null ? "-" : _line(agent.status),
-        VERDICT[agent.outcome],
+        OUTCOME_LABELS[agent.outcome].verdict,
         _seconds(agent.durationMs),
         agent.url === null ? "-" : _line(agent.url),
       ]),

@@ -1,6 +1,7 @@
 /** Renders a run report for GitHub Actions: step outputs, the job summary and annotations. */
 
-import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
+import { ExitCode } from "../exit_code.ts";
+import { type AgentOutcome, type Outcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
 import { toJsonAgent } from "./json.ts";
 
 /**
@@ -73,6 +74,18 @@ export function outputValues(report: RunReport): OutputValues {
 }
 
 /**
+ * One outcome as Markdown reports show it: its mark and words, e.g. `"⚠️ not checked"`.
+ *
+ * @example
+ * ```ts
+ * markedOutcome("failed"); // "❌ failed"
+ * ```
+ */
+export function markedOutcome(outcome: Outcome): string {
+  return `${OUTCOME_LABELS[outcome].mark} ${OUTCOME_LABELS[outcome].words}`;
+}
+
+/**
  * What went wrong with one agent's gate, in the words of the `::error` annotation's title
  * (`"quality gate failed"`, `"quality gate could not be checked"`, …), or `null` when nothing
  * needs attention (`passed`, `triggered`). Every CI's writer flags the same outcomes with it.
@@ -84,7 +97,7 @@ export function outputValues(report: RunReport): OutputValues {
  * ```
  */
 export function outcomeProblem(outcome: Outcome): string | null {
-  return _ANNOTATION_TITLES[outcome];
+  return OUTCOME_LABELS[outcome].problem;
 }
 
 /**
@@ -279,33 +292,6 @@ const _HTML_ENTITIES: Readonly<Record<string, string>> = {
   ">": "&gt;",
 };
 
-const _ANNOTATION_TITLES: Readonly<Record<Outcome, string | null>> = {
-  passed: null,
-  triggered: null,
-  failed: "quality gate failed",
-  unchecked: "quality gate could not be checked",
-  timed_out: "timed out before a verdict",
-  interrupted: "interrupted before a verdict",
-};
-
-const _COUNT_LABELS: Readonly<Record<Outcome, string>> = {
-  passed: "passed",
-  failed: "failed",
-  unchecked: "not checked",
-  timed_out: "timed out",
-  interrupted: "interrupted",
-  triggered: "not waited for",
-};
-
-const _VERDICTS: Readonly<Record<Outcome, string>> = {
-  passed: "✅ passed",
-  failed: "❌ failed",
-  unchecked: "⚠️ not checked",
-  timed_out: "⏱️ timed out",
-  interrupted: "🛑 interrupted",
-  triggered: "⏩ not waited for",
-};
-
 const _UTF8 = new TextEncoder();
 
 function _allPassed(report: RunReport): boolean {
@@ -317,18 +303,18 @@ function _heading(report: RunReport): string {
     report.agents.filter((agent) => agent.outcome === outcome).length;
   const gates = report.agents.length === 1 ? "The quality gate" : "Quality gates";
   switch (report.exitCode) {
-    case 0:
+    case ExitCode.Passed:
       if (count("failed") > 0) return `⚠️ ${gates}: failed (ignored: --warn-only)`;
       if (count("triggered") > 0) return `⏩ ${gates}: runs started, not waited for`;
       return `✅ ${gates}: passed`;
-    case 1:
+    case ExitCode.Failed:
       return `❌ ${gates}: failed`;
-    case 3:
+    case ExitCode.Unchecked:
       return `⚠️ ${gates}: could not be checked`;
-    case 4:
+    case ExitCode.TimedOut:
       return `⏱️ ${gates}: timed out before a verdict`;
-    case 130:
-    case 143:
+    case ExitCode.Sigint:
+    case ExitCode.Sigterm:
       return `🛑 ${gates}: interrupted`;
     default:
       return `⚠️ ${gates}: service-ci ended with exit code ${report.exitCode}`;
@@ -336,9 +322,9 @@ function _heading(report: RunReport): string {
 }
 
 function _counts(report: RunReport): string {
-  const counts = (Object.keys(_COUNT_LABELS) as Outcome[])
+  const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
     .map((outcome) => ({
-      label: _COUNT_LABELS[outcome],
+      label: OUTCOME_LABELS[outcome].words,
       count: report.agents.filter((agent) => agent.outcome === outcome).length,
     }))
     .filter(({ count }) => count > 0)
@@ -347,7 +333,7 @@ function _counts(report: RunReport): string {
 }
 
 function _verdictCell(agent: AgentOutcome): string {
-  const verdict = _VERDICTS[agent.outcome];
+  const verdict = markedOutcome(agent.outcome);
   return agent.error === null ? verdict : `${verdict}: ${escapeMarkdown(agent.error)}`;
 }
 

@@ -1,6 +1,6 @@
 /** Renders a run report as JUnit XML, one test case per agent, for CI test-report views. */
 
-import type { AgentOutcome, RunReport } from "../outcome.ts";
+import { type AgentOutcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
 
 /**
  * The name of the one test suite.
@@ -138,13 +138,13 @@ function _verdict(agent: AgentOutcome): string[] {
     case "passed":
       return [];
     case "failed":
-      return [element("failure", "quality gate failed", "gate_failed")];
+      return [element("failure", OUTCOME_LABELS.failed.problem!, "gate_failed")];
     case "unchecked":
-      return [element("error", _reason("quality gate could not be checked", agent), "unchecked")];
     case "timed_out":
-      return [element("error", _reason("timed out before a verdict", agent), "timed_out")];
     case "interrupted":
-      return [element("error", _reason("interrupted before a verdict", agent), "interrupted")];
+      return [
+        element("error", _reason(OUTCOME_LABELS[agent.outcome].problem!, agent), agent.outcome),
+      ];
     case "triggered":
       return [`      <skipped>${escapeXml(_NOT_WAITED)}</skipped>`];
   }
