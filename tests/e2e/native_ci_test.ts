@@ -23,7 +23,12 @@ import { AGENTS, defaultAgents, json, KEYS, startFakeService } from "../support/
 import type { FakeService } from "../support/fake_service.ts";
 import { render } from "../support/markdown.ts";
 import { startFakeProxy } from "../support/native_io.ts";
-import { type ProgramOptions, type ProgramResult, runProgram } from "../support/program.ts";
+import {
+  type ProgramOptions,
+  type ProgramResult,
+  runProgram,
+  startProgram,
+} from "../support/program.ts";
 
 const COMMIT = "4f1c9a7e2b3d4f1c9a7e2b3d4f1c9a7e2b3d4f1c";
 const BITBUCKET_TARGET =
@@ -509,6 +514,85 @@ Deno.test("in Bitbucket Pipelines a gate sends a Code Insights report, and an an
     }
     assert.deepEqual(nativeLines(result), []);
   }
+});
+
+// --- --json and interrupts ---
+
+Deno.test("with --json the commands move to stderr, the same ones, and stdout stays one JSON document", async () => {
+  await using service = await fakeService();
+  const azureDir = await tempDir("azure-json");
+  const agent = await buildkiteAgent();
+  const args = ["--agent", AGENTS.failing, "--json"];
+  const [azure, gitlab, buildkite] = await Promise.all([
+    run(args, service, { TF_BUILD: "True", AGENT_TEMPDIRECTORY: azureDir }),
+    run(args, service, { GITLAB_CI: "true" }),
+    run(args, service, { BUILDKITE: "true", PATH: agent.path }),
+  ]);
+  for (const result of [azure, gitlab, buildkite]) {
+    assert.equal(result.code, 1, result.stderr);
+    const document = JSON.parse(result.stdout) as { exit_code: number };
+    assert.equal(result.stdout, `${JSON.stringify(document, null, 2)}\n`);
+    assert.equal(document.exit_code, 1);
+    assert.deepEqual(commandsIn(result.stdout), []);
+  }
+  // On one stream the progress lines sit inside the section.
+  const progress = (stderr: string, open: string, close: string) => {
+    const [start, line, end] = [open, "FAILED (run", close].map((text) => stderr.indexOf(text));
+    assert.ok(0 <= start! && start! < line! && line! < end!, stderr);
+  };
+  assert.deepEqual(azureCommands(azure).map((command) => command.command), [
+    "task.logissue",
+    "task.setvariable",
+    "task.setvariable",
+    "task.setvariable",
+    "task.setvariable",
+    "task.uploadsummary",
+  ]);
+  progress(azure.stderr, "##[group]", "##[endgroup]");
+  assert.deepEqual(gitlabMarkers(gitlab), ["start", "end"]);
+  progress(gitlab.stderr, "section_start:", "section_end:");
+  assert.deepEqual(buildkiteHeaders(buildkite), ["---", "^^^ +++"]);
+  progress(buildkite.stderr, "--- ", "^^^ +++");
+  assert.equal((await agent.calls()).length, 5);
+});
+
+Deno.test("an interrupted gate still closes the section and reports the interruption natively, with exit code 143", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(60_000) });
+  const env = { SERVICE_API_KEY: KEYS.ci, SERVICE_BASE_URL: service.url };
+  const azureDir = await tempDir("azure-interrupted");
+  const [azure, teamcity] = await Promise.all(
+    [{ TF_BUILD: "True", AGENT_TEMPDIRECTORY: azureDir }, { TEAMCITY_VERSION: "2025.07" }].map(
+      async (ci) => {
+        const program = await startProgram(["--agent", AGENTS.failing], { env: { ...env, ...ci } });
+        await program.waitForStderr("triggered run");
+        program.process.kill("SIGTERM");
+        return program.finished();
+      },
+    ),
+  );
+  assert.equal(azure!.code, 143, azure!.stderr);
+  assert.equal(teamcity!.code, 143, teamcity!.stderr);
+
+  assert.deepEqual(azureFormatting(azure!), [
+    "##[group]service-ci: waiting for 1 agent",
+    "##[endgroup]",
+  ]);
+  const azureFound = azureCommands(azure!);
+  assert.match(azureFound[0]!.data, /: interrupted before a verdict \(run run_\d+, status /);
+  assert.equal(azureVariables(azureFound).exit_code, "143");
+  assert.equal(azureFound.at(-1)!.command, "task.uploadsummary");
+
+  const messages = teamcityMessages(teamcity!);
+  assert.deepEqual(messages.slice(0, 2).map((message) => message.name), [
+    "blockOpened",
+    "blockClosed",
+  ]);
+  assert.ok(messages.some((message) => message.name === "testIgnored"));
+  assert.equal(
+    messages.find((message) => message.name === "buildProblem")?.attributes.identity,
+    `service-ci-${AGENTS.failing}-interrupted`,
+  );
+  assert.equal(parameters(messages)["service-ci.exit-code"], "143");
 });
 
 // --- Never fatal ---
