@@ -875,6 +875,18 @@ Deno.test("hostile service text forms no command but service-ci's own under any 
   ];
   for (const text of written) assert.deepEqual(commandsIn(text), [], text);
 
+  // Each CI reads back the same run ids: every escaping keeps the value whole.
+  const runIds = azureVariables(azureFound).run_id!;
+  const ids = JSON.parse(runIds) as string[];
+  assert.equal(ids.length, 2);
+  for (const id of ids) assert.ok(id.startsWith("run x ##vso") && id.endsWith("z"), id);
+  assert.equal(parameters(teamcityFound)["service-ci.run-id"], runIds);
+  assert.deepEqual(
+    [dotenv.SERVICE_CI_RUN_ID_1!, dotenv.SERVICE_CI_RUN_ID_2!].map(decodeURIComponent),
+    ids,
+  );
+  assert.equal(calls[3]!.stdin, runIds);
+
   assert.deepEqual(commandsIn(`${bitbucket.stdout}${bitbucket.stderr}`), []);
   assert.deepEqual(proxy.requests.map((request) => [request.method, request.url]), [
     ["DELETE", BITBUCKET_TARGET],
