@@ -19,8 +19,14 @@ import {
   type TeamcityMessage,
   teamcityParse,
 } from "../support/ci_log_parsers.ts";
-import { AGENTS, defaultAgents, json, KEYS, startFakeService } from "../support/fake_service.ts";
-import type { FakeService } from "../support/fake_service.ts";
+import {
+  AGENTS,
+  defaultAgents,
+  type FakeService,
+  json,
+  KEYS,
+  startFakeService,
+} from "../support/fake_service.ts";
 import { render } from "../support/markdown.ts";
 import { startFakeProxy } from "../support/native_io.ts";
 import {
@@ -113,11 +119,6 @@ function azureVariables(commands: readonly AzureAgentCommand[]): Record<string, 
   );
 }
 
-function summaryTable(markdown: string): { headers: string[][]; rows: string[][] } {
-  const { headers, rows } = render(markdown);
-  return { headers, rows };
-}
-
 const SUMMARY_HEADERS = [["Agent", "Run", "Status", "Verdict", "Duration", "Link"]];
 
 Deno.test("in Azure Pipelines a gate prints a group, an issue per failed gate, output variables and an uploaded summary", async () => {
@@ -164,7 +165,7 @@ Deno.test("in Azure Pipelines a gate prints a group, an issue per failed gate, o
       url,
     });
     assert.equal(commands.at(-1)!.data, summary);
-    const { headers, rows } = summaryTable(await Deno.readTextFile(summary));
+    const { headers, rows } = render(await Deno.readTextFile(summary));
     assert.deepEqual(headers, SUMMARY_HEADERS);
     assert.equal(rows.length, 1);
     assert.deepEqual(rows[0]!.slice(0, 3), [agent, runId, "completed"]);
@@ -415,7 +416,7 @@ Deno.test("in Buildkite a gate prints a log group, annotates the build and sets 
       ["meta-data", "set", "service-ci.run-id"],
       ["meta-data", "set", "service-ci.url"],
     ]);
-    const { headers, rows } = summaryTable(calls[0]!.stdin);
+    const { headers, rows } = render(calls[0]!.stdin);
     assert.deepEqual(headers, SUMMARY_HEADERS);
     assert.deepEqual(rows.map((row) => row.slice(0, 3)), [[agent, runId, "completed"]]);
     assert.deepEqual(calls.slice(1).map((call) => call.stdin), [
