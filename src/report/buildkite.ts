@@ -17,8 +17,8 @@ export const BUILDKITE_CONTEXT = "service-ci";
  * Markdown summary becomes the build's annotation (context {@linkcode BUILDKITE_CONTEXT}, style
  * from {@linkcode buildkiteAnnotationStyle}, body on standard input) and each of
  * {@linkcode buildkiteMetaData} is set with `buildkite-agent meta-data set <key>` (value on
- * standard input, so no value can be read as an option). Without the agent binary: the log
- * group only, and one note.
+ * standard input, so no value can be read as an option); when calls fail, one line names each
+ * thing not written. Without the agent binary: the log group only, and one note.
  *
  * @example
  * ```ts
@@ -45,10 +45,12 @@ export function createBuildkiteWriter(): NativeWriter {
         );
         return;
       }
-      if (annotated !== 0) {
-        io.warn(`Buildkite: buildkite-agent annotate exited with code ${annotated}`);
+      // Every call that failed goes in one line: an agent that refuses one call refuses all.
+      const failed = annotated === 0 ? [] : [`the annotation (exit code ${annotated})`];
+      failed.push(...await _setMetaData(report, io));
+      if (failed.length > 0) {
+        io.warn(`Buildkite: buildkite-agent could not write ${failed.join(", ")}`);
       }
-      await _setMetaData(report, io);
     },
   };
 }
@@ -94,13 +96,15 @@ export function buildkiteAnnotationStyle(report: RunReport): "success" | "warnin
   return report.exitCode === 0 ? "warning" : "error";
 }
 
-async function _setMetaData(report: RunReport, io: NativeIo): Promise<void> {
+// Sets each meta-data key; resolves with what could not be set, e.g. `meta-data service-ci.url
+// (exit code 1)`.
+async function _setMetaData(report: RunReport, io: NativeIo): Promise<string[]> {
   const failed: string[] = [];
   for (const [key, value] of buildkiteMetaData(report)) {
     const code = await io.runCommand("buildkite-agent", ["meta-data", "set", key], value);
-    if (code !== 0) failed.push(key);
+    if (code !== 0) {
+      failed.push(`meta-data ${key} (${code === undefined ? "not run" : `exit code ${code}`})`);
+    }
   }
-  if (failed.length > 0) {
-    io.warn(`Buildkite: buildkite-agent meta-data set failed for ${failed.join(", ")}`);
-  }
+  return failed;
 }

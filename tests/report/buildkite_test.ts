@@ -183,15 +183,15 @@ Deno.test("createBuildkiteWriter().finish() says in one line that buildkite-agen
   }
 });
 
-Deno.test("createBuildkiteWriter().finish() warns when buildkite-agent fails, and goes on", async () => {
+Deno.test("createBuildkiteWriter().finish() says in one line what buildkite-agent failed to write, and goes on", async () => {
   await withStandIn(async (calls, dir) => {
     await Deno.writeTextFile(join(dir, "exit"), "1");
     const { io, warnings } = recordingIo();
     await createBuildkiteWriter().finish(passingReport, io);
     assert.deepEqual(warnings, [
-      "Buildkite: buildkite-agent annotate exited with code 1",
-      "Buildkite: buildkite-agent meta-data set failed for service-ci.passed, " +
-      "service-ci.exit-code, service-ci.run-id, service-ci.url",
+      "Buildkite: buildkite-agent could not write the annotation (exit code 1), " +
+      "meta-data service-ci.passed (exit code 1), meta-data service-ci.exit-code (exit code 1), " +
+      "meta-data service-ci.run-id (exit code 1), meta-data service-ci.url (exit code 1)",
     ]);
     assert.equal((await calls()).length, 5);
   });
