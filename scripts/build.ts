@@ -40,6 +40,30 @@ export const TARGETS = [
 /** One of {@linkcode TARGETS}. */
 export type Target = typeof TARGETS[number];
 
+/**
+ * The targets a `--target` option (repeatable) names, in order and once each; all of
+ * {@linkcode TARGETS} when it was not given.
+ *
+ * @example
+ * ```ts
+ * parseTargets(["aarch64-apple-darwin", "aarch64-apple-darwin"]); // ["aarch64-apple-darwin"]
+ * ```
+ *
+ * @throws {TypeError} Naming `--target` and the valid targets.
+ */
+export function parseTargets(given: readonly string[] | undefined): Target[] {
+  const targets: Target[] = [];
+  for (const target of given ?? TARGETS) {
+    if (!(TARGETS as readonly string[]).includes(target)) {
+      throw new TypeError(
+        `--target must be one of ${TARGETS.join(", ")} (got ${JSON.stringify(target)})`,
+      );
+    }
+    if (!targets.includes(target as Target)) targets.push(target as Target);
+  }
+  return targets;
+}
+
 /** What {@linkcode compileArgs} needs besides the target. */
 export interface CompileOptions {
   /** The program's entry module, e.g. `src/main.ts`. */
@@ -355,15 +379,7 @@ function _parseOptions(args: readonly string[]): _Options {
     strict: true,
     allowPositionals: false,
   });
-  const targets: Target[] = [];
-  for (const target of values.target ?? TARGETS) {
-    if (!(TARGETS as readonly string[]).includes(target)) {
-      throw new TypeError(
-        `--target must be one of ${TARGETS.join(", ")} (got ${JSON.stringify(target)})`,
-      );
-    }
-    if (!targets.includes(target as Target)) targets.push(target as Target);
-  }
+  const targets = parseTargets(values.target);
   if (values.out === "") throw new TypeError('--out must be a directory path (got "")');
   return {
     targets,

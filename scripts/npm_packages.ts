@@ -10,7 +10,14 @@
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { binaryName, binaryPath, readBuildConfig, type Target, TARGETS } from "./build.ts";
+import {
+  binaryName,
+  binaryPath,
+  parseTargets,
+  readBuildConfig,
+  type Target,
+  TARGETS,
+} from "./build.ts";
 
 /** The name of the main package, and of the command it installs. */
 export const MAIN_PACKAGE = "service-ci";
@@ -275,15 +282,7 @@ function _parseOptions(args: readonly string[]): _Options {
   for (const name of ["dist", "out"] as const) {
     if (values[name] === "") throw new TypeError(`--${name} must be a directory path (got "")`);
   }
-  const targets: Target[] = [];
-  for (const target of values.target ?? TARGETS) {
-    if (!(TARGETS as readonly string[]).includes(target)) {
-      throw new TypeError(
-        `--target must be one of ${TARGETS.join(", ")} (got ${JSON.stringify(target)})`,
-      );
-    }
-    if (!targets.includes(target as Target)) targets.push(target as Target);
-  }
+  const targets = parseTargets(values.target);
   const dist = resolve(values.dist ?? "dist");
   return {
     dist,

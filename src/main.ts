@@ -1,14 +1,14 @@
 /**
  * The entry point: the only module that reads `Deno.args` and the environment, listens for
- * signals, opens files or calls `Deno.exit`. Everything else is in `run.ts`, with these effects
- * passed in.
+ * signals or calls `Deno.exit`. Everything else is in `run.ts`, with these effects (and those of
+ * `system.ts`) passed in.
  */
 
 import { ENV_VARIABLES } from "./env_variables.ts";
 import { runGit } from "./git.ts";
 import { Interrupted } from "./interrupted.ts";
-import type { ReportFile } from "./report/deliver.ts";
 import { run } from "./run.ts";
+import { makeFetch, makeProxyFetch, openReportFile, runCommand, sleep } from "./system.ts";
 
 /**
  * Reads one variable. Only the variables of {@linkcode ENV_VARIABLES} are asked for; one the
@@ -36,91 +36,6 @@ function listenForSignals(controller: AbortController): void {
       // Windows has no SIGTERM listener; Ctrl-C still arrives as SIGINT.
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-function makeFetch(caCerts: string | undefined): typeof fetch {
-  if (caCerts === undefined) return fetch;
-  const client = Deno.createHttpClient({ caCerts: [caCerts] });
-  return (input, init) => fetch(input, { ...init, client });
-}
-
-function makeProxyFetch(proxy: string | undefined): typeof fetch {
-  if (proxy === undefined) return fetch;
-  const client = Deno.createHttpClient({ proxy: { url: proxy } });
-  return (input, init) => fetch(input, { ...init, client });
-}
-
-// A CI's own command-line tool (buildkite-agent); undefined when it cannot be started.
-async function runCommand(
-  program: string,
-  args: readonly string[],
-  stdin?: string,
-): Promise<number | undefined> {
-  try {
-    const child = new Deno.Command(program, {
-      args: [...args],
-      stdin: stdin === undefined ? "null" : "piped",
-      stdout: "null",
-      stderr: "inherit",
-    }).spawn();
-    if (stdin !== undefined) {
-      const writer = child.stdin.getWriter();
-      await writer.write(new TextEncoder().encode(stdin));
-      await writer.close();
-    }
-    return (await child.status).code;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotCapable) {
-      return undefined;
-    }
-    throw error;
-  }
-}
-
-// A report file opened before anything is rendered; `rewind` puts back the length it had.
-async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
-  const file = await Deno.open(path, { write: true, create: true, append, truncate: !append });
-  let start = 0;
-  try {
-    start = append ? (await file.stat()).size : 0;
-  } catch {
-    // Not a regular file (a pipe, /dev/full): there is no length to go back to.
-  }
-  const encoder = new TextEncoder();
-  return {
-    write: async (text) => {
-      const bytes = encoder.encode(text);
-      for (let written = 0; written < bytes.length;) {
-        written += await file.write(bytes.subarray(written));
-      }
-    },
-    rewind: async () => {
-      await file.truncate(start);
-      if (!append) await file.seek(0, Deno.SeekMode.Start);
-    },
-    close: () => {
-      try {
-        file.close();
-      } catch {
-        // Already closed.
-      }
-    },
-  };
 }
 
 // A pipe may take part of a write at a time.

@@ -3,6 +3,8 @@
  * ones (run a program, fetch through a proxy), and a fake HTTP proxy on loopback.
  */
 
+import { makeProxyFetch as proxyFetch, runCommand as realRunCommand } from "../../src/system.ts";
+
 import type { NativeIo } from "../../src/report/native_io.ts";
 
 /** What a recording `NativeIo` saw. */
@@ -48,51 +50,10 @@ export function recordingIo(
 }
 
 /**
- * `NativeIo.runCommand` as the program does it: spawns `program` (found on PATH) with `stdin`
- * piped in, its output ignored; `undefined` when it cannot be started.
- *
- * @example
- * ```ts
- * const code = await realRunCommand("true", []); // 0
- * ```
+ * `NativeIo.runCommand` and `NativeIo.makeFetch` as the program does them: the real ones, from
+ * `src/system.ts`.
  */
-export async function realRunCommand(
-  program: string,
-  args: readonly string[],
-  stdin?: string,
-): Promise<number | undefined> {
-  try {
-    const child = new Deno.Command(program, {
-      args: [...args],
-      stdin: "piped",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(stdin ?? ""));
-    await writer.close();
-    return (await child.status).code;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotCapable) {
-      return undefined;
-    }
-    throw error;
-  }
-}
-
-/**
- * `NativeIo.makeFetch` as the program does it: a fetch whose requests go through `proxy`.
- *
- * @example
- * ```ts
- * const fetchVia = proxyFetch("http://127.0.0.1:29418");
- * ```
- */
-export function proxyFetch(proxy: string | undefined): typeof fetch {
-  if (proxy === undefined) return fetch;
-  const client = Deno.createHttpClient({ proxy: { url: proxy } });
-  return (input, init) => fetch(input, { ...init, client });
-}
+export { proxyFetch, realRunCommand };
 
 /** A request the fake proxy received. */
 export interface ProxiedRequest {
