@@ -9,6 +9,7 @@ import { runGit } from "./git.ts";
 import { Interrupted } from "./interrupted.ts";
 import type { ReportFile } from "./report/deliver.ts";
 import { run } from "./run.ts";
+import { sleep } from "./sleep.ts";
 
 /**
  * Reads one variable. Only the variables of {@linkcode ENV_VARIABLES} are asked for; one the
@@ -36,21 +37,6 @@ function listenForSignals(controller: AbortController): void {
       // Windows has no SIGTERM listener; Ctrl-C still arrives as SIGINT.
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 function makeFetch(caCerts: string | undefined): typeof fetch {
