@@ -21,9 +21,19 @@ Deno.test("sleep() resolves once the time has passed", async () => {
   assert.ok(performance.now() - started >= 29, "woke too early");
 });
 
-Deno.test("sleep() reads a negative or non-finite time as none", async () => {
-  for (const ms of [-5, Number.NaN, Number.NEGATIVE_INFINITY]) {
+Deno.test("sleep() of no time resolves without a timer, before a 0 ms timer started earlier", async () => {
+  for (const ms of [0, -5, Number.NaN, Number.NEGATIVE_INFINITY]) {
+    const order: string[] = [];
+    const timer = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        order.push("timer");
+        resolve();
+      }, 0)
+    );
     await sleep(ms, new AbortController().signal);
+    order.push("sleep");
+    await timer;
+    assert.deepEqual(order, ["sleep", "timer"], `sleep(${ms})`);
   }
 });
 
