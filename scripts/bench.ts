@@ -273,7 +273,9 @@ const durations = options.startup
 const latencyTarget: Record<number, number> = { 3_000: 1_000, 20_000: 2_500 };
 
 console.error(
-  `bench: ${reps} repetition(s) per measurement; durations ${durations.map(seconds).join(", ")}`,
+  `bench: ${reps} repetition(s) per measurement; durations ${
+    durations.map(seconds).join(", ") || "none"
+  }`,
 );
 for (const runMs of durations) {
   console.error(`bench: runs of ${seconds(runMs)} …`);
@@ -361,8 +363,8 @@ console.error("bench: floor, start-up and overhead …");
   if (wrong > 0) rows.push(`| overhead | ${wrong} run(s) with a wrong exit code | | |`);
 }
 
-console.error("bench: fan-out …");
 if (!options.startup) {
+  console.error("bench: fan-out …");
   await using service = await startFakeService({ agents: [] });
   // Fan-out: 1 agent, then 50 in one invocation, each repeated; medians of wall time and RSS.
   const fanOut = async (count: number) => {

@@ -1,24 +1,9 @@
 import assert from "node:assert/strict";
 import { runCommand } from "./support/command.ts";
+import { taskArgs } from "./support/tasks.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const ROOT_PATH = new URL(".", ROOT).pathname;
-const TASKS = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT))).tasks as Record<
-  string,
-  { command: string }
->;
-
-/** A task's command as arguments to `deno`, read from deno.json as `deno task` would run it. */
-function _taskArgs(name: string): string[] {
-  const command = TASKS[name]?.command;
-  assert.ok(command !== undefined, `deno.json has no "${name}" task`);
-  // Splitting on spaces is exact only for commands without quotes or shell syntax.
-  assert.doesNotMatch(command, /["'`$|&;<>()]/, `the ${name} task is more than one command`);
-  const [deno, ...args] = command.split(" ");
-  assert.equal(deno, "deno");
-  return args;
-}
-
 function _env(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = { TERM: "xterm-256color", ...extra };
   for (const name of ["PATH", "HOME", "DENO_DIR"]) {
@@ -32,7 +17,7 @@ const _quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
 /** The demo under a pseudo-terminal (`script`), so that its output is a terminal. */
 async function _demoAtTerminal(env: Record<string, string>): Promise<string> {
-  const command = [Deno.execPath(), ..._taskArgs("demo")].map(_quote).join(" ");
+  const command = [Deno.execPath(), ...taskArgs("demo")].map(_quote).join(" ");
   const result = await runCommand("script", ["-qec", command, "/dev/null"], {
     cwd: ROOT_PATH,
     env: _env(env),
@@ -45,7 +30,7 @@ async function _demoAtTerminal(env: Record<string, string>): Promise<string> {
 /** Starts `deno task fake-service` on a free port (tests listen on port 0 only); resolves its URL. */
 async function _startFakeService(): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [..._taskArgs("fake-service"), "0"],
+    args: [...taskArgs("fake-service"), "0"],
     cwd: ROOT_PATH,
     env: _env(),
     clearEnv: true,
@@ -75,7 +60,7 @@ async function _startFakeService(): Promise<{ url: string; stop: () => Promise<v
 Deno.test(
   "deno task demo, without a terminal, exits 0 by itself with no escape code and ends with commands that work as printed",
   async () => {
-    const demo = await runCommand(Deno.execPath(), _taskArgs("demo"), {
+    const demo = await runCommand(Deno.execPath(), taskArgs("demo"), {
       cwd: ROOT_PATH,
       env: _env(),
       clearEnv: true,
