@@ -1,34 +1,40 @@
 /**
  * `deno task demo`: starts the fake evaluation service on a free loopback port, runs the real
- * gate for an agent whose quality gate passes and for one whose gate fails on purpose, and shows
- * what a user sees and the exit codes. Exits 0 when everything happened as designed.
+ * gate for an agent whose quality gate passes and for one whose gate fails on purpose, shows what
+ * a user sees and the exit codes, and ends with commands to try that work as printed. Exits 0
+ * when everything happened as designed.
  */
 
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../tests/support/fake_service.ts";
+import { MAIN, PERMISSIONS } from "../tests/support/program.ts";
 
-const ROOT = new URL("../", import.meta.url);
-const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT))) as {
-  runtimePermissions: string[];
-};
-const main = new URL("src/main.ts", ROOT).pathname;
-const bold = (text: string) => Deno.noColor ? text : `\x1b[1m${text}\x1b[22m`;
+/** The port `deno task fake-service` listens on when given none. */
+const FAKE_SERVICE_PORT = 8787;
+
+// Escape codes only for a person at a terminal who has not asked for none (https://no-color.org).
+const color = Deno.stdout.isTerminal() && !Deno.noColor;
+const bold = (text: string) => color ? `\x1b[1m${text}\x1b[22m` : text;
+
+/** The command a reader runs from the repository's root for one gate against `baseUrl`. */
+function startCommand(baseUrl: string, agent: string): string {
+  return `SERVICE_API_KEY=${KEYS.ci} deno task start --base-url ${baseUrl} --agent ${agent}`;
+}
 
 async function gate(baseUrl: string, agent: string): Promise<number> {
-  console.log(
-    bold(`\n$ SERVICE_API_KEY=*** service-ci --base-url ${baseUrl} --agent ${agent}`),
-  );
+  console.log(bold(`\n$ ${startCommand(baseUrl, agent)}`));
   const env: Record<string, string> = { SERVICE_API_KEY: KEYS.ci };
   for (const name of ["PATH", "HOME", "DENO_DIR", "NO_COLOR", "TERM", "SystemRoot"]) {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }
-  const child = new Deno.Command(Deno.execPath(), {
+  // What `deno task start` runs, without its banner, so the gate's own output is all there is.
+  const { code } = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--quiet",
       "--no-prompt",
-      ...config.runtimePermissions,
-      main,
+      ...PERMISSIONS,
+      MAIN,
       "--base-url",
       baseUrl,
       "--agent",
@@ -39,8 +45,7 @@ async function gate(baseUrl: string, agent: string): Promise<number> {
     stdin: "null",
     stdout: "inherit",
     stderr: "inherit",
-  });
-  const { code } = await child.output();
+  }).output();
   return code;
 }
 
@@ -53,20 +58,32 @@ console.log(`A fake evaluation service is listening on ${service.url} with two a
 const passed = await gate(service.url, AGENTS.passing);
 console.log(bold(`→ exit code ${passed}`) + " (0: the gate passed, the pipeline goes on)");
 const failed = await gate(service.url, AGENTS.failing);
-console.log(bold(`→ exit code ${failed}`) + " (1: the gate failed, the pipeline stops here)");
+console.log(
+  bold(`→ exit code ${failed}`) +
+    " (1: the gate failed, on purpose: this is how a pipeline stops on a bad agent)",
+);
 
 const runs = [...service.runs.values()];
 console.log(`\nThe service received ${runs.length} runs, each with only CI metadata, e.g.:
   ${JSON.stringify(runs[0]?.ciMetadata)}`);
 
-if (passed === 0 && failed === 1) {
-  console.log(
-    bold("\nThe demo ran as designed: the passing gate exited 0 and the failing gate exited 1."),
+if (passed !== 0 || failed !== 1) {
+  console.error(
+    `\nThe demo did NOT run as designed: expected exit codes 0 and 1, got ${passed} and ${failed}.`,
   );
-  console.log("Next: `deno task test`, then README.md for real use.");
-  Deno.exit(0);
+  Deno.exit(1);
 }
-console.error(
-  `\nThe demo did NOT run as designed: expected exit codes 0 and 1, got ${passed} and ${failed}.`,
+const fakeService = `http://127.0.0.1:${FAKE_SERVICE_PORT}`;
+console.log(
+  bold("\nThe demo ran as designed: the passing gate exited 0 and the failing gate exited 1."),
 );
-Deno.exit(1);
+console.log(`
+Try it yourself from the repository's root, in two terminals:
+
+  deno task fake-service
+  ${startCommand(fakeService, AGENTS.passing)}
+
+The first keeps a fake service on ${fakeService} (its runs take 5 s; Ctrl-C stops it).
+The second runs one gate against it; with --agent ${AGENTS.failing} the gate fails.
+Without Deno installed, write \`npx --yes deno@2.9.6 task …\` wherever it says \`deno task …\`.
+Then: \`deno task test\`, and README.md for real use.`);

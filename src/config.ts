@@ -4,7 +4,7 @@
  * Precedence: flag, then environment, then `.env`, then default.
  */
 
-import { parseArgs } from "node:util";
+import { parseArgs } from "./parse_args.ts";
 import { type MetadataOverrides, pullRequestNumber } from "./ci_metadata.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 

@@ -1,17 +1,18 @@
 /** Reads a `.env` file and lays it under the environment: a variable already set always wins. */
 
-import { parseEnv } from "node:util";
-
 /**
  * Parses the text of a `.env` file (the `node:util` `parseEnv` dialect: `KEY=value`, quotes,
  * `#` comments, and an `export ` prefix, which is stripped).
  *
  * @example
  * ```ts
- * parseEnvFile("SERVICE_API_KEY=sk_test\n# comment\n"); // { SERVICE_API_KEY: "sk_test" }
+ * await parseEnvFile("SERVICE_API_KEY=sk_test\n# comment\n"); // { SERVICE_API_KEY: "sk_test" }
  * ```
  */
-export function parseEnvFile(text: string): Record<string, string> {
+export async function parseEnvFile(text: string): Promise<Record<string, string>> {
+  // Loaded only when there is a file to parse: any `node:` import makes Deno load its Node
+  // compatibility layer, too slow for every start-up (docs/performance.md).
+  const { parseEnv } = await import("node:util");
   return { ...parseEnv(text) } as Record<string, string>;
 }
 

@@ -2,7 +2,7 @@
 
 import { CI_ENV_VARIABLES } from "./ci_metadata.ts";
 import { CONFIG_ENV_VARIABLES } from "./config.ts";
-import { PR_COMMENT_ENV_VARIABLES } from "./pr_comment/pr_comment.ts";
+import { PR_COMMENT_ENV_VARIABLES } from "./pr_comment/env.ts";
 import { NATIVE_ENV_VARIABLES } from "./report/native.ts";
 
 /** Variables read besides the configuration's and the CI metadata's: the output channels'. */

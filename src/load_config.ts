@@ -109,7 +109,7 @@ async function _readDotenv(
 ): Promise<Record<string, string>> {
   const path = explicit ?? ".env";
   try {
-    return parseEnvFile(await deps.readTextFile(path));
+    return await parseEnvFile(await deps.readTextFile(path));
   } catch (error) {
     if (explicit === undefined && error instanceof Deno.errors.NotFound) return {};
     const name = explicit === undefined ? "the .env file in the working directory" : "--env-file";

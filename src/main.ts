@@ -8,7 +8,8 @@ import { ENV_VARIABLES } from "./env_variables.ts";
 import { runGit } from "./git.ts";
 import { Interrupted } from "./interrupted.ts";
 import { run } from "./run.ts";
-import { makeFetch, makeProxyFetch, openReportFile, runCommand, sleep } from "./system.ts";
+import { makeFetch, makeProxyFetch, openReportFile, runCommand } from "./system.ts";
+import { sleep } from "./sleep.ts";
 
 /**
  * Reads one variable. Only the variables of {@linkcode ENV_VARIABLES} are asked for; one the

@@ -36,7 +36,8 @@ import { renderJson } from "./report/json.ts";
 import { renderJunit } from "./report/junit.ts";
 import { nativeWriter } from "./report/native.ts";
 import type { NativeIo, NativeWriter } from "./report/native_io.ts";
-import { forgeTokens, PullRequestComment } from "./pr_comment/pr_comment.ts";
+import { forgeTokens } from "./pr_comment/env.ts";
+import type { PullRequestComment } from "./pr_comment/pr_comment.ts";
 import type { TriggeredRun } from "./pr_comment/content.ts";
 import { userAgent, VERSION } from "./version.ts";
 
@@ -135,7 +136,7 @@ export async function run(deps: RunDeps): Promise<number> {
     const github = env.GITHUB_ACTIONS === "true";
     const native = _native(deps, config, metadata, output);
     const comment = config.prComment
-      ? _pullRequestComment(deps, config, env, metadata, output)
+      ? await _pullRequestComment(deps, config, env, metadata, output)
       : undefined;
     const context = { config, env, metadata, client, output, github, native, comment };
     const gates = await _gates(deps, context);
@@ -204,13 +205,15 @@ function _native(
   return writer;
 }
 
-function _pullRequestComment(
+// Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
+async function _pullRequestComment(
   deps: RunDeps,
   config: Config,
   env: Readonly<Record<string, string | undefined>>,
   metadata: CiMetadata,
   output: Output,
-): PullRequestComment | undefined {
+): Promise<PullRequestComment | undefined> {
+  const { PullRequestComment } = await import("./pr_comment/pr_comment.ts");
   // An interrupt must not stop the last edit, so its waits have a signal of their own.
   const never = new AbortController().signal;
   const made = PullRequestComment.fromEnv(env, {

@@ -1,32 +1,10 @@
 /**
  * The program's real effects on the system, apart from the arguments, the environment and the
- * signals (which only `main.ts` touches): timers, HTTP clients, report files and CI tools.
+ * signals (which only `main.ts` touches) and the timers (`sleep.ts`): HTTP clients, report files
+ * and CI tools.
  */
 
 import type { ReportFile } from "./report/deliver.ts";
-
-/**
- * Waits `ms` on a real timer, or rejects with the signal's reason when it aborts.
- *
- * @example
- * ```ts
- * await sleep(10, new AbortController().signal);
- * ```
- */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /**
  * The fetch to use for the service: the global one, or one that also trusts `caCerts` (PEM).

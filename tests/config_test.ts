@@ -82,8 +82,8 @@ Deno.test("resolveConfig() takes the flag over the environment", () => {
   assert.equal(fromEnv.baseUrl.host, "env.example");
 });
 
-Deno.test("mergeEnv() lets a set variable win over .env, and .env fill an unset or empty one", () => {
-  const dotenv = parseEnvFile(
+Deno.test("mergeEnv() lets a set variable win over .env, and .env fill an unset or empty one", async () => {
+  const dotenv = await parseEnvFile(
     'SERVICE_API_KEY=from_file\nSERVICE_AGENT_ID="a,b"\nSERVICE_BASE_URL=https://file.example # comment\nOTHER=x\n',
   );
   const process: Record<string, string> = { SERVICE_API_KEY: "from_env", SERVICE_AGENT_ID: "" };

@@ -14,42 +14,7 @@ import { GitlabThread } from "./gitlab.ts";
 import { gateMarker } from "./marker.ts";
 import type { CommentThread } from "./thread.ts";
 
-/**
- * Every environment variable {@linkcode PullRequestComment.fromEnv} may read, by exact name.
- *
- * @example
- * ```ts
- * const env = Object.fromEntries(PR_COMMENT_ENV_VARIABLES.map((name) => [name, Deno.env.get(name)]));
- * ```
- */
-export const PR_COMMENT_ENV_VARIABLES: readonly string[] = Object.freeze([
-  "GITHUB_TOKEN",
-  "GITHUB_API_URL",
-  "GITHUB_REPOSITORY",
-  "GITHUB_WORKFLOW",
-  "GITHUB_JOB",
-  "SERVICE_GITLAB_TOKEN",
-  "CI_API_V4_URL",
-  "CI_PROJECT_ID",
-  "CI_MERGE_REQUEST_IID",
-  "CI_EXTERNAL_PULL_REQUEST_IID",
-  "CI_JOB_NAME",
-]);
-
-/**
- * The forge tokens set in `env` (`GITHUB_TOKEN`, `SERVICE_GITLAB_TOKEN`): secrets to mask in
- * every output, like the service key, whether or not a comment is written.
- *
- * @example
- * ```ts
- * forgeTokens({ GITHUB_TOKEN: "ghs_example", SERVICE_GITLAB_TOKEN: "" }); // ["ghs_example"]
- * ```
- */
-export function forgeTokens(env: Readonly<Record<string, string | undefined>>): string[] {
-  return ["GITHUB_TOKEN", "SERVICE_GITLAB_TOKEN"]
-    .map((name) => env[name]?.trim() ?? "")
-    .filter((token) => token !== "");
-}
+export { forgeTokens, PR_COMMENT_ENV_VARIABLES } from "./env.ts";
 
 /** The effects and facts {@linkcode PullRequestComment.fromEnv} needs. */
 export interface PullRequestCommentOptions {

@@ -3,7 +3,6 @@
  * did not pass, output variables and the job summary, all through `##vso[…]` logging commands.
  */
 
-import { join } from "node:path";
 import { neutralizeLine } from "../log_commands.ts";
 import type { RunReport } from "../outcome.ts";
 import { gateProblems, githubSummary, outputValues } from "./github.ts";
@@ -133,7 +132,7 @@ async function _finish(report: RunReport, io: NativeIo, workingDirectory: string
       break;
     }
   }
-  const path = join(io.env("AGENT_TEMPDIRECTORY") || workingDirectory, AZURE_SUMMARY_FILE);
+  const path = _join(io.env("AGENT_TEMPDIRECTORY") || workingDirectory, AZURE_SUMMARY_FILE);
   try {
     await io.writeTextFile(path, githubSummary(report), false);
   } catch (error) {
@@ -149,4 +148,11 @@ async function _finish(report: RunReport, io: NativeIo, workingDirectory: string
 
 function _reason(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim();
+}
+
+// The directory's own separator (a Windows agent's temp directory uses `\\`), without node:path,
+// whose import loads Deno's Node layer on every run.
+function _join(directory: string, file: string): string {
+  const separator = directory.includes("\\") && !directory.includes("/") ? "\\" : "/";
+  return `${directory.replace(/[\\/]+$/, "")}${separator}${file}`;
 }
