@@ -380,10 +380,13 @@ Deno.test("without --pr-comment or SERVICE_PR_COMMENT no request reaches the for
   await using service = await startFakeService({ agents: defaultAgents(50) });
   await using github = await startFakeGithub();
 
-  for (const value of [undefined, "false"]) {
+  const results = await Promise.all([undefined, "false"].map(async (value) => {
     const env = await githubEnv(service, github, { without: ["SERVICE_PR_COMMENT"] });
     if (value !== undefined) env.SERVICE_PR_COMMENT = value;
-    const result = await runProgram(["--agent", AGENTS.passing], { env });
+    return await runProgram(["--agent", AGENTS.passing], { env });
+  }));
+
+  for (const result of results) {
     assert.equal(result.code, 0, log(result));
     assert.deepEqual(commentLines(result), [], log(result));
     assertNoSecretIn(result.stdout + result.stderr, "the output");
@@ -668,12 +671,14 @@ Deno.test("on GitLab without SERVICE_GITLAB_TOKEN or a merge request, one line s
   await using service = await startFakeService({ agents: defaultAgents(50) });
   await using gitlab = await startFakeGitlab();
 
-  const noToken = await runProgram(["--agent", AGENTS.passing], {
-    env: gitlabEnv(service, gitlab, { SERVICE_GITLAB_TOKEN: "" }),
-  });
   const env = gitlabEnv(service, gitlab);
   delete env.CI_MERGE_REQUEST_IID;
-  const noMergeRequest = await runProgram(["--agent", AGENTS.passing], { env });
+  const [noToken, noMergeRequest] = await Promise.all([
+    runProgram(["--agent", AGENTS.passing], {
+      env: gitlabEnv(service, gitlab, { SERVICE_GITLAB_TOKEN: "" }),
+    }),
+    runProgram(["--agent", AGENTS.passing], { env }),
+  ]);
 
   assert.equal(noToken.code, 0, log(noToken));
   assert.match(
