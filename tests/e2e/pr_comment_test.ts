@@ -51,6 +51,8 @@ async function githubEnv(
     SERVICE_API_KEY: KEYS.ci,
     SERVICE_BASE_URL: service.url,
     SERVICE_PR_COMMENT: "true",
+    // A run that never ends fails the test in a minute rather than in half an hour.
+    SERVICE_TIMEOUT_MINUTES: "1",
     GITHUB_ACTIONS: "true",
     GITHUB_REPOSITORY: FORGE_TARGET.repository,
     GITHUB_TOKEN: FORGE_TOKENS.github,
@@ -97,6 +99,7 @@ function gitlabEnv(
     SERVICE_API_KEY: KEYS.ci,
     SERVICE_BASE_URL: service.url,
     SERVICE_PR_COMMENT: "true",
+    SERVICE_TIMEOUT_MINUTES: "1",
     GITLAB_CI: "true",
     CI: "true",
     CI_PROJECT_ID: FORGE_TARGET.projectId,
@@ -691,4 +694,30 @@ Deno.test("on GitLab without SERVICE_GITLAB_TOKEN or a merge request, one line s
     /^service-ci: no merge-request comment: this pipeline is not for a merge request/,
   );
   assert.deepEqual(gitlab.requests, []);
+});
+
+Deno.test("on GitLab a long Retry-After skips the in-progress note; the verdicts are written", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(50) });
+  await using gitlab = await startFakeGitlab();
+  gitlab.script({
+    method: "GET",
+    answer: () =>
+      Response.json({ message: "429 Too Many Requests" }, {
+        status: 429,
+        headers: { "retry-after": "3600" },
+      }),
+  });
+
+  const result = await runProgram(["--agent", AGENTS.passing], {
+    env: gitlabEnv(service, gitlab),
+  });
+
+  assertOneLine(
+    result,
+    /^service-ci: the merge-request comment was not written: GitLab answered GET \S+ with 429: 429 Too Many Requests\. GitLab's API rate limit is used up for now\. It will be tried again with the verdicts\./,
+  );
+  assert.deepEqual(gitlab.requests.map((request) => request.method), ["GET", "GET", "POST"]);
+  assert.equal(gitlab.comments.length, 1);
+  assert.match(gitlab.comments[0]!.body, /quality gate passed/);
+  assertSecretsStayApart(gitlab, service, "gitlab");
 });
