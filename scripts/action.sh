@@ -16,7 +16,10 @@
 #   SERVICE_CI_VERIFY_ATTESTATION  auto (or empty): check the archive's attestation with
 #                               `gh attestation verify` when gh is on PATH; true: gh is
 #                               required; false: only the SHA256SUMS check
-#   SERVICE_CI_GITHUB_TOKEN     the job's token, given to gh (as GH_TOKEN) and nothing else
+#   SERVICE_CI_PR_COMMENT       auto (or empty): the pull-request comment on pull_request and
+#                               pull_request_target events (GITHUB_EVENT_NAME); true or false
+#   SERVICE_CI_GITHUB_TOKEN     the job's token, given to gh (as GH_TOKEN) and, with the comment
+#                               on, to service-ci (as GITHUB_TOKEN); to nothing else
 #   SERVICE_CI_DOWNLOAD_URL     where releases live (read by install.sh; default GitHub)
 #
 # Exit codes: service-ci's own; 2 for an input error found here (nothing downloaded, no
@@ -76,6 +79,19 @@ case $verify_attestation in
     fail 2 "the verify-attestation input must be auto, true or false" \
       "(got \"$(shown "$verify_attestation")\")"
     ;;
+esac
+
+pr_comment=${SERVICE_CI_PR_COMMENT:-auto}
+case $pr_comment in
+  auto)
+    # On where there is a pull request to comment on and the job's token may write to it.
+    case ${GITHUB_EVENT_NAME:-} in
+      pull_request | pull_request_target) pr_comment=true ;;
+      *) pr_comment=false ;;
+    esac
+    ;;
+  true | false) ;;
+  *) fail 2 "the pr-comment input must be auto, true or false (got \"$(shown "$pr_comment")\")" ;;
 esac
 
 version=${SERVICE_CI_VERSION:-}
@@ -174,5 +190,13 @@ fi
 if [ -n "${SERVICE_CI_JUNIT:-}" ]; then set -- "$@" "--junit=$SERVICE_CI_JUNIT"; fi
 if [ "$warn_only" = true ]; then set -- "$@" --warn-only; fi
 
+# The input decides, whatever SERVICE_PR_COMMENT the job sets. service-ci masks the token and
+# sends it only to GITHUB_API_URL.
+SERVICE_PR_COMMENT=$pr_comment
+export SERVICE_PR_COMMENT
+if [ "$pr_comment" = true ] && [ -n "${SERVICE_CI_GITHUB_TOKEN:-}" ]; then
+  GITHUB_TOKEN=$SERVICE_CI_GITHUB_TOKEN
+  export GITHUB_TOKEN
+fi
 unset SERVICE_CI_GITHUB_TOKEN
 exec "$@"

@@ -39,6 +39,7 @@ import type { NativeIo, NativeWriter } from "./report/native_io.ts";
 import { forgeTokens } from "./pr_comment/env.ts";
 import type { PullRequestComment } from "./pr_comment/pr_comment.ts";
 import type { TriggeredRun } from "./pr_comment/content.ts";
+import { sanitize } from "./sanitize.ts";
 import { userAgent, VERSION } from "./version.ts";
 
 export type { ReportFile };
@@ -247,6 +248,9 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
     () => {},
   );
   const signal = AbortSignal.any([deadlineReached.signal, deps.interrupt]);
+  // Service text is masked of every secret before it is rendered: escaping for Markdown (the
+  // comment) would otherwise hide a secret from the mask that the outputs apply last.
+  const secrets = [config.apiKey, ...forgeTokens(context.env)];
   const reporter = new ConsoleReporter({
     write: (text) => output.stderr(text),
     clock: deps.clock,
@@ -254,7 +258,7 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
     agents: config.agents,
     tty: deps.stderrIsTerminal,
     color: deps.stderrIsTerminal && !context.env.NO_COLOR,
-    secrets: [config.apiKey],
+    secrets,
   });
   _heartbeat(deps, () => reporter.tick(), deps.stderrIsTerminal ? 1000 : 5000, done.signal);
   const agents = config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`;
@@ -281,7 +285,8 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
   const triggered = new Map<string, TriggeredRun>();
   const settle = (run: TriggeredRun) => {
     if (context.comment === undefined || triggered.has(run.agentId)) return;
-    triggered.set(run.agentId, run);
+    const clean = (text: string | null) => text === null ? null : sanitize(text, { secrets });
+    triggered.set(run.agentId, { ...run, runId: clean(run.runId), url: clean(run.url) });
     if (triggered.size === config.agents.length) {
       void context.comment.begin({
         commitSha: metadata.commit_sha,
@@ -312,7 +317,7 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
         durationMs: deps.clock() - started,
         timeoutMs: config.timeoutMs,
         runIdGiven: config.runId !== undefined,
-        secrets: [config.apiKey],
+        secrets,
       });
       reporter.agentDone(outcome);
       return outcome;

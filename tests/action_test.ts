@@ -19,6 +19,7 @@ import {
 } from "../scripts/build.ts";
 import { runCommand } from "./support/command.ts";
 import { fakeGh } from "./support/fake_gh.ts";
+import { FORGE_TARGET, startFakeGithub } from "./support/fake_forge.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
 import { readGithubOutput } from "./support/github_output.ts";
 import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "./support/release.ts";
@@ -202,6 +203,7 @@ Deno.test("action.yml takes the documented inputs; only agent and api-key are re
     "junit",
     "warn-only",
     "verify-attestation",
+    "pr-comment",
   ]);
   for (const [name, input] of Object.entries(ACTION.inputs)) {
     assert.ok(input.description, `input ${name} has a description`);
@@ -216,6 +218,7 @@ Deno.test("action.yml takes the documented inputs; only agent and api-key are re
   assert.equal(ACTION.inputs["base-url"]?.default, "");
   assert.equal(ACTION.inputs.junit?.default, "");
   assert.equal(ACTION.inputs["verify-attestation"]?.default, "auto");
+  assert.equal(ACTION.inputs["pr-comment"]?.default, "auto");
 });
 
 Deno.test("action.yml maps every output to the same output of the gate step", () => {
@@ -244,6 +247,7 @@ Deno.test("action.yml passes every input to the script through env, the key as S
     SERVICE_CI_JUNIT: "${{ inputs.junit }}",
     SERVICE_CI_WARN_ONLY: "${{ inputs.warn-only }}",
     SERVICE_CI_VERIFY_ATTESTATION: "${{ inputs.verify-attestation }}",
+    SERVICE_CI_PR_COMMENT: "${{ inputs.pr-comment }}",
     SERVICE_CI_GITHUB_TOKEN: "${{ github.token }}",
   });
   assert.equal(step.shell, "bash");
@@ -433,6 +437,70 @@ printf '%s\\n' "$@" > "$CALLS"
       `--agent=${AGENTS.passing}`,
       "--timeout-minutes=30",
     ]);
+  },
+);
+
+toolTest(
+  "version: source: pr-comment auto comments with the job's token on pull_request events only",
+  STEP_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using service = await startFakeService({ agents: defaultAgents(50) });
+    await using github = await startFakeGithub({ token: JOB_TOKEN });
+    const event = join(scratch.dir, "event.json");
+    await Deno.writeTextFile(
+      event,
+      JSON.stringify({ pull_request: { number: FORGE_TARGET.pullRequest } }),
+    );
+    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "source" };
+    // The job's environment as the runner gives it; the job asks for the comment in vain.
+    const job = (eventName: string) => ({
+      SERVICE_BASE_URL: service.url,
+      SERVICE_PR_COMMENT: "true",
+      GITHUB_EVENT_NAME: eventName,
+      GITHUB_EVENT_PATH: event,
+      GITHUB_REPOSITORY: FORGE_TARGET.repository,
+      GITHUB_API_URL: github.apiUrl,
+      GITHUB_WORKFLOW: "quality gate",
+      GITHUB_JOB: "gate",
+    });
+
+    for (const eventName of ["pull_request", "pull_request_target"]) {
+      const run = await _runAction(scratch.dir, inputs, job(eventName));
+      assert.equal(run.code, 0, _log(run));
+      assert.ok(!/pull-request comment/.test(run.stderr), _log(run));
+    }
+    assert.equal(github.comments.length, 1);
+    assert.match(github.comments[0]!.body, /quality gate passed/);
+    assert.deepEqual(github.writes.map((request) => request.method), [
+      "POST",
+      "PATCH",
+      "PATCH",
+      "PATCH",
+    ]);
+    for (const request of github.requests) {
+      assert.equal(request.headers.authorization, `Bearer ${JOB_TOKEN}`);
+    }
+
+    const before = github.requests.length;
+    const push = await _runAction(scratch.dir, inputs, job("push"));
+    const off = await _runAction(scratch.dir, { ...inputs, "pr-comment": "false" }, {
+      ...job("pull_request"),
+    });
+    for (const run of [push, off]) {
+      assert.equal(run.code, 0, _log(run));
+      assert.ok(!/pull-request comment/.test(run.stderr), _log(run));
+    }
+    assert.equal(github.requests.length, before);
+
+    // true on another event: service-ci says in one line why there is no comment.
+    const forced = await _runAction(scratch.dir, { ...inputs, "pr-comment": "true" }, {
+      ...job("push"),
+      GITHUB_EVENT_PATH: join(scratch.dir, "no-event.json"),
+    });
+    assert.equal(forced.code, 0, _log(forced));
+    assert.match(forced.stderr, /no pull-request comment: this build is not for a pull request/);
+    assert.equal(github.requests.length, before);
   },
 );
 
@@ -775,6 +843,11 @@ toolTest(
         { ...valid, "verify-attestation": "yes" },
         {},
         /verify-attestation input must be auto, true or false \(got "yes"\)/,
+      ],
+      [
+        { ...valid, "pr-comment": "yes" },
+        {},
+        /pr-comment input must be auto, true or false \(got "yes"\)/,
       ],
       [
         valid,
