@@ -9,10 +9,8 @@ import { type CiMetadata, describeCiMetadata, detectCiMetadata } from "./ci_meta
 import { ServiceClient } from "./client.ts";
 import { type Config, parseCommandLine, UsageError } from "./config.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
-import { dryRunDocument, renderDryRun } from "./dry_run.ts";
 import { ENV_VARIABLES } from "./env_variables.ts";
 import { ExitCode } from "./exit_code.ts";
-import { helpText } from "./help.ts";
 import { firstLine, loadConfig, makeTrustingFetch } from "./load_config.ts";
 import { escapeJsonForLogs } from "./log_commands.ts";
 import {
@@ -33,7 +31,6 @@ import {
   githubUsageError,
 } from "./report/github.ts";
 import { renderJson } from "./report/json.ts";
-import { renderJunit } from "./report/junit.ts";
 import { nativeWriter } from "./report/native.ts";
 import type { NativeIo, NativeWriter } from "./report/native_io.ts";
 import { forgeTokens } from "./pr_comment/env.ts";
@@ -109,6 +106,7 @@ export async function run(deps: RunDeps): Promise<number> {
   try {
     const invocation = parseCommandLine(deps.args);
     if (invocation.kind === "help") {
+      const { helpText } = await import("./help.ts");
       return output.stdout(helpText(DEFAULT_BASE_URL)) ? ExitCode.Passed : ExitCode.Unchecked;
     }
     if (invocation.kind === "version") {
@@ -133,9 +131,9 @@ export async function run(deps: RunDeps): Promise<number> {
       requestTimeoutMs: config.requestTimeoutMs,
       fetch: makeTrustingFetch(deps.makeFetch, caCerts, config.caCertPath),
     });
-    if (config.dryRun) return _dryRun(client, config, metadata, output);
+    if (config.dryRun) return await _dryRun(client, config, metadata, output);
     const github = env.GITHUB_ACTIONS === "true";
-    const native = _native(deps, config, metadata, output);
+    const native = await _native(deps, config, metadata, output);
     const comment = config.prComment
       ? await _pullRequestComment(deps, config, env, metadata, output)
       : undefined;
@@ -156,17 +154,18 @@ export async function run(deps: RunDeps): Promise<number> {
   }
 }
 
-function _dryRun(
+async function _dryRun(
   client: ServiceClient,
   config: Config,
   metadata: CiMetadata,
   output: Output,
-): number {
+): Promise<number> {
   output.stderr(
     `service-ci ${VERSION}: dry run, nothing is sent; ${
       describeCiMetadata(metadata)
     }; service address ${config.baseUrl.href} from ${config.baseUrlSource}\n`,
   );
+  const { dryRunDocument, renderDryRun } = await import("./dry_run.ts");
   const document = dryRunDocument(client, config, metadata);
   const written = config.json
     ? output.document(escapeJsonForLogs(`${JSON.stringify(document, null, 2)}\n`))
@@ -189,14 +188,17 @@ interface _GateContext {
 
 // The detected CI's native writer, unless --no-ci-native. TeamCity reads service messages on
 // stdout only, which --json owns: there the messages would be lost, so it says so instead.
-function _native(
+async function _native(
   deps: RunDeps,
   config: Config,
   metadata: CiMetadata,
   output: Output,
-): NativeWriter | undefined {
+): Promise<NativeWriter | undefined> {
   if (!config.ciNative) return undefined;
-  const writer = nativeWriter(metadata.provider, { workingDirectory: deps.cwd, now: deps.now });
+  const writer = await nativeWriter(metadata.provider, {
+    workingDirectory: deps.cwd,
+    now: deps.now,
+  });
   if (writer?.ci === "TeamCity" && config.json) {
     output.stderr(
       "service-ci: TeamCity reads service messages only from stdout, which --json holds: the gate is not shown in the Tests tab (use --junit with the XML report processing build feature)\n",
@@ -373,6 +375,7 @@ async function _report(deps: RunDeps, gates: _Gates, context: _ReportContext): P
   const { config, env, output, github } = context;
   const files: FileReport[] = [];
   if (config.junitPath !== undefined) {
+    const { renderJunit } = await import("./report/junit.ts");
     files.push({
       what: "the --junit report",
       path: config.junitPath,

@@ -1,14 +1,10 @@
 /**
  * Picks the native writer of the CI the metadata detection found: Azure Pipelines, TeamCity,
  * GitLab CI, Buildkite or Bitbucket Pipelines. GitHub Actions has its own reports (github.ts).
+ * Only the detected CI's writer is loaded: the others stay off every run's start-up.
  */
 
-import { createAzureWriter } from "./azure.ts";
-import { createBitbucketWriter } from "./bitbucket.ts";
-import { createBuildkiteWriter } from "./buildkite.ts";
-import { createGitlabWriter } from "./gitlab.ts";
 import type { NativeWriter } from "./native_io.ts";
-import { createTeamcityWriter } from "./teamcity.ts";
 
 /** The variables the native writers read, besides the CI metadata's. */
 export const NATIVE_ENV_VARIABLES: readonly string[] = [
@@ -34,22 +30,27 @@ export interface NativeOptions {
  *
  * @example
  * ```ts
- * nativeWriter("azure_pipelines", { workingDirectory: "/work", now: Date.now })?.ci;
+ * (await nativeWriter("azure_pipelines", { workingDirectory: "/work", now: Date.now }))?.ci;
  * // "Azure Pipelines"
  * ```
  */
-export function nativeWriter(provider: string, options: NativeOptions): NativeWriter | undefined {
+export async function nativeWriter(
+  provider: string,
+  options: NativeOptions,
+): Promise<NativeWriter | undefined> {
   switch (provider) {
     case "azure_pipelines":
-      return createAzureWriter({ workingDirectory: options.workingDirectory });
+      return (await import("./azure.ts")).createAzureWriter({
+        workingDirectory: options.workingDirectory,
+      });
     case "teamcity":
-      return createTeamcityWriter();
+      return (await import("./teamcity.ts")).createTeamcityWriter();
     case "gitlab":
-      return createGitlabWriter({ now: options.now });
+      return (await import("./gitlab.ts")).createGitlabWriter({ now: options.now });
     case "buildkite":
-      return createBuildkiteWriter();
+      return (await import("./buildkite.ts")).createBuildkiteWriter();
     case "bitbucket":
-      return createBitbucketWriter();
+      return (await import("./bitbucket.ts")).createBitbucketWriter();
     default:
       return undefined;
   }
