@@ -70,16 +70,8 @@ export class ForgeError extends Error {
   }
 }
 
-/** Options of {@linkcode ForgeHttp}. */
-export interface ForgeHttpOptions {
-  /** The forge's name for messages: `"GitHub"`. */
-  readonly forge: string;
-  /** The API root (`https://api.github.com`, `https://gitlab.example/api/v4`); http(s) only. */
-  readonly baseUrl: string;
-  /** Headers of every request: the token's header, `Accept`, `User-Agent`. */
-  readonly headers: Readonly<Record<string, string>>;
-  /** Values never to show in a message (the token). */
-  readonly secrets: readonly string[];
+/** The effects a forge client is given; each has a real default. */
+export interface ForgeEffects {
   /** The fetch to use; default the global one. */
   readonly fetch?: typeof fetch;
   /** Waits between attempts; default a real timer. */
@@ -88,6 +80,18 @@ export interface ForgeHttpOptions {
   readonly now?: () => number;
   /** How long one attempt may take; default {@linkcode DEFAULT_REQUEST_TIMEOUT_MS}. */
   readonly requestTimeoutMs?: number;
+}
+
+/** Options of {@linkcode ForgeHttp}. */
+export interface ForgeHttpOptions extends ForgeEffects {
+  /** The forge's name for messages: `"GitHub"`. */
+  readonly forge: string;
+  /** The API root (`https://api.github.com`, `https://gitlab.example/api/v4`); http(s) only. */
+  readonly baseUrl: string;
+  /** Headers of every request: the token's header, `Accept`, `User-Agent`. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Values never to show in a message (the token). */
+  readonly secrets: readonly string[];
 }
 
 /** A successful answer: its JSON, its headers and the address that gave it. */

@@ -1,6 +1,6 @@
 /** The comments of a GitHub pull request, through the REST API's issue comments. */
 
-import { ForgeError, ForgeHttp } from "./forge_http.ts";
+import { type ForgeEffects, ForgeError, ForgeHttp } from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
 
@@ -8,7 +8,7 @@ import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
 export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
 
 /** Options of {@linkcode GithubThread}. */
-export interface GithubThreadOptions {
+export interface GithubThreadOptions extends ForgeEffects {
   /** The token (`GITHUB_TOKEN`); sent as `Authorization: Bearer` to `apiUrl`'s origin only. */
   readonly token: string;
   /** The API root; default {@linkcode DEFAULT_GITHUB_API_URL}. */
@@ -19,14 +19,6 @@ export interface GithubThreadOptions {
   readonly pullRequest: number;
   /** The `User-Agent` header, which GitHub requires. */
   readonly userAgent: string;
-  /** The fetch to use; default the global one. */
-  readonly fetch?: typeof fetch;
-  /** Waits between attempts; default a real timer. */
-  readonly sleep?: (ms: number) => Promise<void>;
-  /** The clock, in epoch milliseconds. */
-  readonly now?: () => number;
-  /** How long one attempt may take. */
-  readonly requestTimeoutMs?: number;
 }
 
 /**

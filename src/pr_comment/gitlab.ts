@@ -1,11 +1,11 @@
 /** The notes (comments) of a GitLab merge request, through the REST API v4. */
 
-import { ForgeError, ForgeHttp } from "./forge_http.ts";
+import { type ForgeEffects, ForgeError, ForgeHttp } from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
 
 /** Options of {@linkcode GitlabThread}. */
-export interface GitlabThreadOptions {
+export interface GitlabThreadOptions extends ForgeEffects {
   /** A project or group access token (or a personal one) with the `api` scope. */
   readonly token: string;
   /** The API root, `CI_API_V4_URL` (`https://gitlab.com/api/v4`). */
@@ -16,14 +16,6 @@ export interface GitlabThreadOptions {
   readonly mergeRequest: number;
   /** The `User-Agent` header. */
   readonly userAgent: string;
-  /** The fetch to use; default the global one. */
-  readonly fetch?: typeof fetch;
-  /** Waits between attempts; default a real timer. */
-  readonly sleep?: (ms: number) => Promise<void>;
-  /** The clock, in epoch milliseconds. */
-  readonly now?: () => number;
-  /** How long one attempt may take. */
-  readonly requestTimeoutMs?: number;
 }
 
 /**

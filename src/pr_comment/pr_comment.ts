@@ -8,7 +8,7 @@ import type { CiMetadata } from "../ci_metadata.ts";
 import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
-import { ForgeError } from "./forge_http.ts";
+import { type ForgeEffects, ForgeError } from "./forge_http.ts";
 import { DEFAULT_GITHUB_API_URL, GithubThread } from "./github.ts";
 import { GitlabThread } from "./gitlab.ts";
 import { gateMarker } from "./marker.ts";
@@ -17,7 +17,7 @@ import type { CommentThread } from "./thread.ts";
 export { forgeTokens, PR_COMMENT_ENV_VARIABLES } from "./env.ts";
 
 /** The effects and facts {@linkcode PullRequestComment.fromEnv} needs. */
-export interface PullRequestCommentOptions {
+export interface PullRequestCommentOptions extends ForgeEffects {
   /** The run's CI metadata: the provider, the pull request's number, the repository. */
   readonly metadata: CiMetadata;
   /** The agents of this gate, as given (part of the marker). */
@@ -26,14 +26,6 @@ export interface PullRequestCommentOptions {
   readonly userAgent: string;
   /** Prints one line of diagnostics (without its newline). */
   readonly warn: (line: string) => void;
-  /** The fetch to use; default the global one. */
-  readonly fetch?: typeof fetch;
-  /** Waits between attempts; default a real timer. */
-  readonly sleep?: (ms: number) => Promise<void>;
-  /** The clock, in epoch milliseconds. */
-  readonly now?: () => number;
-  /** How long one request attempt may take. */
-  readonly requestTimeoutMs?: number;
 }
 
 /** Why no comment will be written, as one line for the user. */
