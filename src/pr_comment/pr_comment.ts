@@ -200,22 +200,22 @@ export class PullRequestComment {
    * rejects; run.ts need not wait for it, as {@linkcode finish} waits for it.
    */
   begin(progress: CommentProgress): Promise<void> {
-    return this.#enqueue(() => progressComment(this.#marker, progress), "with the verdicts");
+    return this.#enqueue(() => progressComment(this.#marker, progress), false);
   }
 
   /** Writes the comment with the verdicts. Never rejects. */
   finish(report: RunReport): Promise<void> {
-    return this.#enqueue(() => finalComment(this.#marker, report), null);
+    return this.#enqueue(() => finalComment(this.#marker, report), true);
   }
 
   // Runs writes one after the other, so the verdicts never land before the "in progress" text.
-  #enqueue(body: () => string, later: string | null): Promise<void> {
+  #enqueue(body: () => string, last: boolean): Promise<void> {
     this.#queue = this.#queue.then(async () => {
       if (this.#givenUp) return;
       try {
         await this.#write(body());
       } catch (error) {
-        this.#report(error, later);
+        this.#report(error, last);
       }
     });
     return this.#queue;
@@ -254,7 +254,7 @@ export class PullRequestComment {
     }
   }
 
-  #report(error: unknown, later: string | null): void {
+  #report(error: unknown, last: boolean): void {
     const what = error instanceof ForgeError
       ? error.message
       : `internal error: ${error instanceof Error ? error.message : String(error)}`;
@@ -262,10 +262,12 @@ export class PullRequestComment {
       ["rate_limited", "server", "network"].includes(error.kind);
     if (!transient) this.#givenUp = true;
     const advice = error instanceof ForgeError ? this.#advice[error.kind] : undefined;
-    const retry = transient && later !== null ? ` It will be tried again ${later}.` : "";
+    // A passing fault of the in-progress comment says nothing yet: the verdicts try again, and
+    // only if they fail too is there one line to read.
+    if (transient && !last) return;
     const line = `service-ci: the ${this.#noun} was not written: ${what}.${
       advice ? ` ${advice}` : ""
-    }${retry} The gate's verdict and exit code are not affected.`;
+    } The gate's verdict and exit code are not affected.`;
     this.#warn(maskSecrets(line, this.#secrets));
   }
 }
