@@ -82,6 +82,27 @@ export interface ForgeEffects {
   readonly requestTimeoutMs?: number;
 }
 
+/**
+ * The effects of `options` that are set, ready to spread into another client's options.
+ *
+ * @example
+ * ```ts
+ * pickEffects({ now: Date.now, fetch: undefined }); // { now: Date.now }
+ * ```
+ */
+export function pickEffects(
+  options: {
+    readonly [K in keyof ForgeEffects]?: ForgeEffects[K] | undefined;
+  },
+): ForgeEffects {
+  return {
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.sleep ? { sleep: options.sleep } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+  };
+}
+
 /** Options of {@linkcode ForgeHttp}. */
 export interface ForgeHttpOptions extends ForgeEffects {
   /** The forge's name for messages: `"GitHub"`. */

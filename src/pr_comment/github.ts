@@ -1,6 +1,6 @@
 /** The comments of a GitHub pull request, through the REST API's issue comments. */
 
-import { type ForgeEffects, ForgeError, ForgeHttp } from "./forge_http.ts";
+import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects } from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
 
@@ -67,10 +67,7 @@ export class GithubThread implements CommentThread {
         "User-Agent": options.userAgent,
       },
       secrets: [options.token],
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.sleep ? { sleep: options.sleep } : {}),
-      ...(options.now ? { now: options.now } : {}),
-      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      ...pickEffects(options),
     });
   }
 

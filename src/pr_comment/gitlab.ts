@@ -1,6 +1,6 @@
 /** The notes (comments) of a GitLab merge request, through the REST API v4. */
 
-import { type ForgeEffects, ForgeError, ForgeHttp } from "./forge_http.ts";
+import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects } from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
 
@@ -61,10 +61,7 @@ export class GitlabThread implements CommentThread {
         "User-Agent": options.userAgent,
       },
       secrets: [options.token],
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.sleep ? { sleep: options.sleep } : {}),
-      ...(options.now ? { now: options.now } : {}),
-      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      ...pickEffects(options),
     });
   }
 

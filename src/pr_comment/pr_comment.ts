@@ -8,7 +8,7 @@ import type { CiMetadata } from "../ci_metadata.ts";
 import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
-import { type ForgeEffects, ForgeError } from "./forge_http.ts";
+import { type ForgeEffects, ForgeError, pickEffects } from "./forge_http.ts";
 import { DEFAULT_GITHUB_API_URL, GithubThread } from "./github.ts";
 import { GitlabThread } from "./gitlab.ts";
 import { gateMarker } from "./marker.ts";
@@ -104,10 +104,7 @@ export class PullRequestComment {
     const skip = (why: string): PullRequestCommentSkip => ({ skip: `service-ci: ${why}` });
     const effects = {
       userAgent: options.userAgent,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...(options.sleep ? { sleep: options.sleep } : {}),
-      ...(options.now ? { now: options.now } : {}),
-      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      ...pickEffects(options),
     };
     const { metadata } = options;
     switch (metadata.provider) {
