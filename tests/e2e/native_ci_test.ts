@@ -28,7 +28,12 @@ import {
   startFakeService,
 } from "../support/fake_service.ts";
 import { render } from "../support/markdown.ts";
-import { startFakeProxy } from "../support/native_io.ts";
+import {
+  type AgentCall,
+  agentCalls,
+  startFakeProxy,
+  writeStandInAgent,
+} from "../support/native_io.ts";
 import {
   type ProgramOptions,
   type ProgramResult,
@@ -342,25 +347,6 @@ Deno.test("in GitLab CI a gate prints a collapsed section and writes the dotenv 
 
 // --- Buildkite ---
 
-interface AgentCall {
-  readonly args: string[];
-  readonly stdin: string;
-}
-
-// A stand-in `buildkite-agent`: it records each call's arguments (one per line) and standard
-// input in numbered files beside itself, and exits with `code`.
-function standIn(code: number): string {
-  return `#!/bin/sh
-dir=$(dirname "$0")
-n=$(cat "$dir/count" 2>/dev/null || echo 0)
-n=$((n + 1))
-echo "$n" > "$dir/count"
-for arg in "$@"; do printf '%s\\n' "$arg"; done > "$dir/args-$n"
-cat > "$dir/stdin-$n"
-exit ${code}
-`;
-}
-
 interface StandIn {
   /** PATH with the stand-in first. */
   readonly path: string;
@@ -369,20 +355,10 @@ interface StandIn {
 
 async function buildkiteAgent(code = 0): Promise<StandIn> {
   const dir = await tempDir("buildkite-agent");
-  await Deno.writeTextFile(join(dir, "buildkite-agent"), standIn(code), { mode: 0o755 });
+  await writeStandInAgent(dir, code);
   return {
     path: `${dir}${delimiter}${Deno.env.get("PATH") ?? ""}`,
-    calls: async () => {
-      const count = Number(await Deno.readTextFile(join(dir, "count")).catch(() => "0"));
-      const calls: AgentCall[] = [];
-      for (let n = 1; n <= count; n++) {
-        calls.push({
-          args: (await Deno.readTextFile(join(dir, `args-${n}`))).split("\n").slice(0, -1),
-          stdin: await Deno.readTextFile(join(dir, `stdin-${n}`)),
-        });
-      }
-      return calls;
-    },
+    calls: () => agentCalls(dir),
   };
 }
 

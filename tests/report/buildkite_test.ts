@@ -15,44 +15,23 @@ import {
   mixedReport,
   passingReport,
 } from "../support/report_fixtures.ts";
-import { recordingIo } from "../support/native_io.ts";
+import {
+  type AgentCall,
+  agentCalls,
+  recordingIo,
+  writeStandInAgent,
+} from "../support/native_io.ts";
 
-interface AgentCall {
-  readonly args: string[];
-  readonly stdin: string;
-}
-
-// A stand-in `buildkite-agent` first on PATH: it records each call's arguments (one per line)
-// and standard input in its own numbered file, and exits with the code in `exit` if present.
-const STAND_IN = `#!/bin/sh
-dir=$(dirname "$0")
-n=$(cat "$dir/count" 2>/dev/null || echo 0)
-n=$((n + 1))
-echo "$n" > "$dir/count"
-for arg in "$@"; do printf '%s\\n' "$arg"; done > "$dir/args-$n"
-cat > "$dir/stdin-$n"
-exit "$(cat "$dir/exit" 2>/dev/null || echo 0)"
-`;
-
+// Runs `test` with a stand-in `buildkite-agent` first on PATH.
 async function withStandIn(
   test: (calls: () => Promise<AgentCall[]>, dir: string) => Promise<void>,
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "service-ci-buildkite-" });
   const path = Deno.env.get("PATH") ?? "";
   try {
-    await Deno.writeTextFile(join(dir, "buildkite-agent"), STAND_IN, { mode: 0o755 });
+    await writeStandInAgent(dir);
     Deno.env.set("PATH", `${dir}${delimiter}${path}`);
-    await test(async () => {
-      const count = Number(await Deno.readTextFile(join(dir, "count")).catch(() => "0"));
-      const calls: AgentCall[] = [];
-      for (let n = 1; n <= count; n++) {
-        calls.push({
-          args: (await Deno.readTextFile(join(dir, `args-${n}`))).split("\n").slice(0, -1),
-          stdin: await Deno.readTextFile(join(dir, `stdin-${n}`)),
-        });
-      }
-      return calls;
-    }, dir);
+    await test(() => agentCalls(dir), dir);
   } finally {
     Deno.env.set("PATH", path);
     await Deno.remove(dir, { recursive: true });

@@ -107,3 +107,56 @@ export function startFakeProxy(
     });
   });
 }
+
+/** One call a stand-in `buildkite-agent` recorded. */
+export interface AgentCall {
+  readonly args: string[];
+  readonly stdin: string;
+}
+
+// Records each call's arguments (one per line) and standard input in numbered files beside
+// itself, and exits with the code in `exit` there, if any.
+const _STAND_IN_AGENT = `#!/bin/sh
+dir=$(dirname "$0")
+n=$(cat "$dir/count" 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" > "$dir/count"
+for arg in "$@"; do printf '%s\\n' "$arg"; done > "$dir/args-$n"
+cat > "$dir/stdin-$n"
+exit "$(cat "$dir/exit" 2>/dev/null || echo 0)"
+`;
+
+/**
+ * Writes a stand-in `buildkite-agent` into `dir` (put `dir` first on PATH) that records its calls
+ * and exits with `code`.
+ *
+ * @example
+ * ```ts
+ * const dir = await Deno.makeTempDir();
+ * await writeStandInAgent(dir, 1);
+ * ```
+ */
+export async function writeStandInAgent(dir: string, code = 0): Promise<void> {
+  await Deno.writeTextFile(`${dir}/buildkite-agent`, _STAND_IN_AGENT, { mode: 0o755 });
+  if (code !== 0) await Deno.writeTextFile(`${dir}/exit`, String(code));
+}
+
+/**
+ * The calls the stand-in in `dir` recorded, in order.
+ *
+ * @example
+ * ```ts
+ * const calls = await agentCalls("/tmp/buildkite-agent");
+ * ```
+ */
+export async function agentCalls(dir: string): Promise<AgentCall[]> {
+  const count = Number(await Deno.readTextFile(`${dir}/count`).catch(() => "0"));
+  const calls: AgentCall[] = [];
+  for (let n = 1; n <= count; n++) {
+    calls.push({
+      args: (await Deno.readTextFile(`${dir}/args-${n}`)).split("\n").slice(0, -1),
+      stdin: await Deno.readTextFile(`${dir}/stdin-${n}`),
+    });
+  }
+  return calls;
+}
