@@ -140,6 +140,17 @@ const OPTIONS = {
 } as const;
 
 /**
+ * Every option the command line accepts, without its dashes; `--help` lists each
+ * (`tests/e2e/gate_test.ts` checks that).
+ *
+ * @example
+ * ```ts
+ * OPTION_NAMES.includes("agent"); // true
+ * ```
+ */
+export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
+
+/**
  * Parses the command line. `--help` and `--version` win over everything else.
  *
  * @example

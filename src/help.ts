@@ -39,6 +39,8 @@ Options:
   --ca-cert <file>            also trust the certificates in this PEM file  [SERVICE_CA_CERT]
   --request-timeout-seconds <n>   one request's limit (default ${DEFAULT_REQUEST_TIMEOUT_SECONDS}) [SERVICE_REQUEST_TIMEOUT_SECONDS]
   --max-poll-interval-seconds <n> longest wait between polls (default ${DEFAULT_MAX_POLL_INTERVAL_SECONDS}) [SERVICE_MAX_POLL_INTERVAL_SECONDS]
+  --no-ci-native              no native output in Azure Pipelines, GitLab, TeamCity, Buildkite, Bitbucket [SERVICE_CI_NATIVE=false]
+  --pr-comment                keep one comment with the verdicts on the pull/merge request [SERVICE_PR_COMMENT=true]
   --commit-sha, --branch, --pull-request, --repository, --actor <value>
                               override the CI metadata detected from the environment
   -h, --help                  print this help and exit 0

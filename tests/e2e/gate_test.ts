@@ -1,5 +1,6 @@
 /** End to end: the real entry point against the fake service, one behaviour of contract §2–§5 each. */
 
+import { OPTION_NAMES } from "../../src/config.ts";
 import assert from "node:assert/strict";
 import {
   AGENTS,
@@ -222,6 +223,9 @@ Deno.test("--help and --version print to stdout and exit 0", async () => {
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Usage:\n {2}service-ci --agent <uuid>/);
   assert.match(help.stdout, /--timeout-minutes/);
+  for (const name of OPTION_NAMES) {
+    assert.ok(help.stdout.includes(`--${name}`), `--help does not mention --${name}`);
+  }
   // The source tree has no built-in service address; help and version say so.
   assert.match(help.stdout, /built-in default: none\n/);
   const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
