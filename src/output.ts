@@ -49,6 +49,11 @@ export class Output {
     }
   }
 
+  /** The secrets masked so far: the API key and the forge tokens. */
+  get secrets(): readonly string[] {
+    return this.#secrets;
+  }
+
   /** Writes text to stdout; false when stdout could not take it. */
   stdout(text: string): boolean {
     return _write(this.#streams.stdout, neutralizeText(this.#mask(text)));

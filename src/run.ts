@@ -23,7 +23,13 @@ import {
 import { Output } from "./output.ts";
 import { DeadlineReached, type GateDeps, runGate } from "./poll.ts";
 import { ConsoleReporter } from "./report/console.ts";
-import { cannotWrite, deliverReports, type FileReport, type ReportFile } from "./report/deliver.ts";
+import {
+  cannotWrite,
+  deliverReports,
+  type FileReport,
+  type ReportFile,
+  writeReportFile,
+} from "./report/deliver.ts";
 import {
   githubAnnotations,
   githubOutputs,
@@ -252,7 +258,7 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
   const signal = AbortSignal.any([deadlineReached.signal, deps.interrupt]);
   // Service text is masked of every secret before it is rendered: escaping for Markdown (the
   // comment) would otherwise hide a secret from the mask that the outputs apply last.
-  const secrets = [config.apiKey, ...forgeTokens(context.env)];
+  const secrets = output.secrets;
   const reporter = new ConsoleReporter({
     write: (text) => output.stderr(text),
     clock: deps.clock,
@@ -440,12 +446,7 @@ async function _reportUsageErrorToGithub(
   const path = deps.env("GITHUB_OUTPUT");
   if (!path) return;
   try {
-    const file = await deps.openReportFile(path, true);
-    try {
-      await file.write(output.mask(outputs));
-    } finally {
-      file.close();
-    }
+    await writeReportFile(deps.openReportFile, path, output.mask(outputs), true);
   } catch (error) {
     output.stderr(`${cannotWrite("GITHUB_OUTPUT", path, error)}\n`);
   }
@@ -456,14 +457,8 @@ function _nativeIo(deps: RunDeps, context: _ReportContext): NativeIo {
   return {
     command: (line) => output.command(line),
     warn: (line) => output.stderr(`${line}\n`),
-    writeTextFile: async (path, text, append) => {
-      const file = await deps.openReportFile(path, append);
-      try {
-        await file.write(output.mask(text));
-      } finally {
-        file.close();
-      }
-    },
+    writeTextFile: (path, text, append) =>
+      writeReportFile(deps.openReportFile, path, output.mask(text), append),
     runCommand: (program, args, stdin) =>
       deps.runCommand(program, args, stdin === undefined ? undefined : output.mask(stdin)),
     makeFetch: deps.makeProxyFetch,

@@ -86,34 +86,61 @@ export async function deliverReports(
       return false;
     }
   };
-  // Writes every open file with the current code. A failure drops that file and starts again
-  // from rewound files, so each pass either succeeds or removes a file: it ends.
-  const writeAll = async (rewindFirst: boolean): Promise<void> => {
-    for (let rewind = rewindFirst;; rewind = true) {
-      if (rewind) {
-        for (const entry of [...open]) await attempt(entry, () => entry.file.rewind());
-      }
-      let failed = false;
+  const rewindAll = async () => {
+    for (const entry of [...open]) await attempt(entry, () => entry.file.rewind());
+  };
+  // Writes every open file with the current code. When a failure changes the code, what was
+  // written shows the old one: the files are rewound and written again. The code changes once
+  // at most (a verdict becomes 3), so this ends.
+  const writeAll = async (): Promise<void> => {
+    for (;;) {
+      const code = current.exitCode;
       for (const entry of [...open]) {
-        if (!await attempt(entry, () => entry.file.write(entry.report.render(current)))) {
-          failed = true;
-          break;
-        }
+        await attempt(entry, () => entry.file.write(entry.report.render(current)));
+        if (current.exitCode !== code) break;
       }
-      if (!failed) return;
+      if (current.exitCode === code) return;
+      await rewindAll();
     }
   };
   try {
-    await writeAll(false);
+    await writeAll();
     if (json !== undefined && !deps.stdout(json(current))) {
       const code = current.exitCode;
       fail("the --json document", "stdout", new Error("stdout is closed"));
-      if (current.exitCode !== code) await writeAll(true);
+      if (current.exitCode !== code) {
+        await rewindAll();
+        await writeAll();
+      }
     }
   } finally {
     for (const entry of open) entry.file.close();
   }
   return current;
+}
+
+/**
+ * Writes (or appends) one file in one go, for the reports outside {@linkcode deliverReports}
+ * whose failure is one line and does not change the code.
+ *
+ * @example
+ * ```ts
+ * declare const open: DeliverDeps["openReportFile"];
+ * await writeReportFile(open, "service-ci.env", "SERVICE_CI_PASSED=true\n", false);
+ * ```
+ */
+export async function writeReportFile(
+  open: DeliverDeps["openReportFile"],
+  path: string,
+  text: string,
+  append: boolean,
+): Promise<void> {
+  const file = await open(path, append);
+  try {
+    await file.write(text);
+  } finally {
+    file.close();
+  }
 }
 
 /**
