@@ -204,7 +204,7 @@ function _closestOption(option: string): string | undefined {
   const name = option.replace(/^-+/, "").split("=")[0]!;
   const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
   let best: { name: string; distance: number } | undefined;
-  for (const candidate of Object.keys(OPTIONS)) {
+  for (const candidate of OPTION_NAMES) {
     const distance = _editDistance(squash(name), squash(candidate));
     if (best === undefined || distance < best.distance) best = { name: candidate, distance };
   }

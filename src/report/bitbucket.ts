@@ -4,8 +4,8 @@
  * authenticated proxy so no credential is needed.
  */
 
-import type { AgentOutcome, RunReport } from "../outcome.ts";
-import { httpLink, outcomeProblem, outcomeText, outputValues } from "./github.ts";
+import { type AgentOutcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import { httpLink, outcomeText, outputValues } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 
 /** The report's id on the commit: a re-run replaces the report instead of adding one. */
@@ -131,7 +131,7 @@ export function createBitbucketWriter(options: BitbucketWriterOptions = {}): Nat
  * ```
  */
 export function bitbucketReport(report: RunReport): BitbucketReport {
-  const problem = report.agents.some((agent) => outcomeProblem(agent.outcome) !== null);
+  const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);
   const pending = report.agents.some((agent) => agent.outcome === "triggered");
   const links = report.agents.flatMap((agent): BitbucketData[] => {
     const href = httpLink(agent.url);
@@ -180,7 +180,7 @@ export function bitbucketReport(report: RunReport): BitbucketReport {
  */
 export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
   return report.agents.flatMap((agent) => {
-    const problem = outcomeProblem(agent.outcome);
+    const problem = OUTCOME_LABELS[agent.outcome].problem;
     if (problem === null) return [];
     const link = httpLink(agent.url);
     return [{

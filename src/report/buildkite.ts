@@ -3,8 +3,8 @@
  * then, through `buildkite-agent`, an annotation with the summary and meta-data for the outputs.
  */
 
-import type { RunReport } from "../outcome.ts";
-import { githubSummary, outcomeProblem, outputValues } from "./github.ts";
+import { OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import { githubSummary, outputValues } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { sanitize } from "../sanitize.ts";
 
@@ -31,7 +31,9 @@ export function createBuildkiteWriter(): NativeWriter {
     ci: "Buildkite",
     progressStart: (title) => [`--- ${sanitize(title)}`],
     progressEnd: (report) =>
-      report.agents.some((agent) => outcomeProblem(agent.outcome) !== null) ? ["^^^ +++"] : [],
+      report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null)
+        ? ["^^^ +++"]
+        : [],
     finish: async (report, io) => {
       const annotated = await io.runCommand(
         "buildkite-agent",
@@ -91,7 +93,7 @@ export function buildkiteMetaData(report: RunReport): [string, string][] {
  * ```
  */
 export function buildkiteAnnotationStyle(report: RunReport): "success" | "warning" | "error" {
-  const problem = report.agents.some((agent) => outcomeProblem(agent.outcome) !== null);
+  const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);
   if (!problem) return "success";
   return report.exitCode === 0 ? "warning" : "error";
 }

@@ -86,22 +86,7 @@ export function markedOutcome(outcome: Outcome): string {
 }
 
 /**
- * What went wrong with one agent's gate, in the words of the `::error` annotation's title
- * (`"quality gate failed"`, `"quality gate could not be checked"`, …), or `null` when nothing
- * needs attention (`passed`, `triggered`). Every CI's writer flags the same outcomes with it.
- *
- * @example
- * ```ts
- * outcomeProblem("failed"); // "quality gate failed"
- * outcomeProblem("passed"); // null
- * ```
- */
-export function outcomeProblem(outcome: Outcome): string | null {
-  return OUTCOME_LABELS[outcome].problem;
-}
-
-/**
- * One agent's outcome in a few plain words: {@linkcode outcomeProblem}'s for those that need
+ * One agent's outcome in a few plain words: the problem of `OUTCOME_LABELS` for those that need
  * attention, else `"quality gate passed"` or `"run started, not waited for"`.
  *
  * @example
@@ -110,7 +95,7 @@ export function outcomeProblem(outcome: Outcome): string | null {
  * ```
  */
 export function outcomeText(outcome: Outcome): string {
-  return outcomeProblem(outcome) ??
+  return OUTCOME_LABELS[outcome].problem ??
     (outcome === "passed" ? "quality gate passed" : "run started, not waited for");
 }
 
@@ -216,7 +201,7 @@ export interface GateProblem {
  */
 export function gateProblems(report: RunReport): GateProblem[] {
   return report.agents.flatMap((agent) => {
-    const title = outcomeProblem(agent.outcome);
+    const title = OUTCOME_LABELS[agent.outcome].problem;
     if (title === null) return [];
     const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
     const parts = [

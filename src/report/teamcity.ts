@@ -4,8 +4,8 @@
  * through `##teamcity[…]` service messages.
  */
 
-import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
-import { gateProblems, outputValues } from "./github.ts";
+import { type AgentOutcome, type Outcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import { gateProblems, outcomeText, outputValues } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 
 /** The test suite, and the log block, that hold the run. */
@@ -154,12 +154,13 @@ function _test(
     : agent.outcome === "failed"
     ? [teamcityMessage("testFailed", {
       name,
-      message: problem?.title ?? "quality gate failed",
+      message: problem?.title ?? OUTCOME_LABELS.failed.problem!,
       details: problem?.message ?? "",
     })]
     : [teamcityMessage("testIgnored", {
       name,
-      message: problem?.message ?? `run started, not waited for (run ${agent.runId ?? "unknown"})`,
+      message: problem?.message ??
+        `${outcomeText(agent.outcome)} (run ${agent.runId ?? "unknown"})`,
     })];
   return [
     teamcityMessage("testStarted", { name }),
