@@ -12,25 +12,12 @@ import { type CommandResult, runCommand } from "./support/command.ts";
 import { type Scenario, SCENARIOS } from "./support/contract_scenarios.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
 import { runProgram } from "./support/program.ts";
-import { needsTools, which } from "./support/tools.ts";
+import { DIRECT_API_TOOLS, needsTools, onlyTools } from "./support/tools.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/direct-api.sh", import.meta.url));
 // What direct-api.sh says it needs; jq is left out, so the script's own JSON reader is the one
 // under test (tests/direct_api_test.ts checks that the two readers agree).
-const SCRIPT_TOOLS = [
-  "sh",
-  "curl",
-  "awk",
-  "sed",
-  "tr",
-  "od",
-  "date",
-  "mktemp",
-  "uname",
-  "cat",
-  "rm",
-  "sleep",
-];
+const SCRIPT_TOOLS = ["sh", ...DIRECT_API_TOOLS];
 const NEEDS = needsTools({ tools: SCRIPT_TOOLS, notOn: ["windows"] });
 // Scenarios in flight at once: enough to overlap their waits, few enough for a 2-core machine.
 const CONCURRENCY = 6;
@@ -41,13 +28,6 @@ interface Implementation {
   run(agent: string, args: readonly string[], env: Record<string, string>): Promise<CommandResult>;
 }
 
-async function _scriptPath(): Promise<string> {
-  const bin = await Deno.makeTempDir({ prefix: "contract-bin-" });
-  for (const tool of SCRIPT_TOOLS) await Deno.symlink(which(tool)!, join(bin, tool));
-  globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
-  return bin;
-}
-
 const IMPLEMENTATIONS: Implementation[] = [
   {
     name: "service-ci",
@@ -55,7 +35,7 @@ const IMPLEMENTATIONS: Implementation[] = [
   },
 ];
 if (!NEEDS.ignore && NEEDS.missing.length === 0) {
-  const path = await _scriptPath();
+  const path = await onlyTools(SCRIPT_TOOLS);
   IMPLEMENTATIONS.push({
     name: "direct-api.sh",
     run: async (agent, args, env) => {

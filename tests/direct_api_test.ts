@@ -19,7 +19,14 @@ import {
 } from "./support/fake_service.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
 import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../src/verdict.ts";
-import { needsTools, onPath, toolTest, which } from "./support/tools.ts";
+import {
+  DIRECT_API_TOOLS,
+  needsTools,
+  onlyTools,
+  onPath,
+  toolTest,
+  which,
+} from "./support/tools.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/direct-api.sh", import.meta.url));
 const SCRIPT_TEXT = Deno.readTextFileSync(SCRIPT);
@@ -27,27 +34,13 @@ const DENO_JSON = JSON.parse(
   Deno.readTextFileSync(new URL("../deno.json", import.meta.url)),
 ) as { version: string };
 
-// What the script's header says it needs besides sh (jq and git are optional).
-const REQUIRED_TOOLS = [
-  "curl",
-  "awk",
-  "sed",
-  "tr",
-  "od",
-  "date",
-  "mktemp",
-  "uname",
-  "cat",
-  "rm",
-  "sleep",
-];
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const USER_AGENT = /^service-ci\/\d+\.\d+\.\d+\+direct-api \([a-z0-9_]+; [a-z0-9_]+\)$/;
 
 const SH = which("sh");
 // POSIX tools: these tests do not run on Windows. A developer's machine without one skips
 // them, saying so; in CI (CI=true) they fail.
-const NEEDS = needsTools({ tools: ["sh", ...REQUIRED_TOOLS], notOn: ["windows"] });
+const NEEDS = needsTools({ tools: ["sh", ...DIRECT_API_TOOLS], notOn: ["windows"] });
 
 /** How the script reads JSON in a run: with jq, or with its awk reader (no jq on PATH). */
 interface Mode {
@@ -58,9 +51,7 @@ interface Mode {
 async function _modes(): Promise<Mode[]> {
   if (NEEDS.ignore || NEEDS.missing.length > 0) return [];
   // A directory holding only the required tools: no jq, no python3, no git.
-  const bin = await Deno.makeTempDir({ prefix: "direct-api-bin-" });
-  for (const tool of REQUIRED_TOOLS) await Deno.symlink(which(tool)!, join(bin, tool));
-  globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
+  const bin = await onlyTools(DIRECT_API_TOOLS);
   const modes: Mode[] = [{ reader: "awk", path: bin }];
   if (onPath("jq")) modes.unshift({ reader: "jq", path: Deno.env.get("PATH")! });
   return modes;

@@ -150,3 +150,41 @@ export function toolTest(
     },
   });
 }
+
+/**
+ * What `scripts/direct-api.sh` needs besides `sh`, as its header says (jq and git are optional).
+ *
+ * @example
+ * ```ts
+ * const needs = needsTools({ tools: ["sh", ...DIRECT_API_TOOLS], notOn: ["windows"] });
+ * ```
+ */
+export const DIRECT_API_TOOLS: readonly string[] = [
+  "curl",
+  "awk",
+  "sed",
+  "tr",
+  "od",
+  "date",
+  "mktemp",
+  "uname",
+  "cat",
+  "rm",
+  "sleep",
+];
+
+/**
+ * A PATH of a temporary directory holding links to `tools` alone (so no jq, python3 or git),
+ * removed when the test process ends. Every tool must be on PATH.
+ *
+ * @example
+ * ```ts
+ * const path = await onlyTools(["sh", ...DIRECT_API_TOOLS]);
+ * ```
+ */
+export async function onlyTools(tools: readonly string[]): Promise<string> {
+  const bin = await Deno.makeTempDir({ prefix: "service-ci-tools-" });
+  for (const tool of tools) await Deno.symlink(which(tool)!, `${bin}/${tool}`);
+  globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
+  return bin;
+}
