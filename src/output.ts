@@ -4,7 +4,7 @@
  * be written (a closed pipe) reported rather than thrown.
  */
 
-import { neutralizeText } from "./log_commands.ts";
+import { escapeJsonForLogs, neutralizeText } from "./log_commands.ts";
 import { maskSecrets } from "./sanitize.ts";
 
 /** The raw streams; each may throw (e.g. `BrokenPipe` on a closed pipe). */
@@ -16,8 +16,8 @@ export interface Streams {
 /**
  * The program's output. `stdout` and `stderr` carry ordinary text; `command` carries one of our
  * own CI log command lines, which only the CI writers build (their data escaped by the CI's
- * rules), so it is masked but not neutralised; `document` carries the `--json` document, which
- * is already written so that it cannot form a command.
+ * rules), so it is masked but not neutralised; `document` carries a JSON document, masked and
+ * then escaped so that it cannot form a command while it parses to the same value.
  */
 export class Output {
   readonly #streams: Streams;
@@ -74,9 +74,12 @@ export class Output {
     _write(toStderr ? this.#streams.stderr : this.#streams.stdout, `${this.#mask(line)}\n`);
   }
 
-  /** Writes the `--json` document to stdout; false when stdout could not take it. */
-  document(text: string): boolean {
-    return _write(this.#streams.stdout, this.#mask(text));
+  /**
+   * Writes a JSON document (`--json`) to stdout; false when stdout could not take it. The secrets
+   * are masked before the escaping, which could otherwise split one so the mask misses it.
+   */
+  document(json: string): boolean {
+    return _write(this.#streams.stdout, escapeJsonForLogs(this.#mask(json)));
   }
 
   /** Masks the known secrets in `text` (for files, which do not pass through here). */

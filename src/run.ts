@@ -12,7 +12,6 @@ import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { ENV_VARIABLES } from "./env_variables.ts";
 import { ExitCode } from "./exit_code.ts";
 import { firstLine, loadConfig, makeTrustingFetch } from "./load_config.ts";
-import { escapeJsonForLogs } from "./log_commands.ts";
 import {
   type AgentOutcome,
   decideExitCode,
@@ -174,7 +173,7 @@ async function _dryRun(
   const { dryRunDocument, renderDryRun } = await import("./dry_run.ts");
   const document = dryRunDocument(client, config, metadata);
   const written = config.json
-    ? output.document(escapeJsonForLogs(`${JSON.stringify(document, null, 2)}\n`))
+    ? output.document(`${JSON.stringify(document, null, 2)}\n`)
     : output.stdout(renderDryRun(document));
   return written ? ExitCode.Passed : ExitCode.Unchecked;
 }
@@ -406,9 +405,7 @@ async function _report(deps: RunDeps, gates: _Gates, context: _ReportContext): P
       render: (report) => output.mask(githubSummary(report)),
     });
   }
-  const json = config.json
-    ? (report: RunReport) => escapeJsonForLogs(output.mask(renderJson(report)))
-    : undefined;
+  const json = config.json ? renderJson : undefined;
   const report = await deliverReports(gates.report, files, json, {
     openReportFile: deps.openReportFile,
     stdout: (text) => output.document(text),
