@@ -13,7 +13,7 @@ import {
 } from "../../src/report/azure.ts";
 import { gateProblems, githubSummary } from "../../src/report/github.ts";
 import { azureAgentParse, commandsIn } from "../support/ci_log_parsers.ts";
-import { fakeNativeIo } from "../support/fake_native_io.ts";
+import { fakeNativeIo } from "../support/native_io.ts";
 import {
   AGENT_IDS,
   anyString,

@@ -10,7 +10,7 @@ import {
 } from "../../src/report/teamcity.ts";
 import { gateProblems } from "../../src/report/github.ts";
 import { commandsIn, type TeamcityMessage, teamcityParse } from "../support/ci_log_parsers.ts";
-import { fakeNativeIo } from "../support/fake_native_io.ts";
+import { fakeNativeIo } from "../support/native_io.ts";
 import {
   AGENT_IDS,
   anyString,

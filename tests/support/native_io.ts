@@ -160,3 +160,54 @@ export async function agentCalls(dir: string): Promise<AgentCall[]> {
   }
   return calls;
 }
+
+/** What a native writer did through {@linkcode fakeNativeIo}. */
+export interface NativeIoRecord {
+  readonly commands: string[];
+  readonly warnings: string[];
+  readonly files: Map<string, string>;
+}
+
+/** Options for {@linkcode fakeNativeIo}. */
+export interface FakeNativeIoOptions {
+  /** The environment the writer sees. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Makes every file write fail with this message. */
+  readonly failWrites?: string;
+  /** Makes every command print fail with this message. */
+  readonly failCommands?: string;
+}
+
+/**
+ * A {@linkcode recordingIo} with no program on PATH and no network, whose writes or prints can
+ * be made to fail.
+ *
+ * @example
+ * ```ts
+ * const { io, record } = fakeNativeIo({ env: { TF_BUILD: "True" } });
+ * io.command("##[group]x");
+ * record.commands; // ["##[group]x"]
+ * ```
+ */
+export function fakeNativeIo(
+  options: FakeNativeIoOptions = {},
+): { io: NativeIo; record: NativeIoRecord } {
+  const recorded = recordingIo({
+    env: { ...options.env },
+    runCommand: () => Promise.resolve(undefined),
+    makeFetch: () => () => Promise.reject(new Error("no network in this test")),
+  });
+  const io: NativeIo = {
+    ...recorded.io,
+    command: (line) => {
+      if (options.failCommands !== undefined) throw new Error(options.failCommands);
+      recorded.io.command(line);
+    },
+    writeTextFile: (path, text, append) =>
+      options.failWrites !== undefined
+        ? Promise.reject(new Error(options.failWrites))
+        : recorded.io.writeTextFile(path, text, append),
+  };
+  const { commands, warnings, files } = recorded;
+  return { io, record: { commands, warnings, files } };
+}
