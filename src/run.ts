@@ -37,14 +37,20 @@ import {
 } from "./report/github.ts";
 import { renderJson } from "./report/json.ts";
 import { nativeWriter } from "./report/native.ts";
-import type { NativeIo, NativeWriter } from "./report/native_io.ts";
+import {
+  type CommandOptions,
+  type CommandResult,
+  type NativeIo,
+  nativeTimeBound,
+  type NativeWriter,
+} from "./report/native_io.ts";
 import { forgeTokens } from "./pr_comment/env.ts";
 import type { PullRequestComment } from "./pr_comment/pr_comment.ts";
 import type { TriggeredRun } from "./pr_comment/content.ts";
 import { sanitize } from "./sanitize.ts";
 import { userAgent, VERSION } from "./version.ts";
 
-export type { ReportFile };
+export type { CommandOptions, CommandResult, ReportFile };
 
 /** The effects of one invocation; `main.ts` passes the real ones, `tests/run_test.ts` fakes. */
 export interface RunDeps {
@@ -83,16 +89,19 @@ export interface RunDeps {
   /** The absolute working directory. */
   readonly cwd: string;
   /**
-   * Runs a program found on PATH with arguments and optional standard input; resolves with its
-   * exit code, or `undefined` when it could not be started (a CI's native channel).
+   * Runs a program found on PATH (a CI's native channel) within `options.timeoutMs`; never
+   * rejects: the result says how it ended.
    */
   readonly runCommand: (
     program: string,
     args: readonly string[],
-    stdin?: string,
-  ) => Promise<number | undefined>;
-  /** Makes the fetch for a CI's own HTTP channel, through `proxy` when given. */
-  readonly makeProxyFetch: (proxy: string | undefined) => typeof fetch;
+    options: CommandOptions,
+  ) => Promise<CommandResult>;
+  /**
+   * Makes the fetch for a CI's own HTTP channel, through `proxy` when given; with `timeoutMs`,
+   * each request is aborted when it has no answer within `timeoutMs()`.
+   */
+  readonly makeProxyFetch: (proxy: string | undefined, timeoutMs?: () => number) => typeof fetch;
 }
 
 /**
@@ -203,6 +212,7 @@ async function _native(
   const writer = await nativeWriter(metadata.provider, {
     workingDirectory: deps.cwd,
     now: deps.now,
+    uuid: deps.uuid,
   });
   if (writer?.ci === "TeamCity" && config.json) {
     output.stderr(
@@ -451,14 +461,18 @@ async function _reportUsageErrorToGithub(
 
 function _nativeIo(deps: RunDeps, context: _ReportContext): NativeIo {
   const { output, env } = context;
+  const bound = nativeTimeBound(deps.clock);
   return {
     command: (line) => output.command(line),
     warn: (line) => output.stderr(`${line}\n`),
     writeTextFile: (path, text, append) =>
       writeReportFile(deps.openReportFile, path, output.mask(text), append),
     runCommand: (program, args, stdin) =>
-      deps.runCommand(program, args, stdin === undefined ? undefined : output.mask(stdin)),
-    makeFetch: deps.makeProxyFetch,
+      deps.runCommand(program, args, {
+        stdin: stdin === undefined ? undefined : output.mask(stdin),
+        timeoutMs: bound(),
+      }),
+    makeFetch: (proxy) => deps.makeProxyFetch(proxy, bound),
     env: (name) => env[name],
   };
 }

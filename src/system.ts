@@ -5,6 +5,8 @@
  */
 
 import type { ReportFile } from "./report/deliver.ts";
+import { type CommandOptions, type CommandResult, formatBound } from "./report/native_io.ts";
+import { sleep } from "./sleep.ts";
 
 /**
  * The fetch to use for the service: the global one, or one that also trusts `caCerts` (PEM).
@@ -22,52 +24,128 @@ export function makeFetch(caCerts: string | undefined): typeof fetch {
 
 /**
  * The fetch for a CI's own HTTP channel: through `proxy` when given (Bitbucket's pipeline proxy).
+ * With `timeoutMs`, each request gets `timeoutMs()` milliseconds, asked as it starts, to answer
+ * (with its headers); one that has not is aborted and rejects with `no answer within <bound>`.
  *
  * @example
  * ```ts
- * const fetcher = makeProxyFetch("http://localhost:29418");
+ * const fetcher = makeProxyFetch("http://localhost:29418", () => 10_000);
  * ```
  */
-export function makeProxyFetch(proxy: string | undefined): typeof fetch {
-  if (proxy === undefined) return fetch;
-  const client = Deno.createHttpClient({ proxy: { url: proxy } });
-  return (input, init) => fetch(input, { ...init, client });
+export function makeProxyFetch(
+  proxy: string | undefined,
+  timeoutMs?: () => number,
+): typeof fetch {
+  const client = proxy === undefined ? undefined : Deno.createHttpClient({ proxy: { url: proxy } });
+  const via: typeof fetch = client === undefined
+    ? fetch
+    : (input, init) => fetch(input, { ...init, client });
+  if (timeoutMs === undefined) return via;
+  return async (input, init) => {
+    const ms = timeoutMs();
+    const timeout = new AbortController();
+    const answered = new AbortController();
+    sleep(ms, answered.signal).then(
+      () => timeout.abort(new Error(`no answer within ${formatBound(ms)}`)),
+      () => {},
+    );
+    const signal = init?.signal ? AbortSignal.any([init.signal, timeout.signal]) : timeout.signal;
+    try {
+      return await via(input, { ...init, signal });
+    } finally {
+      answered.abort();
+    }
+  };
 }
 
 /**
- * Runs a CI's own command-line tool (`buildkite-agent`) found on PATH, with `stdin` as its
- * standard input; resolves with its exit code, or `undefined` when it could not be started (not
- * on PATH, not permitted).
+ * Runs a CI's own command-line tool (`buildkite-agent`) found on PATH, with `options.stdin` as its
+ * standard input and its stderr on ours. It never rejects: when it cannot be started, ends before
+ * reading all of its input, or outlasts `options.timeoutMs` (then it gets SIGTERM, and SIGKILL
+ * `options.killAfterMs` later), the result says so.
  *
  * @example
  * ```ts
- * const code = await runCommand("buildkite-agent", ["meta-data", "set", "k"], "value");
+ * const result = await runCommand("buildkite-agent", ["meta-data", "set", "k"], {
+ *   stdin: "value",
+ *   timeoutMs: 10_000,
+ * });
  * ```
  */
 export async function runCommand(
   program: string,
   args: readonly string[],
-  stdin?: string,
-): Promise<number | undefined> {
+  options: CommandOptions,
+): Promise<CommandResult> {
+  if (!(options.timeoutMs > 0)) return { kind: "not-run", reason: "no time was left to run it" };
+  let child: Deno.ChildProcess;
   try {
-    const child = new Deno.Command(program, {
+    child = new Deno.Command(program, {
       args: [...args],
-      stdin: stdin === undefined ? "null" : "piped",
+      stdin: options.stdin === undefined ? "null" : "piped",
       stdout: "null",
       stderr: "inherit",
     }).spawn();
-    if (stdin !== undefined) {
-      const writer = child.stdin.getWriter();
-      await writer.write(new TextEncoder().encode(stdin));
-      await writer.close();
-    }
-    return (await child.status).code;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotCapable) {
-      return undefined;
-    }
-    throw error;
+    return { kind: "not-run", reason: _notRunReason(error) };
   }
+  // Written while the timer runs: a program that never reads would block a large input forever.
+  const input = options.stdin === undefined
+    ? Promise.resolve(undefined)
+    : _writeInput(child.stdin, options.stdin);
+  const ended = new AbortController();
+  const timedOut = sleep(options.timeoutMs, ended.signal).then(() => true, () => false);
+  const first = await Promise.race([Promise.all([child.status, input]), timedOut]);
+  if (typeof first === "boolean") {
+    await _stop(child, options.killAfterMs ?? 1000);
+    return { kind: "timed-out", afterMs: options.timeoutMs };
+  }
+  ended.abort();
+  const [status, inputError] = first;
+  return { kind: "exited", code: status.code, ...(inputError === undefined ? {} : { inputError }) };
+}
+
+function _notRunReason(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "not on PATH";
+  if (error instanceof Deno.errors.NotCapable) return "not permitted by --allow-run";
+  return error instanceof Error ? error.message : String(error);
+}
+
+// Resolves with why the input could not be written (a program that ended without reading all
+// of it: "Broken pipe"), or undefined once it was.
+async function _writeInput(
+  stdin: WritableStream<Uint8Array>,
+  text: string,
+): Promise<string | undefined> {
+  const writer = stdin.getWriter();
+  try {
+    await writer.write(new TextEncoder().encode(text));
+    await writer.close();
+    return undefined;
+  } catch (error) {
+    await writer.abort(error).catch(() => {});
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+// SIGTERM, then SIGKILL when it has not ended `killAfterMs` later; resolves once it has ended.
+async function _stop(child: Deno.ChildProcess, killAfterMs: number): Promise<void> {
+  const kill = (signal: Deno.Signal) => {
+    try {
+      child.kill(signal);
+    } catch {
+      // It has ended already.
+    }
+  };
+  kill("SIGTERM");
+  const grace = new AbortController();
+  const ended = await Promise.race([
+    child.status.then(() => true),
+    sleep(killAfterMs, grace.signal).then(() => false, () => true),
+  ]);
+  grace.abort();
+  if (!ended) kill("SIGKILL");
+  await child.status;
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   platformPackageName,
   writeNpmPackages,
 } from "../scripts/npm_packages.ts";
+import { sleep } from "../src/sleep.ts";
 import { runCommand } from "./support/command.ts";
 import {
   AGENTS,
@@ -198,22 +199,107 @@ Deno.test("the script exits 2 on an unknown target and 1 on a missing dist", asy
 // node_modules/service-ci and (unless `withPlatform` is false) this machine's platform package,
 // where npm would put them, the binary being `script`.
 async function _handInstall(dir: string, script: string, withPlatform = true): Promise<string> {
-  const host = HOST!;
+  return await _layOut(dir, script, [HOST!], withPlatform ? HOST! : undefined);
+}
+
+// node_modules/service-ci listing the packages of `targets`, and that of `installed` if given.
+async function _layOut(
+  dir: string,
+  script: string,
+  targets: readonly Target[],
+  installed: Target | undefined,
+): Promise<string> {
   const out = join(dir, "npm");
   await writeNpmPackages({
-    dist: await _dist(dir, [host], script),
+    dist: await _dist(dir, targets, script),
     out,
     version: VERSION,
-    targets: [host],
+    targets,
   });
   const modules = join(dir, "node_modules");
   await Deno.mkdir(join(modules, "@service-ci"), { recursive: true });
   await Deno.rename(join(out, "service-ci"), join(modules, "service-ci"));
-  if (withPlatform) {
-    await Deno.rename(join(out, packageDirectory(host)), join(modules, platformPackageName(host)));
+  if (installed !== undefined) {
+    await Deno.rename(
+      join(out, packageDirectory(installed)),
+      join(modules, platformPackageName(installed)),
+    );
   }
   return join(modules, "service-ci", "launcher.cjs");
 }
+
+// A `node --require` file that makes the launcher see another `process.platform` and `arch`.
+async function _seenAs(dir: string, platform: string, arch: string): Promise<string> {
+  const preload = join(dir, `as-${platform}-${arch}.cjs`);
+  await Deno.writeTextFile(
+    preload,
+    `Object.defineProperty(process, "platform", { value: ${JSON.stringify(platform)} });\n` +
+      `Object.defineProperty(process, "arch", { value: ${JSON.stringify(arch)} });\n`,
+  );
+  return preload;
+}
+
+// The refusal on a machine without a package: the platform seen, the supported ones and the
+// other ways to run service-ci, as docs/npm.md lists them.
+function _refusal(seen: string, targets: readonly Target[]): string {
+  const supported = targets.map((target) => {
+    const { os, cpu } = NPM_PLATFORMS[target];
+    return `${os}-${cpu}${os === "linux" ? " (glibc)" : ""}`;
+  });
+  return `service-ci: no service-ci build on npm for ${seen}; supported: ${
+    supported.join(", ")
+  }; instead use the release binary (install.sh of the GitHub release), the container image ghcr.io/service-ci/ci, or Deno (deno run jsr:@service-ci/service-ci): https://github.com/service-ci/service-ci#readme\n`;
+}
+
+// Starts the launcher with `args` under `node` (with `nodeFlags` first) and the binary `script`;
+// resolves once the binary printed `ready <pid>`, with its pid, the launcher and its output.
+async function _startLauncher(launcher: string, nodeFlags: readonly string[] = []) {
+  const child = new Deno.Command("node", {
+    args: [...nodeFlags, launcher],
+    env: { PATH: Deno.env.get("PATH") ?? "" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let stdout = "";
+  while (!/ready \d+\n/.test(stdout)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    stdout += value;
+  }
+  const pid = Number(/ready (\d+)/.exec(stdout)?.[1]);
+  const rest = (async () => {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      stdout += chunk.value;
+    }
+    return stdout;
+  })();
+  const stderr = new Response(child.stderr).text();
+  return {
+    child,
+    pid,
+    /** What the binary printed so far. */
+    printed: () => stdout,
+    finished: async () => ({
+      status: await child.status,
+      stdout: await rest,
+      stderr: await stderr,
+    }),
+  };
+}
+
+// A binary that says when it is ready, records each SIGINT and SIGTERM it gets, and exits as
+// service-ci does on them (130, 143); by itself it would end with 7.
+const _SIGNALLED_BINARY = `#!/bin/sh
+trap 'echo INT; exit 130' INT
+trap 'echo TERM; exit 143' TERM
+echo "ready $$"
+i=0
+while [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+exit 7
+`;
 
 toolTest(
   "the launcher passes the arguments and the exit code through, and ends by the signal that ended the binary",
@@ -248,6 +334,87 @@ toolTest(
           await Deno.remove(dir, { recursive: true });
         }
       });
+    }
+  },
+);
+
+toolTest(
+  "the launcher passes SIGINT and SIGTERM on to the binary, once, and exits with the binary's code",
+  NODE_ONLY,
+  async (t) => {
+    for (
+      const [signal, code, word] of [["SIGINT", 130, "INT"], ["SIGTERM", 143, "TERM"]] as const
+    ) {
+      await t.step(signal, async () => {
+        const dir = await Deno.makeTempDir({ prefix: "service-ci-npm-" });
+        try {
+          const launcher = await _handInstall(dir, _SIGNALLED_BINARY);
+          const started = await _startLauncher(launcher);
+          started.child.kill(signal);
+          const { status, stdout, stderr } = await started.finished();
+          assert.equal(status.signal, null, stderr);
+          assert.equal(status.code, code, stderr);
+          assert.equal(stdout, `ready ${started.pid}\n${word}\n`);
+          assert.equal(stderr, "");
+        } finally {
+          await Deno.remove(dir, { recursive: true });
+        }
+      });
+    }
+  },
+);
+
+toolTest(
+  "on Windows (seen so here) the launcher holds Ctrl-C rather than killing the binary, and exits with the code the binary stops with",
+  NODE_ONLY,
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "service-ci-npm-" });
+    try {
+      const windows: Target = "x86_64-pc-windows-msvc";
+      const launcher = await _layOut(dir, _SIGNALLED_BINARY, [windows], windows);
+      const started = await _startLauncher(launcher, [
+        "--require",
+        await _seenAs(dir, "win32", "x64"),
+      ]);
+      // Ctrl-C reaches every process of the console: the launcher first, here.
+      started.child.kill("SIGINT");
+      await sleep(300, new AbortController().signal);
+      // The launcher passed nothing on (child.kill would terminate the binary there).
+      assert.equal(started.printed(), `ready ${started.pid}\n`);
+      Deno.kill(started.pid, "SIGINT");
+      const { status, stdout, stderr } = await started.finished();
+      assert.equal(status.signal, null, stderr);
+      assert.equal(status.code, 130, stderr);
+      assert.equal(stdout, `ready ${started.pid}\nINT\n`);
+      assert.equal(stderr, "");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+toolTest(
+  "on a platform without a package the launcher names it, every target scripts/build.ts builds, and the other ways to run service-ci",
+  NODE_ONLY,
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "service-ci-npm-" });
+    try {
+      const launcher = await _layOut(dir, "#!/bin/sh\nexit 0\n", TARGETS, undefined);
+      const result = await _run(
+        "node",
+        ["--require", await _seenAs(dir, "aix", "ppc64"), launcher, "--version"],
+        { env: { PATH: Deno.env.get("PATH") ?? "" }, clearEnv: true },
+      );
+      assert.equal(result.code, 2);
+      assert.equal(result.stdout, "");
+      assert.equal(result.stderr, _refusal("aix-ppc64", TARGETS));
+      // The ways it names are those the documentation gives.
+      const docs = await Deno.readTextFile(join(ROOT, "docs", "npm.md"));
+      for (const name of ["install.sh", "ghcr.io/service-ci/ci", "jsr:@service-ci/service-ci"]) {
+        assert.ok(docs.includes(name), `docs/npm.md names ${name}`);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
     }
   },
 );
@@ -495,12 +662,7 @@ toolTest(
         clearEnv: true,
       });
       assert.equal(result.code, 2, result.stderr);
-      const { os, cpu } = NPM_PLATFORMS[OTHER];
-      const supported = `${os}-${cpu}${os === "linux" ? " (glibc)" : ""}`;
-      assert.equal(
-        result.stderr,
-        `service-ci: no service-ci build for ${process.platform}-${process.arch}; supported: ${supported}\n`,
-      );
+      assert.equal(result.stderr, _refusal(`${process.platform}-${process.arch}`, [OTHER]));
       assert.equal(result.stdout, "");
       assert.deepEqual(registry.requests, [], "npm asked the registry");
     } finally {

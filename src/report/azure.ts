@@ -8,8 +8,20 @@ import type { RunReport } from "../outcome.ts";
 import { gateProblems, githubSummary, outputValues } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 
-/** The summary's file name, in `AGENT_TEMPDIRECTORY` or else the working directory. */
-export const AZURE_SUMMARY_FILE = "service-ci-summary.md";
+/**
+ * The summary's file name, in `AGENT_TEMPDIRECTORY` or else the working directory: one per
+ * step, so a second service-ci step of the job does not overwrite the first one's summary (the
+ * agent uploads the file after the command, not at once).
+ *
+ * @example
+ * ```ts
+ * azureSummaryFile("0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10");
+ * // "service-ci-summary-0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10.md"
+ * ```
+ */
+export function azureSummaryFile(id: string): string {
+  return `service-ci-summary-${id}.md`;
+}
 
 /**
  * True when running in Azure Pipelines: `TF_BUILD` is `true` in any letter case.
@@ -27,6 +39,8 @@ export function isAzurePipelines(env: (name: string) => string | undefined): boo
 export interface AzureWriterOptions {
   /** The absolute working directory, where the summary goes when `AGENT_TEMPDIRECTORY` is unset. */
   readonly workingDirectory: string;
+  /** A fresh UUID, which makes the summary's file name this step's own. */
+  readonly uuid: () => string;
 }
 
 /**
@@ -37,7 +51,7 @@ export interface AzureWriterOptions {
  *
  * @example
  * ```ts
- * const writer = createAzureWriter({ workingDirectory: Deno.cwd() });
+ * const writer = createAzureWriter({ workingDirectory: Deno.cwd(), uuid: () => crypto.randomUUID() });
  * writer.progressStart("service-ci: 1 agent"); // ["##[group]service-ci: 1 agent"]
  * ```
  */
@@ -46,7 +60,15 @@ export function createAzureWriter(options: AzureWriterOptions): NativeWriter {
     ci: "Azure Pipelines",
     progressStart: (title) => [`##[group]${neutralizeLine(title.replace(/[\r\n]+/g, " "))}`],
     progressEnd: () => ["##[endgroup]"],
-    finish: (report, io) => _finish(report, io, options.workingDirectory),
+    finish: (report, io) =>
+      _finish(
+        report,
+        io,
+        _join(
+          io.env("AGENT_TEMPDIRECTORY") || options.workingDirectory,
+          azureSummaryFile(options.uuid()),
+        ),
+      ),
   };
 }
 
@@ -111,7 +133,7 @@ const _OUTPUTS = [
   ["url", "url"],
 ] as const;
 
-async function _finish(report: RunReport, io: NativeIo, workingDirectory: string): Promise<void> {
+async function _finish(report: RunReport, io: NativeIo, path: string): Promise<void> {
   const lines = [
     ...gateProblems(report).map(({ message }) =>
       azureCommand("task.logissue", { type: "error" }, message.replace(_CONTROL, ""))
@@ -132,7 +154,6 @@ async function _finish(report: RunReport, io: NativeIo, workingDirectory: string
       break;
     }
   }
-  const path = _join(io.env("AGENT_TEMPDIRECTORY") || workingDirectory, AZURE_SUMMARY_FILE);
   try {
     await io.writeTextFile(path, githubSummary(report), false);
   } catch (error) {

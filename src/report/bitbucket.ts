@@ -17,12 +17,6 @@ export const BITBUCKET_REPORT_ID = "service-ci";
  */
 export const BITBUCKET_PROXY = "http://localhost:29418";
 
-/** Options of {@linkcode createBitbucketWriter}. */
-export interface BitbucketWriterOptions {
-  /** How long each request may take before it counts as failed; default 10 s. */
-  readonly timeoutMs?: number;
-}
-
 /** The Code Insights report, as `PUT …/reports/{id}` takes it. */
 export interface BitbucketReport {
   readonly title: string;
@@ -62,8 +56,9 @@ export interface BitbucketAnnotation {
  * commit/{commit}/reports/…` through the proxy (`SERVICE_BITBUCKET_PROXY`, else
  * {@linkcode BITBUCKET_PROXY}). The commit is the run's `commit_sha`, else `BITBUCKET_COMMIT`;
  * the repository is `BITBUCKET_WORKSPACE` and `BITBUCKET_REPO_SLUG`, else
- * `BITBUCKET_REPO_FULL_NAME`. When something is missing, or a request fails or answers other
- * than 2xx, one line says so and nothing else is sent.
+ * `BITBUCKET_REPO_FULL_NAME`. When something is missing, or a request fails, answers other than
+ * 2xx or gets no answer within its time bound (`io.makeFetch`'s), one line says so and nothing
+ * else is sent.
  *
  * @example
  * ```ts
@@ -71,8 +66,7 @@ export interface BitbucketAnnotation {
  * writer.progressStart("service-ci: waiting for 1 agent"); // []
  * ```
  */
-export function createBitbucketWriter(options: BitbucketWriterOptions = {}): NativeWriter {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+export function createBitbucketWriter(): NativeWriter {
   return {
     ci: "Bitbucket Pipelines",
     progressStart: () => [],
@@ -88,7 +82,6 @@ export function createBitbucketWriter(options: BitbucketWriterOptions = {}): Nat
       const send = async (method: string, url: string, body?: unknown) => {
         const response = await fetchVia(url, {
           method,
-          signal: AbortSignal.timeout(timeoutMs),
           ...(body === undefined
             ? {}
             : { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),

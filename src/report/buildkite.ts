@@ -5,7 +5,7 @@
 
 import { OUTCOME_LABELS, type RunReport } from "../outcome.ts";
 import { githubSummary, outputValues } from "./github.ts";
-import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { type CommandResult, formatBound, type NativeIo, type NativeWriter } from "./native_io.ts";
 import { sanitize } from "../sanitize.ts";
 
 /** The annotation's context: a re-run of the job replaces the annotation instead of adding one. */
@@ -18,7 +18,9 @@ export const BUILDKITE_CONTEXT = "service-ci";
  * from {@linkcode buildkiteAnnotationStyle}, body on standard input) and each of
  * {@linkcode buildkiteMetaData} is set with `buildkite-agent meta-data set <key>` (value on
  * standard input, so no value can be read as an option); when calls fail, one line names each
- * thing not written. Without the agent binary: the log group only, and one note.
+ * thing not written. Without the agent binary: the log group only, and one note. A call that
+ * outlasts its time bound is stopped, and the calls after it are not made. Nothing here changes
+ * the verdict or the exit code.
  *
  * @example
  * ```ts
@@ -40,15 +42,25 @@ export function createBuildkiteWriter(): NativeWriter {
         ["annotate", "--style", buildkiteAnnotationStyle(report), "--context", BUILDKITE_CONTEXT],
         githubSummary(report),
       );
-      if (annotated === undefined) {
+      if (annotated.kind === "not-run") {
         io.warn(
-          "Buildkite: buildkite-agent could not be run (not on PATH, or not permitted); " +
+          `Buildkite: buildkite-agent could not be run (${annotated.reason}); ` +
             "no annotation or meta-data was written, only the log group",
         );
         return;
       }
+      // An agent that hangs once would hang on every call: the meta-data is not tried.
+      if (annotated.kind === "timed-out") {
+        io.warn(
+          `Buildkite: buildkite-agent annotate did not finish within ${
+            formatBound(annotated.afterMs)
+          } and was stopped; the annotation may be missing and no meta-data was set`,
+        );
+        return;
+      }
       // Every call that failed goes in one line: an agent that refuses one call refuses all.
-      const failed = annotated === 0 ? [] : [`the annotation (exit code ${annotated})`];
+      const problem = _failure(annotated);
+      const failed = problem === undefined ? [] : [`the annotation (${problem})`];
       failed.push(...await _setMetaData(report, io));
       if (failed.length > 0) {
         io.warn(`Buildkite: buildkite-agent could not write ${failed.join(", ")}`);
@@ -99,14 +111,33 @@ export function buildkiteAnnotationStyle(report: RunReport): "success" | "warnin
 }
 
 // Sets each meta-data key; resolves with what could not be set, e.g. `meta-data service-ci.url
-// (exit code 1)`.
+// (exit code 1)`. After a call that was stopped, the rest are not tried.
 async function _setMetaData(report: RunReport, io: NativeIo): Promise<string[]> {
   const failed: string[] = [];
-  for (const [key, value] of buildkiteMetaData(report)) {
-    const code = await io.runCommand("buildkite-agent", ["meta-data", "set", key], value);
-    if (code !== 0) {
-      failed.push(`meta-data ${key} (${code === undefined ? "not run" : `exit code ${code}`})`);
+  const entries = buildkiteMetaData(report);
+  for (const [index, [key, value]] of entries.entries()) {
+    const result = await io.runCommand("buildkite-agent", ["meta-data", "set", key], value);
+    const problem = _failure(result);
+    if (problem !== undefined) failed.push(`meta-data ${key} (${problem})`);
+    if (result.kind === "timed-out") {
+      failed.push(...entries.slice(index + 1).map(([rest]) => `meta-data ${rest} (not tried)`));
+      break;
     }
   }
   return failed;
+}
+
+// What went wrong with one call, or undefined when it did what was asked.
+function _failure(result: CommandResult): string | undefined {
+  switch (result.kind) {
+    case "not-run":
+      return `not run: ${result.reason}`;
+    case "timed-out":
+      return `stopped after ${formatBound(result.afterMs)}`;
+    case "exited":
+      if (result.inputError !== undefined) {
+        return `exit code ${result.code} before reading all of its input: ${result.inputError}`;
+      }
+      return result.code === 0 ? undefined : `exit code ${result.code}`;
+  }
 }

@@ -22,6 +22,8 @@ export interface NativeOptions {
   readonly workingDirectory: string;
   /** Wall-clock time in epoch milliseconds (GitLab's section times). */
   readonly now: () => number;
+  /** A fresh UUID v4 (Azure's summary file, one per step). */
+  readonly uuid: () => string;
 }
 
 /**
@@ -30,7 +32,8 @@ export interface NativeOptions {
  *
  * @example
  * ```ts
- * (await nativeWriter("azure_pipelines", { workingDirectory: "/work", now: Date.now }))?.ci;
+ * const options = { workingDirectory: "/work", now: Date.now, uuid: () => crypto.randomUUID() };
+ * (await nativeWriter("azure_pipelines", options))?.ci;
  * // "Azure Pipelines"
  * ```
  */
@@ -42,6 +45,7 @@ export async function nativeWriter(
     case "azure_pipelines":
       return (await import("./azure.ts")).createAzureWriter({
         workingDirectory: options.workingDirectory,
+        uuid: options.uuid,
       });
     case "teamcity":
       return (await import("./teamcity.ts")).createTeamcityWriter();

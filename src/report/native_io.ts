@@ -14,18 +14,105 @@ export interface NativeIo {
   /** Writes, or appends to, a text file. */
   readonly writeTextFile: (path: string, text: string, append: boolean) => Promise<void>;
   /**
-   * Runs a program found on PATH with arguments and optional standard input. Resolves with its
-   * exit code, or `undefined` when it could not be started (not on PATH, not permitted).
+   * Runs a program found on PATH with arguments and optional standard input, stopped when it
+   * outlasts its time bound (see {@linkcode nativeTimeBound}). Never rejects: how it ended is the
+   * {@linkcode CommandResult}.
    */
   readonly runCommand: (
     program: string,
     args: readonly string[],
     stdin?: string,
-  ) => Promise<number | undefined>;
-  /** Makes the fetch to use for a CI's HTTP channel, through `proxy` when given. */
+  ) => Promise<CommandResult>;
+  /**
+   * Makes the fetch to use for a CI's HTTP channel, through `proxy` when given. A request still
+   * unanswered when its time bound runs out is aborted, and rejects with an `Error` whose message
+   * says so (`no answer within 10 s`).
+   */
   readonly makeFetch: (proxy: string | undefined) => typeof fetch;
   /** Reads one environment variable (flags, environment and `.env` already merged). */
   readonly env: (name: string) => string | undefined;
+}
+
+/** How to run one program: its input and its time bound. */
+export interface CommandOptions {
+  /** The program's standard input; none (`/dev/null`) when not given. */
+  readonly stdin?: string | undefined;
+  /** How long it may run; at 0 or less it is not started. */
+  readonly timeoutMs: number;
+  /** How long a program stopped with SIGTERM has to end before SIGKILL; default 1 s. */
+  readonly killAfterMs?: number;
+}
+
+/** How a program run through {@linkcode NativeIo.runCommand} ended. */
+export type CommandResult =
+  | {
+    /** It ran and exited. */
+    readonly kind: "exited";
+    /** Its exit code; 128 + the signal's number when a signal ended it. */
+    readonly code: number;
+    /** Why its standard input could not be written (it ended without reading all of it). */
+    readonly inputError?: string;
+  }
+  | {
+    /** It could not be started. */
+    readonly kind: "not-run";
+    /** Why, e.g. `not on PATH`. */
+    readonly reason: string;
+  }
+  | {
+    /** It outlasted its time bound and was stopped (SIGTERM, then SIGKILL). */
+    readonly kind: "timed-out";
+    /** The bound it outlasted, in milliseconds. */
+    readonly afterMs: number;
+  };
+
+/** How long a native writer's programs and requests may take. */
+export interface NativeTimeBounds {
+  /** Each program or request. */
+  readonly eachMs: number;
+  /** All of them together, counted from the first. */
+  readonly totalMs: number;
+}
+
+/**
+ * The bounds of the real runs: a CI's tool or proxy that hangs holds the job up by at most
+ * these, never without end.
+ */
+export const NATIVE_TIME_BOUNDS: NativeTimeBounds = { eachMs: 10_000, totalMs: 30_000 };
+
+/**
+ * Hands out time bounds for one native finish: each call gives the bound of the next program or
+ * request, `bounds.eachMs`, or less when less is left of `bounds.totalMs` (counted from the first
+ * call on `clock`); 0 once the total is spent.
+ *
+ * @example
+ * ```ts
+ * const bound = nativeTimeBound(() => performance.now());
+ * bound(); // 10000
+ * ```
+ */
+export function nativeTimeBound(
+  clock: () => number,
+  bounds: NativeTimeBounds = NATIVE_TIME_BOUNDS,
+): () => number {
+  let start: number | undefined;
+  return () => {
+    const now = clock();
+    start ??= now;
+    return Math.max(0, Math.min(bounds.eachMs, start + bounds.totalMs - now));
+  };
+}
+
+/**
+ * A duration for messages: whole seconds when it is some (`10 s`), else milliseconds (`250 ms`).
+ *
+ * @example
+ * ```ts
+ * formatBound(10_000); // "10 s"
+ * ```
+ */
+export function formatBound(ms: number): string {
+  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
 }
 
 /** One CI's native output: a collapsible progress section, then artifacts of the finished run. */

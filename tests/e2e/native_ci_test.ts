@@ -32,7 +32,11 @@ import {
   type AgentCall,
   agentCalls,
   startFakeProxy,
+  startSilentProxy,
+  type Unruly,
+  unrulyCalls,
   writeStandInAgent,
+  writeUnrulyAgent,
 } from "../support/native_io.ts";
 import {
   type ProgramOptions,
@@ -103,6 +107,14 @@ async function entries(dir: string): Promise<string[]> {
   return names.sort();
 }
 
+// The one summary file an Azure Pipelines step wrote in `dir`: its own name, one per step.
+async function azureSummaryIn(dir: string): Promise<string> {
+  const names = await entries(dir);
+  assert.equal(names.length, 1, names.join());
+  assert.match(names[0]!, /^service-ci-summary-[0-9a-f-]{36}\.md$/);
+  return join(dir, names[0]!);
+}
+
 // --- Azure Pipelines ---
 
 function azureCommands(result: ProgramResult): AzureAgentCommand[] {
@@ -147,7 +159,7 @@ Deno.test("in Azure Pipelines a gate prints a group, an issue per failed gate, o
       "##[endgroup]",
     ]);
     const commands = azureCommands(result);
-    const summary = join(dir, "service-ci-summary.md");
+    const summary = await azureSummaryIn(dir);
     assert.deepEqual(commands.map((command) => command.command), [
       ...(verdict ? [] : ["task.logissue"]),
       "task.setvariable",
@@ -177,6 +189,30 @@ Deno.test("in Azure Pipelines a gate prints a group, an issue per failed gate, o
     assert.match(rows[0]![3]!, verdict ? /passed/i : /failed/i);
     assert.deepEqual(nativeLines(result), []);
   }
+});
+
+Deno.test("two service-ci steps of one Azure Pipelines job each keep their own summary file", async () => {
+  await using service = await fakeService();
+  const dir = await tempDir("azure-two-steps");
+  const env = { TF_BUILD: "True", AGENT_TEMPDIRECTORY: dir };
+  // One after the other, as two steps of a job run.
+  const first = await run(["--agent", AGENTS.passing], service, env);
+  const second = await run(["--agent", AGENTS.failing], service, env);
+  assert.deepEqual([first.code, second.code], [0, 1], `${first.stderr}${second.stderr}`);
+  const uploads = [first, second].map((result) =>
+    azureCommands(result).filter((command) => command.command === "task.uploadsummary")
+      .map((command) => command.data)
+  );
+  assert.equal(uploads[0]!.length, 1);
+  assert.equal(uploads[1]!.length, 1);
+  const names = await entries(dir);
+  assert.equal(names.length, 2, names.join());
+  assert.deepEqual(uploads.flat().sort(), names.map((name) => join(dir, name)));
+  const verdicts = await Promise.all(
+    uploads.flat().map(async (path) => render(await Deno.readTextFile(path)).rows[0]![3]!),
+  );
+  assert.match(verdicts[0]!, /passed/i);
+  assert.match(verdicts[1]!, /failed/i);
 });
 
 // --- TeamCity ---
@@ -418,7 +454,7 @@ Deno.test("in Buildkite without buildkite-agent a gate prints the log group and 
   assert.deepEqual(buildkiteHeaders(failed), ["---", "^^^ +++"]);
   for (const result of [passed, failed]) {
     assert.deepEqual(nativeLines(result), [
-      "Buildkite: buildkite-agent could not be run (not on PATH, or not permitted); no annotation or meta-data was written, only the log group",
+      "Buildkite: buildkite-agent could not be run (not on PATH); no annotation or meta-data was written, only the log group",
     ]);
   }
 });
@@ -607,7 +643,7 @@ Deno.test("a native channel that fails keeps the exit code and says in one line 
   assert.equal(nativeLines(azure).length, 1, azure.stderr);
   assert.match(
     nativeLines(azure)[0]!,
-    /^Azure Pipelines: could not write the job summary to .*not-a-directory\/service-ci-summary\.md \(.+\)$/,
+    /^Azure Pipelines: could not write the job summary to .*not-a-directory\/service-ci-summary-[0-9a-f-]{36}\.md \(.+\)$/,
   );
   const azureNames = azureCommands(azure).map((command) => command.command);
   assert.equal(azureNames.filter((name) => name === "task.setvariable").length, 4);
@@ -632,6 +668,99 @@ Deno.test("a native channel that fails keeps the exit code and says in one line 
   assert.deepEqual(nativeLines(bitbucket), [
     `Bitbucket Pipelines: the Code Insights report could not be sent through the proxy http://127.0.0.1:${port} (fetch failed)`,
   ]);
+});
+
+// 120 passing agents and a failing one whose runs link to long dashboard addresses: the summary
+// of the 120 outgrows a pipe's buffer (64 KiB), so an agent that reads none of it cannot take it.
+async function bigSummaryService(): Promise<{ service: FakeService; passing: string[] }> {
+  const url = `https://dashboard.example/runs/${"a".repeat(1_000)}`;
+  const [passing, failing] = defaultAgents(50);
+  const finished = (passed: boolean) => () => ({
+    status: "completed",
+    url,
+    results: { gate: { passed, rule: null } },
+  });
+  const agents = [
+    ...Array.from({ length: 120 }, () => ({
+      ...passing!,
+      id: crypto.randomUUID(),
+      finished: finished(true),
+    })),
+    { ...failing!, finished: finished(false) },
+  ];
+  return {
+    service: await startFakeService({ agents }),
+    passing: agents.slice(0, 120).map((agent) => agent.id),
+  };
+}
+
+async function unrulyAgent(how: Unruly): Promise<{ path: string; calls(): Promise<string[]> }> {
+  const dir = await tempDir(`buildkite-agent-${how}`);
+  await writeUnrulyAgent(dir, how);
+  return {
+    path: `${dir}${delimiter}${Deno.env.get("PATH") ?? ""}`,
+    calls: () => unrulyCalls(dir),
+  };
+}
+
+Deno.test("a buildkite-agent that exits without reading a large annotation leaves the exit code to the verdict, in one line", async () => {
+  const { service, passing } = await bigSummaryService();
+  await using _service = service;
+  const [passAgent, failAgent] = [
+    await unrulyAgent("exits-unread"),
+    await unrulyAgent("exits-unread"),
+  ];
+  const args = [...passing.flatMap((agent) => ["--agent", agent]), "--json"];
+  const [passed, failed] = await Promise.all([
+    run(args, service, { BUILDKITE: "true", PATH: passAgent.path }),
+    run([...args, "--agent", AGENTS.failing], service, { BUILDKITE: "true", PATH: failAgent.path }),
+  ]);
+  for (const [result, code] of [[passed, 0], [failed, 1]] as const) {
+    assert.equal(result.code, code, result.stderr);
+    assert.equal((JSON.parse(result.stdout) as { exit_code: number }).exit_code, code);
+    assert.doesNotMatch(result.stderr, /internal error/);
+    const lines = nativeLines(result);
+    assert.equal(lines.length, 1, result.stderr);
+    assert.match(
+      lines[0]!,
+      /^Buildkite: buildkite-agent could not write the annotation \(exit code 0 before reading all of its input: Broken pipe \(os error 32\)\)/,
+    );
+  }
+  assert.equal((await passAgent.calls())[0], "annotate");
+});
+
+Deno.test("a buildkite-agent or a Bitbucket proxy that never answers is given up after 10 s, and the exit code is the verdict's", async () => {
+  await using service = await fakeService();
+  const [passAgent, failAgent] = [await unrulyAgent("hangs"), await unrulyAgent("hangs")];
+  await using passProxy = startSilentProxy();
+  await using failProxy = startSilentProxy();
+  const timed = async (result: Promise<ProgramResult>) => {
+    const started = performance.now();
+    return { ...await result, ms: performance.now() - started };
+  };
+  const results = await Promise.all([
+    timed(run(["--agent", AGENTS.passing], service, { BUILDKITE: "true", PATH: passAgent.path })),
+    timed(run(["--agent", AGENTS.failing], service, { BUILDKITE: "true", PATH: failAgent.path })),
+    timed(run(["--agent", AGENTS.passing], service, bitbucketEnv(passProxy.url))),
+    timed(run(["--agent", AGENTS.failing], service, bitbucketEnv(failProxy.url))),
+  ]);
+  const lines = [
+    "Buildkite: buildkite-agent annotate did not finish within 10 s and was stopped; " +
+    "the annotation may be missing and no meta-data was set",
+    "Buildkite: buildkite-agent annotate did not finish within 10 s and was stopped; " +
+    "the annotation may be missing and no meta-data was set",
+    `Bitbucket Pipelines: the Code Insights report could not be sent through the proxy ${passProxy.url} (no answer within 10 s)`,
+    `Bitbucket Pipelines: the Code Insights report could not be sent through the proxy ${failProxy.url} (no answer within 10 s)`,
+  ];
+  for (const [index, result] of results.entries()) {
+    assert.equal(result.code, index % 2, result.stderr);
+    assert.deepEqual(nativeLines(result), [lines[index]], result.stderr);
+    // The bound, the program's own start and run, and a loaded machine's slack.
+    assert.ok(result.ms < 10_000 + 15_000, `${result.ms} ms`);
+  }
+  assert.deepEqual(await passAgent.calls(), ["annotate"]);
+  assert.deepEqual(await failAgent.calls(), ["annotate"]);
+  assert.equal(passProxy.connections(), 1);
 });
 
 // --- Opt-out ---
@@ -788,7 +917,7 @@ Deno.test("hostile service text forms no command but service-ci's own under any 
   ]);
   assert.equal(azureVariables(azureFound).passed, "false");
   assert.equal(azureVariables(azureFound).exit_code, "1");
-  assert.equal(azureFound.at(-1)!.data, join(azureDir, "service-ci-summary.md"));
+  assert.equal(azureFound.at(-1)!.data, await azureSummaryIn(azureDir));
   assert.deepEqual(azureFormatting(azure), [
     "##[group]service-ci: waiting for 2 agents",
     "##[endgroup]",
@@ -845,7 +974,7 @@ Deno.test("hostile service text forms no command but service-ci's own under any 
 
   // The files and the agent's input would form none either, were a step to print them.
   const written = [
-    await Deno.readTextFile(join(azureDir, "service-ci-summary.md")),
+    await Deno.readTextFile(await azureSummaryIn(azureDir)),
     await Deno.readTextFile(join(gitlabDir, "service-ci.env")),
     await Deno.readTextFile(join(gitlabDir, "service-ci-annotations.json")),
     ...calls.map((call) => call.stdin),

@@ -6,8 +6,8 @@ import {
   TaskCommand,
 } from "npm:azure-pipelines-task-lib@5.281.0/taskcommand.js";
 import {
-  AZURE_SUMMARY_FILE,
   azureCommand,
+  azureSummaryFile,
   createAzureWriter,
   isAzurePipelines,
 } from "../../src/report/azure.ts";
@@ -25,7 +25,9 @@ import {
 } from "../support/report_fixtures.ts";
 
 const WORKDIR = "/work/dir";
-const writer = createAzureWriter({ workingDirectory: WORKDIR });
+const STEP = "3d9f7a1c-5b2e-4f60-8a71-0c4e9b6d2f13";
+const SUMMARY_FILE = azureSummaryFile(STEP);
+const writer = createAzureWriter({ workingDirectory: WORKDIR, uuid: () => STEP });
 
 /** The commands a writer printed, parsed back by azure-pipelines-task-lib. */
 function parsed(commands: readonly string[]): TaskCommand[] {
@@ -107,7 +109,7 @@ Deno.test("finish() gives several agents' run ids and links as JSON arrays", asy
 Deno.test("finish() writes the Markdown summary to AGENT_TEMPDIRECTORY and uploads it", async () => {
   const { io, record } = fakeNativeIo({ env: { AGENT_TEMPDIRECTORY: "/agent/_temp" } });
   await writer.finish(passingReport, io);
-  const path = join("/agent/_temp", AZURE_SUMMARY_FILE);
+  const path = join("/agent/_temp", SUMMARY_FILE);
   assert.equal(record.files.get(path), githubSummary(passingReport));
   const last = parsed(record.commands).at(-1);
   assert.equal(last?.command, "task.uploadsummary");
@@ -117,11 +119,28 @@ Deno.test("finish() writes the Markdown summary to AGENT_TEMPDIRECTORY and uploa
 Deno.test("finish() writes the summary in the working directory when AGENT_TEMPDIRECTORY is unset", async () => {
   const { io, record } = fakeNativeIo();
   await writer.finish(passingReport, io);
-  assert.deepEqual([...record.files.keys()], [join(WORKDIR, AZURE_SUMMARY_FILE)]);
+  assert.deepEqual([...record.files.keys()], [join(WORKDIR, SUMMARY_FILE)]);
   assert.equal(
     record.commands.at(-1),
-    `##vso[task.uploadsummary]${join(WORKDIR, AZURE_SUMMARY_FILE)}`,
+    `##vso[task.uploadsummary]${join(WORKDIR, SUMMARY_FILE)}`,
   );
+});
+
+Deno.test("two steps of one job write two summary files and upload each", async () => {
+  const ids = ["0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"];
+  const { io, record } = fakeNativeIo({ env: { AGENT_TEMPDIRECTORY: "/agent/_temp" } });
+  for (const id of ids) {
+    await createAzureWriter({ workingDirectory: WORKDIR, uuid: () => id }).finish(
+      id === ids[0] ? passingReport : mixedReport,
+      io,
+    );
+  }
+  const paths = ids.map((id) => join("/agent/_temp", `service-ci-summary-${id}.md`));
+  assert.deepEqual([...record.files.keys()], paths);
+  assert.equal(record.files.get(paths[0]!), githubSummary(passingReport));
+  assert.equal(record.files.get(paths[1]!), githubSummary(mixedReport));
+  const uploads = parsed(record.commands).filter((c) => c.command === "task.uploadsummary");
+  assert.deepEqual(uploads.map((c) => c.message), paths);
 });
 
 Deno.test("a summary that cannot be written is one warning, and the other commands still go out", async () => {

@@ -14,7 +14,7 @@ import {
   mixedReport,
   passingReport,
 } from "../support/report_fixtures.ts";
-import { recordingIo, startFakeProxy } from "../support/native_io.ts";
+import { proxyFetch, recordingIo, startFakeProxy, startSilentProxy } from "../support/native_io.ts";
 
 const SHA = githubMetadata.commit_sha!;
 const REPORT_URL =
@@ -172,6 +172,21 @@ Deno.test("createBitbucketWriter().finish() says in one line when the proxy cann
     ),
     warnings[0],
   );
+});
+
+Deno.test("createBitbucketWriter().finish() gives up on a proxy that never answers within the bound, in one line", async () => {
+  await using proxy = startSilentProxy();
+  const { io, warnings } = recordingIo({
+    env: pipelineEnv(proxy.url),
+    makeFetch: (via) => proxyFetch(via, () => 200),
+  });
+  const started = performance.now();
+  await createBitbucketWriter().finish(mixedReport, io);
+  assert.ok(performance.now() - started < 5_000);
+  assert.deepEqual(warnings, [
+    `Bitbucket Pipelines: the Code Insights report could not be sent through the proxy ${proxy.url} (no answer within 200 ms)`,
+  ]);
+  assert.equal(proxy.connections(), 1, "nothing is sent after the first request");
 });
 
 Deno.test("createBitbucketWriter().finish() uses the pipeline's own proxy unless told otherwise", async () => {

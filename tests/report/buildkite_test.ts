@@ -18,9 +18,13 @@ import {
 import {
   type AgentCall,
   agentCalls,
+  realRunCommand,
   recordingIo,
+  unrulyCalls,
   writeStandInAgent,
+  writeUnrulyAgent,
 } from "../support/native_io.ts";
+import { type CommandResult, nativeTimeBound } from "../../src/report/native_io.ts";
 
 // Runs `test` with a stand-in `buildkite-agent` first on PATH.
 async function withStandIn(
@@ -151,7 +155,7 @@ Deno.test("createBuildkiteWriter().finish() says in one line that buildkite-agen
     const { io, warnings, commands, files } = recordingIo();
     await createBuildkiteWriter().finish(mixedReport, io);
     assert.deepEqual(warnings, [
-      "Buildkite: buildkite-agent could not be run (not on PATH, or not permitted); " +
+      "Buildkite: buildkite-agent could not be run (not on PATH); " +
       "no annotation or meta-data was written, only the log group",
     ]);
     assert.deepEqual(commands, []);
@@ -174,4 +178,79 @@ Deno.test("createBuildkiteWriter().finish() says in one line what buildkite-agen
     ]);
     assert.equal((await calls()).length, 5);
   });
+});
+
+// A recording io whose buildkite-agent answers each call with the next of `results`.
+function scriptedIo(results: readonly CommandResult[]) {
+  const calls: string[][] = [];
+  const record = recordingIo({
+    runCommand: (_program, args) => {
+      calls.push([...args]);
+      return Promise.resolve(results[calls.length - 1] ?? { kind: "exited", code: 0 });
+    },
+  });
+  return { ...record, calls };
+}
+
+Deno.test("createBuildkiteWriter().finish() names an annotation buildkite-agent exited without reading, and goes on", async () => {
+  const { io, warnings, calls } = scriptedIo([
+    { kind: "exited", code: 0, inputError: "Broken pipe (os error 32)" },
+  ]);
+  await createBuildkiteWriter().finish(passingReport, io);
+  assert.deepEqual(warnings, [
+    "Buildkite: buildkite-agent could not write the annotation " +
+    "(exit code 0 before reading all of its input: Broken pipe (os error 32))",
+  ]);
+  assert.equal(calls.length, 5);
+});
+
+Deno.test("createBuildkiteWriter().finish() stops after an annotate that outlasted its bound, in one line", async () => {
+  const { io, warnings, calls } = scriptedIo([{ kind: "timed-out", afterMs: 10_000 }]);
+  await createBuildkiteWriter().finish(mixedReport, io);
+  assert.deepEqual(warnings, [
+    "Buildkite: buildkite-agent annotate did not finish within 10 s and was stopped; " +
+    "the annotation may be missing and no meta-data was set",
+  ]);
+  assert.equal(calls.length, 1);
+});
+
+Deno.test("createBuildkiteWriter().finish() does not try the meta-data after one that outlasted its bound", async () => {
+  const { io, warnings, calls } = scriptedIo([
+    { kind: "exited", code: 0 },
+    { kind: "exited", code: 0 },
+    { kind: "timed-out", afterMs: 2_500 },
+  ]);
+  await createBuildkiteWriter().finish(passingReport, io);
+  assert.deepEqual(warnings, [
+    "Buildkite: buildkite-agent could not write meta-data service-ci.exit-code (stopped after 2500 ms), " +
+    "meta-data service-ci.run-id (not tried), meta-data service-ci.url (not tried)",
+  ]);
+  assert.equal(calls.length, 3);
+});
+
+Deno.test({
+  name:
+    "createBuildkiteWriter().finish() with a real buildkite-agent that hangs ends within the bound, in one line",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "service-ci-buildkite-hangs-" });
+    try {
+      await writeUnrulyAgent(dir, "hangs");
+      const bound = nativeTimeBound(() => performance.now(), { eachMs: 200, totalMs: 1_000 });
+      const { io, warnings } = recordingIo({
+        runCommand: (_program, args, stdin) =>
+          realRunCommand(join(dir, "buildkite-agent"), args, { stdin, timeoutMs: bound() }),
+      });
+      const started = performance.now();
+      await createBuildkiteWriter().finish(mixedReport, io);
+      assert.ok(performance.now() - started < 5_000);
+      assert.deepEqual(warnings, [
+        "Buildkite: buildkite-agent annotate did not finish within 200 ms and was stopped; " +
+        "the annotation may be missing and no meta-data was set",
+      ]);
+      assert.deepEqual(await unrulyCalls(dir), ["annotate"]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

@@ -5,7 +5,7 @@
 
 import { makeProxyFetch as proxyFetch, runCommand as realRunCommand } from "../../src/system.ts";
 
-import type { NativeIo } from "../../src/report/native_io.ts";
+import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/report/native_io.ts";
 
 /** What a recording `NativeIo` saw. */
 export interface IoRecord {
@@ -20,7 +20,8 @@ export interface IoRecord {
 
 /**
  * A `NativeIo` that records commands, warnings and files (in memory), and runs programs and
- * fetches for real unless `overrides` says otherwise.
+ * fetches for real (each bounded by `NATIVE_TIME_BOUNDS.eachMs`) unless `overrides` says
+ * otherwise.
  *
  * @example
  * ```ts
@@ -41,8 +42,9 @@ export function recordingIo(
       files.set(path, (append ? files.get(path) ?? "" : "") + text);
       return Promise.resolve();
     },
-    runCommand: realRunCommand,
-    makeFetch: proxyFetch,
+    runCommand: (program, args, stdin) =>
+      realRunCommand(program, args, { stdin, timeoutMs: NATIVE_TIME_BOUNDS.eachMs }),
+    makeFetch: (proxy) => proxyFetch(proxy, () => NATIVE_TIME_BOUNDS.eachMs),
     env: (name) => env[name],
     ...effects,
   };
@@ -108,6 +110,54 @@ export function startFakeProxy(
   });
 }
 
+/** A proxy on loopback that accepts connections and never answers. */
+export interface SilentProxy extends AsyncDisposable {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** How many connections it accepted. */
+  readonly connections: () => number;
+}
+
+/**
+ * Starts a TCP listener on 127.0.0.1 that takes every connection and never sends a byte: a
+ * Bitbucket pipeline proxy that hangs.
+ *
+ * @example
+ * ```ts
+ * await using proxy = startSilentProxy();
+ * ```
+ */
+export function startSilentProxy(): SilentProxy {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open: Deno.Conn[] = [];
+  let accepted = 0;
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        accepted++;
+        open.push(conn);
+      }
+    } catch {
+      // Closed.
+    }
+  })();
+  return {
+    url: `http://127.0.0.1:${listener.addr.port}`,
+    connections: () => accepted,
+    [Symbol.asyncDispose]: async () => {
+      listener.close();
+      await accepting;
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch {
+          // Closed by the other side.
+        }
+      }
+    },
+  };
+}
+
 /** One call a stand-in `buildkite-agent` recorded. */
 export interface AgentCall {
   readonly args: string[];
@@ -139,6 +189,45 @@ exit "$(cat "$dir/exit" 2>/dev/null || echo 0)"
 export async function writeStandInAgent(dir: string, code = 0): Promise<void> {
   await Deno.writeTextFile(`${dir}/buildkite-agent`, _STAND_IN_AGENT, { mode: 0o755 });
   if (code !== 0) await Deno.writeTextFile(`${dir}/exit`, String(code));
+}
+
+/** How a {@linkcode writeUnrulyAgent} misbehaves. */
+export type Unruly =
+  /** It exits 0 at once, reading none of its standard input. */
+  | "exits-unread"
+  /** It never ends by itself (it sleeps, reading nothing), until a signal ends it. */
+  | "hangs";
+
+/**
+ * Writes a `buildkite-agent` into `dir` (put `dir` first on PATH) that misbehaves as `how` says,
+ * and counts its calls in `dir/calls`, one line each.
+ *
+ * @example
+ * ```ts
+ * const dir = await Deno.makeTempDir();
+ * await writeUnrulyAgent(dir, "hangs");
+ * ```
+ */
+export async function writeUnrulyAgent(dir: string, how: Unruly): Promise<void> {
+  const body = how === "hangs" ? "exec sleep 600" : "exit 0";
+  await Deno.writeTextFile(
+    `${dir}/buildkite-agent`,
+    `#!/bin/sh\necho "$1" >> "$(dirname "$0")/calls"\n${body}\n`,
+    { mode: 0o755 },
+  );
+}
+
+/**
+ * The calls of the agent {@linkcode writeUnrulyAgent} wrote to `dir`: the first argument of each.
+ *
+ * @example
+ * ```ts
+ * const calls = await unrulyCalls("/tmp/buildkite-agent"); // ["annotate", "meta-data", …]
+ * ```
+ */
+export async function unrulyCalls(dir: string): Promise<string[]> {
+  const text = await Deno.readTextFile(`${dir}/calls`).catch(() => "");
+  return text.split("\n").slice(0, -1);
 }
 
 /**
@@ -194,7 +283,7 @@ export function fakeNativeIo(
 ): { io: NativeIo; record: NativeIoRecord } {
   const recorded = recordingIo({
     env: { ...options.env },
-    runCommand: () => Promise.resolve(undefined),
+    runCommand: () => Promise.resolve({ kind: "not-run", reason: "not on PATH" }),
     makeFetch: () => () => Promise.reject(new Error("no network in this test")),
   });
   const io: NativeIo = {

@@ -149,9 +149,14 @@ export function harness(options: HarnessOptions = {}): Harness {
       uuid: () => "00000000-0000-4000-8000-000000000000",
       now: () => Date.UTC(2026, 10, 23),
       cwd: "/work",
-      runCommand: (program, args, stdin) => {
+      runCommand: (program, args, { stdin }) => {
         commands.push({ program, args: [...args], stdin });
-        return Promise.resolve(options.commandExitCode);
+        const code = options.commandExitCode;
+        return Promise.resolve(
+          code === undefined
+            ? { kind: "not-run", reason: "not on PATH" }
+            : { kind: "exited", code },
+        );
       },
       makeProxyFetch: () => () => Promise.reject(new TypeError("no proxy here")),
     },

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { makeProxyFetch, runCommand } from "../src/system.ts";
+import { startSilentProxy } from "./support/native_io.ts";
+
+// A program written to a temporary directory, run by its absolute path.
+async function withScript(
+  body: string,
+  test: (program: string, dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "service-ci-system-" });
+  try {
+    const program = join(dir, "tool");
+    await Deno.writeTextFile(program, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+    await test(program, dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const BIG = "x".repeat(200_000);
+const UNIX = Deno.build.os !== "windows";
+
+Deno.test({
+  name: "runCommand() gives the exit code of a program that read all of its input",
+  ignore: !UNIX,
+  fn: () =>
+    withScript('cat > "$(dirname "$0")/input"; exit 3', async (program, dir) => {
+      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 10_000 });
+      assert.deepEqual(result, { kind: "exited", code: 3 });
+      assert.equal(await Deno.readTextFile(join(dir, "input")), BIG);
+    }),
+});
+
+Deno.test({
+  name:
+    "runCommand() says why the input could not be written when the program exits without reading it, and never rejects",
+  ignore: !UNIX,
+  fn: () =>
+    withScript("exit 0", async (program) => {
+      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 10_000 });
+      assert.equal(result.kind, "exited");
+      assert.equal(result.kind === "exited" && result.code, 0);
+      assert.match(result.kind === "exited" && result.inputError || "", /broken pipe/i);
+    }),
+});
+
+Deno.test("runCommand() does not start a program that is not on PATH, or has no time left", async () => {
+  assert.deepEqual(
+    await runCommand("service-ci-no-such-program", [], { timeoutMs: 10_000 }),
+    { kind: "not-run", reason: "not on PATH" },
+  );
+  assert.deepEqual(
+    await runCommand("service-ci-no-such-program", [], { timeoutMs: 0 }),
+    { kind: "not-run", reason: "no time was left to run it" },
+  );
+});
+
+Deno.test({
+  name:
+    "runCommand() stops a program that outlasts its bound with SIGTERM, even one that never reads a large input",
+  ignore: !UNIX,
+  fn: () =>
+    withScript("exec sleep 600", async (program) => {
+      const started = performance.now();
+      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 200 });
+      assert.deepEqual(result, { kind: "timed-out", afterMs: 200 });
+      assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
+    }),
+});
+
+Deno.test({
+  name: "runCommand() kills a program that ignores SIGTERM once killAfterMs has passed",
+  ignore: !UNIX,
+  fn: () =>
+    withScript(
+      'trap "" TERM; echo started > "$(dirname "$0")/started"; while :; do sleep 0.05; done',
+      async (program) => {
+        const started = performance.now();
+        const result = await runCommand(program, [], { timeoutMs: 300, killAfterMs: 200 });
+        assert.deepEqual(result, { kind: "timed-out", afterMs: 300 });
+        const took = performance.now() - started;
+        assert.ok(took >= 450 && took < 5_000, `${took} ms`);
+      },
+    ),
+});
+
+Deno.test("makeProxyFetch() aborts a request with no answer within its bound, saying so", async () => {
+  await using proxy = startSilentProxy();
+  const fetcher = makeProxyFetch(proxy.url, () => 200);
+  const started = performance.now();
+  await assert.rejects(
+    fetcher("http://api.bitbucket.org/2.0/x", { method: "PUT", body: "{}" }),
+    (error: Error) => error.message === "no answer within 200 ms",
+  );
+  assert.ok(performance.now() - started < 5_000);
+  assert.equal(proxy.connections(), 1);
+});
+
+Deno.test("makeProxyFetch() asks for the bound as each request starts", async () => {
+  await using proxy = startSilentProxy();
+  const bounds = [150, 50];
+  const fetcher = makeProxyFetch(proxy.url, () => bounds.shift() ?? 0);
+  await assert.rejects(fetcher("http://api.bitbucket.org/a"), /no answer within 150 ms/);
+  await assert.rejects(fetcher("http://api.bitbucket.org/b"), /no answer within 50 ms/);
+});
