@@ -19,6 +19,7 @@ import {
   bakeDefaultBaseUrl,
   checkDefaultBaseUrl,
   DEFAULT_BASE_URL_MODULE,
+  type RequestedDefaultBaseUrl,
   requestedDefaultBaseUrl,
 } from "./default_base_url.ts";
 import { permissionFlags } from "./permissions.ts";
@@ -363,7 +364,7 @@ interface _Options {
   readonly out: string | undefined;
   readonly dryRun: boolean;
   readonly help: boolean;
-  readonly defaultBaseUrl: string | undefined;
+  readonly defaultBaseUrl: RequestedDefaultBaseUrl | undefined;
 }
 
 function _parseOptions(args: readonly string[]): _Options {
@@ -389,7 +390,7 @@ function _parseOptions(args: readonly string[]): _Options {
     // The variable is read where it is granted (deno task compile); the image build passes the
     // flag instead.
     defaultBaseUrl: requestedDefaultBaseUrl(
-      values["default-base-url"],
+      { name: "--default-base-url", value: values["default-base-url"] },
       (name) =>
         Deno.permissions.querySync({ name: "env", variable: name }).state === "granted"
           ? Deno.env.get(name)
@@ -427,7 +428,7 @@ async function _build(options: _Options, root: string): Promise<number> {
   // An invalid address fails the build here, before anything is compiled.
   const defaultBaseUrl = options.defaultBaseUrl === undefined
     ? undefined
-    : checkDefaultBaseUrl(options.defaultBaseUrl);
+    : checkDefaultBaseUrl(options.defaultBaseUrl.url, options.defaultBaseUrl.source);
   if (options.dryRun) {
     console.log(
       defaultBaseUrl === undefined
