@@ -3,8 +3,9 @@
  * binary's SBOM (`service-ci-<version>.cdx.json`, see scripts/sbom.ts) and `SHA256SUMS` of
  * them all. Run it with `deno task compile`; `--help` lists the options.
  *
- * The permissions are deno.json's default permission set (`-P`) and nothing else is baked into
- * the binary: no certificate, no CA store, no environment. The version reaches the binary
+ * The permissions are deno.json's default permission set (`-P`) and, with `--quiet`, the log
+ * level (see {@linkcode RUNTIME_FLAGS}); nothing else is baked into the binary: no certificate,
+ * no CA store, no environment. The version reaches the binary
  * because `src/version.ts` imports deno.json.
  *
  * `.tar.gz` archives are written by `tar -czf`. `.zip` archives (Windows) are written by the
@@ -19,6 +20,7 @@ import {
   bakeDefaultBaseUrl,
   checkDefaultBaseUrl,
   DEFAULT_BASE_URL_MODULE,
+  type RequestedDefaultBaseUrl,
   requestedDefaultBaseUrl,
 } from "./default_base_url.ts";
 import { permissionFlags } from "./permissions.ts";
@@ -160,22 +162,39 @@ export function binaryPath(target: Target, outDir: string): string {
 }
 
 /**
- * The arguments after `deno` that compile the program for one target: deno.json's default
- * permission set (`-P`, the one source of the permissions), `--no-prompt`, the target and the
- * output path. Nothing else is granted or baked in (no `-A`, no certificate, no `.env`).
+ * The flags a compiled binary runs with, which {@linkcode compileArgs} bakes in: deno.json's
+ * default permission set (`-P`, the one source of the permissions), `--no-prompt`, and
+ * `--quiet`. `deno compile` stores the log level in the binary, which starts its logger with it
+ * and resolves the `--allow-run` names at every start; without `--quiet` a binary on a machine
+ * without `buildkite-agent` prints "Info Failed to resolve 'buildkite-agent' for allow-run"
+ * into the user's CI log each run. (Deno's source, github.com/denoland/deno:
+ * `cli/lib/standalone/binary.rs` `Metadata.log_level`, `cli/rt/lib.rs` `init_logging`,
+ * `runtime/permissions/lib.rs` `resolve_allow_run`.) tests/build_test.ts runs `src/main.ts`
+ * under `deno run` with exactly these flags and expects a silent stderr.
+ *
+ * @example
+ * ```ts
+ * RUNTIME_FLAGS; // ["-P", "--no-prompt", "--quiet"]
+ * ```
+ */
+export const RUNTIME_FLAGS: readonly string[] = ["-P", "--no-prompt", "--quiet"];
+
+/**
+ * The arguments after `deno` that compile the program for one target: the
+ * {@linkcode RUNTIME_FLAGS}, the target and the output path. Nothing else is granted or baked
+ * in (no `-A`, no certificate, no `.env`).
  *
  * @example
  * ```ts
  * compileArgs("x86_64-unknown-linux-gnu", { entry: "src/main.ts", outDir: "dist" });
- * // ["compile", "-P", "--no-prompt", "--target", "x86_64-unknown-linux-gnu",
+ * // ["compile", "-P", "--no-prompt", "--quiet", "--target", "x86_64-unknown-linux-gnu",
  * //  "--output", "dist/x86_64-unknown-linux-gnu/service-ci", "src/main.ts"]
  * ```
  */
 export function compileArgs(target: Target, options: CompileOptions): string[] {
   return [
     "compile",
-    "-P",
-    "--no-prompt",
+    ...RUNTIME_FLAGS,
     "--target",
     target,
     "--output",
@@ -363,7 +382,7 @@ interface _Options {
   readonly out: string | undefined;
   readonly dryRun: boolean;
   readonly help: boolean;
-  readonly defaultBaseUrl: string | undefined;
+  readonly defaultBaseUrl: RequestedDefaultBaseUrl | undefined;
 }
 
 function _parseOptions(args: readonly string[]): _Options {
@@ -389,7 +408,7 @@ function _parseOptions(args: readonly string[]): _Options {
     // The variable is read where it is granted (deno task compile); the image build passes the
     // flag instead.
     defaultBaseUrl: requestedDefaultBaseUrl(
-      values["default-base-url"],
+      { name: "--default-base-url", value: values["default-base-url"] },
       (name) =>
         Deno.permissions.querySync({ name: "env", variable: name }).state === "granted"
           ? Deno.env.get(name)
@@ -427,7 +446,7 @@ async function _build(options: _Options, root: string): Promise<number> {
   // An invalid address fails the build here, before anything is compiled.
   const defaultBaseUrl = options.defaultBaseUrl === undefined
     ? undefined
-    : checkDefaultBaseUrl(options.defaultBaseUrl);
+    : checkDefaultBaseUrl(options.defaultBaseUrl.url, options.defaultBaseUrl.source);
   if (options.dryRun) {
     console.log(
       defaultBaseUrl === undefined

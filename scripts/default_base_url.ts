@@ -9,6 +9,8 @@
  */
 
 import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { parseBaseUrl, UsageError } from "../src/config.ts";
 
 /** The module a release rewrites, relative to the repository root. */
@@ -19,18 +21,19 @@ const DECLARATION = /^export const DEFAULT_BASE_URL: string \| undefined = .*;$/
 
 /**
  * Checks a built-in service address by the `--base-url` rules and returns it normalised.
+ * `source` is the flag or variable it came from, which the message names.
  *
  * @example
  * ```ts
  * checkDefaultBaseUrl("https://service.example/"); // "https://service.example/"
  * ```
  *
- * @throws {TypeError} Naming `SERVICE_DEFAULT_BASE_URL` and what would be valid.
+ * @throws {TypeError} Naming `source` (default `SERVICE_DEFAULT_BASE_URL`) and what would be
+ * valid.
  */
-export function checkDefaultBaseUrl(url: string): string {
+export function checkDefaultBaseUrl(url: string, source = "SERVICE_DEFAULT_BASE_URL"): string {
   try {
-    return parseBaseUrl(url, "SERVICE_DEFAULT_BASE_URL (the release's built-in service address)")
-      .href;
+    return parseBaseUrl(url, `${source} (the release's built-in service address)`).href;
   } catch (error) {
     if (error instanceof UsageError) throw new TypeError(error.message);
     throw error;
@@ -84,40 +87,79 @@ export async function bakeDefaultBaseUrl(
   return () => Deno.writeTextFile(path, original);
 }
 
+/** An address a build is asked to bake in, and the flag or variable that gave it. */
+export interface RequestedDefaultBaseUrl {
+  /** The address, not yet checked. */
+  readonly url: string;
+  /** Where it came from: the flag's name (e.g. `--url`) or `SERVICE_DEFAULT_BASE_URL`. */
+  readonly source: string;
+}
+
 /**
- * The address a build is asked to bake in: `--url`/`--default-base-url` if given, else the
- * `SERVICE_DEFAULT_BASE_URL` variable; `undefined` when neither holds one.
+ * The address a build is asked to bake in: the flag's if given (`--url` for `deno task
+ * bake-default`, `--default-base-url` for the compile step), else the `SERVICE_DEFAULT_BASE_URL`
+ * variable; `undefined` when neither holds one.
  *
  * @example
  * ```ts
- * requestedDefaultBaseUrl("https://flag.example", () => undefined); // "https://flag.example"
+ * requestedDefaultBaseUrl({ name: "--url", value: "https://flag.example" }, () => undefined);
+ * // { url: "https://flag.example", source: "--url" }
  * ```
  */
 export function requestedDefaultBaseUrl(
-  flag: string | undefined,
+  flag: { readonly name: string; readonly value: string | undefined },
   env: (name: string) => string | undefined,
-): string | undefined {
-  const url = flag ?? env("SERVICE_DEFAULT_BASE_URL");
-  return url === undefined || url === "" ? undefined : url;
+): RequestedDefaultBaseUrl | undefined {
+  const [url, source] = flag.value !== undefined
+    ? [flag.value, flag.name]
+    : [env("SERVICE_DEFAULT_BASE_URL"), "SERVICE_DEFAULT_BASE_URL"];
+  return url === undefined || url === "" ? undefined : { url, source };
+}
+
+/**
+ * `deno task bake-default [--url <address>]`: checks the address, then writes it into
+ * {@linkcode DEFAULT_BASE_URL_MODULE} under `root`. Returns the exit code: 0 baked (or nothing
+ * asked for), 1 an invalid address or module, 2 a usage error.
+ *
+ * @example
+ * ```ts
+ * const code = await main(["--url", "https://service.example"], { root: "." });
+ * ```
+ */
+export async function main(
+  args: readonly string[],
+  options: { readonly root: string; readonly env?: (name: string) => string | undefined },
+): Promise<number> {
+  let flag: string | undefined;
+  try {
+    flag = parseArgs({ args: [...args], options: { url: { type: "string" } }, strict: true })
+      .values.url;
+  } catch (error) {
+    console.error(`bake-default: ${error instanceof Error ? error.message : String(error)}`);
+    console.error("usage: deno task bake-default [--url <address>]");
+    return 2;
+  }
+  const requested = requestedDefaultBaseUrl(
+    { name: "--url", value: flag },
+    options.env ?? ((name) => Deno.env.get(name)),
+  );
+  if (requested === undefined) {
+    console.error("bake-default: no address given (--url or SERVICE_DEFAULT_BASE_URL); none baked");
+    return 0;
+  }
+  try {
+    const url = checkDefaultBaseUrl(requested.url, requested.source);
+    await bakeDefaultBaseUrl(options.root, url);
+    console.error(
+      `bake-default: ${DEFAULT_BASE_URL_MODULE} now holds ${url} (from ${requested.source})`,
+    );
+    return 0;
+  } catch (error) {
+    console.error(`bake-default: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
 }
 
 if (import.meta.main) {
-  const at = Deno.args.indexOf("--url");
-  const flag = at >= 0 ? Deno.args[at + 1] : undefined;
-  const url = requestedDefaultBaseUrl(flag, (name) => Deno.env.get(name));
-  try {
-    if (url === undefined) {
-      console.error(
-        "bake-default: no address given (--url or SERVICE_DEFAULT_BASE_URL); none baked",
-      );
-    } else {
-      await bakeDefaultBaseUrl(new URL("..", import.meta.url).pathname, url);
-      console.error(
-        `bake-default: ${DEFAULT_BASE_URL_MODULE} now holds ${checkDefaultBaseUrl(url)}`,
-      );
-    }
-  } catch (error) {
-    console.error(`bake-default: ${error instanceof Error ? error.message : String(error)}`);
-    Deno.exit(1);
-  }
+  Deno.exit(await main(Deno.args, { root: fileURLToPath(new URL("..", import.meta.url)) }));
 }

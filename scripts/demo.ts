@@ -17,7 +17,8 @@ const bold = (text: string) => color ? `\x1b[1m${text}\x1b[22m` : text;
 
 /** The command a reader runs from the repository's root for one gate against `baseUrl`. */
 function startCommand(baseUrl: string, agent: string): string {
-  return `SERVICE_API_KEY=${KEYS.ci} deno task start --base-url ${baseUrl} --agent ${agent}`;
+  // --quiet before the task's name: without it `deno task` prints a "Task start …" banner.
+  return `SERVICE_API_KEY=${KEYS.ci} deno task --quiet start --base-url ${baseUrl} --agent ${agent}`;
 }
 
 async function gate(baseUrl: string, agent: string): Promise<number> {
@@ -27,7 +28,7 @@ async function gate(baseUrl: string, agent: string): Promise<number> {
     const value = Deno.env.get(name);
     if (value !== undefined) env[name] = value;
   }
-  // What `deno task start` runs, without its banner, so the gate's own output is all there is.
+  // What `deno task --quiet start` runs, so the gate's own output is all there is.
   const { code } = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",

@@ -150,8 +150,14 @@ const OPTIONS = {
  */
 export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
 
+// --api-key, --api_key, --apiKey, --apikey, --service-api-key, alone or with =value.
+const API_KEY_FLAG = /^--?(?:service[-_]?)?api[-_]?key(?:=|$)/i;
+const API_KEY_REFUSED =
+  "--api-key is not an option: command lines show in process lists and CI logs, so the key is read only from SERVICE_API_KEY; set it from your CI's secret store (GitHub: secrets, GitLab: masked CI/CD variable, Jenkins: withCredentials, Azure Pipelines: secret variable mapped with env:) or a .env file";
+
 /**
- * Parses the command line. `--help` and `--version` win over everything else.
+ * Parses the command line. `--help` and `--version` win over everything else; `--api-key` (in
+ * any spelling) is refused with why the key is read only from `SERVICE_API_KEY`.
  *
  * @example
  * ```ts
@@ -161,6 +167,8 @@ export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
 export function parseCommandLine(args: readonly string[]): Invocation {
   if (args.includes("--help") || args.includes("-h")) return { kind: "help" };
   if (args.includes("--version")) return { kind: "version" };
+  // Before the parser: its own messages could echo the key given after the flag.
+  if (args.some((arg) => API_KEY_FLAG.test(arg))) throw new UsageError(API_KEY_REFUSED);
   let values: Record<string, unknown>;
   try {
     values = parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false })

@@ -6,6 +6,12 @@ import denoConfig from "../deno.json" with { type: "json" };
 export const VERSION: string = denoConfig.version;
 
 /**
+ * Where service-ci's source, releases and docs live; `--help` links to the docs of this
+ * version under it.
+ */
+export const REPOSITORY_URL = "https://github.com/service-ci/service-ci";
+
+/**
  * The `User-Agent` header value: `service-ci/<version> (<os>; <arch>)`.
  *
  * @example

@@ -11,6 +11,7 @@ import {
   compileArgs,
   isRuntimeDownloadFailure,
   readBuildConfig,
+  RUNTIME_FLAGS,
   sha256sumsLine,
   TARGETS,
   zipArchive,
@@ -112,6 +113,7 @@ for (const target of TARGETS) {
       "compile",
       "-P",
       "--no-prompt",
+      "--quiet",
       "--target",
       target,
       "--output",
@@ -131,6 +133,61 @@ for (const target of TARGETS) {
     }
   });
 }
+
+// The binary runs with the flags it was compiled with; under `deno run` the same flags show what
+// a user's CI log gets from Deno itself. PATH is an empty directory, so neither git nor
+// buildkite-agent resolves (as on most CI machines for buildkite-agent).
+async function _runWithCompileFlags(
+  flags: readonly string[],
+  args: readonly string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const path = await Deno.makeTempDir({ prefix: "service-ci-empty-path-" });
+  try {
+    const env: Record<string, string> = { PATH: path };
+    for (const name of ["HOME", "DENO_DIR", "SystemRoot", "TEMP", "TMP"]) {
+      const value = Deno.env.get(name);
+      if (value !== undefined) env[name] = value;
+    }
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, "src/main.ts", ...args],
+      cwd: ROOT,
+      env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder();
+    return {
+      code: output.code,
+      stdout: text.decode(output.stdout),
+      stderr: text.decode(output.stderr),
+    };
+  } finally {
+    await Deno.remove(path, { recursive: true });
+  }
+}
+
+Deno.test("the compile step's flags, under deno run, put nothing of Deno's own on stderr", async () => {
+  const args = compileArgs("x86_64-unknown-linux-gnu", { entry: "src/main.ts", outDir: "dist" });
+  const flags = args.slice(1, args.indexOf("--target"));
+  assert.deepEqual(flags, [...RUNTIME_FLAGS]);
+
+  const version = await _runWithCompileFlags(flags, ["--version"]);
+  assert.equal(version.code, 0, version.stderr);
+  assert.match(version.stdout, new RegExp(`^service-ci ${DENO_JSON.version}\n`));
+  assert.equal(version.stderr, "");
+
+  const usage = await _runWithCompileFlags(flags, ["--agent", "nope"]);
+  assert.equal(usage.code, 2, usage.stderr);
+  assert.match(usage.stderr, /^service-ci: [^\n]+\n$/);
+
+  // The control: the same run without --quiet is not silent here, so the test above can fail.
+  const loud = await _runWithCompileFlags(flags.filter((flag) => flag !== "--quiet"), [
+    "--version",
+  ]);
+  assert.match(loud.stderr, /buildkite-agent/);
+});
 
 Deno.test("compileArgs() writes under the given --out directory", () => {
   const args = compileArgs("aarch64-apple-darwin", { entry: "src/main.ts", outDir: "/tmp/out/" });
@@ -275,7 +332,7 @@ Deno.test("build.ts --dry-run prints the commands for one --target and runs noth
   assert.match(address, /^# no built-in service address/);
   assert.equal(
     compile,
-    `deno compile -P --no-prompt --target ${target} --output dist/${target}/service-ci src/main.ts`,
+    `deno compile -P --no-prompt --quiet --target ${target} --output dist/${target}/service-ci src/main.ts`,
   );
   assert.ok(!/ -A\b| --allow-all\b| --cert\b/.test(compile), compile);
   assert.equal(copy, `cp README.md dist/${target}/README.md`);

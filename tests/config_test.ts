@@ -49,6 +49,33 @@ Deno.test("parseCommandLine() names an unknown option, a missing value and a str
   }
 });
 
+Deno.test("parseCommandLine() refuses --api-key in any spelling, saying why and how to set the key", () => {
+  for (
+    const args of [
+      ["--api-key", "sk_live_secret"],
+      ["--agent", A, "--api-key=sk_live_secret"],
+      ["--api_key", "sk_live_secret"],
+      ["--apiKey=sk_live_secret"],
+      ["--service-api-key", "sk_live_secret"],
+      ["--agent", "--api-key", "sk_live_secret"],
+    ]
+  ) {
+    assert.throws(() => parseCommandLine(args), (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(
+        error.message,
+        /^--api-key is not an option: command lines show in process lists/,
+      );
+      assert.match(error.message, /read only from SERVICE_API_KEY/);
+      assert.match(error.message, /GitHub: secrets, GitLab: masked CI\/CD variable, Jenkins:/);
+      assert.ok(!error.message.includes("sk_live_secret"), error.message);
+      assert.ok(!error.message.includes("\n"), "one line");
+      return true;
+    }, args.join(" "));
+  }
+  assert.throws(() => parseCommandLine(["--key", "x"]), /: unknown option --key;/);
+});
+
 Deno.test("resolveConfig() reads the documented defaults", () => {
   const config = resolveConfig(flags(["--agent", A]), ENV);
   assert.deepEqual(config.agents, [A]);

@@ -11,6 +11,8 @@ import {
   bakeDefaultBaseUrl,
   checkDefaultBaseUrl,
   DEFAULT_BASE_URL_MODULE,
+  main as bakeMain,
+  requestedDefaultBaseUrl,
   withDefaultBaseUrl,
 } from "../scripts/default_base_url.ts";
 import { DEFAULT_BASE_URL } from "../src/default_base_url.ts";
@@ -140,6 +142,93 @@ Deno.test("an invalid default fails the build with a clear message, before compi
       assert.equal(new TextDecoder().decode(output.stdout), "");
     });
   }
+});
+
+Deno.test("an invalid address is reported under the flag or variable that gave it", async (t) => {
+  const run = async (script: string, args: string[], env: Record<string, string>) => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", join(ROOT, script), ...args],
+      env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return { code: output.code, stderr: new TextDecoder().decode(output.stderr) };
+  };
+  const cases: Array<[string, string[], Record<string, string>, string]> = [
+    ["scripts/default_base_url.ts", ["--url", "http://evil.example"], {}, "bake-default: --url"],
+    [
+      "scripts/default_base_url.ts",
+      ["--url=service.example"],
+      { SERVICE_DEFAULT_BASE_URL: "https://fine.example" },
+      "bake-default: --url",
+    ],
+    [
+      "scripts/default_base_url.ts",
+      [],
+      { SERVICE_DEFAULT_BASE_URL: "http://evil.example" },
+      "bake-default: SERVICE_DEFAULT_BASE_URL",
+    ],
+    [
+      "scripts/build.ts",
+      ["--dry-run", "--default-base-url", "http://evil.example"],
+      { SERVICE_DEFAULT_BASE_URL: "https://fine.example" },
+      "build: --default-base-url",
+    ],
+  ];
+  for (const [script, args, env, named] of cases) {
+    await t.step(`${script} ${args.join(" ")}`, async () => {
+      const before = await Deno.readTextFile(join(ROOT, DEFAULT_BASE_URL_MODULE));
+      const result = await run(script, args, env);
+      assert.equal(result.code, 1, result.stderr);
+      assert.ok(
+        result.stderr.startsWith(`${named} (the release's built-in service address) must`),
+        result.stderr,
+      );
+      assert.equal(await Deno.readTextFile(join(ROOT, DEFAULT_BASE_URL_MODULE)), before);
+    });
+  }
+  await t.step("bake-default --url without a value is a usage error", async () => {
+    const result = await run("scripts/default_base_url.ts", ["--url"], {});
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /usage: deno task bake-default \[--url <address>\]/);
+  });
+});
+
+Deno.test("bake-default's main() writes the checked address from --url, or from the variable", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "service-ci-bake-" });
+  try {
+    await Deno.mkdir(join(dir, "src"));
+    const module = join(dir, DEFAULT_BASE_URL_MODULE);
+    const original = await Deno.readTextFile(join(ROOT, DEFAULT_BASE_URL_MODULE));
+    await Deno.writeTextFile(module, original);
+    const env = (name: string) =>
+      name === "SERVICE_DEFAULT_BASE_URL" ? "https://variable.example" : undefined;
+    assert.equal(await bakeMain(["--url", "https://flag.example"], { root: dir, env }), 0);
+    assert.match(await Deno.readTextFile(module), /= "https:\/\/flag\.example\/";/);
+    await Deno.writeTextFile(module, original);
+    assert.equal(await bakeMain([], { root: dir, env }), 0);
+    assert.match(await Deno.readTextFile(module), /= "https:\/\/variable\.example\/";/);
+    await Deno.writeTextFile(module, original);
+    assert.equal(await bakeMain([], { root: dir, env: () => undefined }), 0);
+    assert.equal(await Deno.readTextFile(module), original);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("requestedDefaultBaseUrl() takes the flag over the variable and says which it was", () => {
+  const env = (name: string) => name === "SERVICE_DEFAULT_BASE_URL" ? "https://v.example" : "";
+  assert.deepEqual(requestedDefaultBaseUrl({ name: "--url", value: "https://f.example" }, env), {
+    url: "https://f.example",
+    source: "--url",
+  });
+  assert.deepEqual(requestedDefaultBaseUrl({ name: "--url", value: undefined }, env), {
+    url: "https://v.example",
+    source: "SERVICE_DEFAULT_BASE_URL",
+  });
+  assert.equal(requestedDefaultBaseUrl({ name: "--url", value: "" }, env), undefined);
+  assert.equal(requestedDefaultBaseUrl({ name: "--url", value: undefined }, () => ""), undefined);
 });
 
 Deno.test("the compile step's dry run shows the default being baked in", async () => {

@@ -75,7 +75,7 @@ Deno.test(
     assert.ok(lines.includes("deno task fake-service"), closing);
     assert.match(closing, /npx --yes deno@2\.9\.6 task/);
     const start = lines.find((line) => line.startsWith("SERVICE_API_KEY="));
-    const printed = /^SERVICE_API_KEY=(\S+) deno task start (.+)$/.exec(start ?? "");
+    const printed = /^SERVICE_API_KEY=(\S+) deno task --quiet start (.+)$/.exec(start ?? "");
     assert.ok(printed !== null, closing);
     const [, key, startArgs] = printed;
 
@@ -85,11 +85,13 @@ Deno.test(
       assert.match(startArgs!, /--base-url http:\/\/127\.0\.0\.1:8787 /);
       const gate = await runCommand(Deno.execPath(), [
         "task",
+        "--quiet",
         "start",
         ...startArgs!.replace("http://127.0.0.1:8787", service.url).split(" "),
       ], { cwd: ROOT_PATH, env: _env({ SERVICE_API_KEY: key!, NO_COLOR: "1" }), clearEnv: true });
       assert.equal(gate.code, 0, gate.stdout + gate.stderr);
       assert.match(gate.stderr, /exit 0: 1 gate, 1 passed/);
+      assert.ok(!/\bTask start\b|Warning|Info/.test(gate.stderr), gate.stderr);
     } finally {
       await service.stop();
     }

@@ -1,6 +1,7 @@
 /**
  * One permission set: deno.json's `"permissions"."default"`. The start task and the compile step
- * use it with `-P`; every documented command that runs service-ci grants exactly it.
+ * use it with `-P`; every documented command that runs service-ci grants exactly it, and every
+ * one passes `--quiet`.
  */
 
 import assert from "node:assert/strict";
@@ -56,6 +57,22 @@ Deno.test("deno.json has one permission set, and it grants no -A, no ffi, no imp
   const flags = permissionFlags(JSON.stringify(DENO_JSON));
   assert.deepEqual(flags, [...PERMISSIONS]);
   assert.ok(!flags.some((flag) => /^--allow-(?:all|ffi|import|sys)\b/.test(flag)), flags.join(" "));
+});
+
+Deno.test("every documented way to run service-ci passes --quiet, so Deno's diagnostics stay out of CI logs", () => {
+  // Without it Deno prints "Warning Permissions in the config file is an experimental feature"
+  // for -P and "Info Failed to resolve 'buildkite-agent' for allow-run" wherever that program is
+  // missing; the compiled binary keeps the log level it was compiled with (scripts/build.ts).
+  assert.ok(_words(DENO_JSON.tasks.start.command).includes("--quiet"), "the start task");
+  const compile = compileArgs("x86_64-unknown-linux-gnu", { entry: "src/main.ts", outDir: "dist" });
+  assert.ok(compile.includes("--quiet"), "the compile step");
+  const action = Deno.readTextFileSync(join(ROOT, "scripts/action.sh"));
+  const source = action.split("\n").filter((line) => /\bset -- deno run\b/.test(line));
+  assert.equal(source.length, 1, "scripts/action.sh's source mode");
+  assert.ok(_words(source[0]!).includes("--quiet"), source[0]);
+  for (const { where, words } of _documentedCommands()) {
+    assert.ok(words.includes("--quiet"), `${where} runs service-ci without --quiet`);
+  }
 });
 
 Deno.test("the start task and the compile step grant the set with -P and nothing else", () => {

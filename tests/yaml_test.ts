@@ -234,13 +234,14 @@ Deno.test("release.yml runs on version tags, tests first, and builds with deno t
   const tags = (RELEASE.on.push as { tags?: string[] }).tags ?? [];
   assert.ok(tags.length > 0 && tags.every((tag) => tag.startsWith("v")), String(tags));
   assert.equal(RELEASE.jobs.test?.uses, "./.github/workflows/ci.yml");
-  assert.equal(RELEASE.jobs.build?.needs, "test");
+  assert.deepEqual(RELEASE.jobs.build?.needs, ["address", "test"]);
   assert.ok(RELEASE.jobs.build?.steps?.some((step) => step.run === "deno task compile"));
 });
 
 Deno.test("release.yml gives each job only the permissions it needs", () => {
   const attest = { "id-token": "write", attestations: "write" };
   assert.deepEqual(RELEASE.permissions, {});
+  assert.deepEqual(RELEASE.jobs.address?.permissions, {});
   assert.deepEqual(RELEASE.jobs.test?.permissions, { contents: "read" });
   assert.deepEqual(RELEASE.jobs.build?.permissions, { contents: "read", ...attest });
   assert.deepEqual(RELEASE.jobs.release?.permissions, { contents: "write" });
@@ -293,8 +294,8 @@ Deno.test("release.yml attests every archive, SHA256SUMS and the SBOM after buil
   );
 });
 
-Deno.test("release.yml bakes SERVICE_DEFAULT_BASE_URL into the binaries, the image and JSR", () => {
-  const variable = "${{ vars.SERVICE_DEFAULT_BASE_URL }}";
+Deno.test("release.yml bakes the address job's SERVICE_DEFAULT_BASE_URL into the binaries, the image and JSR", () => {
+  const variable = "${{ needs.address.outputs.address }}";
   const compile = RELEASE.jobs.build?.steps?.find((step) => step.run === "deno task compile");
   assert.equal(compile?.env?.SERVICE_DEFAULT_BASE_URL, variable);
   const push = _step(RELEASE, "image", "Build and push ci:<major> and ci:<tag>");
@@ -306,12 +307,124 @@ Deno.test("release.yml bakes SERVICE_DEFAULT_BASE_URL into the binaries, the ima
 
 Deno.test("release.yml publishes to JSR with deno publish after baking in the default address", () => {
   const job = RELEASE.jobs.jsr;
-  assert.deepEqual(job?.needs, ["build", "release"]);
+  assert.deepEqual(job?.needs, ["address", "build", "release"]);
   const runs = (job?.steps ?? []).flatMap((step) => step.run ?? []);
   assert.deepEqual(runs, ["deno task bake-default", "deno publish --allow-dirty"]);
   // Provenance comes with OIDC (id-token: write) unless it is turned off.
   assert.ok(!runs.some((run) => run.includes("--no-provenance")));
 });
+
+// A job's needs, as a list.
+function _needs(job: Job | undefined): string[] {
+  const needs = job?.needs ?? [];
+  return typeof needs === "string" ? [needs] : [...needs];
+}
+
+// Every job a job waits for, directly or through others.
+function _ancestors(workflow: Workflow, name: string): Set<string> {
+  const found = new Set<string>();
+  const visit = (job: string) => {
+    for (const need of _needs(workflow.jobs[job])) {
+      if (!found.has(need)) {
+        found.add(need);
+        visit(need);
+      }
+    }
+  };
+  visit(name);
+  return found;
+}
+
+const ADDRESS_CHECK = "Check the built-in service address";
+
+Deno.test("release.yml checks the built-in service address first: every other job waits for it", () => {
+  const job = RELEASE.jobs.address;
+  assert.ok(job, "release.yml has an address job");
+  assert.deepEqual(_needs(job), []);
+  assert.equal(job.steps?.[0]?.name, ADDRESS_CHECK);
+  const check = _step(RELEASE, "address", ADDRESS_CHECK);
+  assert.equal(check.env?.SERVICE_DEFAULT_BASE_URL, "${{ vars.SERVICE_DEFAULT_BASE_URL }}");
+  assert.equal(
+    check.env?.ALLOW_NO_DEFAULT_ADDRESS,
+    "${{ inputs.allow-no-default-address || false }}",
+  );
+  const input = (RELEASE.on.workflow_dispatch as {
+    inputs?: Record<string, { type?: string; default?: unknown }>;
+  }).inputs?.["allow-no-default-address"];
+  assert.deepEqual([input?.type, input?.default], ["boolean", false]);
+  for (const name of Object.keys(RELEASE.jobs).filter((name) => name !== "address")) {
+    assert.ok(_ancestors(RELEASE, name).has("address"), `job ${name} waits for the address job`);
+  }
+  // The variable is read once, there; every job that bakes or states the address uses that.
+  const text = Deno.readTextFileSync(join(WORKFLOWS, "release.yml"));
+  assert.equal(text.match(/vars\.SERVICE_DEFAULT_BASE_URL/g)?.length, 1);
+  for (const [name, job] of Object.entries(RELEASE.jobs)) {
+    const uses = JSON.stringify(job.steps ?? []).includes("needs.address.outputs.address");
+    if (uses) assert.ok(_needs(job).includes("address"), `job ${name} needs address directly`);
+  }
+});
+
+toolTest(
+  "release.yml's address check fails on an empty address unless allow-no-default-address says so",
+  SH,
+  async () => {
+    const step = _step(RELEASE, "address", ADDRESS_CHECK);
+    const run = (env: Record<string, string>) =>
+      _runStep(step, { REF_TYPE: "tag", ALLOW_NO_DEFAULT_ADDRESS: "false", ...env });
+
+    const empty = await run({ SERVICE_DEFAULT_BASE_URL: "" });
+    assert.notEqual(empty.code, 0);
+    assert.match(
+      empty.stdout,
+      /^::error::the repository variable SERVICE_DEFAULT_BASE_URL is empty.*allow-no-default-address/m,
+    );
+    assert.deepEqual(empty.outputs, {});
+
+    const allowed = await run({ SERVICE_DEFAULT_BASE_URL: "", ALLOW_NO_DEFAULT_ADDRESS: "true" });
+    assert.equal(allowed.code, 0, allowed.stdout + allowed.stderr);
+    assert.match(allowed.stdout, /^::warning::this release has no built-in service address/m);
+    assert.deepEqual(allowed.outputs, { address: "" });
+
+    const set = await run({ SERVICE_DEFAULT_BASE_URL: "https://eval.example" });
+    assert.equal(set.code, 0, set.stdout + set.stderr);
+    assert.deepEqual(set.outputs, { address: "https://eval.example" });
+
+    const injected = await run({ SERVICE_DEFAULT_BASE_URL: "https://eval.example\nx=y" });
+    assert.notEqual(injected.code, 0);
+    assert.deepEqual(injected.outputs, {});
+
+    const branch = await run({
+      SERVICE_DEFAULT_BASE_URL: "https://eval.example",
+      REF_TYPE: "branch",
+    });
+    assert.notEqual(branch.code, 0);
+    assert.match(branch.stdout, /on a version tag/);
+  },
+);
+
+toolTest(
+  "release.yml's release notes state the built-in service address, or that there is none",
+  SH,
+  async () => {
+    const step = _step(RELEASE, "release", "Create the GitHub release");
+    assert.equal(step.env?.DEFAULT_BASE_URL, "${{ needs.address.outputs.address }}");
+    const env = {
+      GITHUB_REF_NAME: "v1.2.3",
+      GITHUB_REPOSITORY: "acme/service-ci",
+      VERSION: "1.2.3",
+      PRERELEASE: "false",
+    };
+    const withAddress = await _runStep(step, { ...env, DEFAULT_BASE_URL: "https://eval.example" });
+    assert.equal(withAddress.code, 0, withAddress.stderr);
+    assert.match(
+      withAddress.calls[0] ?? "",
+      / --notes Built-in service address: <https:\/\/eval\.example>\. .* --generate-notes /,
+    );
+    const without = await _runStep(step, { ...env, DEFAULT_BASE_URL: "" });
+    assert.equal(without.code, 0, without.stderr);
+    assert.match(without.calls[0] ?? "", / --notes This release has no built-in service address: /);
+  },
+);
 
 Deno.test("release.yml attests the pushed image by the digest buildx reports", () => {
   const [attest] = _uses("image", "actions/attest-build-provenance");

@@ -260,6 +260,11 @@ Deno.test("bad input exits 2 with one line naming the input", async (t) => {
       /unknown option --frobnicate/,
     ],
     [[], { SERVICE_API_KEY: "k", SERVICE_BASE_URL: "https://x.example" }, /no agent given/],
+    [
+      ["--agent", AGENTS.passing, "--api-key", "sk_from_the_command_line"],
+      { SERVICE_BASE_URL: "https://x.example" },
+      /^service-ci: --api-key is not an option: .* read only from SERVICE_API_KEY; set it from your CI's secret store \(GitHub: secrets, GitLab: masked CI\/CD variable, Jenkins: withCredentials/,
+    ],
   ];
   for (const [args, variables, message] of cases) {
     await t.step(args.join(" ") || "(no args)", async () => {
@@ -267,6 +272,7 @@ Deno.test("bad input exits 2 with one line naming the input", async (t) => {
       assert.equal(result.code, 2, result.stderr);
       assert.match(result.stderr, message);
       assert.equal(result.stderr.trim().split("\n").length, 1, result.stderr);
+      assert.ok(!result.stderr.includes("sk_from_the_command_line"), result.stderr);
     });
   }
 });
