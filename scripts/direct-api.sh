@@ -752,7 +752,12 @@ refused() {
   error_code=$(printf '%s' "$error_code" | tr '[:upper:]' '[:lower:]')
   case $code:$1:$error_code in
     401:*) hint="check that SERVICE_API_KEY holds a current API key of this service" ;;
-    403:*) hint="the API key needs CI access: create one under Settings → API Keys with CI access" ;;
+    403:*)
+      case $(printf '%s' "$what" | tr '[:upper:]' '[:lower:]') in
+        *"api keys"*) hint='' ;;
+        *) hint="the API key needs CI access: use a key created with it under Settings → API Keys" ;;
+      esac
+      ;;
     404:trigger:*) hint="check the agent UUID and --base-url: the service knows no such agent" ;;
     404:*) hint="the run is no longer readable on the service" ;;
     *:*:*inactive*) hint="the agent is inactive: activate it in the service's dashboard" ;;
