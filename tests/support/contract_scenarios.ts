@@ -261,7 +261,7 @@ const FAULTS: Scenario[] = [
     exitCode: 3,
     check: (run) => {
       _oneTrigger(run, 10);
-      assert.match(run.stderr, /10 transient faults in a row/);
+      assert.match(run.stderr, /gave up after 10 failed attempts in a row/);
     },
   },
   {
