@@ -48,6 +48,7 @@ export LC_ALL
 VERSION=1.1.0
 PROGRAM=direct-api.sh
 MAX_FAULTS=10
+UNREACHABLE_SECONDS=30
 MAX_REDIRECTS=5
 
 tab=$(printf '\t')
@@ -693,13 +694,41 @@ poll_delay() {
 
 # fault WHAT: a transient fault; retried after a backoff unless it is the 10th in a row.
 fault() {
+  unreachable_since=''
   faults=$((faults + 1))
   last_state="last answer: $1"
   if [ "$faults" -ge "$MAX_FAULTS" ]; then
-    unchecked "$MAX_FAULTS transient faults in a row, the last: $1"
+    unchecked "gave up after $MAX_FAULTS failed attempts in a row; the last: $1"
   fi
-  say "transient fault ($1); retrying ($faults of $((MAX_FAULTS - 1)) retries)"
+  say "transient fault ($1); attempt $faults of $MAX_FAULTS, trying again"
   pause "$(backoff "$faults")"
+}
+
+# no_answer: a request that got no answer. Before the service has ever answered, a refused
+# connection (curl's exit 7) or a host name that does not resolve (6) is most often a wrong
+# address: said plainly once, and tried for UNREACHABLE_SECONDS from the first, as service-ci does.
+no_answer() {
+  if [ -n "$answered" ] || { [ "$status" -ne 7 ] && [ "$status" -ne 6 ]; }; then
+    fault "no answer: ${curl_error:-curl failed}"
+    return
+  fi
+  if [ "$status" -eq 7 ]; then
+    what="connection refused by $authority: nothing is listening there"
+  else
+    what="could not resolve host ${authority%:*}: no address is known for that name"
+  fi
+  what="$what; check the address $base_url, its port, and that the service is up"
+  if [ -z "$unreachable_since" ]; then
+    unreachable_since=$(now)
+    say "$what; trying for up to $UNREACHABLE_SECONDS s"
+  fi
+  faults=$((faults + 1))
+  last_state="last answer: $what"
+  spent=$(($(now) - unreachable_since))
+  if [ "$spent" -ge "$UNREACHABLE_SECONDS" ] || [ "$faults" -ge "$MAX_FAULTS" ]; then
+    unchecked "$what; gave up after $faults attempts over $spent s"
+  fi
+  pause "$(calc "$(backoff "$faults") < $((UNREACHABLE_SECONDS - spent)) ? $(backoff "$faults") : $((UNREACHABLE_SECONDS - spent))")"
 }
 
 # http METHOD URL [BODY]: one request; sets code (000 when no answer) and location, and leaves
@@ -730,6 +759,7 @@ http() {
   read -r code location <"$tmp/written" || :
   code=${code:-000}
   location=${location:-}
+  [ "$code" = 000 ] || answered=1
   if [ "$status" -ne 0 ] && [ "$code" = 000 ]; then
     curl_error=$(show_text "$tmp/curl-error")
     code=000
@@ -752,7 +782,12 @@ refused() {
   error_code=$(printf '%s' "$error_code" | tr '[:upper:]' '[:lower:]')
   case $code:$1:$error_code in
     401:*) hint="check that SERVICE_API_KEY holds a current API key of this service" ;;
-    403:*) hint="the API key needs CI access: create one under Settings → API Keys with CI access" ;;
+    403:*)
+      case $(printf '%s' "$what" | tr '[:upper:]' '[:lower:]') in
+        *"api keys"*) hint='' ;;
+        *) hint="the API key needs CI access: use a key created with it under Settings → API Keys" ;;
+      esac
+      ;;
     404:trigger:*) hint="check the agent UUID and --base-url: the service knows no such agent" ;;
     404:*) hint="the run is no longer readable on the service" ;;
     *:*:*inactive*) hint="the agent is inactive: activate it in the service's dashboard" ;;
@@ -847,6 +882,8 @@ request_url=$runs_url
 faults=0
 redirects=0
 last_state=''
+answered=''
+unreachable_since=''
 while :; do
   http POST "$request_url" "$tmp/request"
   # A retry starts again from the runs address (as service-ci does).
@@ -854,7 +891,7 @@ while :; do
     000 | 2?? | 408 | 425 | 429 | 5??) request_url=$runs_url redirects=0 ;;
   esac
   case $code in
-    000) fault "no answer: ${curl_error:-curl failed}" ;;
+    000) no_answer ;;
     2??)
       read_document "$tmp/body"
       if [ "$doc" != object ]; then
@@ -902,7 +939,7 @@ while :; do
   esac
   case $code in
     000)
-      fault "no answer: ${curl_error:-curl failed}"
+      no_answer
       continue
       ;;
     2??)

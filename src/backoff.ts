@@ -8,6 +8,11 @@ export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_CAP_MS = 30_000;
 /** After this many transient faults in a row on one operation, the gate cannot be checked. */
 export const MAX_CONSECUTIVE_FAULTS = 10;
+/**
+ * How long a service that has never answered is tried while its address refuses connections or
+ * does not resolve, from the first such fault: most often the address or port is wrong.
+ */
+export const UNREACHABLE_GIVE_UP_MS = 30_000;
 
 /**
  * The delay before retry number `attempt` (1 for the first retry): exponential backoff with full

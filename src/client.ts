@@ -16,6 +16,17 @@ export const MAX_REDIRECTS = 5;
 // How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
 // NotValidForName, Expired, BadSignature, … ("invalid peer certificate: <why>").
 const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
+// How the OS reports that nothing listens at the address and port (Linux/macOS "Connection
+// refused (os error 111)", Windows "… actively refused it. (os error 10061)").
+const CONNECTION_REFUSED_ERROR = /connection refused|actively refused|os error (?:111|61|10061)\b/i;
+// How a host name that does not resolve is reported: "dns error: failed to lookup address
+// information: Name or service not known" (glibc), "nodename nor servname provided" (macOS),
+// "No such host is known" (Windows).
+const DNS_ERROR =
+  /dns error|failed to lookup address|name or service not known|nodename nor servname|no such host|temporary failure in name resolution/i;
+// rustls: `certificate not valid for name "127.0.0.1"; certificate is only valid for
+// DnsName("other.example")` (older versions: NotValidForName).
+const NAME_MISMATCH_ERROR = /not valid for name|NotValidForName/i;
 // How rustls reports an `https://` request answered in plain HTTP: the first bytes it read were
 // not a TLS record ("received corrupt message of type InvalidContentType").
 const PLAIN_HTTP_ERROR = /InvalidContentType|corrupt message/i;
@@ -29,7 +40,9 @@ export const MAX_RUN_URL_LENGTH = 8_000;
  * - `not_found`: 404; the agent or run does not exist (or is not readable yet).
  * - `refused`: another 4xx; the service refused (inactive agent, no quality gate, bad request).
  * - `transient`: 408, 425, 429, 5xx, a network error, a per-request timeout, a body that is not
- *   a JSON object; a retry may help.
+ *   a JSON object; a retry may help. A refused connection or a host name that does not resolve,
+ *   before the service has ever answered, is transient too but marked
+ *   {@linkcode ApiError.unreachable}: most often a wrong address, retried only briefly.
  * - `tls`: the service's certificate is not trusted or not valid for its name; a retry would
  *   meet the same certificate, so it is not retried (fix with `--ca-cert` or `--base-url`).
  * - `plain_http`: an `https://` address whose port answers in plain HTTP (the TLS handshake read
@@ -56,8 +69,16 @@ export class ApiError extends Error {
   readonly status: number | undefined;
   /** The service's `Retry-After`, in milliseconds, when it sent one. */
   readonly retryAfterMs: number | undefined;
-  /** The service's error code (`{"error": {"code": …}}`), when it sent one. */
+  /**
+   * The service's error code (`{"error": {"code": …}}`), when it sent one; for a TLS certificate
+   * issued for another name, `certificate_name_mismatch`.
+   */
   readonly code: string | undefined;
+  /**
+   * Set when nothing at the address could be reached (`refused`: connection refused; `dns`: the
+   * host name does not resolve) and the service has not answered this client yet.
+   */
+  readonly unreachable: Unreachable | undefined;
 
   /** Makes an error of the given kind. */
   constructor(
@@ -67,6 +88,7 @@ export class ApiError extends Error {
       status?: number | undefined;
       retryAfterMs?: number | undefined;
       code?: string | undefined;
+      unreachable?: Unreachable | undefined;
       cause?: unknown;
     } = {},
   ) {
@@ -75,8 +97,12 @@ export class ApiError extends Error {
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
     this.code = options.code;
+    this.unreachable = options.unreachable;
   }
 }
+
+/** Why nothing could be reached: connection refused, or a host name that does not resolve. */
+export type Unreachable = "refused" | "dns";
 
 /** A successful answer: the JSON object and the `Retry-After` that came with it. */
 export interface ApiAnswer {
@@ -107,6 +133,11 @@ export interface ServiceClientOptions {
   readonly fetch?: typeof fetch;
   /** The clock for `Retry-After` dates; default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * Where the base address came from (`--base-url`, `SERVICE_BASE_URL`, …), named when nothing
+   * can be reached there.
+   */
+  readonly baseUrlSource?: string;
 }
 
 /**
@@ -128,6 +159,9 @@ export class ServiceClient {
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
   readonly #slots: _Semaphore;
+  // Whether any HTTP answer has come: from then on a refused connection is an outage, not a
+  // wrong address.
+  #answered = false;
 
   /** Makes a client; it sends nothing until asked. */
   constructor(options: ServiceClientOptions) {
@@ -248,6 +282,7 @@ export class ServiceClient {
           redirect: "manual",
           signal,
         });
+        this.#answered = true;
         if (response.status >= 300 && response.status < 400) {
           await response.body?.cancel();
           target = this.#followable(method, target, response, allowedPath, redirects);
@@ -256,7 +291,7 @@ export class ServiceClient {
         return await this.#answer(method, response, signal);
       }
     } catch (error) {
-      throw this.#asApiError(error, options.signal, timeout);
+      throw this.#asApiError(error, options.signal, timeout, url);
     } finally {
       release();
     }
@@ -348,7 +383,7 @@ export class ServiceClient {
     throw new ApiError("unusable", `${what}${detail}`, options);
   }
 
-  #asApiError(error: unknown, caller: AbortSignal, timeout: AbortSignal): unknown {
+  #asApiError(error: unknown, caller: AbortSignal, timeout: AbortSignal, url: URL): unknown {
     if (error instanceof ApiError) return error;
     // The caller's abort (deadline or interrupt) is not a fault of the request: pass it on.
     if (caller.aborted) return caller.reason;
@@ -361,25 +396,55 @@ export class ServiceClient {
       /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
       "",
     );
-    // A plain-HTTP port and an untrusted certificate are configuration errors, the same on every
+    const shown = (text: string) =>
+      sanitize(text, { maxLength: 200, secrets: [this.#options.apiKey] });
+    const from = this.#options.baseUrlSource === undefined
+      ? ""
+      : ` (from ${this.#options.baseUrlSource})`;
+    // Said plainly, with what to check: a wrong address or port is far more common than an outage.
+    if (CONNECTION_REFUSED_ERROR.test(reason)) {
+      return new ApiError(
+        "transient",
+        `connection refused by ${url.host}: nothing is listening there; check the address ${url.origin}${from}, its port, and that the service is up`,
+        { cause: error, unreachable: this.#answered ? undefined : "refused" },
+      );
+    }
+    if (DNS_ERROR.test(reason)) {
+      return new ApiError(
+        "transient",
+        `could not resolve host ${url.hostname}: no address is known for that name; check the address ${url.origin}${from} and this machine's DNS`,
+        { cause: error, unreachable: this.#answered ? undefined : "dns" },
+      );
+    }
+    // A plain-HTTP port and a refused certificate are configuration errors, the same on every
     // retry.
     if (PLAIN_HTTP_ERROR.test(reason)) {
       return new ApiError(
         "plain_http",
-        `TLS handshake failed, the answer was plain HTTP: ${
-          sanitize(reason, { maxLength: 200, secrets: [this.#options.apiKey] })
-        }`,
+        `TLS handshake with ${url.host} failed, the answer was plain HTTP: ${shown(reason)}`,
         { cause: error },
       );
     }
-    const certificate = CERTIFICATE_ERROR.test(reason);
-    return new ApiError(
-      certificate ? "tls" : "transient",
-      `${certificate ? "TLS certificate refused" : "network error"}: ${
-        sanitize(reason, { maxLength: 200, secrets: [this.#options.apiKey] })
-      }`,
-      { cause: error },
-    );
+    if (NAME_MISMATCH_ERROR.test(reason)) {
+      const names = /only valid for (.*)$/i.exec(reason)?.[1];
+      return new ApiError(
+        "tls",
+        `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}${
+          names === undefined
+            ? ""
+            : ` (it names ${shown(names.replace(/DnsName\("([^"]*)"\)/g, "$1"))})`
+        }`,
+        { cause: error, code: "certificate_name_mismatch" },
+      );
+    }
+    if (CERTIFICATE_ERROR.test(reason)) {
+      return new ApiError(
+        "tls",
+        `the TLS certificate of ${url.host} was refused: ${shown(reason)}`,
+        { cause: error },
+      );
+    }
+    return new ApiError("transient", `network error: ${shown(reason)}`, { cause: error });
   }
 }
 

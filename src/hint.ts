@@ -39,7 +39,10 @@ function _hint(error: ApiError, context: HintContext): string | undefined {
     return "check that SERVICE_API_KEY holds a current API key of this service";
   }
   if (error.status === 403) {
-    return "the API key needs CI access: create one under Settings → API Keys with CI access";
+    // The service's own message may name the fix already (where keys are made): say it once.
+    return /api keys/i.test(error.message)
+      ? undefined
+      : "the API key needs CI access: use a key created with it under Settings → API Keys";
   }
   if (error.kind === "not_found") {
     if (context.duringTrigger) {
@@ -55,6 +58,9 @@ function _hint(error: ApiError, context: HintContext): string | undefined {
   if (code.includes("gate")) return "the agent has no quality gate: configure one on the agent";
   if (code.includes("system") || code.includes("endpoint")) {
     return "the agent's system has no reachable endpoint: configure it on the system";
+  }
+  if (code === "certificate_name_mismatch") {
+    return "give --base-url the host name the certificate was issued for, or have the service's certificate list this name";
   }
   switch (error.kind) {
     case "tls":

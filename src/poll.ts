@@ -3,9 +3,9 @@
  * verdict, the deadline passes, or the caller aborts. Transient faults are retried here.
  */
 
-import { MAX_CONSECUTIVE_FAULTS, retryDelay } from "./backoff.ts";
+import { MAX_CONSECUTIVE_FAULTS, retryDelay, UNREACHABLE_GIVE_UP_MS } from "./backoff.ts";
 import type { CiMetadata } from "./ci_metadata.ts";
-import { ApiError, type ServiceClient } from "./client.ts";
+import { ApiError, type ServiceClient, type Unreachable } from "./client.ts";
 import { nextPollDelay } from "./schedule.ts";
 import { readRun } from "./verdict.ts";
 
@@ -35,7 +35,12 @@ export type GateEvent =
     readonly type: "fault";
     readonly operation: "trigger" | "read";
     readonly message: string;
+    /** How many attempts in a row have failed, this one included. */
     readonly consecutive: number;
+    /** Why the address cannot be reached, when it cannot (see `ApiError.unreachable`). */
+    readonly unreachable?: Unreachable;
+    /** When the address cannot be reached: how long it is tried from the first fault, in ms. */
+    readonly giveUpAfterMs?: number;
     readonly delayMs: number;
   }
   | { readonly type: "not_visible_yet"; readonly delayMs: number };
@@ -222,6 +227,7 @@ async function _withRetries<T>(
   bornAt?: number,
 ): Promise<T> {
   let consecutive = 0;
+  let unreachableSince: number | undefined;
   for (;;) {
     if (options.deadline - deps.clock() <= 0) throw new DeadlineReached();
     try {
@@ -246,23 +252,55 @@ async function _withRetries<T>(
       if (error.kind !== "transient") throw error;
       faults.last = error.message;
       consecutive++;
-      if (consecutive >= MAX_CONSECUTIVE_FAULTS) {
+      // A service that has never answered and cannot be reached is tried for a short window:
+      // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
+      unreachableSince = error.unreachable === undefined
+        ? undefined
+        : unreachableSince ?? deps.clock();
+      const windowLeft = unreachableSince === undefined
+        ? undefined
+        : UNREACHABLE_GIVE_UP_MS - (deps.clock() - unreachableSince);
+      if (windowLeft !== undefined && (windowLeft <= 0 || consecutive >= MAX_CONSECUTIVE_FAULTS)) {
         throw new ApiError(
           "transient",
-          `${MAX_CONSECUTIVE_FAULTS} transient faults in a row; the last: ${error.message}`,
+          `${error.message}; gave up after ${_attempts(consecutive)} over ${
+            Math.round((deps.clock() - unreachableSince!) / 1000)
+          } s`,
           { status: error.status, cause: error },
         );
       }
-      const delayMs = retryDelay({
+      if (consecutive >= MAX_CONSECUTIVE_FAULTS) {
+        throw new ApiError(
+          "transient",
+          `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`,
+          { status: error.status, cause: error },
+        );
+      }
+      const backoff = retryDelay({
         attempt: consecutive,
         remainingMs: options.deadline - deps.clock(),
         retryAfterMs: error.retryAfterMs,
         random: deps.random(),
       });
-      options.onEvent?.({ type: "fault", operation, message: error.message, consecutive, delayMs });
+      // The last attempt of the window comes at its end, not after it.
+      const delayMs = windowLeft === undefined ? backoff : Math.min(backoff, windowLeft);
+      options.onEvent?.({
+        type: "fault",
+        operation,
+        message: error.message,
+        consecutive,
+        ...(error.unreachable === undefined
+          ? {}
+          : { unreachable: error.unreachable, giveUpAfterMs: UNREACHABLE_GIVE_UP_MS }),
+        delayMs,
+      });
       await _sleepUntilDeadline(deps, options, delayMs);
     }
   }
+}
+
+function _attempts(count: number): string {
+  return count === 1 ? "1 attempt" : `${count} attempts`;
 }
 
 function _stringOrNull(value: unknown): string | null {

@@ -143,6 +143,7 @@ export async function run(deps: RunDeps): Promise<number> {
       apiKey: config.apiKey,
       userAgent: userAgent(),
       requestTimeoutMs: config.requestTimeoutMs,
+      baseUrlSource: config.baseUrlSource,
       fetch: makeTrustingFetch(deps.makeFetch, caCerts, config.caCertPath),
     });
     if (config.dryRun) return await _dryRun(client, config, metadata, output);

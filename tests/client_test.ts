@@ -468,9 +468,25 @@ Deno.test("a network error is transient and says what failed, without the key", 
 });
 
 Deno.test("a certificate the client does not trust is a tls error, not retried", async () => {
+  const cause = new TypeError("fetch failed", {
+    cause: new Error("client error (Connect): invalid peer certificate: UnknownIssuer"),
+  });
+  const { fetch } = fakeFetch(() => Promise.reject(cause));
+  const error = await apiError(makeClient(fetch).readRun(AGENT, "run_1", OPEN));
+  assert.equal(error.kind, "tls");
+  assert.match(
+    error.message,
+    /^the TLS certificate of service\.example was refused: .*invalid peer certificate: UnknownIssuer/,
+  );
+  assertOneLine(error.message);
+});
+
+Deno.test("a certificate issued for another name says so, names the names, and is not retried", async () => {
   const causes = [
     new TypeError("fetch failed", {
-      cause: new Error("client error (Connect): invalid peer certificate: UnknownIssuer"),
+      cause: new Error(
+        'error sending request for url (https://service.example/x): client error (Connect): invalid peer certificate: certificate not valid for name "service.example"; certificate is only valid for DnsName("other.example")',
+      ),
     }),
     new TypeError("invalid peer certificate: NotValidForName"),
   ];
@@ -478,20 +494,70 @@ Deno.test("a certificate the client does not trust is a tls error, not retried",
     const { fetch } = fakeFetch(() => Promise.reject(cause));
     const error = await apiError(makeClient(fetch).readRun(AGENT, "run_1", OPEN));
     assert.equal(error.kind, "tls");
-    assert.match(error.message, /^TLS certificate refused: .*invalid peer certificate/);
+    assert.equal(error.code, "certificate_name_mismatch");
+    assert.match(
+      error.message,
+      /^the TLS certificate of service\.example is not valid for the name service\.example/,
+    );
     assertOneLine(error.message);
   }
+  const { fetch } = fakeFetch(() => Promise.reject(causes[0]));
+  const error = await apiError(makeClient(fetch).readRun(AGENT, "run_1", OPEN));
+  assert.match(error.message, /\(it names other\.example\)$/);
 });
 
-Deno.test("a refused connection to a real address is a transient network error", async () => {
+Deno.test("a refused connection names the address, where it came from and what to check, and is marked unreachable", async () => {
   const service = serve(() => json(200, {}));
   const closed = service.url;
   await service[Symbol.asyncDispose]();
-  const client = makeClient(fetch, { baseUrl: closed });
+  const client = makeClient(fetch, { baseUrl: closed, baseUrlSource: "SERVICE_BASE_URL" });
   const error = await apiError(client.readRun(AGENT, "run_1", OPEN));
   assert.equal(error.kind, "transient");
-  assert.match(error.message, /^network error: /);
+  assert.equal(error.unreachable, "refused");
+  const host = new URL(closed).host;
+  assert.match(error.message, new RegExp(`^connection refused by ${host}: nothing is listening`));
+  assert.ok(error.message.includes(`(from SERVICE_BASE_URL)`), error.message);
+  assert.doesNotMatch(error.message, /tcp connect error|client error \(Connect\)|os error/);
   assertOneLine(error.message);
+});
+
+Deno.test("a refused connection after the service has answered is an outage: not marked unreachable", async () => {
+  let up = true;
+  const { fetch } = fakeFetch(() =>
+    up ? Promise.resolve(json(200, { run_id: "run_1", status: "running" })) : Promise.reject(
+      new TypeError("fetch failed", {
+        cause: new Error(
+          "client error (Connect): tcp connect error: Connection refused (os error 111)",
+        ),
+      }),
+    )
+  );
+  const client = makeClient(fetch);
+  await client.readRun(AGENT, "run_1", OPEN);
+  up = false;
+  const error = await apiError(client.readRun(AGENT, "run_1", OPEN));
+  assert.equal(error.kind, "transient");
+  assert.equal(error.unreachable, undefined);
+  assert.match(error.message, /^connection refused by service\.example/);
+});
+
+Deno.test("a host name that does not resolve says so plainly and is marked unreachable", async () => {
+  for (
+    const text of [
+      "client error (Connect): dns error: failed to lookup address information: Name or service not known",
+      "client error (Connect): dns error: failed to lookup address information: nodename nor servname provided, or not known",
+      "client error (Connect): dns error: No such host is known. (os error 11001)",
+    ]
+  ) {
+    const { fetch } = fakeFetch(() =>
+      Promise.reject(new TypeError("fetch failed", { cause: new Error(text) }))
+    );
+    const error = await apiError(makeClient(fetch).readRun(AGENT, "run_1", OPEN));
+    assert.equal(error.kind, "transient");
+    assert.equal(error.unreachable, "dns");
+    assert.match(error.message, /^could not resolve host service\.example: /);
+    assert.doesNotMatch(error.message, /dns error|lookup address/);
+  }
 });
 
 // The 1 MiB cap

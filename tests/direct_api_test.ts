@@ -297,7 +297,8 @@ _test("a refused trigger exits 3 after exactly one request, with a hint", async 
     [
       AGENTS.passing,
       { SERVICE_API_KEY: KEYS.noCi },
-      /HTTP 403: .*fix: the API key needs CI access/,
+      // The service's message names the fix (Settings → API Keys): said once, with no hint.
+      /HTTP 403: [^\n]*under Settings → API Keys\n/,
     ],
     [
       AGENTS.passing,
@@ -314,6 +315,27 @@ _test("a refused trigger exits 3 after exactly one request, with a hint", async 
     assert.equal(service.requests.length - before, 1);
   }
 });
+
+_test(
+  "nothing listening at the address: said plainly once, with the address and what to check",
+  async (mode) => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    const url = `http://127.0.0.1:${port}`;
+    // The 30 s give-up is service-ci's (tests/run_test.ts); here a short timeout ends the wait.
+    const result = await _run(mode, ["--agent", AGENTS.passing, "--timeout", "0.04"], _env(url));
+    assert.equal(result.code, 4, result.stderr);
+    assert.equal(
+      result.stderr.match(
+        /connection refused by 127\.0\.0\.1:\d+: nothing is listening there; check the address http:\/\/127\.0\.0\.1:\d+, its port, and that the service is up; trying for up to 30 s\n/g,
+      )?.length,
+      1,
+      result.stderr,
+    );
+    assert.doesNotMatch(result.stderr, /curl: \(7\)/);
+  },
+);
 
 _test("a run that outlasts --timeout exits 4", async (mode) => {
   await using service = await startFakeService({ agents: defaultAgents(60_000) });

@@ -246,7 +246,7 @@ Deno.test("runGate() gives up on the trigger after 10 transient faults in a row,
   assert.ok(result.end.kind === "unchecked");
   assert.equal(
     result.end.reason,
-    "10 transient faults in a row; the last: POST answered 503 (fault 10)",
+    "gave up after 10 failed attempts in a row; the last: POST answered 503 (fault 10)",
   );
   assert.equal(result.end.error?.kind, "transient");
   assert.equal(result.end.error?.status, 503);
@@ -271,7 +271,7 @@ Deno.test("runGate() gives up on reads after 10 transient faults in a row, keepi
   assert.ok(result.end.kind === "unchecked");
   assert.match(
     result.end.reason,
-    /^10 transient faults in a row; the last: GET answered 502 \(fault 10\)$/,
+    /^gave up after 10 failed attempts in a row; the last: GET answered 502 \(fault 10\)$/,
   );
   assert.equal(result.runId, "run_1");
   assert.equal(result.status, "running");
@@ -616,7 +616,7 @@ Deno.test("runGate() never waits past the deadline, never retries 10 faults in a
         assert.ok(most <= MAX_CONSECUTIVE_FAULTS, `${most} faults in a row`);
         if (most === MAX_CONSECUTIVE_FAULTS) {
           assert.ok(result.end.kind === "unchecked", JSON.stringify(result.end));
-          assert.match(result.end.reason, /^10 transient faults in a row/);
+          assert.match(result.end.reason, /^gave up after 10 failed attempts in a row/);
         }
         assert.ok(
           ["passed", "unchecked", "deadline"].includes(result.end.kind),

@@ -183,3 +183,28 @@ Deno.test("run() never prints the key, even when the service echoes it in an err
   assert.ok(!everything.includes(KEY));
   assert.match(everything, /key \*\*\* lacks CI/);
 });
+
+Deno.test("run() gives up on an address that refuses connections after 30 s, exit 3, said plainly", async () => {
+  const refused = new TypeError("fetch failed", {
+    cause: new Error(
+      "error sending request for url (http://127.0.0.1:9/x): client error (Connect): tcp connect error: Connection refused (os error 111)",
+    ),
+  });
+  const harness = _harness({ args: ["--agent", AGENT, "--json"], fetchThrows: refused });
+  assert.equal(await run(harness.deps), 3);
+  const report = JSON.parse(harness.stdout.join(""));
+  // Within 30 s of the first refusal (virtual time), not the 10-fault budget of an outage.
+  assert.ok(report.duration_ms >= 29_000 && report.duration_ms <= 31_000, report.duration_ms);
+  assert.match(
+    report.agents[0].error,
+    /^connection refused by .*; gave up after \d+ attempts over 30 s$/,
+  );
+  const stderr = harness.stderr.join("");
+  const first = stderr.split("\n").find((line) => line.includes("failed"));
+  assert.match(
+    first ?? "",
+    /trigger failed: connection refused by \S+: nothing is listening there; check the address \S+ \(from [^)]+\), its port, and that the service is up; trying for up to 30 s/,
+  );
+  assert.match(stderr, /trigger failed again \(connection refused\); attempt 2, next in/);
+  assert.doesNotMatch(stderr, /tcp connect error|client error \(Connect\)|os error/);
+});

@@ -115,15 +115,30 @@ export class ConsoleReporter {
         else this.line(`${label}: status ${status} (${this.#times()})`);
         return;
       }
-      case "fault":
-        this.line(
-          `${label}: ${event.operation === "trigger" ? "trigger" : "reading the run"} failed: ${
-            this.#safe(event.message)
-          }; retry ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS - 1} in ${
-            _seconds(event.delayMs)
-          }`,
-        );
+      case "fault": {
+        const what = event.operation === "trigger" ? "trigger" : "reading the run";
+        const next = `next in ${_seconds(event.delayMs)}`;
+        if (event.unreachable === undefined || event.giveUpAfterMs === undefined) {
+          this.line(
+            `${label}: ${what} failed: ${
+              this.#safe(event.message)
+            }; attempt ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS}, ${next}`,
+          );
+        } else if (event.consecutive === 1) {
+          // Said in full once: the address, what went wrong, what to check.
+          this.line(
+            `${label}: ${what} failed: ${this.#safe(event.message)}; trying for up to ${
+              Math.round(event.giveUpAfterMs / 1000)
+            } s, ${next}`,
+          );
+        } else {
+          const why = event.unreachable === "refused" ? "connection refused" : "host not found";
+          this.line(
+            `${label}: ${what} failed again (${why}); attempt ${event.consecutive}, ${next}`,
+          );
+        }
         return;
+      }
       case "not_visible_yet":
         this.line(
           `${label}: run not visible yet (404 right after the trigger); retrying in ${

@@ -111,10 +111,13 @@ Deno.test("503, then 502, then 201 on the trigger: one run, every attempt with t
   assert.equal(new Set(posts.map((post) => post.body)).size, 1, "every retry sends the same body");
   assert.equal(service.runs.size, 1);
   assert.equal([...service.runs.values()][0]!.idempotencyKey, key);
-  assert.match(result.stderr, /trigger failed: POST answered 503[^:]*: warming up; retry 1 of 9/);
   assert.match(
     result.stderr,
-    /trigger failed: POST answered 502[^:]*: <!doctype html>.*502 Bad Gateway.*; retry 2 of 9/,
+    /trigger failed: POST answered 503[^:]*: warming up; attempt 1 of 10/,
+  );
+  assert.match(
+    result.stderr,
+    /trigger failed: POST answered 502[^:]*: <!doctype html>.*502 Bad Gateway.*; attempt 2 of 10/,
   );
   assert.match(result.stderr, /FAILED \(run run_0001\)/);
 });
@@ -134,7 +137,7 @@ Deno.test("a connection dropped after the service created the run: the retry's k
   assert.equal(posts.length, 2);
   assert.equal(posts[0]!.headers["idempotency-key"], posts[1]!.headers["idempotency-key"]);
   assert.equal(service.runs.size, 1);
-  assert.match(result.stderr, /trigger failed: network error.*; retry 1 of 9/);
+  assert.match(result.stderr, /trigger failed: network error.*; attempt 1 of 10/);
   assert.equal(result.stderr.match(/triggered run/g)?.length, 1, result.stderr);
   assert.match(result.stderr, /PASSED \(run run_0001\)/);
   for (const read of service.requestsOf("GET")) {
@@ -161,7 +164,7 @@ Deno.test("429 with Retry-After: 2 on a poll: the next request comes 2 s later",
   assert.ok(gap(limited, next) < 2_000 + 1_500, `the retry came after ${gap(limited, next)} ms`);
   assert.match(
     result.stderr,
-    /reading the run failed: GET answered 429[^:]*: slow down; retry 1 of 9 in 2\.0 s/,
+    /reading the run failed: GET answered 429[^:]*: slow down; attempt 1 of 10, next in 2\.0 s/,
   );
 });
 
@@ -199,10 +202,10 @@ Deno.test("bursts of 503 and 500 while polling still end in the right verdict: p
   for (const [result, { id }] of [[pass, passing], [fail, failing]] as const) {
     const reads = service.requestsOf("GET").filter((read) => read.path.includes(id));
     assert.equal(reads.length, 7, result.stderr);
-    assert.match(result.stderr, /GET answered 503[^:]*: overloaded; retry 3 of 9/);
+    assert.match(result.stderr, /GET answered 503[^:]*: overloaded; attempt 3 of 10/);
     // The good answer in between starts the count again.
-    assert.match(result.stderr, /GET answered 500 .*boom; retry 1 of 9/);
-    assert.doesNotMatch(result.stderr, /retry 4 of 9/);
+    assert.match(result.stderr, /GET answered 500 .*boom; attempt 1 of 10/);
+    assert.doesNotMatch(result.stderr, /attempt 4 of 10/);
   }
 });
 
@@ -228,9 +231,9 @@ Deno.test("ten transient faults in a row on the poll: exit 3 naming the last, af
   assert.ok(gap(reads[0]!, reads[9]!) >= 9 * 500 - 100, `${gap(reads[0]!, reads[9]!)} ms`);
   assert.match(
     result.stderr,
-    /NOT CHECKED \(run run_0001\): 10 transient faults in a row; the last: GET answered 502.*: the tenth fault/,
+    /NOT CHECKED \(run run_0001\): gave up after 10 failed attempts in a row; the last: GET answered 502.*: the tenth fault/,
   );
-  assert.match(result.stderr, /retry 9 of 9/);
+  assert.match(result.stderr, /attempt 9 of 10/);
   assertNoStackTrace(result);
 });
 
@@ -262,7 +265,10 @@ Deno.test("HTML, truncated JSON, an empty body and a JSON array on a poll are ne
     result.stderr,
     /GET answered 200 OK with a body that is not a JSON object \(text\/html/,
   );
-  assert.match(result.stderr, /not a JSON object \(application\/json, \d+ characters\); retry 2/);
+  assert.match(
+    result.stderr,
+    /not a JSON object \(application\/json, \d+ characters\); attempt 2 of 10/,
+  );
   assert.match(result.stderr, /not a JSON object \(empty/);
 });
 
@@ -286,7 +292,7 @@ Deno.test("answers that are never JSON objects: exit 3 after 10 reads, never a v
   assert.doesNotMatch(result.stderr, /PASSED|FAILED/);
   assert.match(
     result.stderr,
-    /10 transient faults in a row; the last: GET answered 200 OK with a body that is not a JSON object \(application\/json/,
+    /gave up after 10 failed attempts in a row; the last: GET answered 200 OK with a body that is not a JSON object \(application\/json/,
   );
 });
 
@@ -315,8 +321,11 @@ Deno.test("--request-timeout-seconds cuts a hung trigger and a hung read; the re
   const reads = service.requestsOf("GET");
   assert.ok(reads.length >= 2);
   assert.ok(gap(reads[0]!, reads[1]!) >= 950, `${gap(reads[0]!, reads[1]!)} ms`);
-  assert.match(result.stderr, /trigger failed: request timed out after 1 s; retry 1 of 9/);
-  assert.match(result.stderr, /reading the run failed: request timed out after 1 s; retry 1 of 9/);
+  assert.match(result.stderr, /trigger failed: request timed out after 1 s; attempt 1 of 10/);
+  assert.match(
+    result.stderr,
+    /reading the run failed: request timed out after 1 s; attempt 1 of 10/,
+  );
   assert.match(result.stderr, /PASSED \(run run_0001\)/);
 });
 
@@ -1029,7 +1038,7 @@ Deno.test("401, 403, 400 and 422 are never retried: one request each, exit 3, th
         new RegExp(`${method} answered ${status}.*: refused ::error::x red`),
       );
       assert.match(result.stderr, hint);
-      assert.doesNotMatch(result.stderr, /retry \d of 9|not visible yet/);
+      assert.doesNotMatch(result.stderr, /attempt \d of 10|not visible yet/);
       assertSafeText(result.stderr, "stderr");
       assertNoStackTrace(result);
     });

@@ -115,7 +115,12 @@ Deno.test("the service's prerequisites are refused by the fake service itself, e
   const cases: Array<[string, Record<string, string>, RegExp]> = [
     [AGENTS.inactive, {}, /409.*inactive.*fix: the agent is inactive: activate it/],
     [AGENTS.noGate, {}, /422.*no quality gate configured.*fix: the agent has no quality gate/],
-    [AGENTS.passing, { SERVICE_API_KEY: KEYS.noCi }, /403.*fix: the API key needs CI access/],
+    // The service's message names the fix (Settings → API Keys): said once, with no hint.
+    [
+      AGENTS.passing,
+      { SERVICE_API_KEY: KEYS.noCi },
+      /403.*lacks CI access; create a key with CI access under Settings → API Keys\n/,
+    ],
     ["00000000-0000-4000-8000-000000000000", {}, /404.*fix: check the agent UUID/],
   ];
   for (const [agent, extra, message] of cases) {

@@ -335,10 +335,10 @@ tlsTest(
     });
     assert.equal(result.code, 3, result.stderr);
     assert.ok(Date.now() - started < 20_000, "not retried until the timeout");
-    assert.doesNotMatch(result.stderr, /retry \d/);
+    assert.doesNotMatch(result.stderr, /attempt \d/);
     assert.match(
       result.stderr,
-      /^agent \S+: NOT CHECKED: TLS certificate refused: .*invalid peer certificate: UnknownIssuer.*\(fix: trust the service's CA with --ca-cert/m,
+      /^agent \S+: NOT CHECKED: the TLS certificate of \S+ was refused: .*invalid peer certificate: UnknownIssuer.*\(fix: trust the service's CA with --ca-cert/m,
     );
     assertClean(result);
     // The handshake failed before any request: the key never went over the untrusted connection.
@@ -549,3 +549,55 @@ Deno.test(
     assert.equal(plain.requests.length + (tls?.requests.length ?? 0), 0);
   },
 );
+
+tlsTest(
+  "a certificate issued for another name says so at once: exit 3, the names, nothing sent",
+  async (pki) => {
+    // The certificate names 127.0.0.1 and localhost; 127.0.0.2 is loopback too, but not named.
+    let requests = 0;
+    await using server = Deno.serve({
+      hostname: "127.0.0.2",
+      port: 0,
+      cert: pki.serverCert,
+      key: pki.serverKey,
+      onListen: () => {},
+    }, () => {
+      requests++;
+      return new Response("{}");
+    });
+    const url = `https://127.0.0.2:${server.addr.port}`;
+    const result = await runProgram(["--agent", AGENTS.passing, "--ca-cert", pki.caPem], {
+      env: env(url),
+    });
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(
+      result.stderr,
+      /NOT CHECKED: the TLS certificate of 127\.0\.0\.2:\d+ is not valid for the name 127\.0\.0\.2 \(it names .*\) \(fix: give --base-url the host name the certificate was issued for/,
+    );
+    assert.doesNotMatch(result.stderr, /attempt \d/);
+    assertClean(result);
+    assert.equal(requests, 0);
+  },
+);
+
+Deno.test("nothing listening at the address: the first line says connection refused, names the address and what to check", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const url = `http://127.0.0.1:${port}`;
+  // The 30 s give-up is tested on virtual time in tests/run_test.ts; here a short timeout ends it.
+  const result = await runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "0.05"], {
+    env: env(url),
+  });
+  assert.equal(result.code, 4, result.stderr);
+  const first = result.stderr.split("\n").find((line) => line.includes("failed"));
+  assert.equal(
+    first,
+    `agent ${AGENTS.passing}: trigger failed: connection refused by 127.0.0.1:${port}: nothing is listening there; check the address ${url} (from SERVICE_BASE_URL), its port, and that the service is up; trying for up to 30 s, next in ${
+      /next in (\d+\.\d s)$/.exec(first ?? "")?.[1]
+    }`,
+  );
+  assert.match(result.stderr, /last fault: connection refused by 127\.0\.0\.1/);
+  assert.doesNotMatch(result.stderr, /tcp connect error|client error \(Connect\)|os error/);
+  assertClean(result);
+});

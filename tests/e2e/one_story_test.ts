@@ -101,7 +101,7 @@ Deno.test("https:// to a plain-HTTP port stops at the first answer: exit 3 with 
     result.stderr,
     /plain HTTP.*fix: the service seems to speak plain HTTP on that port/,
   );
-  assert.doesNotMatch(result.stderr, /retry \d/);
+  assert.doesNotMatch(result.stderr, /attempt \d/);
   assert.ok(performance.now() - started < 20_000);
 });
 

@@ -127,8 +127,8 @@ Deno.test("ConsoleReporter in a CI log writes one line per status change and per
     [
       `agent ${A}: status queued (5s elapsed, 29m55s left)`,
       `agent ${B}: status (no status) (7s elapsed, 29m54s left)`,
-      `agent ${B}: reading the run failed: 503 Service Unavailable; retry 2 of 9 in 1.5 s`,
-      `agent ${A}: trigger failed: connection reset; retry 1 of 9 in 0.8 s`,
+      `agent ${B}: reading the run failed: 503 Service Unavailable; attempt 2 of 10, next in 1.5 s`,
+      `agent ${A}: trigger failed: connection reset; attempt 1 of 10, next in 0.8 s`,
       `agent ${B}: run not visible yet (404 right after the trigger); retrying in 2.0 s`,
       "",
     ].join("\n"),

@@ -261,7 +261,7 @@ const FAULTS: Scenario[] = [
     exitCode: 3,
     check: (run) => {
       _oneTrigger(run, 10);
-      assert.match(run.stderr, /10 transient faults in a row/);
+      assert.match(run.stderr, /gave up after 10 failed attempts in a row/);
     },
   },
   {
@@ -522,9 +522,10 @@ const REFUSALS: Scenario[] = [
     env: { SERVICE_API_KEY: "sk_unknown_key" },
     hint: /fix: check that SERVICE_API_KEY holds a current API key/,
   }),
-  _refusal("a key without CI access is refused with 403", {
+  // The fake service's 403 names the fix itself (Settings → API Keys): said once, no hint added.
+  _refusal("a key without CI access is refused with 403, its fix named once", {
     env: { SERVICE_API_KEY: KEYS.noCi },
-    hint: /fix: the API key needs CI access/,
+    hint: /lacks CI access; create a key with CI access under Settings → API Keys\n/,
   }),
   _refusal("an unknown agent is refused with 404 on the trigger", {
     agent: "00000000-0000-4000-8000-000000000000",
