@@ -190,13 +190,13 @@ export class ServiceClient {
     const segment = runId.isWellFormed() ? encodeURIComponent(runId) : "";
     url.pathname = `${collection.pathname}/${segment}`;
     if (segment === "" || url.pathname !== `${collection.pathname}/${segment}`) {
-      throw new ApiError("unusable", `run id ${JSON.stringify(sanitize(runId))} is not usable`);
+      throw new ApiError("unusable", `run id ${JSON.stringify(this.#shown(runId))} is not usable`);
     }
     if (url.href.length > MAX_RUN_URL_LENGTH) {
       throw new ApiError(
         "unusable",
         `run id ${
-          JSON.stringify(sanitize(runId, { maxLength: 40 }))
+          JSON.stringify(this.#shown(runId, 40))
         } makes an address of ${url.href.length} characters; at most ${MAX_RUN_URL_LENGTH} are usable`,
       );
     }
@@ -238,7 +238,7 @@ export class ServiceClient {
       throw new ApiError(
         "unusable",
         `the trigger answered ${answer.status} without a usable run_id (got ${
-          _describeValue(runId)
+          _describeValue(runId, this.#options.apiKey)
         }); a run may have started: look in the agent's dashboard`,
         { status: answer.status },
       );
@@ -323,7 +323,7 @@ export class ServiceClient {
     } catch (cause) {
       throw new ApiError("redirect", `${what} to an invalid address`, { status, cause });
     }
-    const shown = sanitize(to.origin + to.pathname, { maxLength: 200 });
+    const shown = this.#shown(to.origin + to.pathname, 200);
     if (to.origin !== from.origin) {
       throw new ApiError(
         "redirect",
@@ -358,14 +358,16 @@ export class ServiceClient {
       return "";
     });
     const what = `${method} answered ${status}${
-      response.statusText ? ` ${sanitize(response.statusText, { maxLength: 60 })}` : ""
+      response.statusText ? ` ${this.#shown(response.statusText, 60)}` : ""
     }`;
     if (status >= 200 && status < 300) {
       const document = _parseObject(text);
       if (document === undefined) {
         throw new ApiError(
           "transient",
-          `${what} with a body that is not a JSON object (${_contentKind(response, text)})`,
+          `${what} with a body that is not a JSON object (${
+            _contentKind(response, text, this.#options.apiKey)
+          })`,
           { status, retryAfterMs },
         );
       }
@@ -383,6 +385,11 @@ export class ServiceClient {
     throw new ApiError("unusable", `${what}${detail}`, options);
   }
 
+  // Service text as one safe line: the key masked (in every spelling) before any cut.
+  #shown(text: string, maxLength?: number): string {
+    return _shown(text, this.#options.apiKey, maxLength);
+  }
+
   #asApiError(error: unknown, caller: AbortSignal, timeout: AbortSignal, url: URL): unknown {
     if (error instanceof ApiError) return error;
     // The caller's abort (deadline or interrupt) is not a fault of the request: pass it on.
@@ -396,8 +403,7 @@ export class ServiceClient {
       /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
       "",
     );
-    const shown = (text: string) =>
-      sanitize(text, { maxLength: 200, secrets: [this.#options.apiKey] });
+    const shown = (text: string) => this.#shown(text, 200);
     const from = this.#options.baseUrlSource === undefined
       ? ""
       : ` (from ${this.#options.baseUrlSource})`;
@@ -514,15 +520,15 @@ function _parseObject(text: string): Record<string, unknown> | undefined {
   return undefined;
 }
 
-function _contentKind(response: Response, text: string): string {
+function _contentKind(response: Response, text: string, apiKey: string): string {
   const type = response.headers.get("content-type")?.split(";")[0]?.trim();
-  const kind = type ? sanitize(type, { maxLength: 60 }) : "no content type";
+  const kind = type ? _shown(type, apiKey, 60) : "no content type";
   return text === "" ? `empty, ${kind}` : `${kind}, ${text.length} characters`;
 }
 
 /** Reads `{"error": {"code", "message"}}`, `{"message"}`, `{"detail"}` or plain text. */
 function _errorBody(text: string, apiKey: string): { message: string; code: string | undefined } {
-  const clean = (value: string) => sanitize(value, { maxLength: 300, secrets: [apiKey] });
+  const clean = (value: string) => _shown(value, apiKey, 300);
   const document = _parseObject(text);
   if (document === undefined) return { message: clean(text), code: undefined };
   const error = document.error;
@@ -546,9 +552,15 @@ function _errorBody(text: string, apiKey: string): { message: string; code: stri
   };
 }
 
-function _describeValue(value: unknown): string {
+// Every piece of service text this module prints goes through here: the key is masked before
+// the text is cut, so no cut can leave a part of it.
+function _shown(text: string, apiKey: string, maxLength?: number): string {
+  return sanitize(text, { secrets: [apiKey], ...(maxLength === undefined ? {} : { maxLength }) });
+}
+
+function _describeValue(value: unknown, apiKey: string): string {
   if (value === undefined) return "nothing";
-  if (typeof value === "string") return JSON.stringify(sanitize(value, { maxLength: 40 }));
+  if (typeof value === "string") return JSON.stringify(_shown(value, apiKey, 40));
   return value === null ? "null" : typeof value;
 }
 

@@ -3,7 +3,7 @@
 // Matching control characters is this module's purpose.
 // deno-lint-ignore-file no-control-regex
 
-import { neutralizeLine } from "./log_commands.ts";
+import { escapeJsonForLogs, neutralizeLine } from "./log_commands.ts";
 
 // ESC-introduced sequences: CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), and two-byte ESC X.
 const ESCAPE_SEQUENCE =
@@ -64,14 +64,102 @@ export function sanitize(text: string, options: SanitizeOptions = {}): string {
     let cut = line.slice(0, maxLength - 1);
     // Never leave half of a surrogate pair (an emoji cut in two) before the ellipsis.
     if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
-    line = `${cut}…`;
+    // Every whole secret was masked before the cut; one that straddles it must not leave its
+    // first characters behind.
+    line = `${_maskSecretPrefixAtEnd(cut, secrets)}…`;
   }
   return line;
 }
 
+// The shortest start of a secret that is masked where a cut leaves it at the end of a line.
+const _MIN_PREFIX = 4;
+
+function _maskSecretPrefixAtEnd(text: string, secrets: readonly string[]): string {
+  let longest = 0;
+  for (const secret of secrets) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    for (const form of secretForms(secret)) {
+      for (let length = Math.min(form.length - 1, text.length); length > longest; length--) {
+        if (length >= _MIN_PREFIX && text.endsWith(form.slice(0, length))) {
+          longest = length;
+          break;
+        }
+      }
+    }
+  }
+  return longest === 0 ? text : `${text.slice(0, text.length - longest)}***`;
+}
+
+/** Secrets shorter than this are not masked: masking them would garble ordinary text. */
+export const MIN_SECRET_LENGTH = 4;
+
+const _formsCache = new Map<string, readonly string[]>();
+
 /**
- * Replaces every occurrence of each secret (and its percent-encoded form) with `***`.
- * Secrets shorter than 4 characters are ignored: masking them would garble ordinary text.
+ * Every spelling of `secret` that output could carry, longest first: as it is; percent-encoded
+ * as `encodeURIComponent` does, strictly by RFC 3986 (`! ' ( ) *` too, as Python's `quote` and
+ * Go's escaping do) and with lower-case hex; as `encodeURI` does; form-encoded (space as `+`, as
+ * `URLSearchParams` does); inside a JSON string (and escaped for logs, as `--json` is); with XML
+ * and HTML entities (`&amp;`, `&lt;`, …); and in base64 and base64url, with and without padding.
+ *
+ * @example
+ * ```ts
+ * secretForms("sk_a!b").includes("sk_a%21b"); // true
+ * ```
+ */
+export function secretForms(secret: string): readonly string[] {
+  const cached = _formsCache.get(secret);
+  if (cached !== undefined) return cached;
+  const forms = new Set<string>([secret]);
+  const hexLower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
+  const component = _tryEncode(encodeURIComponent, secret);
+  if (component !== undefined) {
+    const strict = component.replace(
+      /[!'()*]/g,
+      (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
+    );
+    for (const form of [component, strict]) forms.add(form).add(hexLower(form));
+    forms.add(strict.replaceAll("%20", "+"));
+    forms.add(new URLSearchParams({ k: secret }).toString().slice(2));
+  }
+  const uri = _tryEncode(encodeURI, secret);
+  if (uri !== undefined) forms.add(uri).add(hexLower(uri));
+  const json = JSON.stringify(secret);
+  forms.add(json.slice(1, -1)).add(escapeJsonForLogs(json).slice(1, -1));
+  forms.add(
+    secret.replace(/[&<>"']/g, (char) => _ENTITIES[char] ?? char),
+  ).add(secret.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`));
+  if (/^[\x00-\xff]*$/.test(secret)) {
+    const base64 = btoa(secret);
+    const base64Url = base64.replaceAll("+", "-").replaceAll("/", "_");
+    for (const form of [base64, base64Url]) forms.add(form).add(form.replace(/=+$/, ""));
+  }
+  const sorted = [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH)
+    .sort((a, b) => b.length - a.length);
+  _formsCache.set(secret, sorted);
+  return sorted;
+}
+
+const _ENTITIES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&apos;",
+};
+
+function _tryEncode(encode: (text: string) => string, text: string): string | undefined {
+  try {
+    return encode(text);
+  } catch {
+    // A lone surrogate has no percent-encoding.
+    return undefined;
+  }
+}
+
+/**
+ * Replaces every occurrence of each secret, in every spelling of {@linkcode secretForms}, with
+ * `***`. Secrets shorter than {@linkcode MIN_SECRET_LENGTH} characters are ignored.
  *
  * @example
  * ```ts
@@ -81,9 +169,9 @@ export function sanitize(text: string, options: SanitizeOptions = {}): string {
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   let masked = text;
   for (const secret of secrets) {
-    if (secret.length < 4) continue;
-    for (const form of new Set([secret, encodeURIComponent(secret)])) {
-      masked = masked.split(form).join("***");
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    for (const form of secretForms(secret)) {
+      if (masked.includes(form)) masked = masked.split(form).join("***");
     }
   }
   return masked;

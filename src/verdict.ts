@@ -138,7 +138,8 @@ function _isObject(value: unknown): value is Record<string, unknown> {
 function _describe(value: unknown): string {
   if (value === MISSING) return "missing";
   if (value === null) return "null";
-  if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  // Whole: the key is masked, and the text cut, only where the secrets are known (outcome.ts).
+  if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
   if (typeof value === "object") return Array.isArray(value) ? "an array" : "an object";
   return `${typeof value} ${String(value)}`;
 }

@@ -924,3 +924,43 @@ Deno.test("a failed request gives its slot back", async () => {
     assert.equal((await apiError(client.readRun(AGENT, "run_1", OPEN))).kind, "transient");
   }
 });
+
+// Masking comes before every cut: no part of the key in any spelling survives in an error.
+
+function assertNoPartOfKey(text: string): void {
+  const rfc3986 = encodeURIComponent(KEY).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16)}`,
+  );
+  for (const spelling of [KEY, rfc3986, btoa(KEY)]) {
+    for (let i = 0; i + 8 <= spelling.length; i++) {
+      assert.ok(!text.includes(spelling.slice(i, i + 8)), `${spelling.slice(i, i + 8)} in ${text}`);
+    }
+  }
+}
+
+Deno.test("a run id that carries the key and makes an unusable address prints none of the key", async () => {
+  for (
+    const runId of [`${KEY}${"x".repeat(9_000)}`, `${encodeURIComponent(KEY)}${"y".repeat(9_000)}`]
+  ) {
+    const { fetch } = fakeFetch(() => json(201, { run_id: runId }));
+    const error = await apiError(makeClient(fetch).trigger(AGENT, METADATA, IDEMPOTENCY_KEY, OPEN));
+    assert.equal(error.kind, "unusable");
+    assertNoPartOfKey(error.message);
+  }
+});
+
+Deno.test("a redirect whose target carries the key prints none of the key", async () => {
+  for (
+    const location of [
+      `https://evil.example/${KEY}/${"z".repeat(300)}`,
+      `https://evil.example/?k=${btoa(KEY)}`,
+      `/elsewhere/${"a".repeat(180)}${KEY}`,
+    ]
+  ) {
+    const { fetch } = fakeFetch(() => new Response(null, { status: 307, headers: { location } }));
+    const error = await apiError(makeClient(fetch).trigger(AGENT, METADATA, IDEMPOTENCY_KEY, OPEN));
+    assert.equal(error.kind, "redirect");
+    assertNoPartOfKey(error.message);
+  }
+});

@@ -208,3 +208,46 @@ Deno.test("run() gives up on an address that refuses connections after 30 s, exi
   assert.match(stderr, /trigger failed again \(connection refused\); attempt 2, next in/);
   assert.doesNotMatch(stderr, /tcp connect error|client error \(Connect\)|os error/);
 });
+
+Deno.test("run(): a key echoed by the service in any encoding reaches no output, whole or in part", async () => {
+  const key = "sk_test_Ab!c*(d)'e~f&g<h>i+j";
+  const rfc3986 = encodeURIComponent(key).replace(
+    /[!'()*]/g,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  const form = new URLSearchParams({ k: key }).toString().slice(2);
+  const hexLower = rfc3986.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
+  const harness = _harness({
+    args: ["--agent", AGENT, "--json", "--junit", "/out/junit.xml"],
+    env: { ...GITHUB, SERVICE_API_KEY: key },
+    trigger: {
+      run_id: `run-${rfc3986}-${"x".repeat(60)}`,
+      url: `https://dash.example/r?k=${form}&raw=${key}`,
+    },
+    reads: [{
+      status: `failed ${key} ${hexLower}`,
+      passed: false,
+      extra: { url: `https://dash.example/r/${btoa(key)}` },
+    }],
+  });
+  assert.equal(await run(harness.deps), 1);
+  const outputs: Record<string, string> = {
+    stdout: harness.stdout.join(""),
+    stderr: harness.stderr.join(""),
+    ...Object.fromEntries(harness.files),
+  };
+  assert.ok(
+    outputs["/out/junit.xml"] && outputs[GITHUB.GITHUB_STEP_SUMMARY],
+    "every report written",
+  );
+  for (const [name, text] of Object.entries(outputs)) {
+    for (const spelling of [key, rfc3986, hexLower, form, btoa(key)]) {
+      for (let i = 0; i + 8 <= spelling.length; i++) {
+        const run8 = spelling.slice(i, i + 8);
+        // Eight characters of the key that are also ordinary text of the run are not a leak.
+        if (/^[a-z_-]+$/i.test(run8) && !run8.includes("Ab")) continue;
+        assert.ok(!text.includes(run8), `${name} holds ${JSON.stringify(run8)}`);
+      }
+    }
+  }
+});

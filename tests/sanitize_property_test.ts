@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
-import { DEFAULT_MAX_LENGTH, maskSecrets, sanitize } from "../src/sanitize.ts";
+import { DEFAULT_MAX_LENGTH, maskSecrets, sanitize, secretForms } from "../src/sanitize.ts";
 import { commandsIn } from "./support/ci_log_parsers.ts";
 import { anyString } from "./support/report_fixtures.ts";
 
@@ -325,4 +325,91 @@ Deno.test("sanitize() masks a secret before an escape sequence could eat its fir
     assert.ok(!out.includes(key.slice(1)), `${JSON.stringify(introducer)}: ${out}`);
     assert.ok(!out.includes(key.slice(2)), `${JSON.stringify(introducer)}: ${out}`);
   }
+});
+
+// --- Every spelling of a secret, and no cut that leaves part of one -------------------------
+
+/** Printable ASCII keys with the characters that encodings treat differently. */
+const HOSTILE_KEY = fc.stringOf(
+  fc.constantFrom(
+    ..."abcXYZ019_-.~!*()'&<>\"+%/=:;@$,?#[]{}|\\^`".split(""),
+  ),
+  { minLength: 8, maxLength: 40 },
+).map((tail) => `sk_${tail}`);
+
+/** The runs of `length` characters of `text`. */
+function runsOf(text: string, length: number): string[] {
+  const runs: string[] = [];
+  for (let i = 0; i + length <= text.length; i++) runs.push(text.slice(i, i + length));
+  return runs;
+}
+
+Deno.test("secretForms() has each common encoding of a key: RFC 3986, form, JSON, XML, base64", () => {
+  const key = "sk_test_Ab!c*(d)'e~f&g<h>i+j k";
+  const forms = secretForms(key);
+  const expected = [
+    key,
+    encodeURIComponent(key),
+    // RFC 3986 strict, as Python's quote(safe='') and Go's url.PathEscape spell ! ' ( ) *.
+    "sk_test_Ab%21c%2A%28d%29%27e~f%26g%3Ch%3Ei%2Bj%20k",
+    "sk_test_Ab%21c%2a%28d%29%27e~f%26g%3ch%3ei%2bj%20k",
+    new URLSearchParams({ k: key }).toString().slice(2),
+    encodeURI(key),
+    JSON.stringify(key).slice(1, -1),
+    "sk_test_Ab!c*(d)&apos;e~f&amp;g&lt;h&gt;i+j k",
+    btoa(key),
+    btoa(key).replace(/=+$/, ""),
+  ];
+  for (const form of expected) assert.ok(forms.includes(form), form);
+});
+
+Deno.test("maskSecrets() leaves no encoded spelling of a key in any text", () => {
+  fc.assert(
+    fc.property(HOSTILE_KEY, anyString(), anyString(), (key, before, after) => {
+      for (const form of secretForms(key)) {
+        const masked = maskSecrets(`${before}${form}${after}`, [key]);
+        assert.ok(!masked.includes(form), `${JSON.stringify(form)} survived`);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("sanitize() with any maxLength leaves no 8 characters of a key's spellings", () => {
+  fc.assert(
+    fc.property(
+      HOSTILE_KEY,
+      fc.string({ maxLength: 60 }),
+      fc.integer({ min: 1, max: 120 }),
+      fc.nat(),
+      (key, filler, maxLength, pick) => {
+        const forms = secretForms(key);
+        const form = forms[pick % forms.length]!;
+        const line = sanitize(`run ${filler}${form} and more text after it`, {
+          maxLength,
+          secrets: [key],
+        });
+        for (const run of runsOf(key, 8)) {
+          assert.ok(!line.includes(run), `${JSON.stringify(run)} in ${JSON.stringify(line)}`);
+        }
+        for (const run of runsOf(form, 8)) {
+          assert.ok(!line.includes(run), `${JSON.stringify(run)} in ${JSON.stringify(line)}`);
+        }
+      },
+    ),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("sanitize() masks the start of a secret that a cut leaves at the end of the line", () => {
+  const key = "sk_live_0123456789abcdef";
+  // The text itself carries only a prefix of the key (as a service that shortened it would).
+  const line = sanitize(`run ${key.slice(0, 10)}`, { maxLength: 200, secrets: [key] });
+  assert.equal(line, `run ${key.slice(0, 10)}`, "a whole line is not cut, so nothing to mask");
+  const cut = sanitize(`run ${key}X`.replace(key, key.slice(0, 12) + " tail"), {
+    maxLength: 17,
+    secrets: [key],
+  });
+  assert.ok(!cut.includes(key.slice(0, 8)), cut);
+  assert.match(cut, /\*\*\*…$/);
 });
