@@ -6,6 +6,7 @@
 
 import { parseRetryAfter } from "../backoff.ts";
 import { sanitize } from "../sanitize.ts";
+import { sleep } from "../sleep.ts";
 
 /** Attempts per request for 5xx answers and network errors (idempotent requests only). */
 export const MAX_ATTEMPTS = 3;
@@ -164,8 +165,8 @@ export class ForgeHttp {
   /**
    * Sends one request and returns its JSON answer. `target` is a path under the API root
    * (`/repos/…`) or an absolute URL on the API's origin (a pagination link). A POST is not
-   * retried after a 5xx or a network error, which may have created the comment; `Retry-After`
-   * is honoured for every method.
+   * retried after a 5xx or a network error, which may have created the comment, even with a
+   * `Retry-After`; a rate limit's short `Retry-After` is waited out for every method.
    *
    * @throws {ForgeError} For every failure; never another error.
    */
@@ -178,7 +179,10 @@ export class ForgeHttp {
       } catch (error) {
         const failure = error instanceof _Retry ? error : null;
         if (failure === null) throw error;
-        const retryable = failure.waitMs !== undefined || idempotent;
+        // A POST that met a 5xx or no answer may have created the comment: it is not sent again
+        // here (the comment looks again first); only a rate limit, which means it was not
+        // handled, is waited out.
+        const retryable = idempotent || failure.error.kind === "rate_limited";
         if (!retryable || attempt >= MAX_ATTEMPTS) throw failure.error;
         await this.#sleep(failure.waitMs ?? RETRY_DELAY_MS * 2 ** (attempt - 1));
       }
@@ -346,7 +350,7 @@ export class ForgeHttp {
   }
 
   #sleep(ms: number): Promise<void> {
-    return (this.#options.sleep ?? ((wait) => new Promise((done) => setTimeout(done, wait))))(ms);
+    return (this.#options.sleep ?? ((wait) => sleep(wait, new AbortController().signal)))(ms);
   }
 }
 

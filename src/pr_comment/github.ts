@@ -41,6 +41,8 @@ export class GithubThread implements CommentThread {
   readonly #http: ForgeHttp;
   readonly #issue: string;
   readonly #repo: string;
+  // The login the token writes as, once known (docs/pr-comment.md, "Only our own comments").
+  #login: string | null = null;
 
   /** @throws {TypeError} If `repository`, `pullRequest` or `apiUrl` is not usable. */
   constructor(options: GithubThreadOptions) {
@@ -71,8 +73,12 @@ export class GithubThread implements CommentThread {
     });
   }
 
-  /** Reads the comments page by page (`Link: rel="next"`) until one starts with `marker`. */
+  /**
+   * Reads the comments page by page (`Link: rel="next"`) until one of the token's own starts
+   * with `marker`. Anyone can post the marker; a comment by another login is never ours.
+   */
   async find(marker: string): Promise<number | null> {
+    const self = (await this.#self()).toLowerCase();
     let target: string | null = `${this.#issue}/comments?per_page=100`;
     for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
       const answer = await this.#http.request("GET", target);
@@ -82,7 +88,10 @@ export class GithubThread implements CommentThread {
       for (const comment of answer.data as unknown[]) {
         const id = _commentId(comment);
         const body = (comment as { body?: unknown }).body;
-        if (id !== null && typeof body === "string" && hasMarker(body, marker)) return id;
+        if (
+          id !== null && typeof body === "string" && hasMarker(body, marker) &&
+          _login(comment)?.toLowerCase() === self
+        ) return id;
       }
       target = nextLink(answer.headers.get("link"));
     }
@@ -94,13 +103,47 @@ export class GithubThread implements CommentThread {
     const answer = await this.#http.request("POST", `${this.#issue}/comments`, { body });
     const id = _commentId(answer.data);
     if (id === null) throw new ForgeError("unusable", "GitHub created a comment without an id");
+    // What the forge says we write as beats the guess (a GitHub App's token is `<app>[bot]`).
+    this.#login = _login(answer.data) ?? this.#login;
     return id;
+  }
+
+  // The token's login: `GET /user` for a personal token; the workflow token (and an app's)
+  // cannot read it (403), and writes as `github-actions[bot]`.
+  async #self(): Promise<string> {
+    if (this.#login !== null) return this.#login;
+    try {
+      const answer = await this.#http.request("GET", "/user");
+      this.#login = _login({ user: answer.data }) ?? WORKFLOW_TOKEN_LOGIN;
+    } catch (error) {
+      if (
+        !(error instanceof ForgeError) ||
+        !["forbidden", "unauthorized", "not_found"].includes(error.kind)
+      ) {
+        throw error;
+      }
+      this.#login = WORKFLOW_TOKEN_LOGIN;
+    }
+    return this.#login;
   }
 
   /** Edits the comment: `PATCH /repos/{owner}/{repo}/issues/comments/{id}`. */
   async update(id: number, body: string): Promise<void> {
     await this.#http.request("PATCH", `${this.#repo}/issues/comments/${id}`, { body });
   }
+}
+
+/** The login GitHub's workflow token (`${{ github.token }}`) writes comments as. */
+export const WORKFLOW_TOKEN_LOGIN = "github-actions[bot]";
+
+function _login(comment: unknown): string | null {
+  const user = typeof comment === "object" && comment !== null
+    ? (comment as { user?: unknown }).user
+    : undefined;
+  const login = typeof user === "object" && user !== null
+    ? (user as { login?: unknown }).login
+    : undefined;
+  return typeof login === "string" && login !== "" ? login : null;
 }
 
 function _commentId(comment: unknown): number | null {

@@ -38,6 +38,8 @@ export class GitlabThread implements CommentThread {
   readonly forge = "GitLab";
   readonly #http: ForgeHttp;
   readonly #notes: string;
+  // The token's user id, once known; undefined until asked, null when it cannot be read.
+  #userId: number | null | undefined = undefined;
 
   /** @throws {TypeError} If `projectId`, `mergeRequest` or `apiUrl` is not usable. */
   constructor(options: GitlabThreadOptions) {
@@ -70,6 +72,10 @@ export class GitlabThread implements CommentThread {
    * a note that is not a system note starts with `marker`.
    */
   async find(marker: string): Promise<number | null> {
+    // Only the token's own notes count: anyone can post the marker, and GitLab lets only a
+    // note's author edit it. A token whose user cannot be read edits nothing.
+    const self = await this.#self();
+    if (self === null) return null;
     const first = `${this.#notes}?per_page=100&sort=asc&order_by=created_at`;
     let target: string | null = first;
     for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
@@ -78,14 +84,16 @@ export class GitlabThread implements CommentThread {
         throw new ForgeError("unusable", "GitLab listed the notes without a JSON array");
       }
       for (const note of answer.data as unknown[]) {
-        const { id, body, system } = (typeof note === "object" && note !== null ? note : {}) as {
-          id?: unknown;
-          body?: unknown;
-          system?: unknown;
-        };
+        const { id, body, system, author } =
+          (typeof note === "object" && note !== null ? note : {}) as {
+            id?: unknown;
+            body?: unknown;
+            system?: unknown;
+            author?: { id?: unknown } | null;
+          };
         if (
           typeof id === "number" && Number.isSafeInteger(id) && system !== true &&
-          typeof body === "string" && hasMarker(body, marker)
+          typeof body === "string" && hasMarker(body, marker) && author?.id === self
         ) return id;
       }
       const nextPage = answer.headers.get("x-next-page")?.trim() ?? "";
@@ -93,6 +101,25 @@ export class GitlabThread implements CommentThread {
         (/^\d+$/.test(nextPage) ? `${first}&page=${nextPage}` : null);
     }
     return null;
+  }
+
+  // The token's user: `GET /user` (a project or group access token has a bot user).
+  async #self(): Promise<number | null> {
+    if (this.#userId !== undefined) return this.#userId;
+    try {
+      const answer = await this.#http.request("GET", "/user");
+      const id = (answer.data as { id?: unknown } | null)?.id;
+      this.#userId = typeof id === "number" && Number.isSafeInteger(id) ? id : null;
+    } catch (error) {
+      if (
+        !(error instanceof ForgeError) ||
+        !["forbidden", "unauthorized", "not_found"].includes(error.kind)
+      ) {
+        throw error;
+      }
+      this.#userId = null;
+    }
+    return this.#userId;
   }
 
   /** Creates the note: `POST /projects/{id}/merge_requests/{iid}/notes`. */

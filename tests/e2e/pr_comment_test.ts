@@ -11,6 +11,7 @@ import { gateMarker } from "../../src/pr_comment/marker.ts";
 import {
   type FakeComment,
   type FakeForge,
+  FORGE_IDENTITIES,
   FORGE_TARGET,
   FORGE_TOKENS,
   startFakeGithub,
@@ -202,7 +203,7 @@ Deno.test("on GitHub the comment is created with the run links, then edited with
 
   assert.equal(result.code, 1, log(result));
   assert.deepEqual(commentLines(result), [], log(result));
-  assert.deepEqual(github.requests.map((request) => `${request.method} ${request.path}`), [
+  assert.deepEqual(github.commentRequests.map((request) => `${request.method} ${request.path}`), [
     `GET /repos/acme/widgets/issues/42/comments?per_page=100`,
     `POST /repos/acme/widgets/issues/42/comments`,
     `PATCH /repos/acme/widgets/issues/comments/5001`,
@@ -212,7 +213,7 @@ Deno.test("on GitHub the comment is created with the run links, then edited with
     job: JOB,
     agents: [AGENTS.failing, AGENTS.passing],
   });
-  const [, create, edit] = github.requests;
+  const [, create, edit] = github.commentRequests;
   assert.equal(create!.headers["content-type"], "application/json");
   const progress = (JSON.parse(create!.body) as { body: string }).body;
   assert.equal(progress.split("\n")[0], marker);
@@ -274,7 +275,7 @@ Deno.test("on GitHub the gate's comment is found on the third page and edited, n
 
   assert.equal(result.code, 0, log(result));
   assert.deepEqual(commentLines(result), []);
-  const reads = github.requests.filter((request) => request.method === "GET");
+  const reads = github.commentRequests.filter((request) => request.method === "GET");
   assert.equal(reads.length, 3);
   assert.match(reads[2]!.path, /[?&]page=3\b/);
   assert.deepEqual(
@@ -320,7 +321,7 @@ Deno.test("two gates with different agents on one pull request keep two comments
   );
   assert.match(one!.body, /quality gate passed/);
   assert.match(two!.body, /quality gates failed/);
-  assert.equal(github.requests.filter((request) => request.method === "POST").length, 2);
+  assert.equal(github.commentRequests.filter((request) => request.method === "POST").length, 2);
   assertSecretsStayApart(github, service, "github");
 });
 
@@ -441,7 +442,7 @@ Deno.test("a read-only token (a fork's pull request) is one line naming pull-req
     /^service-ci: the pull-request comment was not written: GitHub answered POST \S+ with 403: Resource not accessible by integration\. Grant the job `permissions: pull-requests: write`/,
   );
   // It gives up after the refusal: the verdicts do not try again.
-  assert.deepEqual(github.requests.map((request) => request.method), ["GET", "POST"]);
+  assert.deepEqual(github.commentRequests.map((request) => request.method), ["GET", "POST"]);
   assertSecretsStayApart(github, service, "github");
 });
 
@@ -457,7 +458,7 @@ Deno.test("a repository the token cannot see (404) is one line, and nothing more
     result,
     /^service-ci: the pull-request comment was not written: GitHub answered GET \/repos\/acme\/elsewhere\/issues\/42\/comments with 404: Not Found\. The token cannot see this repository or pull request/,
   );
-  assert.equal(github.requests.length, 1);
+  assert.equal(github.commentRequests.length, 1);
   assertSecretsStayApart(github, service, "github");
 });
 
@@ -483,7 +484,7 @@ Deno.test("a used-up rate limit is one line, with the reset time, once the verdi
     result,
     /^service-ci: the pull-request comment was not written: GitHub answered GET \S+ with 403: API rate limit exceeded for installation\. \(the limit resets in (19|20) min\)\. GitHub's API rate limit is used up for now\./,
   );
-  assert.deepEqual(github.requests.map((request) => request.method), ["GET", "GET"]);
+  assert.deepEqual(github.commentRequests.map((request) => request.method), ["GET", "GET"]);
 });
 
 Deno.test("a short Retry-After is waited out and the comment is written", async () => {
@@ -504,7 +505,7 @@ Deno.test("a short Retry-After is waited out and the comment is written", async 
 
   assert.equal(result.code, 0, log(result));
   assert.deepEqual(commentLines(result), [], log(result));
-  assert.deepEqual(github.requests.map((request) => request.method), [
+  assert.deepEqual(github.commentRequests.map((request) => request.method), [
     "GET",
     "GET",
     "POST",
@@ -535,7 +536,7 @@ Deno.test("5xx answers are retried a bounded number of times, then one line", as
     /^service-ci: the pull-request comment was not written: GitHub answered GET \S+ with 502: Server Error\./,
   );
   // Three attempts for the in-progress comment, three for the verdicts, then it stops.
-  assert.deepEqual(github.requests.map((request) => request.method), Array(6).fill("GET"));
+  assert.deepEqual(github.commentRequests.map((request) => request.method), Array(6).fill("GET"));
 });
 
 Deno.test("a 5xx on creating the comment looks again before creating it a second time", async () => {
@@ -556,7 +557,7 @@ Deno.test("a 5xx on creating the comment looks again before creating it a second
 
   assert.equal(result.code, 0, log(result));
   assert.deepEqual(commentLines(result), [], log(result));
-  assert.deepEqual(github.requests.map((request) => request.method), [
+  assert.deepEqual(github.commentRequests.map((request) => request.method), [
     "GET",
     "POST",
     "GET",
@@ -599,7 +600,7 @@ Deno.test("on GitLab the note is created with the run links, then edited with th
   assert.equal(result.code, 1, log(result));
   assert.deepEqual(commentLines(result), [], log(result));
   const notes = "/api/v4/projects/1234/merge_requests/7/notes";
-  assert.deepEqual(gitlab.requests.map((request) => `${request.method} ${request.path}`), [
+  assert.deepEqual(gitlab.commentRequests.map((request) => `${request.method} ${request.path}`), [
     `GET ${notes}?per_page=100&sort=asc&order_by=created_at`,
     `POST ${notes}`,
     `PUT ${notes}/5001`,
@@ -609,7 +610,7 @@ Deno.test("on GitLab the note is created with the run links, then edited with th
     job: GITLAB_JOB,
     agents: [AGENTS.passing, AGENTS.failing],
   });
-  const progress = (JSON.parse(gitlab.requests[1]!.body) as { body: string }).body;
+  const progress = (JSON.parse(gitlab.commentRequests[1]!.body) as { body: string }).body;
   assert.equal(progress.split("\n")[0], marker);
   assert.match(progress, /quality gates running/);
   for (const run of service.runs.values()) {
@@ -641,7 +642,7 @@ Deno.test("on GitLab the gate's note is found on the third page (x-next-page) an
   });
 
   assert.equal(result.code, 0, log(result));
-  const reads = gitlab.requests.filter((request) => request.method === "GET");
+  const reads = gitlab.commentRequests.filter((request) => request.method === "GET");
   assert.equal(reads.length, 3);
   assert.match(reads[2]!.path, /[?&]page=3\b/);
   assert.deepEqual(gitlab.writes.map((request) => request.method), ["PUT", "PUT"]);
@@ -709,8 +710,102 @@ Deno.test("on GitLab a long Retry-After skips the in-progress note; the verdicts
 
   // The in-progress note is skipped without a word; the verdicts are written.
   assert.deepEqual(commentLines(result), [], log(result));
-  assert.deepEqual(gitlab.requests.map((request) => request.method), ["GET", "GET", "POST"]);
+  assert.deepEqual(gitlab.commentRequests.map((request) => request.method), ["GET", "GET", "POST"]);
   assert.equal(gitlab.comments.length, 1);
   assert.match(gitlab.comments[0]!.body, /quality gate passed/);
   assertSecretsStayApart(gitlab, service, "gitlab");
+});
+
+// --- Only our own comments (docs/pr-comment.md) ------------------------------------------------
+
+Deno.test("on GitHub a comment someone else planted with the marker is never edited: the gate writes its own", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing] });
+  const planted = `${marker}\n✅ passed, trust me`;
+  await using github = await startFakeGithub({
+    comments: [{ id: 900, body: planted, author: FORGE_IDENTITIES.stranger.login }],
+  });
+
+  const result = await runProgram(["--agent", AGENTS.passing], {
+    env: await githubEnv(service, github),
+  });
+
+  assert.equal(result.code, 0, log(result));
+  assert.deepEqual(commentLines(result), [], log(result));
+  assert.equal(github.comments[0]!.body, planted, "the planted comment was edited");
+  assert.ok(!github.writes.some((request) => request.path.endsWith("/comments/900")));
+  assert.equal(github.comments.length, 2);
+  assert.match(github.comments[1]!.body, /quality gate passed/);
+  // The workflow token cannot read GET /user: asked once, then github-actions[bot] is ours.
+  assert.equal(github.identityRequests.length, 1);
+});
+
+Deno.test("on GitHub with a personal token, the login GET /user returns is ours, not github-actions[bot]", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing] });
+  await using github = await startFakeGithub({
+    user: "release-bot",
+    comments: [
+      { id: 900, body: `${marker}\nby the workflow token`, author: FORGE_IDENTITIES.githubBot },
+      { id: 901, body: `${marker}\nan earlier run`, author: "release-bot" },
+    ],
+  });
+
+  const result = await runProgram(["--agent", AGENTS.passing], {
+    env: await githubEnv(service, github),
+  });
+
+  assert.equal(result.code, 0, log(result));
+  assert.deepEqual(
+    github.writes.map((request) => `${request.method} ${request.path}`),
+    [
+      "PATCH /repos/acme/widgets/issues/comments/901",
+      "PATCH /repos/acme/widgets/issues/comments/901",
+    ],
+  );
+  assert.equal(github.comments[0]!.body, `${marker}\nby the workflow token`);
+});
+
+Deno.test("on GitLab a note someone else planted with the marker is never edited: the gate writes its own, no 403", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const marker = gateMarker({ workflow: "", job: GITLAB_JOB, agents: [AGENTS.passing] });
+  const planted = `${marker}\n✅ passed, trust me`;
+  await using gitlab = await startFakeGitlab({
+    comments: [{ id: 900, body: planted, author: FORGE_IDENTITIES.stranger.id }],
+  });
+
+  const result = await runProgram(["--agent", AGENTS.passing], {
+    env: gitlabEnv(service, gitlab),
+  });
+
+  assert.equal(result.code, 0, log(result));
+  assert.deepEqual(commentLines(result), [], log(result));
+  assert.equal(gitlab.comments[0]!.body, planted);
+  assert.ok(!gitlab.writes.some((request) => request.path.endsWith("/notes/900")));
+  assert.equal(gitlab.comments.length, 2);
+  assert.match(gitlab.comments[1]!.body, /quality gate passed/);
+});
+
+Deno.test("a create answered 503 with Retry-After after it worked is not posted again: one comment", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(50) });
+  await using github = await startFakeGithub();
+  github.script({
+    method: "POST",
+    answer: async (_request, next) => {
+      await next();
+      return Response.json({ message: "Service Unavailable" }, {
+        status: 503,
+        headers: { "retry-after": "1" },
+      });
+    },
+  });
+
+  const result = await runProgram(["--agent", AGENTS.passing], {
+    env: await githubEnv(service, github),
+  });
+
+  assert.equal(result.code, 0, log(result));
+  assert.equal(github.comments.length, 1, "posted twice");
+  assert.equal(github.writes.filter((request) => request.method === "POST").length, 1);
+  assert.match(github.comments[0]!.body, /quality gate passed/);
 });

@@ -128,7 +128,7 @@ Deno.test("PullRequestComment on GitHub creates the in-progress comment, then ed
   assert.match(github.comments[0]!.body, /✅ service-ci: quality gate passed/);
   assert.ok(hasMarker(github.comments[0]!.body, marker));
 
-  assert.deepEqual(github.requests.map((request) => `${request.method} ${request.path}`), [
+  assert.deepEqual(github.commentRequests.map((request) => `${request.method} ${request.path}`), [
     "GET /repos/acme/widgets/issues/42/comments?per_page=100",
     "POST /repos/acme/widgets/issues/42/comments",
     `PATCH /repos/acme/widgets/issues/comments/${created.id}`,
@@ -142,8 +142,8 @@ Deno.test("PullRequestComment on GitHub sends the token, headers and a JSON body
   const { comment } = harness(githubEnv(github));
   await comment.begin(progress);
   await comment.finish(mixedReport);
-  assert.equal(github.requests.length, 3);
-  for (const request of github.requests) {
+  assert.equal(github.commentRequests.length, 3);
+  for (const request of github.commentRequests) {
     assert.equal(request.headers.authorization, `Bearer ${FORGE_TOKENS.github}`);
     assert.equal(request.headers.accept, "application/vnd.github+json");
     assert.equal(request.headers["x-github-api-version"], "2022-11-28");
@@ -169,7 +169,7 @@ Deno.test("PullRequestComment on GitHub finds its comment on the third page and 
   await using github = await startFakeGithub({ comments });
   const { comment, warnings } = harness(githubEnv(github));
   await comment.begin(progress);
-  assert.deepEqual(github.requests.map((request) => `${request.method} ${request.path}`), [
+  assert.deepEqual(github.commentRequests.map((request) => `${request.method} ${request.path}`), [
     "GET /repos/acme/widgets/issues/42/comments?per_page=100",
     "GET /repos/acme/widgets/issues/42/comments?per_page=100&page=2",
     "GET /repos/acme/widgets/issues/42/comments?per_page=100&page=3",
@@ -274,7 +274,7 @@ Deno.test("PullRequestComment on GitHub with a read-only token warns once and le
   assert.match(warnings[0]!, /permissions: pull-requests: write/);
   assert.match(warnings[0]!, /verdict and exit code are not affected/);
   // Nothing more is tried after a refusal that would only repeat.
-  assert.deepEqual(github.requests.map((request) => request.method), ["GET", "POST"]);
+  assert.deepEqual(github.commentRequests.map((request) => request.method), ["GET", "POST"]);
 });
 
 Deno.test("PullRequestComment on GitHub with a wrong token says so without printing it", async () => {
@@ -319,7 +319,7 @@ Deno.test("PullRequestComment on GitHub gives up at once when the rate limit is 
   // One line, from the verdicts' attempt: the in-progress comment's fault says nothing yet.
   assert.equal(warnings.length, 1);
   assert.match(warnings[0]!, /API rate limit exceeded \(the limit resets in 30 min\)/);
-  assert.equal(github.requests.length, 2);
+  assert.equal(github.commentRequests.length, 2);
 });
 
 Deno.test("PullRequestComment on GitHub waits out a short Retry-After and then writes", async () => {
@@ -369,9 +369,9 @@ Deno.test("PullRequestComment on GitHub retries 5xx answers a bounded number of 
 
   github.script({ times: 99, answer: () => new Response("down", { status: 503 }) });
   const failing = harness(githubEnv(github));
-  const before = github.requests.length;
+  const before = github.commentRequests.length;
   await failing.comment.finish(passingReport);
-  assert.equal(github.requests.length - before, MAX_ATTEMPTS);
+  assert.equal(github.commentRequests.length - before, MAX_ATTEMPTS);
   assert.equal(failing.warnings.length, 1);
   assert.match(failing.warnings[0]!, /GitHub answered GET .* with 503: down\./);
 });
@@ -390,7 +390,7 @@ Deno.test("PullRequestComment on GitHub looks again before creating a second com
   await comment.finish(passingReport);
   assert.deepEqual(warnings, []);
   assert.equal(github.comments.length, 1);
-  assert.deepEqual(github.requests.map((request) => request.method), [
+  assert.deepEqual(github.commentRequests.map((request) => request.method), [
     "GET",
     "POST",
     "GET",
@@ -477,12 +477,12 @@ Deno.test("PullRequestComment on GitLab creates the note, then edits it with the
   assert.ok(hasMarker(note.body, gateMarker({ workflow: "", job: "gate", agents: AGENTS })));
   assert.match(note.body, /quality gate passed/);
   const notes = "/api/v4/projects/1234/merge_requests/7/notes";
-  assert.deepEqual(gitlab.requests.map((request) => `${request.method} ${request.path}`), [
+  assert.deepEqual(gitlab.commentRequests.map((request) => `${request.method} ${request.path}`), [
     `GET ${notes}?per_page=100&sort=asc&order_by=created_at`,
     `POST ${notes}`,
     `PUT ${notes}/${note.id}`,
   ]);
-  for (const request of gitlab.requests) {
+  for (const request of gitlab.commentRequests) {
     assert.equal(request.headers["private-token"], FORGE_TOKENS.gitlab);
     assert.equal(request.headers.authorization, undefined);
     assert.equal(request.headers["user-agent"], USER_AGENT);
@@ -510,13 +510,13 @@ for (const linkHeader of [false, true]) {
       const { comment, warnings } = harness(gitlabEnv(gitlab), { metadata: gitlabMetadata });
       await comment.finish(passingReport);
       assert.deepEqual(warnings, []);
-      assert.deepEqual(gitlab.requests.map((request) => request.method), [
+      assert.deepEqual(gitlab.commentRequests.map((request) => request.method), [
         "GET",
         "GET",
         "GET",
         "PUT",
       ]);
-      assert.match(gitlab.requests[2]!.path, /page=3/);
+      assert.match(gitlab.commentRequests[2]!.path, /page=3/);
       assert.match(gitlab.comments[220]!.body, /quality gate passed/);
       assert.match(gitlab.comments[5]!.body, /forged/);
     },

@@ -21,12 +21,27 @@ export const FORGE_TARGET = {
   mergeRequest: 7,
 } as const;
 
+/** Who wrote comments: the workflow token's bot on GitHub, the token's user on GitLab. */
+export const FORGE_IDENTITIES = {
+  /** GitHub's workflow token (`GET /user` answers 403) writes as this bot. */
+  githubBot: "github-actions[bot]",
+  /** The GitLab token's user (`GET /user`). */
+  gitlabUser: { id: 77, username: "project_1234_bot" },
+  /** Somebody else: a pull request's author, say. */
+  stranger: { login: "mallory", id: 666 },
+} as const;
+
 /** A comment (GitHub) or note (GitLab) the fake holds. */
 export interface FakeComment {
   readonly id: number;
   body: string;
   /** GitLab system notes ("added 1 commit"). */
   readonly system?: boolean;
+  /**
+   * Who wrote it: a GitHub login or a GitLab user id; default the token's own identity (so a
+   * comment written by an earlier run of the gate).
+   */
+  readonly author?: string | number;
 }
 
 /** A request the fake received, as received. */
@@ -61,6 +76,11 @@ export interface FakeForgeOptions {
   readonly readOnly?: boolean;
   /** GitLab: paginate with `Link` as well as `x-next-page` (default only `x-next-page`). */
   readonly linkHeader?: boolean;
+  /**
+   * GitHub: the token is a personal token of this login (`GET /user` answers it); default the
+   * workflow token, whose `GET /user` answers 403 and whose comments are by `github-actions[bot]`.
+   */
+  readonly user?: string;
 }
 
 /** A running fake forge. Use with `await using`. */
@@ -95,13 +115,28 @@ export class FakeForge implements AsyncDisposable {
 
   /** @internal The first rule matching `request`, used up by one. */
   takeRule(request: Request, path: string): ForgeScriptRule | undefined {
+    // A rule without a path is about comments: the identity look-up needs a rule naming it.
+    const identity = /^(?:\/api\/v4)?\/user$/.test(path);
     const entry = this.#rules.find(({ rule, left }) =>
       left > 0 && (rule.method === undefined || rule.method === request.method) &&
-      (rule.path === undefined ||
-        (typeof rule.path === "string" ? path.includes(rule.path) : rule.path.test(path)))
+      (rule.path === undefined
+        ? !identity
+        : typeof rule.path === "string"
+        ? path.includes(rule.path)
+        : rule.path.test(path))
     );
     if (entry) entry.left--;
     return entry?.rule;
+  }
+
+  /** The requests about comments: all but the look-up of the token's identity (`GET /user`). */
+  get commentRequests(): ForgeRequest[] {
+    return this.requests.filter((request) => !/^(?:\/api\/v4)?\/user$/.test(request.path));
+  }
+
+  /** The look-ups of the token's identity (`GET /user`). */
+  get identityRequests(): ForgeRequest[] {
+    return this.requests.filter((request) => /^(?:\/api\/v4)?\/user$/.test(request.path));
   }
 
   /** The requests that changed something (POST, PATCH, PUT). */
@@ -130,14 +165,24 @@ export function startFakeGithub(options: FakeForgeOptions = {}): Promise<FakeFor
     if (!request.headers.get("user-agent")) {
       return _json(403, { message: "Request forbidden by administrative rules." });
     }
+    const self = options.user ?? FORGE_IDENTITIES.githubBot;
+    if (url.pathname === "/user" && request.method === "GET") {
+      return options.user === undefined
+        ? _json(403, { message: "Resource not accessible by integration" })
+        : _json(200, { login: options.user, type: "User" });
+    }
+    const shown = (comment: FakeComment) => {
+      const login = typeof comment.author === "string" ? comment.author : self;
+      return { ...comment, user: { login, type: login.endsWith("[bot]") ? "Bot" : "User" } };
+    };
     if (url.pathname === list && request.method === "GET") {
-      return _page(forge, url, "per_page", true);
+      return _page(forge, url, "per_page", true, shown);
     }
     if (url.pathname === list && request.method === "POST") {
       return _write(options, body, (text) => {
-        const comment = { id: _nextId(forge), body: text };
+        const comment = { id: _nextId(forge), body: text, author: self };
         forge.comments.push(comment);
-        return _json(201, comment);
+        return _json(201, shown(comment));
       });
     }
     const edit = new RegExp(`^${repo}/issues/comments/(\\d+)$`).exec(url.pathname);
@@ -145,8 +190,10 @@ export function startFakeGithub(options: FakeForgeOptions = {}): Promise<FakeFor
       return _write(options, body, (text) => {
         const comment = forge.comments.find((each) => each.id === Number(edit[1]));
         if (!comment) return _json(404, { message: "Not Found" });
+        // As on GitHub, a token that may write to the repository may edit anyone's comment:
+        // only the gate's own rule keeps it from doing so.
         comment.body = text;
-        return _json(200, comment);
+        return _json(200, shown(comment));
       });
     }
     return _json(404, { message: "Not Found" });
@@ -165,14 +212,20 @@ export function startFakeGitlab(options: FakeForgeOptions = {}): Promise<FakeFor
     if (request.headers.get("private-token") !== token) {
       return _json(401, { message: "401 Unauthorized" });
     }
+    const self = FORGE_IDENTITIES.gitlabUser;
+    if (url.pathname === "/api/v4/user" && request.method === "GET") return _json(200, self);
+    const shown = (note: FakeComment) => {
+      const id = typeof note.author === "number" ? note.author : self.id;
+      return { ...note, author: { id, username: id === self.id ? self.username : `user${id}` } };
+    };
     if (url.pathname === notes && request.method === "GET") {
-      return _page(forge, url, "per_page", options.linkHeader ?? false);
+      return _page(forge, url, "per_page", options.linkHeader ?? false, shown);
     }
     if (url.pathname === notes && request.method === "POST") {
       return _write(options, body, (text) => {
-        const note = { id: _nextId(forge), body: text, system: false };
+        const note = { id: _nextId(forge), body: text, system: false, author: self.id };
         forge.comments.push(note);
-        return _json(201, note);
+        return _json(201, shown(note));
       });
     }
     const edit = new RegExp(`^${notes}/(\\d+)$`).exec(url.pathname);
@@ -180,8 +233,12 @@ export function startFakeGitlab(options: FakeForgeOptions = {}): Promise<FakeFor
       return _write(options, body, (text) => {
         const note = forge.comments.find((each) => each.id === Number(edit[1]));
         if (!note) return _json(404, { message: "404 Not found" });
+        // GitLab lets only a note's author edit it.
+        if ((typeof note.author === "number" ? note.author : self.id) !== self.id) {
+          return _json(403, { message: "403 Forbidden" });
+        }
         note.body = text;
-        return _json(200, note);
+        return _json(200, shown(note));
       });
     }
     return _json(404, { message: "404 Not Found" });
@@ -232,7 +289,13 @@ async function _start(
   return holder.forge;
 }
 
-function _page(forge: FakeForge, url: URL, sizeParameter: string, link: boolean): Response {
+function _page(
+  forge: FakeForge,
+  url: URL,
+  sizeParameter: string,
+  link: boolean,
+  shown: (comment: FakeComment) => unknown,
+): Response {
   const size = Math.min(100, Math.max(1, Number(url.searchParams.get(sizeParameter) ?? 30)));
   const page = Math.max(1, Number(url.searchParams.get("page") ?? 1));
   const items = forge.comments.slice((page - 1) * size, page * size);
@@ -243,7 +306,7 @@ function _page(forge: FakeForge, url: URL, sizeParameter: string, link: boolean)
     next.searchParams.set("page", String(page + 1));
     headers.link = `<${next.href}>; rel="next", <${url.origin}${url.pathname}?page=99>; rel="last"`;
   }
-  return _json(200, items, headers);
+  return _json(200, items.map(shown), headers);
 }
 
 function _write(
