@@ -304,7 +304,12 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
   const settle = (run: TriggeredRun) => {
     if (context.comment === undefined || triggered.has(run.agentId)) return;
     const clean = (text: string | null) => text === null ? null : sanitize(text, { secrets });
-    triggered.set(run.agentId, { ...run, runId: clean(run.runId), url: clean(run.url) });
+    triggered.set(run.agentId, {
+      ...run,
+      runId: clean(run.runId),
+      url: clean(run.url),
+      refused: clean(run.refused ?? null),
+    });
     if (triggered.size === config.agents.length) {
       void context.comment.begin({
         commitSha: metadata.commit_sha,
@@ -330,12 +335,18 @@ async function _gates(deps: RunDeps, context: _GateContext): Promise<_Gates> {
           if (event.type === "attached") settle({ agentId, runId: event.runId, url: null });
         },
       });
-      settle({ agentId, runId: result.runId, url: result.url });
       const outcome = toAgentOutcome(agentId, result, {
         durationMs: deps.clock() - started,
         timeoutMs: config.timeoutMs,
         runIdGiven: config.runId !== undefined,
         secrets,
+      });
+      // A gate that ended without a run says why in the comment, not "running".
+      settle({
+        agentId,
+        runId: result.runId,
+        url: result.url,
+        refused: result.runId === null ? outcome.error ?? outcome.outcome : null,
       });
       reporter.agentDone(outcome);
       return outcome;
@@ -426,8 +437,41 @@ async function _report(deps: RunDeps, gates: _Gates, context: _ReportContext): P
     for (const line of githubAnnotations(report)) output.command(line);
   }
   // The CI's own channels and the comment never change the verdict: each failure is one line.
-  await context.native?.finish(report, _nativeIo(deps, context));
-  await context.comment?.finish(report);
+  // Interrupted, the job may be killed seconds later (GitHub: SIGTERM 7.5 s after SIGINT, then
+  // SIGKILL 2.5 s after that): the summary and the runs still going come first, and the CI's
+  // channels and the comment get what is left of a short budget.
+  const interrupted = deps.interrupt.aborted;
+  if (interrupted) _summary(gates, report, output);
+  const budgetMs = interrupted ? INTERRUPTED_COURTESY_BUDGET_MS : COURTESY_BUDGET_MS;
+  const courtesy = (async () => {
+    // The CI's own channels and the comment never change the verdicts: each failure is one line.
+    await context.native?.finish(report, _nativeIo(deps, context));
+    await context.comment?.finish(report);
+  })();
+  const ended = new AbortController();
+  const inTime = await Promise.race([
+    courtesy.then(() => true),
+    deps.sleep(budgetMs, ended.signal).then(() => false, () => true),
+  ]);
+  ended.abort();
+  if (!inTime) {
+    output.stderr(
+      `service-ci: the CI's report channels and the pull-request comment did not finish within ${
+        budgetMs / 1000
+      } s and were left; the verdict and exit code are not affected\n`,
+    );
+  }
+  if (!interrupted) _summary(gates, report, output);
+  return report.exitCode;
+}
+
+/** How long the CI's channels and the comment may take once the verdicts are in. */
+export const COURTESY_BUDGET_MS = 60_000;
+/** The same, after an interrupt: a CI that cancels a job kills it seconds later. */
+export const INTERRUPTED_COURTESY_BUDGET_MS = 3_000;
+
+// The console summary, and each run the interrupt left going on the service.
+function _summary(gates: _Gates, report: RunReport, output: Output): void {
   gates.reporter.finish(report);
   for (const agent of report.agents) {
     if (agent.outcome === "interrupted" && agent.runId !== null) {
@@ -438,7 +482,6 @@ async function _report(deps: RunDeps, gates: _Gates, context: _ReportContext): P
       );
     }
   }
-  return report.exitCode;
 }
 
 // In GitHub Actions a usage error still gets an annotation and definite step outputs. The

@@ -22,6 +22,11 @@ export interface TriggeredRun {
   readonly runId: string | null;
   /** The run's dashboard link, when the service gave one. */
   readonly url: string | null;
+  /**
+   * Why the agent has no run, when its trigger was refused or failed (masked service text); a
+   * row then says so instead of "running".
+   */
+  readonly refused?: string | null;
 }
 
 /**
@@ -69,19 +74,35 @@ export function progressComment(
   progress: CommentProgress,
   options: CommentOptions = {},
 ): string {
-  const count = progress.runs.length;
+  const refused = progress.runs.filter((run) => _isRefused(run)).length;
+  const triggered = progress.runs.length - refused;
+  const gates = progress.runs.length === 1 ? "quality gate" : "quality gates";
   return _comment(marker, {
-    heading: `⏳ service-ci: ${count === 1 ? "quality gate" : "quality gates"} running`,
-    summary: `${count} ${count === 1 ? "run" : "runs"} triggered for ${
+    heading: `⏳ service-ci: ${gates} running`,
+    summary: `${triggered} ${triggered === 1 ? "run" : "runs"} triggered for ${
       _commit(progress.commitSha)
+    }${
+      refused === 0 ? "" : `; ${refused} not triggered`
     }; this comment shows the verdicts when they are in.`,
+    // Each row says what is known now: a run with its link, or the reason there is none.
     rows: progress.runs.map((run) => ({
-      cells: [inert(_cap(run.agentId, 100)), "⏳ running", "—", _runCell(run.runId, run.url)],
-      outcome: null,
+      cells: _isRefused(run)
+        ? [
+          inert(_cap(run.agentId, 100)),
+          `${markedOutcome("unchecked")}: ${inert(_cap(run.refused ?? "", 300))}`,
+          "—",
+          _runCell(null, null),
+        ]
+        : [inert(_cap(run.agentId, 100)), "⏳ running", "—", _runCell(run.runId, run.url)],
+      outcome: _isRefused(run) ? "unchecked" : null,
     })),
     closing: [],
     footer: _footer(null, progress.buildUrl),
   }, options.maxLength ?? MAX_COMMENT_LENGTH);
+}
+
+function _isRefused(run: TriggeredRun): boolean {
+  return run.runId === null && run.refused !== undefined && run.refused !== null;
 }
 
 /**

@@ -21,10 +21,11 @@ import {
   AGENTS,
   defaultAgents,
   type FakeService,
+  hang,
   KEYS,
   startFakeService,
 } from "../support/fake_service.ts";
-import { type ProgramResult, runProgram } from "../support/program.ts";
+import { type ProgramResult, runProgram, startProgram } from "../support/program.ts";
 
 const HEAD_SHA = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
 const WORKFLOW = "quality gate";
@@ -808,4 +809,64 @@ Deno.test("a create answered 503 with Retry-After after it worked is not posted 
   assert.equal(github.comments.length, 1, "posted twice");
   assert.equal(github.writes.filter((request) => request.method === "POST").length, 1);
   assert.match(github.comments[0]!.body, /quality gate passed/);
+});
+
+// --- The cancel window ---------------------------------------------------------------------------
+
+Deno.test("SIGTERM with a forge that never answers: the summary and the runs still going first, exit 143 within seconds", async () => {
+  const slow = { id: AGENTS.passing };
+  await using service = await startFakeService({ agents: defaultAgents(120_000) });
+  await using github = await startFakeGithub();
+  // The in-progress comment is written; every later request to the forge hangs.
+  github.script({
+    path: "/comments",
+    times: 1_000,
+    answer: (request, next) => github.writes.length === 0 ? next() : hang(request.signal),
+  });
+  const program = await startProgram(["--agent", slow.id], {
+    env: await githubEnv(service, github),
+  });
+  try {
+    await program.waitForStderr("triggered run run_0001");
+    while (github.writes.length === 0) await new Promise((done) => setTimeout(done, 50));
+  } catch (error) {
+    program.process.kill("SIGKILL");
+    await program.finished();
+    throw error;
+  }
+  const sent = performance.now();
+  program.process.kill("SIGTERM");
+  const result = await program.finished();
+  const took = performance.now() - sent;
+  assert.equal(result.code, 143, log(result));
+  // Within GitHub's window: SIGKILL comes 2.5 s after SIGTERM at the latest, 10 s after SIGINT.
+  assert.ok(took < 5_000, `exited ${took} ms after SIGTERM`);
+  const still = result.stderr.indexOf(`run run_0001 of agent ${slow.id} is still going`);
+  const summary = result.stderr.indexOf("exit 143:");
+  const late = result.stderr.indexOf("did not finish within 3 s");
+  assert.ok(still > 0 && summary > 0, log(result));
+  assert.ok(late > still && late > summary, `the summary came after the comment:\n${log(result)}`);
+});
+
+Deno.test("a refused trigger shows in the in-progress comment as refused, with its reason, not as running", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(1_500) });
+  await using github = await startFakeGithub();
+  const unknown = "00000000-0000-4000-8000-000000000000";
+
+  const result = await runProgram(["--agent", AGENTS.passing, "--agent", unknown], {
+    env: await githubEnv(service, github),
+  });
+
+  assert.equal(result.code, 3, log(result));
+  const create = github.writes.find((request) => request.method === "POST");
+  assert.ok(create, log(result));
+  const progress = (JSON.parse(create.body) as { body: string }).body;
+  assert.match(progress, /1 run triggered for .*; 1 not triggered/);
+  const rows = progress.split("\n").filter((line) => line.startsWith("|"));
+  const refused = rows.find((row) => row.includes(unknown.slice(0, 8)));
+  const running = rows.find((row) => row.includes(AGENTS.passing.slice(0, 8)));
+  assert.ok(refused && running, progress);
+  assert.doesNotMatch(refused, /running/);
+  assert.match(refused, /not checked.*404/i);
+  assert.match(running, /⏳ running/);
 });
