@@ -110,14 +110,34 @@ export async function detectCiMetadata(
 ): Promise<CiMetadata> {
   const read: Read = (name) => env[name]?.trim() || null;
   const git = _neverFailing(options.git);
-  // ci-info's convention: CI=false switches detection off, whatever else is set.
-  const provider = read("CI")?.toLowerCase() === "false"
-    ? undefined
-    : PROVIDERS.find((candidate) => candidate.detect(read));
+  const provider = _detect(read);
   const detected = provider === undefined
     ? await _fromLocalCheckout(git)
     : await _fromProvider(provider, read, git, options.readTextFile);
   return _applyOverrides(detected, options.overrides ?? {});
+}
+
+/**
+ * Which CI this is: the id of the first provider of {@linkcode PROVIDERS} whose variables are
+ * set (values compared without regard to case, so `GITHUB_ACTIONS=TRUE` counts), or `"local"`.
+ * `CI=false` (any case) switches detection off, whatever else is set. This is the one answer every
+ * part of the program uses (docs/ci-metadata.md, "Which CI is this").
+ *
+ * @example
+ * ```ts
+ * detectProvider({ GITHUB_ACTIONS: "TRUE" }); // "github_actions"
+ * detectProvider({ GITHUB_ACTIONS: "true", CI: "false" }); // "local"
+ * ```
+ */
+export function detectProvider(env: Readonly<Record<string, string | undefined>>): string {
+  return _detect((name) => env[name]?.trim() || null)?.id ?? "local";
+}
+
+// ci-info's convention: CI=false switches detection off, whatever else is set.
+function _detect(read: Read): CiProvider | undefined {
+  return read("CI")?.toLowerCase() === "false"
+    ? undefined
+    : PROVIDERS.find((candidate) => candidate.detect(read));
 }
 
 /**

@@ -13,8 +13,6 @@ export interface LoadDeps {
   readonly env: (name: string) => string | undefined;
   /** Reads a text file; rejects as `Deno.readTextFile` does. */
   readonly readTextFile: (path: string) => Promise<string>;
-  /** Whether a directory exists. */
-  readonly isDirectory: (path: string) => Promise<boolean>;
 }
 
 /** A loaded configuration and what it was loaded from. */
@@ -40,7 +38,6 @@ const CA_CERT = "--ca-cert/SERVICE_CA_CERT";
  * ], {
  *   env: (name) => ({ SERVICE_API_KEY: "sk_test", SERVICE_BASE_URL: "https://x.example" })[name],
  *   readTextFile: () => Promise.reject(new Deno.errors.NotFound("no .env")),
- *   isDirectory: () => Promise.resolve(true),
  * });
  * config.baseUrl.host; // "x.example"
  * ```
@@ -58,7 +55,6 @@ export async function loadConfig(
     names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
   );
   const config = resolveConfig(flags, env, { fromDotenv });
-  await _checkReportPaths(deps, config.junitPath);
   const caCerts = config.caCertPath === undefined
     ? undefined
     : await _readCaCerts(deps, config.caCertPath);
@@ -114,17 +110,6 @@ async function _readDotenv(
     if (explicit === undefined && error instanceof Deno.errors.NotFound) return {};
     const name = explicit === undefined ? "the .env file in the working directory" : "--env-file";
     throw new UsageError(`${name} cannot be read (${path}): ${firstLine(error)}`);
-  }
-}
-
-async function _checkReportPaths(deps: LoadDeps, junitPath: string | undefined): Promise<void> {
-  if (junitPath === undefined) return;
-  const slash = Math.max(junitPath.lastIndexOf("/"), junitPath.lastIndexOf("\\"));
-  const directory = slash < 0 ? "." : junitPath.slice(0, slash) || "/";
-  if (!(await deps.isDirectory(directory))) {
-    throw new UsageError(
-      `--junit must be a file path in an existing directory (${directory} does not exist)`,
-    );
   }
 }
 

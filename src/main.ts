@@ -8,7 +8,13 @@ import { ENV_VARIABLES } from "./env_variables.ts";
 import { runGit } from "./git.ts";
 import { Interrupted } from "./interrupted.ts";
 import { run } from "./run.ts";
-import { makeFetch, makeProxyFetch, openReportFile, runCommand } from "./system.ts";
+import {
+  checkReportPath,
+  makeFetch,
+  makeProxyFetch,
+  openReportFile,
+  runCommand,
+} from "./system.ts";
 import { sleep } from "./sleep.ts";
 
 /**
@@ -54,13 +60,7 @@ const code = await run({
   args: Deno.args,
   env: readEnv,
   readTextFile: (path) => Deno.readTextFile(path),
-  // Only a directory known to be missing is refused up front; one Deno may not look into
-  // (/dev) is left for the report's own open to judge.
-  isDirectory: (path) =>
-    Deno.stat(path).then(
-      (info) => info.isDirectory,
-      (error) => !(error instanceof Deno.errors.NotFound),
-    ),
+  checkReportPath,
   openReportFile,
   stdout: (text) => writeAll(Deno.stdout, text),
   stderr: (text) => writeAll(Deno.stderr, text),

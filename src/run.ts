@@ -5,7 +5,12 @@
  * process exits with.
  */
 
-import { type CiMetadata, describeCiMetadata, detectCiMetadata } from "./ci_metadata.ts";
+import {
+  type CiMetadata,
+  describeCiMetadata,
+  detectCiMetadata,
+  detectProvider,
+} from "./ci_metadata.ts";
 import { ServiceClient } from "./client.ts";
 import { type Config, parseCommandLine, UsageError } from "./config.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
@@ -60,8 +65,11 @@ export interface RunDeps {
   readonly env: (name: string) => string | undefined;
   /** Reads a text file; rejects as `Deno.readTextFile` does. */
   readonly readTextFile: (path: string) => Promise<string>;
-  /** Whether a directory exists (for report paths, checked before anything is sent). */
-  readonly isDirectory: (path: string) => Promise<boolean>;
+  /**
+   * What keeps a report from being written at a path, or `null` (checked before anything is
+   * sent, without writing to it).
+   */
+  readonly checkReportPath: (path: string) => Promise<string | null>;
   /** Opens a report file: created, and truncated unless `append`. */
   readonly openReportFile: (path: string, append: boolean) => Promise<ReportFile>;
   /** Writes to stdout; may throw (a closed pipe). */
@@ -132,7 +140,6 @@ export async function run(deps: RunDeps): Promise<number> {
     const { config, env, caCerts } = await loadConfig(invocation.flags, ENV_VARIABLES, deps);
     output.addSecret(config.apiKey);
     for (const token of forgeTokens(env)) output.addSecret(token);
-    if (config.json) output.commandsToStderr();
     const metadata = await detectCiMetadata(env, {
       overrides: config.overrides,
       readTextFile: (path) => deps.readTextFile(path).catch(() => undefined),
@@ -146,13 +153,20 @@ export async function run(deps: RunDeps): Promise<number> {
       baseUrlSource: config.baseUrlSource,
       fetch: makeTrustingFetch(deps.makeFetch, caCerts, config.caCertPath),
     });
-    if (config.dryRun) return await _dryRun(client, config, metadata, output);
-    const github = env.GITHUB_ACTIONS === "true";
-    const native = await _native(deps, config, metadata, output);
+    if (config.dryRun) {
+      if (config.json) output.commandsToStderr();
+      return await _dryRun(client, config, metadata, output);
+    }
+    // One answer to "which CI is this" (ci_metadata.ts), the one sent to the service.
+    const github = metadata.provider === "github_actions";
+    // Every report path is checked before anything is sent: a bad one is a usage error.
+    const reports = await _fileReports(deps, { config, env, github, output });
+    if (config.json || reports.junitStream === "stdout") output.commandsToStderr();
+    const native = await _native(deps, config, metadata, output, reports.junitStream === "stdout");
     const comment = config.prComment
       ? await _pullRequestComment(deps, config, env, metadata, output)
       : undefined;
-    const context = { config, env, metadata, client, output, github, native, comment };
+    const context = { config, env, metadata, client, output, github, native, comment, reports };
     const gates = await _gates(deps, context);
     return await _report(deps, gates, context);
   } catch (error) {
@@ -199,6 +213,8 @@ interface _GateContext {
   readonly native: NativeWriter | undefined;
   /** The pull-request comment, when asked for and possible. */
   readonly comment: PullRequestComment | undefined;
+  /** The report files, checked before anything was sent. */
+  readonly reports: _FileReports;
 }
 
 // The detected CI's native writer, unless --no-ci-native. TeamCity reads service messages on
@@ -208,6 +224,7 @@ async function _native(
   config: Config,
   metadata: CiMetadata,
   output: Output,
+  junitOnStdout: boolean,
 ): Promise<NativeWriter | undefined> {
   if (!config.ciNative) return undefined;
   const writer = await nativeWriter(metadata.provider, {
@@ -215,9 +232,11 @@ async function _native(
     now: deps.now,
     uuid: deps.uuid,
   });
-  if (writer?.ci === "TeamCity" && config.json) {
+  if (writer?.ci === "TeamCity" && (config.json || junitOnStdout)) {
     output.stderr(
-      "service-ci: TeamCity reads service messages only from stdout, which --json holds: the gate is not shown in the Tests tab (use --junit with the XML report processing build feature)\n",
+      `service-ci: TeamCity reads service messages only from stdout, which ${
+        config.json ? "--json" : "the --junit report"
+      } holds: the gate is not shown in the Tests tab (use --junit <file> with the XML report processing build feature)\n`,
     );
     return undefined;
   }
@@ -393,43 +412,16 @@ async function _heartbeat(
 
 type _ReportContext = Pick<
   _GateContext,
-  "config" | "env" | "output" | "github" | "native" | "comment"
+  "config" | "env" | "output" | "github" | "native" | "comment" | "reports"
 >;
 
 // Delivers every report of the finished run, then the CI's annotations and the console summary,
 // all with the code as delivered; resolves with that code.
 async function _report(deps: RunDeps, gates: _Gates, context: _ReportContext): Promise<number> {
-  const { config, env, output, github } = context;
-  const files: FileReport[] = [];
-  if (config.junitPath !== undefined) {
-    const { renderJunit } = await import("./report/junit.ts");
-    files.push({
-      what: "the --junit report",
-      path: config.junitPath,
-      append: false,
-      render: (report) => output.mask(renderJunit(report)),
-    });
-  }
-  if (github && env.GITHUB_OUTPUT) {
-    const delimiter = `ghadelimiter_${deps.uuid()}`;
-    files.push({
-      what: "GITHUB_OUTPUT",
-      path: env.GITHUB_OUTPUT,
-      append: true,
-      render: (report) => output.mask(githubOutputs(report, delimiter)),
-    });
-  }
-  if (github && env.GITHUB_STEP_SUMMARY) {
-    files.push({
-      what: "GITHUB_STEP_SUMMARY",
-      path: env.GITHUB_STEP_SUMMARY,
-      append: true,
-      render: (report) => output.mask(githubSummary(report)),
-    });
-  }
+  const { config, output, github } = context;
   const json = config.json ? renderJson : undefined;
-  const report = await deliverReports(gates.report, files, json, {
-    openReportFile: deps.openReportFile,
+  const report = await deliverReports(gates.report, context.reports.files, json, {
+    openReportFile: context.reports.open,
     stdout: (text) => output.document(text),
     warn: (line) => output.stderr(`${line}\n`),
   });
@@ -465,6 +457,99 @@ async function _report(deps: RunDeps, gates: _Gates, context: _ReportContext): P
   return report.exitCode;
 }
 
+interface _FileReports {
+  /** The report files of this run: `--junit`, and in GitHub Actions its two files. */
+  readonly files: readonly FileReport[];
+  /** Opens one of them: a file, or the program's own stream for `--junit -`. */
+  readonly open: RunDeps["openReportFile"];
+  /** Which stream the `--junit` report goes to instead of a file, if any. */
+  readonly junitStream: "stdout" | "stderr" | undefined;
+}
+
+// `--junit` names that mean one of the program's own streams: written through it, not opened
+// (Deno's permission set covers files, not devices).
+const _STREAMS: Readonly<Record<string, "stdout" | "stderr">> = {
+  "-": "stdout",
+  "/dev/stdout": "stdout",
+  "/dev/fd/1": "stdout",
+  "/dev/stderr": "stderr",
+  "/dev/fd/2": "stderr",
+};
+
+// The report files of this run, each path checked before anything is sent (docs/reports.md).
+async function _fileReports(
+  deps: RunDeps,
+  context: Pick<_GateContext, "config" | "env" | "github" | "output">,
+): Promise<_FileReports> {
+  const { config, env, github, output } = context;
+  const files: (FileReport & { readonly source: string })[] = [];
+  const junitStream = config.junitPath === undefined ? undefined : _STREAMS[config.junitPath];
+  if (junitStream === "stdout" && config.json) {
+    throw new UsageError(
+      `--junit ${config.junitPath} and --json cannot both be written to stdout: give --junit a file path`,
+    );
+  }
+  if (config.junitPath !== undefined) {
+    const { renderJunit } = await import("./report/junit.ts");
+    files.push({
+      what: "the --junit report",
+      source: "--junit",
+      path: config.junitPath,
+      append: false,
+      render: (report) => output.mask(renderJunit(report)),
+    });
+  }
+  if (github && env.GITHUB_OUTPUT) {
+    const delimiter = `ghadelimiter_${deps.uuid()}`;
+    files.push({
+      what: "GITHUB_OUTPUT",
+      source: "GITHUB_OUTPUT",
+      path: env.GITHUB_OUTPUT,
+      append: true,
+      render: (report) => output.mask(githubOutputs(report, delimiter)),
+    });
+  }
+  if (github && env.GITHUB_STEP_SUMMARY) {
+    files.push({
+      what: "GITHUB_STEP_SUMMARY",
+      source: "GITHUB_STEP_SUMMARY",
+      path: env.GITHUB_STEP_SUMMARY,
+      append: true,
+      render: (report) => output.mask(githubSummary(report)),
+    });
+  }
+  for (const file of files) {
+    if (file.source === "--junit" && junitStream !== undefined) continue;
+    const problem = await deps.checkReportPath(file.path);
+    if (problem !== null) {
+      throw new UsageError(
+        `${file.source} ${JSON.stringify(file.path)} ${problem}: give ${
+          file.source === "--junit" ? "it" : "the step"
+        } a writable file path (nothing was sent)`,
+      );
+    }
+  }
+  const open: RunDeps["openReportFile"] = (path, append) => {
+    const stream = path === config.junitPath ? junitStream : undefined;
+    if (stream === undefined) return deps.openReportFile(path, append);
+    return Promise.resolve(_streamReport(output, stream));
+  };
+  return { files, open, junitStream };
+}
+
+// A report written to one of the program's own streams.
+function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile {
+  return {
+    write: (text) => {
+      if (stream === "stderr") output.stderr(text);
+      else if (!output.stdout(text)) return Promise.reject(new Error("stdout is closed"));
+      return Promise.resolve();
+    },
+    rewind: () => Promise.reject(new Error(`${stream} cannot be rewritten`)),
+    close: () => {},
+  };
+}
+
 /** How long the CI's channels and the comment may take once the verdicts are in. */
 export const COURTESY_BUDGET_MS = 60_000;
 /** The same, after an interrupt: a CI that cancels a job kills it seconds later. */
@@ -491,7 +576,8 @@ async function _reportUsageErrorToGithub(
   message: string,
   output: Output,
 ): Promise<void> {
-  if (deps.env("GITHUB_ACTIONS") !== "true") return;
+  const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, deps.env(name)]));
+  if (detectProvider(env) !== "github_actions") return;
   const { annotation, outputs } = githubUsageError(message, `ghadelimiter_${deps.uuid()}`);
   output.command(annotation, "stderr");
   const path = deps.env("GITHUB_OUTPUT");

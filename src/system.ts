@@ -188,3 +188,47 @@ export async function openReportFile(path: string, append: boolean): Promise<Rep
     },
   };
 }
+
+/**
+ * Checks, before anything is sent, that a report can be written at `path` without writing to
+ * it: resolves with what is wrong (one phrase), or `null`. An existing file is opened for writing
+ * and closed, untouched; a new one must have an existing directory, which is tried by creating
+ * and removing the file. Deno's own permission errors become a phrase, never its prompt text.
+ *
+ * @example
+ * ```ts
+ * const problem = await checkReportPath("reports/gate.xml"); // null, or e.g. "is a directory"
+ * ```
+ */
+export async function checkReportPath(path: string): Promise<string | null> {
+  try {
+    const info = await Deno.stat(path).catch((error) => {
+      if (error instanceof Deno.errors.NotFound) return null;
+      throw error;
+    });
+    if (info?.isDirectory) return "is a directory";
+    if (info !== null && info !== undefined) {
+      (await Deno.open(path, { write: true })).close();
+      return null;
+    }
+    (await Deno.open(path, { write: true, createNew: true })).close();
+    await Deno.remove(path);
+    return null;
+  } catch (error) {
+    return _pathProblem(error);
+  }
+}
+
+function _pathProblem(error: unknown): string {
+  if (error instanceof Deno.errors.NotFound) return "its directory does not exist";
+  if (error instanceof Deno.errors.NotADirectory) {
+    return "a part of its directory is not a directory";
+  }
+  if (error instanceof Deno.errors.IsADirectory) return "is a directory";
+  if (error instanceof Deno.errors.NotCapable) {
+    return "is outside what service-ci may write (its permission set covers files, not devices)";
+  }
+  if (error instanceof Deno.errors.PermissionDenied) return "is not writable (permission denied)";
+  const message = error instanceof Error ? error.message : String(error);
+  return `cannot be written (${message.split("\n")[0]})`;
+}

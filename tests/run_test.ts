@@ -163,7 +163,7 @@ Deno.test("run() with a closed stderr keeps the verdict: a failed gate still exi
 Deno.test("run() prints no stack trace for an internal error, and exits 3", async () => {
   const harness = _harness({ args: ["--agent", AGENT, "--junit", "/out/junit.xml"] });
   const bug = new TypeError("boom");
-  const deps: RunDeps = { ...harness.deps, isDirectory: () => Promise.reject(bug) };
+  const deps: RunDeps = { ...harness.deps, checkReportPath: () => Promise.reject(bug) };
   const code = await run(deps);
   assert.equal(code, 3);
   const stderr = harness.stderr.join("");
@@ -250,4 +250,23 @@ Deno.test("run(): a key echoed by the service in any encoding reaches no output,
       }
     }
   }
+});
+
+Deno.test({
+  name:
+    "run(): a full disk is a late failure, exit 3 with 'No space left on device', every report says 3",
+  // /dev/full is a device the program's own permission set does not cover (tests/e2e refuses it
+  // up front, exit 2); in this process, with every permission, it gives the real ENOSPC.
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    const { checkReportPath, openReportFile } = await import("../src/system.ts");
+    const harness = _harness({ args: ["--agent", AGENT, "--json", "--junit", "/dev/full"] });
+    const code = await run({ ...harness.deps, checkReportPath, openReportFile });
+    assert.equal(code, 3);
+    assert.equal(JSON.parse(harness.stdout.join("")).exit_code, 3);
+    assert.match(
+      harness.stderr.join(""),
+      /cannot write the --junit report \(\/dev\/full\): No space left on device \(os error 28\)/,
+    );
+  },
 });

@@ -23,18 +23,6 @@ export function azureSummaryFile(id: string): string {
   return `service-ci-summary-${id}.md`;
 }
 
-/**
- * True when running in Azure Pipelines: `TF_BUILD` is `true` in any letter case.
- *
- * @example
- * ```ts
- * isAzurePipelines((name) => ({ TF_BUILD: "True" } as Record<string, string>)[name]); // true
- * ```
- */
-export function isAzurePipelines(env: (name: string) => string | undefined): boolean {
-  return env("TF_BUILD")?.toLowerCase() === "true";
-}
-
 /** Options for {@linkcode createAzureWriter}. */
 export interface AzureWriterOptions {
   /** The absolute working directory, where the summary goes when `AGENT_TEMPDIRECTORY` is unset. */

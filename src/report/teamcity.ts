@@ -12,18 +12,6 @@ import type { NativeIo, NativeWriter } from "./native_io.ts";
 export const TEAMCITY_SUITE = "service-ci";
 
 /**
- * True when running in TeamCity: `TEAMCITY_VERSION` is set and not empty.
- *
- * @example
- * ```ts
- * isTeamcity((name) => name === "TEAMCITY_VERSION" ? "2025.07" : undefined); // true
- * ```
- */
-export function isTeamcity(env: (name: string) => string | undefined): boolean {
-  return (env("TEAMCITY_VERSION") ?? "") !== "";
-}
-
-/**
  * The TeamCity writer.
  *
  * - Progress: `blockOpened name='service-ci' description='<title>'` … `blockClosed`.

@@ -176,15 +176,105 @@ xmlTest("--junit keeps a hostile status from the service escaped", async () => {
   assert.ok(!result.stderr.includes("\x1b"), result.stderr);
 });
 
-Deno.test("--junit into a missing directory exits 2 and sends no request", async () => {
+// Every report path is checked before the trigger: exit 2, the flag or variable named, nothing sent.
+const BAD_PATHS: Array<
+  [string, (dir: string) => string[], (dir: string) => Record<string, string>, RegExp]
+> = [
+  [
+    "--junit into a missing directory",
+    (dir) => ["--junit", `${dir}/nope/gates.xml`],
+    () => ({}),
+    /^service-ci: --junit "[^"]*\/nope\/gates\.xml" its directory does not exist: give it a writable file path \(nothing was sent\)\n$/,
+  ],
+  [
+    "--junit that is a directory",
+    (dir) => ["--junit", dir],
+    () => ({}),
+    /^service-ci: --junit "[^"]*" is a directory: /,
+  ],
+  [
+    "--junit under a file",
+    (dir) => ["--junit", `${dir}/file.txt/gates.xml`],
+    () => ({}),
+    /^service-ci: --junit "[^"]*" a part of its directory is not a directory: /,
+  ],
+  [
+    "GITHUB_STEP_SUMMARY that is a directory",
+    () => [],
+    (dir) => ({ GITHUB_ACTIONS: "true", GITHUB_STEP_SUMMARY: dir }),
+    /^service-ci: GITHUB_STEP_SUMMARY "[^"]*" is a directory: give the step a writable file path/,
+  ],
+  [
+    "GITHUB_OUTPUT in a missing directory (GITHUB_ACTIONS in any letter case)",
+    () => [],
+    (dir) => ({ GITHUB_ACTIONS: "TRUE", GITHUB_OUTPUT: `${dir}/nope/output` }),
+    /^service-ci: GITHUB_OUTPUT "[^"]*" its directory does not exist: /,
+  ],
+];
+
+for (const [name, args, extra, message] of BAD_PATHS) {
+  Deno.test(`${name}: exit 2 before anything is sent, naming it`, async () => {
+    await using service = await startFakeService();
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/file.txt`, "x");
+      const result = await runProgram(["--agent", AGENTS.passing, ...args(dir)], {
+        env: { ...env(service.url), ...extra(dir) },
+      });
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.equal(service.requests.length, 0);
+      // Nothing was left behind by the check.
+      assert.deepEqual([...Deno.readDirSync(dir)].map((entry) => entry.name), ["file.txt"]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("--junit /dev/stdout (and -) writes the report to stdout, progress on stderr, no Deno prompt text", async () => {
   await using service = await startFakeService();
-  const dir = await Deno.makeTempDir();
-  const result = await runProgram(["--agent", AGENTS.passing, "--junit", `${dir}/nope/gates.xml`], {
+  for (const path of ["/dev/stdout", "-"]) {
+    const result = await runProgram(["--agent", AGENTS.passing, "--junit", path], {
+      env: env(service.url),
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^<\?xml [^\n]*\?>\n<testsuites[\s\S]*<\/testsuites>\n$/);
+    assert.match(result.stderr, /exit 0:/);
+    assert.doesNotMatch(result.stderr, /allow-all|Requires .* access/);
+  }
+});
+
+Deno.test("--junit /dev/stdout with --json: exit 2, both cannot own stdout", async () => {
+  await using service = await startFakeService();
+  const result = await runProgram(["--agent", AGENTS.passing, "--json", "--junit", "/dev/stdout"], {
     env: env(service.url),
   });
   assert.equal(result.code, 2, result.stderr);
-  assert.match(result.stderr, /--junit must be a file path in an existing directory/);
+  assert.match(result.stderr, /--junit \/dev\/stdout and --json cannot both be written to stdout/);
   assert.equal(service.requests.length, 0);
+});
+
+Deno.test("GITHUB_ACTIONS=TRUE (any letter case) is GitHub Actions everywhere: outputs and summary written", async () => {
+  await using service = await startFakeService();
+  const dir = await Deno.makeTempDir();
+  try {
+    const result = await runProgram(["--agent", AGENTS.passing], {
+      env: {
+        ...env(service.url),
+        GITHUB_ACTIONS: "TRUE",
+        GITHUB_OUTPUT: `${dir}/output`,
+        GITHUB_STEP_SUMMARY: `${dir}/summary.md`,
+      },
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(await Deno.readTextFile(`${dir}/output`), /exit-code<<(\S+)\n0\n\1\n/);
+    assert.match(await Deno.readTextFile(`${dir}/summary.md`), /Exit code 0/);
+    const sent = JSON.parse(service.requestsOf("POST")[0]!.body);
+    assert.equal(sent.ci_metadata.provider, "github_actions");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("in GitHub Actions: outputs, a summary table, a log group and one annotation per failed gate", async () => {

@@ -5,12 +5,7 @@ import {
   commandFromString,
   TaskCommand,
 } from "npm:azure-pipelines-task-lib@5.281.0/taskcommand.js";
-import {
-  azureCommand,
-  azureSummaryFile,
-  createAzureWriter,
-  isAzurePipelines,
-} from "../../src/report/azure.ts";
+import { azureCommand, azureSummaryFile, createAzureWriter } from "../../src/report/azure.ts";
 import { gateProblems, githubSummary } from "../../src/report/github.ts";
 import { azureAgentParse, commandsIn } from "../support/ci_log_parsers.ts";
 import { fakeNativeIo } from "../support/native_io.ts";
@@ -46,15 +41,6 @@ function variables(commands: readonly TaskCommand[]): Record<string, string> {
     }),
   );
 }
-
-Deno.test("isAzurePipelines() is true only when TF_BUILD is true in any letter case", () => {
-  for (const value of ["true", "True", "TRUE"]) {
-    assert.equal(isAzurePipelines((name) => name === "TF_BUILD" ? value : undefined), true);
-  }
-  for (const value of [undefined, "", "1", "false", "yes"]) {
-    assert.equal(isAzurePipelines((name) => name === "TF_BUILD" ? value : undefined), false);
-  }
-});
 
 Deno.test("the progress section is one ##[group] line and one ##[endgroup] line", () => {
   assert.deepEqual(writer.progressStart("service-ci: 2 agents"), ["##[group]service-ci: 2 agents"]);

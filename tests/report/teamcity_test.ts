@@ -4,7 +4,6 @@ import tsm from "npm:teamcity-service-messages@0.1.14";
 import {
   createTeamcityWriter,
   escapeTeamcityValue,
-  isTeamcity,
   teamcityMessage,
   teamcityProblemIdentity,
 } from "../../src/report/teamcity.ts";
@@ -29,15 +28,6 @@ async function finished(report: Parameters<typeof writer.finish>[0]): Promise<Te
   assert.deepEqual(record.warnings, []);
   return record.commands.map(teamcityParse);
 }
-
-Deno.test("isTeamcity() is true only when TEAMCITY_VERSION is set and not empty", () => {
-  assert.equal(
-    isTeamcity((name) => name === "TEAMCITY_VERSION" ? "2025.07 (build 1)" : undefined),
-    true,
-  );
-  assert.equal(isTeamcity((name) => name === "TEAMCITY_VERSION" ? "" : undefined), false);
-  assert.equal(isTeamcity(() => undefined), false);
-});
 
 Deno.test("the progress section is a blockOpened and a blockClosed named service-ci", () => {
   assert.deepEqual(writer.progressStart("gate: 2 agents\n[x]"), [

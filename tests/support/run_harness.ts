@@ -34,6 +34,8 @@ export interface HarnessOptions {
   readonly reads?: readonly Read[];
   /** Paths whose open fails, and paths whose writes fail. */
   readonly failOpen?: readonly string[];
+  /** Paths the up-front check refuses, with the problem it gives. */
+  readonly badPaths?: Readonly<Record<string, string>>;
   readonly failWrite?: readonly string[];
   readonly stdoutClosed?: boolean;
   readonly stderrClosed?: boolean;
@@ -80,7 +82,7 @@ export function harness(options: HarnessOptions = {}): Harness {
       args: options.args ?? ["--agent", AGENT],
       env: (name) => env[name],
       readTextFile: () => Promise.reject(new Deno.errors.NotFound("no such file")),
-      isDirectory: () => Promise.resolve(true),
+      checkReportPath: (path) => Promise.resolve(options.badPaths?.[path] ?? null),
       openReportFile: (path, append) => {
         if (options.failOpen?.includes(path)) {
           return Promise.reject(new Error("Is a directory (os error 21)"));
