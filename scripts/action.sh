@@ -18,6 +18,7 @@
 #                               required; false: only the SHA256SUMS check
 #   SERVICE_CI_PR_COMMENT       auto (or empty): the pull-request comment on pull_request and
 #                               pull_request_target events (GITHUB_EVENT_NAME); true or false
+#   SERVICE_CI_PR_COMMENT_KEY   the pull-request comment's key (--pr-comment-key), or empty
 #   SERVICE_CI_GITHUB_TOKEN     the job's token, given to gh (as GH_TOKEN) and, with the comment
 #                               on, to service-ci (as GITHUB_TOKEN); to nothing else
 #   SERVICE_CI_DOWNLOAD_URL     where releases live (read by install.sh; default GitHub)
@@ -189,6 +190,9 @@ if [ -n "${SERVICE_CI_TIMEOUT_MINUTES:-}" ]; then
 fi
 if [ -n "${SERVICE_CI_JUNIT:-}" ]; then set -- "$@" "--junit=$SERVICE_CI_JUNIT"; fi
 if [ "$warn_only" = true ]; then set -- "$@" --warn-only; fi
+if [ -n "${SERVICE_CI_PR_COMMENT_KEY:-}" ]; then
+  set -- "$@" "--pr-comment-key=$SERVICE_CI_PR_COMMENT_KEY"
+fi
 
 # The input decides, whatever SERVICE_PR_COMMENT the job sets. service-ci masks the token and
 # sends it only to GITHUB_API_URL.

@@ -28,6 +28,7 @@ export const CONFIG_ENV_VARIABLES: readonly string[] = [
   "SERVICE_MAX_POLL_INTERVAL_SECONDS",
   "SERVICE_CI_NATIVE",
   "SERVICE_PR_COMMENT",
+  "SERVICE_PR_COMMENT_KEY",
 ];
 
 /** Everything one invocation needs, validated. */
@@ -66,6 +67,11 @@ export interface Config {
   readonly ciNative: boolean;
   /** `--pr-comment` / `SERVICE_PR_COMMENT`: keep one comment on the pull or merge request. */
   readonly prComment: boolean;
+  /**
+   * `--pr-comment-key` / `SERVICE_PR_COMMENT_KEY`: part of the comment's marker, so jobs that
+   * gate the same agents (the legs of a matrix) keep one comment each.
+   */
+  readonly prCommentKey: string | undefined;
 }
 
 /** The four places the service address can come from, in precedence order. */
@@ -107,6 +113,7 @@ export interface Flags {
   readonly "max-poll-interval-seconds"?: string;
   readonly "no-ci-native"?: boolean;
   readonly "pr-comment"?: boolean;
+  readonly "pr-comment-key"?: string;
 }
 
 /** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
@@ -135,6 +142,7 @@ const OPTIONS = {
   "max-poll-interval-seconds": { type: "string" },
   "no-ci-native": { type: "boolean" },
   "pr-comment": { type: "boolean" },
+  "pr-comment-key": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" },
 } as const;
@@ -325,6 +333,8 @@ export function resolveConfig(
       _switch(env.SERVICE_CI_NATIVE, "SERVICE_CI_NATIVE", true),
     prComment: (flags["pr-comment"] ?? false) ||
       _switch(env.SERVICE_PR_COMMENT, "SERVICE_PR_COMMENT", false),
+    prCommentKey: _optionalText(flags["pr-comment-key"], "--pr-comment-key", "a name") ??
+      (env.SERVICE_PR_COMMENT_KEY?.trim() || undefined),
   };
   return Object.freeze(config);
 }

@@ -52,6 +52,8 @@ Options ([VARIABLE] sets the same):
                             Bitbucket [SERVICE_CI_NATIVE=false]
   --pr-comment              keep one comment with the verdicts on the pull/merge request
                             [SERVICE_PR_COMMENT=true]
+  --pr-comment-key <name>   a comment of its own for this job, e.g. a matrix leg
+                            [SERVICE_PR_COMMENT_KEY]
   --commit-sha, --branch, --pull-request, --repository, --actor <value>
                             override the CI metadata detected from the environment
   -h, --help                print this help and exit 0

@@ -257,6 +257,7 @@ async function _pullRequestComment(
   const made = PullRequestComment.fromEnv(env, {
     metadata,
     agents: config.agents,
+    key: config.prCommentKey,
     userAgent: userAgent(),
     warn: (line) => output.stderr(`${line}\n`),
     fetch: deps.makeProxyFetch(undefined),

@@ -125,7 +125,8 @@ async function _runAction(
     }
     const input = /^\$\{\{ inputs\.([\w-]+) \}\}$/.exec(expression)?.[1];
     assert.ok(input !== undefined && input in ACTION.inputs, `${name}: ${expression}`);
-    stepEnv[name] = inputs[input] ?? ACTION.inputs[input]?.default ?? "";
+    const value = inputs[input] ?? ACTION.inputs[input]?.default ?? "";
+    stepEnv[name] = value === "${{ github.token }}" ? JOB_TOKEN : value;
   }
   const gh = await fakeGh(dir, { exitCode: ghExit });
   const workspace = join(dir, "workspace");
@@ -204,8 +205,12 @@ Deno.test("action.yml takes the documented inputs; only agent and api-key are re
     "warn-only",
     "verify-attestation",
     "pr-comment",
+    "pr-comment-key",
+    "github-token",
   ]);
+  const docs = Deno.readTextFileSync(new URL("../docs/github-actions.md", import.meta.url));
   for (const [name, input] of Object.entries(ACTION.inputs)) {
+    assert.ok(docs.includes(`| \`${name}\``), `docs/github-actions.md documents the input ${name}`);
     assert.ok(input.description, `input ${name} has a description`);
     const required = name === "agent" || name === "api-key";
     assert.equal(input.required, required, `input ${name} required: ${required}`);
@@ -248,8 +253,10 @@ Deno.test("action.yml passes every input to the script through env, the key as S
     SERVICE_CI_WARN_ONLY: "${{ inputs.warn-only }}",
     SERVICE_CI_VERIFY_ATTESTATION: "${{ inputs.verify-attestation }}",
     SERVICE_CI_PR_COMMENT: "${{ inputs.pr-comment }}",
-    SERVICE_CI_GITHUB_TOKEN: "${{ github.token }}",
+    SERVICE_CI_PR_COMMENT_KEY: "${{ inputs.pr-comment-key }}",
+    SERVICE_CI_GITHUB_TOKEN: "${{ inputs.github-token }}",
   });
+  assert.equal(ACTION.inputs["github-token"]?.default, "${{ github.token }}");
   assert.equal(step.shell, "bash");
   assert.equal(step.run, 'exec sh "$GITHUB_ACTION_PATH/scripts/action.sh"');
 });
@@ -481,6 +488,20 @@ toolTest(
     for (const request of github.requests) {
       assert.equal(request.headers.authorization, `Bearer ${JOB_TOKEN}`);
     }
+
+    // The github-token input: the comment goes with the token given instead of the job's.
+    await using other = await startFakeGithub({ token: "ghp_another-token-for-the-tests" });
+    const given = await _runAction(
+      scratch.dir,
+      { ...inputs, "github-token": "ghp_another-token-for-the-tests" },
+      { ...job("pull_request"), GITHUB_API_URL: other.apiUrl },
+    );
+    assert.equal(given.code, 0, _log(given));
+    assert.equal(other.comments.length, 1, _log(given));
+    for (const request of other.requests) {
+      assert.equal(request.headers.authorization, "Bearer ghp_another-token-for-the-tests");
+    }
+    assert.ok(!given.stdout.includes("ghp_another") && !given.stderr.includes("ghp_another"));
 
     const before = github.requests.length;
     const push = await _runAction(scratch.dir, inputs, job("push"));

@@ -10,11 +10,13 @@ export interface GateIdentity {
   readonly job: string;
   /** The agent UUIDs; order, case and repeats do not matter. */
   readonly agents: readonly string[];
+  /** `--pr-comment-key`: one comment per matrix leg; none gives the marker of 1.1. */
+  readonly key?: string | undefined;
 }
 
 /**
  * The marker for a gate: `<!-- service-ci gate:<16 hex digits> -->`, the digits being a SHA-256
- * of the workflow, the job and the sorted set of agents. Only hex digits come from the inputs,
+ * of the workflow, the job, the sorted set of agents and the key when one is given. Only hex digits come from the inputs,
  * so no workflow or job name can close the comment early or make another gate's marker.
  *
  * @example
@@ -28,7 +30,12 @@ export function gateMarker(identity: GateIdentity): string {
   const agents = [...new Set(identity.agents.map((agent) => agent.trim().toLowerCase()))].sort();
   // JSON keeps the three parts apart: no workflow name can shift text into the job's place.
   const digest = createHash("sha256")
-    .update(JSON.stringify([identity.workflow, identity.job, agents]))
+    .update(JSON.stringify([
+      identity.workflow,
+      identity.job,
+      agents,
+      ...(identity.key === undefined ? [] : [identity.key]),
+    ]))
     .digest("hex");
   return `<!-- service-ci gate:${digest.slice(0, 16)} -->`;
 }

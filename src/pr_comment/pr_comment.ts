@@ -22,6 +22,8 @@ export interface PullRequestCommentOptions extends ForgeEffects {
   readonly metadata: CiMetadata;
   /** The agents of this gate, as given (part of the marker). */
   readonly agents: readonly string[];
+  /** `--pr-comment-key` (part of the marker when given). */
+  readonly key?: string | undefined;
   /** The `User-Agent` header. */
   readonly userAgent: string;
   /** Prints one line of diagnostics (without its newline). */
@@ -143,6 +145,7 @@ export class PullRequestComment {
           workflow: read("GITHUB_WORKFLOW") ?? "",
           job: read("GITHUB_JOB") ?? "",
           agents: options.agents,
+          key: options.key,
         });
         return new PullRequestComment(thread, { marker, warn: options.warn, secrets: [token] });
       }
@@ -182,6 +185,7 @@ export class PullRequestComment {
           workflow: "",
           job: read("CI_JOB_NAME") ?? "",
           agents: options.agents,
+          key: options.key,
         });
         return new PullRequestComment(thread, { marker, warn: options.warn, secrets: [token] });
       }

@@ -870,3 +870,29 @@ Deno.test("a refused trigger shows in the in-progress comment as refused, with i
   assert.match(refused, /not checked.*404/i);
   assert.match(running, /⏳ running/);
 });
+
+Deno.test("two legs of a matrix with --pr-comment-key keep a comment each, and each edits its own", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(50) });
+  await using github = await startFakeGithub();
+  for (const push of [1, 2]) {
+    for (const leg of ["linux", "macos"]) {
+      const result = await runProgram(["--agent", AGENTS.passing, "--pr-comment-key", leg], {
+        env: await githubEnv(service, github),
+      });
+      assert.equal(result.code, 0, `push ${push}, ${leg}: ${log(result)}`);
+    }
+  }
+  assert.equal(github.comments.length, 2);
+  const markers = github.comments.map((comment) => comment.body.split("\n")[0]);
+  assert.notEqual(markers[0], markers[1]);
+  assert.equal(
+    markers[0],
+    gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing], key: "linux" }),
+  );
+  // Without a key the marker is 1.1's, so comments written before keep being edited.
+  assert.equal(
+    gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing] }),
+    gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing], key: undefined }),
+  );
+  assert.equal(github.writes.filter((request) => request.method === "POST").length, 2);
+});
