@@ -1,4 +1,4 @@
-# The service-ci container image ({image_registry}/ci:v1): `service-ci --agent <id>` on a
+# The service-ci container image (ghcr.io/service-ci/ci:v1): `service-ci --agent <id>` on a
 # glibc base with a shell, as a non-root user.
 #
 # Multi-arch without emulation: the build stage runs on the build machine's platform and

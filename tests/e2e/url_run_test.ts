@@ -26,8 +26,16 @@ interface StaticServer extends AsyncDisposable {
   readonly log: Array<{ path: string; status: number }>;
 }
 
-/** Serves src/ and deno.json, nothing else, as text/plain. */
-function _serveRepository(): StaticServer {
+/**
+ * Serves src/ and deno.json, nothing else, as text/plain (raw.githubusercontent.com's way), or
+ * with the given content types for `.ts` and `.json`.
+ */
+function _serveRepository(
+  types: { ts: string; json: string } = {
+    ts: "text/plain; charset=utf-8",
+    json: "text/plain; charset=utf-8",
+  },
+): StaticServer {
   const log: Array<{ path: string; status: number }> = [];
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -39,7 +47,7 @@ function _serveRepository(): StaticServer {
       try {
         if (!allowed) throw new Deno.errors.NotFound(path);
         response = new Response(await Deno.readFile(`${ROOT}${path.slice(1)}`), {
-          headers: { "content-type": "text/plain; charset=utf-8" },
+          headers: { "content-type": path.endsWith(".json") ? types.json : types.ts },
         });
       } catch {
         response = new Response("not found", { status: 404 });
@@ -114,6 +122,25 @@ Deno.test("run from a URL, no flag beyond deno.json's permissions: a passing gat
   assert.deepEqual(repository.log.filter((entry) => entry.status !== 200), []);
   const [trigger] = service.requestsOf("POST");
   assert.match(trigger?.headers["user-agent"] ?? "", new RegExp(`^service-ci/${VERSION} \\(`));
+});
+
+// docs/install.md, "Running from a mirror": what a mirror must send, checked against Deno itself.
+Deno.test("run from a mirror: TypeScript, mp2t, octet-stream and text/plain work; .ts as JavaScript fails", async () => {
+  const works = [
+    { ts: "application/typescript", json: "application/json" },
+    { ts: "video/mp2t", json: "application/json" },
+    { ts: "application/octet-stream", json: "application/octet-stream" },
+  ];
+  for (const types of works) {
+    await using repository = _serveRepository(types);
+    const result = await _runFromUrl(`${repository.url}/src/main.ts`, ["--version"], {});
+    assert.equal(result.code, 0, `${JSON.stringify(types)}: ${result.stderr}`);
+    assert.match(result.stdout, /^service-ci /);
+  }
+  await using javascript = _serveRepository({ ts: "text/javascript", json: "application/json" });
+  const result = await _runFromUrl(`${javascript.url}/src/main.ts`, ["--version"], {});
+  assert.notEqual(result.code, 0);
+  assert.match(result.stderr, /SyntaxError/);
 });
 
 interface InfoModule {
