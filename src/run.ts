@@ -236,7 +236,7 @@ async function _native(
     output.stderr(
       `service-ci: TeamCity reads service messages only from stdout, which ${
         config.json ? "--json" : "the --junit report"
-      } holds: the gate is not shown in the Tests tab (use --junit <file> with the XML report processing build feature)\n`,
+      } holds: the gate is not shown in the Tests tab (use --junit with the XML report processing build feature)\n`,
     );
     return undefined;
   }

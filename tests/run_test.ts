@@ -253,19 +253,24 @@ Deno.test("run(): a key echoed by the service in any encoding reaches no output,
 });
 
 Deno.test({
-  name:
-    "run(): a full disk is a late failure, exit 3 with 'No space left on device', every report says 3",
+  name: "run(): a full disk is a late failure, exit 3 with 'No space left on device'",
   // /dev/full is a device the program's own permission set does not cover (tests/e2e refuses it
-  // up front, exit 2); in this process, with every permission, it gives the real ENOSPC.
+  // up front, exit 2), nor does the test task's: run() is driven in a child with every
+  // permission, with the real openReportFile, so the write meets the real ENOSPC.
   ignore: Deno.build.os !== "linux",
   fn: async () => {
-    const { checkReportPath, openReportFile } = await import("../src/system.ts");
-    const harness = _harness({ args: ["--agent", AGENT, "--json", "--junit", "/dev/full"] });
-    const code = await run({ ...harness.deps, checkReportPath, openReportFile });
-    assert.equal(code, 3);
-    assert.equal(JSON.parse(harness.stdout.join("")).exit_code, 3);
+    const child = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", new URL("./support/full_disk_run.ts", import.meta.url).href],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(child.stdout);
+    assert.equal(child.code, 0, new TextDecoder().decode(child.stderr));
+    const result = JSON.parse(text) as { code: number; stdout: string; stderr: string };
+    assert.equal(result.code, 3, result.stderr);
+    assert.equal(JSON.parse(result.stdout).exit_code, 3);
     assert.match(
-      harness.stderr.join(""),
+      result.stderr,
       /cannot write the --junit report \(\/dev\/full\): No space left on device \(os error 28\)/,
     );
   },
