@@ -7,26 +7,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { userDocs } from "./support/docs.ts";
 import { permissionFlags } from "../scripts/permissions.ts";
 import { compileArgs } from "../scripts/build.ts";
 import { PERMISSIONS } from "./support/program.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DENO_JSON = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
-
-// Every Markdown file a user reads.
-function _docs(): string[] {
-  const files = ["README.md", "SECURITY.md", "CHANGELOG.md"];
-  const walk = (dir: string) => {
-    for (const entry of Deno.readDirSync(join(ROOT, dir))) {
-      const path = `${dir}/${entry.name}`;
-      if (entry.isDirectory) walk(path);
-      else if (entry.name.endsWith(".md")) files.push(path);
-    }
-  };
-  walk("docs");
-  return files;
-}
 
 // Shell words of one command line (single and double quotes, backslash line joins already done).
 function _words(line: string): string[] {
@@ -36,7 +23,7 @@ function _words(line: string): string[] {
 /** The documented `deno run`/`deno install` commands that run service-ci, with where they are. */
 function _documentedCommands(): { where: string; words: string[] }[] {
   const found: { where: string; words: string[] }[] = [];
-  for (const file of _docs()) {
+  for (const file of userDocs()) {
     const text = Deno.readTextFileSync(join(ROOT, file)).replace(/\\\n\s*/g, " ");
     text.split("\n").forEach((line, index) => {
       const at = line.search(/\bdeno (?:run|install)\b/);

@@ -5,23 +5,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { userDocs } from "./support/docs.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const README = Deno.readTextFileSync(join(ROOT, "README.md"));
-
-// Every Markdown file a user reads.
-function _docs(): string[] {
-  const files = ["README.md", "SECURITY.md", "CHANGELOG.md"];
-  const walk = (dir: string) => {
-    for (const entry of Deno.readDirSync(join(ROOT, dir))) {
-      const path = `${dir}/${entry.name}`;
-      if (entry.isDirectory) walk(path);
-      else if (entry.name.endsWith(".md")) files.push(path);
-    }
-  };
-  walk("docs");
-  return files;
-}
 
 Deno.test("the README is under 250 lines, none over 200 characters", () => {
   const lines = README.split("\n");
@@ -52,14 +39,14 @@ Deno.test("the README's set-up commands run Deno from npm, pinned", () => {
 });
 
 Deno.test("every doc starts the task with --quiet: `deno task start` prints a line of its own", () => {
-  for (const file of _docs()) {
+  for (const file of userDocs()) {
     const text = Deno.readTextFileSync(join(ROOT, file));
     assert.doesNotMatch(text, /\bdeno task start\b/, file);
   }
 });
 
 Deno.test("every doc names one image, ghcr.io/service-ci/ci, and no placeholder for it", () => {
-  for (const file of [..._docs(), "action.yml", "Dockerfile"]) {
+  for (const file of [...userDocs(), "action.yml", "Dockerfile"]) {
     const text = Deno.readTextFileSync(join(ROOT, file));
     assert.ok(!text.includes("{image_registry}"), `${file} has the {image_registry} placeholder`);
     for (const match of text.matchAll(/\bghcr\.io\/[\w./-]+(?::[\w.-]+)?/g)) {
@@ -69,7 +56,7 @@ Deno.test("every doc names one image, ghcr.io/service-ci/ci, and no placeholder 
 });
 
 Deno.test("the permission flags are written out only in docs/install.md and the recipes", () => {
-  for (const file of _docs()) {
+  for (const file of userDocs()) {
     if (file === "docs/install.md" || file.startsWith("docs/recipes/")) continue;
     const text = Deno.readTextFileSync(join(ROOT, file));
     assert.ok(!text.includes("--allow-env=SERVICE_*"), `${file} writes the permission list out`);
@@ -77,7 +64,7 @@ Deno.test("the permission flags are written out only in docs/install.md and the 
 });
 
 Deno.test("every relative link of the README and docs/ points at a file that exists", () => {
-  for (const file of _docs()) {
+  for (const file of userDocs()) {
     const text = Deno.readTextFileSync(join(ROOT, file));
     const dir = file.includes("/") ? file.slice(0, file.lastIndexOf("/")) : ".";
     for (const match of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {

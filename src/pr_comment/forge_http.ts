@@ -354,6 +354,29 @@ export class ForgeHttp {
   }
 }
 
+/**
+ * The token's own user, `GET /user`: its JSON, or `null` when the token may not read it (401,
+ * 403, 404: GitHub's workflow token). Any other failure is thrown.
+ *
+ * @example
+ * ```ts
+ * declare const http: ForgeHttp;
+ * const user = await tokenUser(http); // { login: "octocat", … } or null
+ * ```
+ */
+export async function tokenUser(http: ForgeHttp): Promise<unknown> {
+  try {
+    return (await http.request("GET", "/user")).data;
+  } catch (error) {
+    if (
+      error instanceof ForgeError && ["forbidden", "unauthorized", "not_found"].includes(error.kind)
+    ) {
+      return null;
+    }
+    throw error;
+  }
+}
+
 // A failure worth another attempt; `waitMs` is what the forge asked for with Retry-After.
 class _Retry {
   constructor(readonly error: ForgeError, readonly waitMs?: number) {}

@@ -1,6 +1,6 @@
 /** The comments of a GitHub pull request, through the REST API's issue comments. */
 
-import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects } from "./forge_http.ts";
+import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects, tokenUser } from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
 
@@ -112,18 +112,7 @@ export class GithubThread implements CommentThread {
   // cannot read it (403), and writes as `github-actions[bot]`.
   async #self(): Promise<string> {
     if (this.#login !== null) return this.#login;
-    try {
-      const answer = await this.#http.request("GET", "/user");
-      this.#login = _login({ user: answer.data }) ?? WORKFLOW_TOKEN_LOGIN;
-    } catch (error) {
-      if (
-        !(error instanceof ForgeError) ||
-        !["forbidden", "unauthorized", "not_found"].includes(error.kind)
-      ) {
-        throw error;
-      }
-      this.#login = WORKFLOW_TOKEN_LOGIN;
-    }
+    this.#login = _login({ user: await tokenUser(this.#http) }) ?? WORKFLOW_TOKEN_LOGIN;
     return this.#login;
   }
 

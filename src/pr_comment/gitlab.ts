@@ -1,6 +1,6 @@
 /** The notes (comments) of a GitLab merge request, through the REST API v4. */
 
-import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects } from "./forge_http.ts";
+import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects, tokenUser } from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
 
@@ -106,19 +106,8 @@ export class GitlabThread implements CommentThread {
   // The token's user: `GET /user` (a project or group access token has a bot user).
   async #self(): Promise<number | null> {
     if (this.#userId !== undefined) return this.#userId;
-    try {
-      const answer = await this.#http.request("GET", "/user");
-      const id = (answer.data as { id?: unknown } | null)?.id;
-      this.#userId = typeof id === "number" && Number.isSafeInteger(id) ? id : null;
-    } catch (error) {
-      if (
-        !(error instanceof ForgeError) ||
-        !["forbidden", "unauthorized", "not_found"].includes(error.kind)
-      ) {
-        throw error;
-      }
-      this.#userId = null;
-    }
+    const id = (await tokenUser(this.#http) as { id?: unknown } | null)?.id;
+    this.#userId = typeof id === "number" && Number.isSafeInteger(id) ? id : null;
     return this.#userId;
   }
 

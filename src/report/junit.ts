@@ -1,6 +1,7 @@
 /** Renders a run report as JUnit XML, one test case per agent, for CI test-report views. */
 
 import { type AgentOutcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import { XML_ENTITIES } from "../sanitize.ts";
 
 /**
  * The name of the one test suite.
@@ -96,11 +97,7 @@ const _NOT_XML =
   /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 const _ENTITIES: Readonly<Record<string, string>> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&apos;",
+  ...XML_ENTITIES,
   "\t": "&#9;",
   "\n": "&#10;",
   "\r": "&#13;",
