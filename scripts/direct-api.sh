@@ -35,6 +35,8 @@
 #   - a redirect whose path has a percent-encoded dot segment (%2e, %2e%2e) is refused, even
 #     where it would resolve under the runs path: curl resolves only plain dot segments;
 #   - its clock has whole seconds (date +%s): the timeout is rounded up to a whole second.
+#   - an address on one of the Fetch standard's "bad ports" (6000, 10080, …) is used: curl
+#     connects there, while service-ci refuses it (exit 2) because Deno's fetch never does.
 #
 # Exit codes: 0 the gate passed; 1 the gate failed; 2 usage error (nothing sent); 3 the gate could
 # not be checked (refused, run ended without a verdict, no boolean verdict, 10 faults in a row,
@@ -712,12 +714,17 @@ no_answer() {
     fault "no answer: ${curl_error:-curl failed}"
     return
   fi
+  # curl reports a proxy that refuses, or whose name does not resolve, with the same exit code:
+  # the proxy is named as a suspect too (curl reads only the lower-case http_proxy).
+  case $base_url in
+    https:*) proxy='any proxy in HTTPS_PROXY/ALL_PROXY' ;;
+    *) proxy='any proxy in http_proxy/ALL_PROXY' ;;
+  esac
   if [ "$status" -eq 7 ]; then
-    what="connection refused by $authority: nothing is listening there"
+    what="connection refused by $authority: check the address and its port, that the service is up, and $proxy"
   else
-    what="could not resolve host ${authority%:*}: no address is known for that name"
+    what="could not resolve host ${authority%:*}: check the address, this machine's DNS, and $proxy"
   fi
-  what="$what; check the address $base_url, its port, and that the service is up"
   if [ -z "$unreachable_since" ]; then
     unreachable_since=$(now)
     say "$what; trying for up to $UNREACHABLE_SECONDS s"

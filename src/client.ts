@@ -407,27 +407,38 @@ export class ServiceClient {
     const from = this.#options.baseUrlSource === undefined
       ? ""
       : ` (from ${this.#options.baseUrlSource})`;
-    // Said plainly, with what to check: a wrong address or port is far more common than an outage.
+    // Deno reports a proxy that refuses, or whose name does not resolve, in the same words as the
+    // service (the URL it names is the service's): the proxy is named as a suspect too. Kept
+    // short: a progress line shows 200 characters, and a long host name must still fit.
+    const proxy = `any proxy in ${
+      url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY"
+    }/ALL_PROXY`;
+    // Before the service has answered, most often a wrong address; after, an outage.
     if (CONNECTION_REFUSED_ERROR.test(reason)) {
       return new ApiError(
         "transient",
-        `connection refused by ${url.host}: nothing is listening there; check the address ${url.origin}${from}, its port, and that the service is up`,
+        this.#answered
+          ? `connection refused by ${url.host}, which answered before: check that the service (and ${proxy}) is up`
+          : `connection refused by ${url.host}${from}: check the address and its port, that the service is up, and ${proxy}`,
         { cause: error, unreachable: this.#answered ? undefined : "refused" },
       );
     }
     if (DNS_ERROR.test(reason)) {
       return new ApiError(
         "transient",
-        `could not resolve host ${url.hostname}: no address is known for that name; check the address ${url.origin}${from} and this machine's DNS`,
+        this.#answered
+          ? `could not resolve host ${url.hostname}, which resolved before: check this machine's DNS (and ${proxy})`
+          : `could not resolve host ${url.hostname}${from}: check the address, this machine's DNS, and ${proxy}`,
         { cause: error, unreachable: this.#answered ? undefined : "dns" },
       );
     }
     // A plain-HTTP port and a refused certificate are configuration errors, the same on every
-    // retry.
+    // retry. What rustls says is kept, without the layers of the HTTP stack it came through.
+    const tlsReason = reason.replace(/^(?:fetch failed: )?(?:client error \([^)]*\): )?/, "");
     if (PLAIN_HTTP_ERROR.test(reason)) {
       return new ApiError(
         "plain_http",
-        `TLS handshake with ${url.host} failed, the answer was plain HTTP: ${shown(reason)}`,
+        `TLS handshake with ${url.host} failed: the port answers in plain HTTP`,
         { cause: error },
       );
     }
@@ -438,7 +449,9 @@ export class ServiceClient {
         `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}${
           names === undefined
             ? ""
-            : ` (it names ${shown(names.replace(/DnsName\("([^"]*)"\)/g, "$1"))})`
+            : ` (it names ${
+              shown(names.replace(/DnsName\("([^"]*)"\)|IpAddress\(([^)]*)\)/g, "$1$2"))
+            })`
         }`,
         { cause: error, code: "certificate_name_mismatch" },
       );
@@ -446,7 +459,7 @@ export class ServiceClient {
     if (CERTIFICATE_ERROR.test(reason)) {
       return new ApiError(
         "tls",
-        `the TLS certificate of ${url.host} was refused: ${shown(reason)}`,
+        `the TLS certificate of ${url.host} was refused: ${shown(tlsReason)}`,
         { cause: error },
       );
     }

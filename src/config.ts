@@ -264,6 +264,24 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
+ * The ports fetch never connects to, in Deno as in browsers: the Fetch standard's "bad ports"
+ * (https://fetch.spec.whatwg.org/#port-blocking), which belong to mail, X11, IRC and the like,
+ * and port 0. Every request there fails the same way, so the address is refused before any is
+ * sent.
+ *
+ * @example
+ * ```ts
+ * FETCH_BLOCKED_PORTS.includes(6000); // true
+ * ```
+ */
+export const FETCH_BLOCKED_PORTS: readonly number[] = [
+  "0 1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110",
+  "111 113 115 117 119 123 135 137 139 143 161 179 389 427 465 512 513 514 515 526 530 531",
+  "532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190",
+  "5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080",
+].join(" ").split(" ").map(Number);
+
+/**
  * Builds the configuration from the flags and an environment in which `.env` values already sit
  * under the variables that were set (see `mergeEnv`).
  *
@@ -395,7 +413,8 @@ function _baseUrl(
 
 /**
  * Checks a service address by the `--base-url` rules: `https://` (plain `http://` only for
- * loopback hosts), no credentials, no query or fragment. `name` is the input the message names.
+ * loopback hosts), no credentials, no query or fragment, not a port fetch refuses
+ * ({@linkcode FETCH_BLOCKED_PORTS}). `name` is the input the message names.
  *
  * @example
  * ```ts
@@ -444,6 +463,13 @@ export function parseBaseUrl(text: string, name: string): URL {
   if (url.search !== "" || url.hash !== "") {
     throw new UsageError(
       `${name} must not have a query or fragment; give the address and optional path prefix only (got ${
+        JSON.stringify(text)
+      })`,
+    );
+  }
+  if (url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))) {
+    throw new UsageError(
+      `${name} must not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port (got ${
         JSON.stringify(text)
       })`,
     );

@@ -66,7 +66,7 @@ function _hint(error: ApiError, context: HintContext): string | undefined {
     case "tls":
       return "trust the service's CA with --ca-cert <pem> (or SERVICE_CA_CERT, DENO_CERT, DENO_TLS_CA_STORE=system), or check --base-url's host name";
     case "plain_http":
-      return "the service seems to speak plain HTTP on that port: check --base-url's scheme and port (http:// is allowed only for loopback hosts)";
+      return "check --base-url's scheme and port (http:// is allowed only for loopback hosts)";
     case "redirect":
       return "check --base-url: redirects are only followed within the API on the same origin";
     default:

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   DEFAULT_TIMEOUT_MINUTES,
+  FETCH_BLOCKED_PORTS,
   type Flags,
   parseCommandLine,
   resolveConfig,
@@ -137,7 +138,7 @@ Deno.test("resolveConfig() keeps a path prefix and accepts http:// only for loop
   for (
     const url of [
       "http://localhost:8080",
-      "http://127.0.0.1:1",
+      "http://127.0.0.1:2",
       "http://127.9.9.9",
       "http://[::1]:3000/x",
     ]
@@ -210,6 +211,48 @@ Deno.test("resolveConfig() refuses every bad input with one line naming it and w
   usageError(["--agent", A, "--run-id", "r1", "--no-wait"], ENV, /cannot be used with --no-wait/);
   usageError(["--agent", A, "--run-id", ".."], ENV, /--run-id must be a run id/);
   usageError(["--agent", A, "--max-poll-interval-seconds", "0.1"], ENV, /from 0.5 to 300/);
+});
+
+Deno.test("resolveConfig() refuses a port fetch never connects to, naming it and what to do", () => {
+  usageError(
+    ["--agent", A, "--base-url", "http://127.0.0.1:6000"],
+    ENV,
+    /^--base-url must not use port 6000: fetch never connects to it \(one of the Fetch standard's "bad ports", .*\); serve the API on another port \(got "http:\/\/127\.0\.0\.1:6000"\)$/,
+  );
+  usageError(
+    ["--agent", A],
+    { ...ENV, SERVICE_BASE_URL: "https://service.example:10080/eval" },
+    /^SERVICE_BASE_URL must not use port 10080: /,
+  );
+  usageError(["--agent", A, "--base-url", "http://localhost:0"], ENV, /must not use port 0:/);
+  // Ports next to blocked ones, and the default ports, are fine.
+  for (const url of ["http://127.0.0.1:6001", "https://x.example:443", "https://x.example:8443"]) {
+    assert.equal(
+      resolveConfig(flags(["--agent", A, "--base-url", url]), ENV).baseUrl.href,
+      `${url}/`.replace(":443/", "/"),
+    );
+  }
+});
+
+Deno.test("FETCH_BLOCKED_PORTS are exactly the ports this Deno's fetch refuses below 11000", async () => {
+  const blocked: number[] = [];
+  const ports = Array.from({ length: 11_000 }, (_, port) => port);
+  for (let i = 0; i < ports.length; i += 200) {
+    await Promise.all(
+      ports.slice(i, i + 200).map(async (port) => {
+        try {
+          // Nothing is expected to answer; one that does is not blocked either.
+          const answer = await fetch(`http://127.0.0.1:${port}/`, {
+            signal: AbortSignal.timeout(500),
+          });
+          await answer.body?.cancel();
+        } catch (error) {
+          if (/Requests to port \d+ are blocked/.test(String(error))) blocked.push(port);
+        }
+      }),
+    );
+  }
+  assert.deepStrictEqual(blocked.sort((a, b) => a - b), [...FETCH_BLOCKED_PORTS]);
 });
 
 Deno.test("resolveConfig() passes metadata overrides through unchanged", () => {

@@ -328,12 +328,47 @@ _test(
     assert.equal(result.code, 4, result.stderr);
     assert.equal(
       result.stderr.match(
-        /connection refused by 127\.0\.0\.1:\d+: nothing is listening there; check the address http:\/\/127\.0\.0\.1:\d+, its port, and that the service is up; trying for up to 30 s\n/g,
+        /connection refused by 127\.0\.0\.1:\d+: check the address and its port, that the service is up, and any proxy in http_proxy\/ALL_PROXY; trying for up to 30 s\n/g,
       )?.length,
       1,
       result.stderr,
     );
     assert.doesNotMatch(result.stderr, /curl: \(7\)/);
+  },
+);
+
+_test(
+  "a host name that does not resolve: said plainly once, with the name and what to check",
+  async (mode) => {
+    // .invalid never resolves (RFC 6761); https, so the message names the HTTPS proxy variable.
+    const result = await _run(
+      mode,
+      ["--agent", AGENTS.passing, "--timeout", "0.04"],
+      _env("https://service.invalid"),
+    );
+    assert.ok(result.code === 3 || result.code === 4, result.stderr);
+    assert.equal(
+      result.stderr.match(
+        /could not resolve host service\.invalid: check the address, this machine's DNS, and any proxy in HTTPS_PROXY\/ALL_PROXY; trying for up to 30 s\n/g,
+      )?.length,
+      1,
+      result.stderr,
+    );
+    assert.doesNotMatch(result.stderr, /curl: \(6\)/);
+  },
+);
+
+_test(
+  "an address on a port fetch never connects to is used, where service-ci refuses it (exit 2)",
+  async (mode) => {
+    // Whatever is (or is not) at 127.0.0.1:6000, the address is not a usage error here.
+    const result = await _run(
+      mode,
+      ["--agent", AGENTS.passing, "--timeout", "0.02"],
+      _env("http://127.0.0.1:6000"),
+    );
+    assert.notEqual(result.code, 2, result.stderr);
+    assert.doesNotMatch(result.stderr, /must not use port/);
   },
 );
 

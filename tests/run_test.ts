@@ -203,7 +203,7 @@ Deno.test("run() gives up on an address that refuses connections after 30 s, exi
   const first = stderr.split("\n").find((line) => line.includes("failed"));
   assert.match(
     first ?? "",
-    /trigger failed: connection refused by \S+: nothing is listening there; check the address \S+ \(from [^)]+\), its port, and that the service is up; trying for up to 30 s/,
+    /trigger failed: connection refused by \S+ \(from [^)]+\): check the address and its port, that the service is up, and any proxy in HTTPS?_PROXY\/ALL_PROXY; trying for up to 30 s/,
   );
   assert.match(stderr, /trigger failed again \(connection refused\); attempt 2, next in/);
   assert.doesNotMatch(stderr, /tcp connect error|client error \(Connect\)|os error/);

@@ -593,11 +593,44 @@ Deno.test("nothing listening at the address: the first line says connection refu
   const first = result.stderr.split("\n").find((line) => line.includes("failed"));
   assert.equal(
     first,
-    `agent ${AGENTS.passing}: trigger failed: connection refused by 127.0.0.1:${port}: nothing is listening there; check the address ${url} (from SERVICE_BASE_URL), its port, and that the service is up; trying for up to 30 s, next in ${
+    `agent ${AGENTS.passing}: trigger failed: connection refused by 127.0.0.1:${port} (from SERVICE_BASE_URL): check the address and its port, that the service is up, and any proxy in HTTP_PROXY/ALL_PROXY; trying for up to 30 s, next in ${
       /next in (\d+\.\d s)$/.exec(first ?? "")?.[1]
     }`,
   );
   assert.match(result.stderr, /last fault: connection refused by 127\.0\.0\.1/);
   assert.doesNotMatch(result.stderr, /tcp connect error|client error \(Connect\)|os error/);
   assertClean(result);
+});
+
+Deno.test("a proxy that refuses reads as the service's refusal in Deno's words: the line names the proxy variable as a suspect", async () => {
+  await using service = await startFakeService();
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const closed = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`;
+  listener.close();
+  const result = await runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "0.02"], {
+    env: env(service.url, { HTTP_PROXY: closed }),
+  });
+  assert.equal(result.code, 4, result.stderr);
+  assert.match(
+    result.stderr,
+    new RegExp(
+      `trigger failed: connection refused by ${
+        new URL(service.url).host
+      } \\(from SERVICE_BASE_URL\\): .*and any proxy in HTTP_PROXY/ALL_PROXY; trying for up to 30 s`,
+    ),
+  );
+  assert.equal(service.requests.length, 0);
+  assertClean(result);
+});
+
+Deno.test("an address on a port fetch never connects to is a usage error: exit 2, nothing sent", async () => {
+  const result = await runProgram(["--agent", AGENTS.passing], {
+    env: env("http://127.0.0.1:6000"),
+  });
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(
+    result.stderr,
+    /SERVICE_BASE_URL must not use port 6000: fetch never connects to it/,
+  );
+  assert.doesNotMatch(result.stderr, /Requests to port|attempt \d/);
 });

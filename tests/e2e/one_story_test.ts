@@ -80,7 +80,7 @@ Deno.test("https:// to a plain-HTTP port stops at the first answer: exit 3 with 
   assert.equal(result.code, 3, result.stderr);
   assert.match(
     result.stderr,
-    /plain HTTP.*fix: the service seems to speak plain HTTP on that port/,
+    /NOT CHECKED: TLS handshake with 127\.0\.0\.1:\d+ failed: the port answers in plain HTTP \(fix: check --base-url's scheme and port \(http:\/\/ is allowed only for loopback hosts\)\)$/m,
   );
   assert.doesNotMatch(result.stderr, /attempt \d/);
   assert.ok(performance.now() - started < 20_000);
