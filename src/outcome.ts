@@ -28,54 +28,6 @@ export type Outcome =
   | "interrupted"
   | "triggered";
 
-/** How every report names one outcome. */
-export interface OutcomeLabel {
-  /** The console's word: `PASSED`, `NOT CHECKED`, … */
-  readonly verdict: string;
-  /** The outcome in a few lower-case words, as counts and table cells show it: `not checked`. */
-  readonly words: string;
-  /** The emoji that Markdown reports put before the words. */
-  readonly mark: string;
-  /**
-   * What went wrong, as an annotation's title (`quality gate failed`), or `null` for an outcome
-   * that needs no attention (`passed`, `triggered`).
-   */
-  readonly problem: string | null;
-}
-
-/**
- * The one table of outcome labels; every report (console, GitHub, JUnit, the other CIs, the
- * pull-request comment) takes its words from here.
- *
- * @example
- * ```ts
- * OUTCOME_LABELS.unchecked.verdict; // "NOT CHECKED"
- * ```
- */
-export const OUTCOME_LABELS: Readonly<Record<Outcome, OutcomeLabel>> = {
-  passed: { verdict: "PASSED", words: "passed", mark: "✅", problem: null },
-  failed: { verdict: "FAILED", words: "failed", mark: "❌", problem: "quality gate failed" },
-  unchecked: {
-    verdict: "NOT CHECKED",
-    words: "not checked",
-    mark: "⚠️",
-    problem: "quality gate could not be checked",
-  },
-  timed_out: {
-    verdict: "TIMED OUT",
-    words: "timed out",
-    mark: "⏱️",
-    problem: "timed out before a verdict",
-  },
-  interrupted: {
-    verdict: "INTERRUPTED",
-    words: "interrupted",
-    mark: "🛑",
-    problem: "interrupted before a verdict",
-  },
-  triggered: { verdict: "TRIGGERED", words: "not waited for", mark: "⏩", problem: null },
-};
-
 /**
  * What is known about one agent when the runner stops. Every string that came from
  * the service (`runId`, `status`, `url`, `error`) is already sanitized.

@@ -4,9 +4,16 @@
  * markup, hide text, link, or ping anyone on GitHub or GitLab.
  */
 
-import { ExitCode } from "../exit_code.ts";
-import { type AgentOutcome, type Outcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
-import { escapeMarkdown, markedOutcome } from "../report/github.ts";
+import { inertMarkdown, markdownDestination } from "../markdown.ts";
+import type { Outcome, RunReport } from "../outcome.ts";
+import {
+  exitMeaning,
+  formatDuration,
+  headline,
+  markedOutcome,
+  OUTCOME_LABELS,
+  outcomeCounts,
+} from "../words.ts";
 
 /**
  * The longest comment written, in UTF-16 code units: GitHub refuses bodies over 65,536
@@ -88,12 +95,12 @@ export function progressComment(
     rows: progress.runs.map((run) => ({
       cells: _isRefused(run)
         ? [
-          inert(_cap(run.agentId, 100)),
-          `${markedOutcome("unchecked")}: ${inert(_cap(run.refused ?? "", 300))}`,
+          inertMarkdown(_cap(run.agentId, 100)),
+          `${markedOutcome("unchecked")}: ${inertMarkdown(_cap(run.refused ?? "", 300))}`,
           "—",
           _runCell(null, null),
         ]
-        : [inert(_cap(run.agentId, 100)), "⏳ running", "—", _runCell(run.runId, run.url)],
+        : [inertMarkdown(_cap(run.agentId, 100)), "⏳ running", "—", _runCell(run.runId, run.url)],
       outcome: _isRefused(run) ? "unchecked" : null,
     })),
     closing: [],
@@ -122,54 +129,23 @@ export function finalComment(
   options: CommentOptions = {},
 ): string {
   return _comment(marker, {
-    heading: _heading(report),
-    summary: `${_counts(report.agents)} Commit ${_commit(report.ciMetadata.commit_sha)}.`,
+    heading: headline(report),
+    summary: `${outcomeCounts(report.agents)} Commit ${_commit(report.ciMetadata.commit_sha)}.`,
     rows: report.agents.map((agent) => ({
       cells: [
-        inert(_cap(agent.agentId, 100)),
+        inertMarkdown(_cap(agent.agentId, 100)),
         agent.error === null
           ? markedOutcome(agent.outcome)
-          : `${markedOutcome(agent.outcome)}: ${inert(_cap(agent.error, 300))}`,
-        _duration(agent.durationMs),
+          : `${markedOutcome(agent.outcome)}: ${inertMarkdown(_cap(agent.error, 300))}`,
+        formatDuration(agent.durationMs),
         _runCell(agent.runId, agent.url),
       ],
       outcome: agent.outcome,
     })),
-    closing: [`Exit code ${report.exitCode}: ${_exitMeaning(report)}.`],
+    closing: [`Exit code ${report.exitCode}: ${exitMeaning(report)}.`],
     footer: _footer(report.version, report.ciMetadata.build_url),
   }, options.maxLength ?? MAX_COMMENT_LENGTH);
 }
-
-/**
- * Makes any text inert Markdown for GitHub and GitLab, on one line: invisible and bidirectional
- * characters removed, ASCII punctuation backslash-escaped and `&`, `<`, `>` written as entities
- * (see `escapeMarkdown`), and a zero-width space (`&#8203;`) after every character that starts
- * a reference or autolink on either forge once the Markdown is rendered: `@` (mentions, e-mail
- * links), `#` (issues), `!` (merge requests), `~` `%` `$` `^` `&` `*` (GitLab labels,
- * milestones, snippets, alerts, epics, iterations), `:` (`https://…`), `www` before a dot and
- * `GH-` before a digit. The forges find references and autolinks in the rendered text, where a
- * backslash escape is already gone; the zero-width space is not, and it is what Renovate
- * uses on both forges for the same reason.
- *
- * @example
- * ```ts
- * inert("@octocat #1"); // "\\@&#8203;octocat \\#&#8203;1"
- * ```
- */
-export function inert(text: string): string {
-  const broken = text
-    .toWellFormed()
-    .replace(_INVISIBLE, "")
-    .replace(/[@#!~%$^&:*]/g, "$&\u200b")
-    .replace(/(www)(?=\.)/gi, "$1\u200b")
-    .replace(/(gh-)(?=\d)/gi, "$1\u200b");
-  return escapeMarkdown(broken).replaceAll("\u200b", "&#8203;");
-}
-
-// Format characters that could hide or reorder text: soft hyphen, Arabic letter mark, Mongolian
-// vowel separator, zero-width spaces and joiners, direction marks and embeddings, word joiner
-// and invisible operators, isolates, byte order mark.
-const _INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
 
 const _HEADER = "| Agent | Verdict | Duration | Run |";
 const _DIVIDER = "| --- | --- | --- | --- |";
@@ -202,18 +178,6 @@ const _KEEP_FIRST: readonly (Outcome | null)[] = [
   null,
   "passed",
 ];
-
-const _EXIT_MEANINGS: Readonly<Record<number, string>> = {
-  [ExitCode.Passed]: "every agent's gate passed",
-  [ExitCode.Failed]: "at least one quality gate failed",
-  [ExitCode.Usage]: "a usage or configuration error",
-  [ExitCode.Unchecked]: "at least one gate could not be checked",
-  [ExitCode.TimedOut]: "the timeout ran out before every run had a verdict",
-  [ExitCode.Sigint]: "interrupted (SIGINT) before every run had a verdict",
-  [ExitCode.Sigterm]: "interrupted (SIGTERM) before every run had a verdict",
-};
-
-const _UTF8 = new TextEncoder();
 
 function _comment(marker: string, parts: _Parts, maxLength: number): string {
   const head = [marker, "", `### ${parts.heading}`, "", parts.summary, "", _HEADER, _DIVIDER];
@@ -255,97 +219,32 @@ function _omittedCounts(rows: readonly _Row[]): string {
   return ` (${counts.join(", ")})`;
 }
 
-function _heading(report: RunReport): string {
-  const has = (outcome: Outcome) => report.agents.some((agent) => agent.outcome === outcome);
-  const gate = report.agents.length === 1 ? "quality gate" : "quality gates";
-  switch (report.exitCode) {
-    case ExitCode.Passed:
-      if (has("failed")) return `⚠️ service-ci: ${gate} failed (ignored: --warn-only)`;
-      if (has("triggered")) return `⏩ service-ci: runs started, not waited for`;
-      return `✅ service-ci: ${gate} passed`;
-    case ExitCode.Failed:
-      return `❌ service-ci: ${gate} failed`;
-    case ExitCode.Unchecked:
-      return `⚠️ service-ci: ${gate} could not be checked`;
-    case ExitCode.TimedOut:
-      return `⏱️ service-ci: ${gate} timed out before a verdict`;
-    case ExitCode.Sigint:
-    case ExitCode.Sigterm:
-      return `🛑 service-ci: ${gate} interrupted`;
-    default:
-      return `⚠️ service-ci: ended with exit code ${report.exitCode}`;
-  }
-}
-
-function _exitMeaning(report: RunReport): string {
-  if (report.exitCode === ExitCode.Passed) {
-    if (report.warnOnly && report.agents.some((agent) => agent.outcome === "failed")) {
-      return "failed gates do not fail the job (--warn-only)";
-    }
-    if (report.agents.some((agent) => agent.outcome === "triggered")) {
-      return "the runs were started and not waited for (--no-wait)";
-    }
-  }
-  return _EXIT_MEANINGS[report.exitCode] ?? "not a code service-ci documents";
-}
-
-function _counts(agents: readonly AgentOutcome[]): string {
-  const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
-    .map((outcome) => ({
-      label: OUTCOME_LABELS[outcome].words,
-      count: agents.filter((agent) => agent.outcome === outcome).length,
-    }))
-    .filter(({ count }) => count > 0)
-    .map(({ label, count }) => `${count} ${label}`);
-  return counts.length === 0 ? "No agents." : `${counts.join(" · ")}.`;
-}
-
 // A hex commit id is written bare so that both forges link it to the commit.
 function _commit(sha: string | null): string {
   if (sha === null || sha.trim() === "") return "an unknown commit";
   const trimmed = sha.trim();
-  return /^[0-9a-f]{7,64}$/i.test(trimmed) ? trimmed : inert(_cap(trimmed, 100));
+  return /^[0-9a-f]{7,64}$/i.test(trimmed) ? trimmed : inertMarkdown(_cap(trimmed, 100));
 }
 
 function _footer(version: string | null, buildUrl: string | null): string {
-  const name = version === null ? "service-ci" : `service-ci ${inert(_cap(version, 40))}`;
+  const name = version === null ? "service-ci" : `service-ci ${inertMarkdown(_cap(version, 40))}`;
   const href = _href(buildUrl);
   return href === null ? name : `${name} · [CI job](<${href}>)`;
 }
 
 function _runCell(runId: string | null, url: string | null): string {
   const href = _href(url);
-  const text = runId === null ? null : inert(_cap(runId, 100));
+  const text = runId === null ? null : inertMarkdown(_cap(runId, 100));
   if (href === null) return text ?? "—";
   return `[${text ?? "open"}](<${href}>)`;
-}
-
-// Only http(s) links, written as an angle-bracket destination whose every character is inert in
-// Markdown: characters that could end it, split the table, open a code span or read as an
-// entity are percent-encoded (`&` becomes `&amp;`, which Markdown decodes back).
-function _href(url: string | null): string | null {
-  if (url === null || !URL.canParse(url)) return null;
-  const parsed = new URL(url);
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return null;
-  const destination = Array.from(parsed.href, (char) => {
-    if (/[A-Za-z0-9\-._~:/?#[\]@!'*+,;=%]/.test(char)) return char;
-    if (char === "&") return "&amp;";
-    return Array.from(
-      _UTF8.encode(char),
-      (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
-    ).join("");
-  }).join("");
-  return destination.length > _MAX_HREF_LENGTH ? null : destination;
-}
-
-function _duration(ms: number): string {
-  const seconds = Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const whole = Math.round(seconds);
-  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
 }
 
 function _cap(text: string, max: number): string {
   const chars = Array.from(text);
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+// A link's destination, or null: a longer one is shown as text.
+function _href(url: string | null): string | null {
+  return markdownDestination(url, _MAX_HREF_LENGTH);
 }

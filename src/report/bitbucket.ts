@@ -4,8 +4,10 @@
  * authenticated proxy so no credential is needed.
  */
 
-import { type AgentOutcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
-import { httpLink, outcomeText, outputValues } from "./github.ts";
+import { httpLink } from "../markdown.ts";
+import type { AgentOutcome, RunReport } from "../outcome.ts";
+import { OUTCOME_LABELS, outcomeText } from "../words.ts";
+import { outputValues } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 
 /** The report's id on the commit: a re-run replaces the report instead of adding one. */

@@ -3,7 +3,8 @@
  * then, through `buildkite-agent`, an annotation with the summary and meta-data for the outputs.
  */
 
-import { OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import type { RunReport } from "../outcome.ts";
+import { OUTCOME_LABELS } from "../words.ts";
 import { githubSummary, outputValues } from "./github.ts";
 import { type CommandResult, formatBound, type NativeIo, type NativeWriter } from "./native_io.ts";
 import { sanitize } from "../sanitize.ts";

@@ -4,7 +4,8 @@
  */
 
 import { MAX_CONSECUTIVE_FAULTS } from "../backoff.ts";
-import { type AgentOutcome, type Outcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
+import { OUTCOME_LABELS } from "../words.ts";
 import type { GateEvent } from "../poll.ts";
 import { sanitize } from "../sanitize.ts";
 

@@ -1,7 +1,14 @@
 /** Renders a run report for GitHub Actions: step outputs, the job summary and annotations. */
 
-import { ExitCode } from "../exit_code.ts";
-import { type AgentOutcome, type Outcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import { inertMarkdown, markdownDestination } from "../markdown.ts";
+import type { AgentOutcome, RunReport } from "../outcome.ts";
+import {
+  formatDuration,
+  headline,
+  markedOutcome,
+  OUTCOME_LABELS,
+  outcomeCounts,
+} from "../words.ts";
 import { toJsonAgent } from "./json.ts";
 
 /**
@@ -73,32 +80,6 @@ export function outputValues(report: RunReport): OutputValues {
   };
 }
 
-/**
- * One outcome as Markdown reports show it: its mark and words, e.g. `"⚠️ not checked"`.
- *
- * @example
- * ```ts
- * markedOutcome("failed"); // "❌ failed"
- * ```
- */
-export function markedOutcome(outcome: Outcome): string {
-  return `${OUTCOME_LABELS[outcome].mark} ${OUTCOME_LABELS[outcome].words}`;
-}
-
-/**
- * One agent's outcome in a few plain words: the problem of `OUTCOME_LABELS` for those that need
- * attention, else `"quality gate passed"` or `"run started, not waited for"`.
- *
- * @example
- * ```ts
- * outcomeText("triggered"); // "run started, not waited for"
- * ```
- */
-export function outcomeText(outcome: Outcome): string {
-  return OUTCOME_LABELS[outcome].problem ??
-    (outcome === "passed" ? "quality gate passed" : "run started, not waited for");
-}
-
 // The GITHUB_OUTPUT text of `outputs`, each value in the multi-line-safe heredoc form.
 function _outputFile(outputs: readonly (readonly [string, string])[], delimiter: string): string {
   if (delimiter === "" || /[\r\n]/.test(delimiter)) {
@@ -135,25 +116,25 @@ export function githubSummary(report: RunReport): string {
   const rows = report.agents.map((agent) =>
     `| ${
       [
-        escapeMarkdown(agent.agentId),
-        agent.runId === null ? "—" : escapeMarkdown(agent.runId),
-        agent.status === null ? "—" : escapeMarkdown(agent.status),
+        inertMarkdown(agent.agentId),
+        agent.runId === null ? "—" : inertMarkdown(agent.runId),
+        agent.status === null ? "—" : inertMarkdown(agent.status),
         _verdictCell(agent),
-        _duration(agent.durationMs),
+        formatDuration(agent.durationMs),
         _linkCell(agent.url),
       ].join(" | ")
     } |`
   );
   return [
-    `### ${_heading(report)}`,
+    `### ${headline(report)}`,
     "",
-    _counts(report),
+    outcomeCounts(report.agents),
     "",
     "| Agent | Run | Status | Verdict | Duration | Link |",
     "| --- | --- | --- | --- | --- | --- |",
     ...rows,
     "",
-    `Exit code ${report.exitCode} · service-ci ${escapeMarkdown(report.version)}`,
+    `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`,
     "",
   ].join("\n");
 }
@@ -249,118 +230,14 @@ export function escapeWorkflowProperty(s: string): string {
   return escapeWorkflowData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
 }
 
-/**
- * Escapes text for a GitHub-flavoured Markdown table cell: one line, control characters
- * dropped, `&`, `<`, `>` as HTML entities, and every other ASCII punctuation character
- * backslash-escaped. CommonMark renders an escaped character as itself, and escaping all of
- * them leaves nothing to start markup: `|` cannot split the cell, `[` and `!` cannot open a
- * link or image, `` ` `` a code span, `$` GitHub's math, and `:`, `@`, `.` cannot complete
- * the bare `https://…`, `www.…` or e-mail forms that GitHub turns into links.
- *
- * @example
- * ```ts
- * escapeMarkdown("a|b <i>"); // "a\\|b &lt;i&gt;"
- * ```
- */
-export function escapeMarkdown(s: string): string {
-  return s
-    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
-    // deno-lint-ignore no-control-regex
-    .replace(/[\x00-\x1f\x7f-\x9f]/g, "")
-    .replace(/[!-%'-/:;=?@[-`{-~]/g, "\\$&")
-    .replace(/[&<>]/g, (char) => _HTML_ENTITIES[char] ?? "");
-}
-
-const _HTML_ENTITIES: Readonly<Record<string, string>> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-};
-
-const _UTF8 = new TextEncoder();
-
-function _allPassed(report: RunReport): boolean {
-  return report.agents.length > 0 && report.agents.every((agent) => agent.outcome === "passed");
-}
-
-function _heading(report: RunReport): string {
-  const count = (outcome: Outcome) =>
-    report.agents.filter((agent) => agent.outcome === outcome).length;
-  const gates = report.agents.length === 1 ? "The quality gate" : "Quality gates";
-  switch (report.exitCode) {
-    case ExitCode.Passed:
-      if (count("failed") > 0) return `⚠️ ${gates}: failed (ignored: --warn-only)`;
-      if (count("triggered") > 0) return `⏩ ${gates}: runs started, not waited for`;
-      return `✅ ${gates}: passed`;
-    case ExitCode.Failed:
-      return `❌ ${gates}: failed`;
-    case ExitCode.Unchecked:
-      return `⚠️ ${gates}: could not be checked`;
-    case ExitCode.TimedOut:
-      return `⏱️ ${gates}: timed out before a verdict`;
-    case ExitCode.Sigint:
-    case ExitCode.Sigterm:
-      return `🛑 ${gates}: interrupted`;
-    default:
-      return `⚠️ ${gates}: service-ci ended with exit code ${report.exitCode}`;
-  }
-}
-
-function _counts(report: RunReport): string {
-  const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
-    .map((outcome) => ({
-      label: OUTCOME_LABELS[outcome].words,
-      count: report.agents.filter((agent) => agent.outcome === outcome).length,
-    }))
-    .filter(({ count }) => count > 0)
-    .map(({ label, count }) => `${count} ${label}`);
-  return counts.length === 0 ? "No agents." : `${counts.join(" · ")}.`;
+function _linkCell(url: string | null): string {
+  const destination = markdownDestination(url, Infinity);
+  return destination === null ? "—" : `[open](<${destination}>)`;
 }
 
 function _verdictCell(agent: AgentOutcome): string {
   const verdict = markedOutcome(agent.outcome);
-  return agent.error === null ? verdict : `${verdict}: ${escapeMarkdown(agent.error)}`;
-}
-
-function _duration(ms: number): string {
-  const seconds = Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const whole = Math.round(seconds);
-  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
-}
-
-// Only http(s) links, written as an angle-bracket destination whose every character is inert
-// in Markdown: characters that could end it, split the table, open a code span or math, or
-// read as an entity are percent-encoded (`&` becomes `&amp;`, which Markdown decodes back).
-function _linkCell(url: string | null): string {
-  const href = httpLink(url);
-  if (href === null) return "—";
-  const destination = Array.from(href, (char) => {
-    if (/[A-Za-z0-9\-._~:/?#[\]@!'*+,;=%]/.test(char)) return char;
-    if (char === "&") return "&amp;";
-    return Array.from(
-      _UTF8.encode(char),
-      (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
-    )
-      .join("");
-  }).join("");
-  return `[open](<${destination}>)`;
-}
-
-/**
- * A run's link in its normalised WHATWG form when it is an `http:` or `https:` URL, else `null`:
- * no report ever links to another scheme (`javascript:`, `data:`, …).
- *
- * @example
- * ```ts
- * httpLink("https://service.example/runs/a b"); // "https://service.example/runs/a%20b"
- * httpLink("javascript:alert(1)"); // null
- * ```
- */
-export function httpLink(url: string | null): string | null {
-  if (url === null || !URL.canParse(url)) return null;
-  const parsed = new URL(url);
-  return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
+  return agent.error === null ? verdict : `${verdict}: ${inertMarkdown(agent.error)}`;
 }
 
 /**
@@ -381,4 +258,8 @@ export function githubUsageError(
     annotation: _errorAnnotation("service-ci: usage error", message),
     outputs: _outputFile([["passed", "false"], ["exit-code", "2"]], delimiter),
   };
+}
+
+function _allPassed(report: RunReport): boolean {
+  return report.agents.length > 0 && report.agents.every((agent) => agent.outcome === "passed");
 }

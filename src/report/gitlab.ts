@@ -4,7 +4,9 @@
  */
 
 import type { RunReport } from "../outcome.ts";
-import { httpLink, outcomeText, outputValues } from "./github.ts";
+import { httpLink } from "../markdown.ts";
+import { outcomeText } from "../words.ts";
+import { outputValues } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { sanitize } from "../sanitize.ts";
 

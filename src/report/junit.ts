@@ -1,6 +1,7 @@
 /** Renders a run report as JUnit XML, one test case per agent, for CI test-report views. */
 
-import { type AgentOutcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
+import type { AgentOutcome, RunReport } from "../outcome.ts";
+import { OUTCOME_LABELS } from "../words.ts";
 import { XML_ENTITIES } from "../sanitize.ts";
 
 /**

@@ -4,8 +4,9 @@
  * through `##teamcity[…]` service messages.
  */
 
-import { type AgentOutcome, type Outcome, OUTCOME_LABELS, type RunReport } from "../outcome.ts";
-import { gateProblems, outcomeText, outputValues } from "./github.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
+import { OUTCOME_LABELS, outcomeText } from "../words.ts";
+import { gateProblems, outputValues } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 
 /** The test suite, and the log block, that hold the run. */

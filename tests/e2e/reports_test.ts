@@ -323,7 +323,7 @@ Deno.test("in GitHub Actions: outputs, a summary table, a log group and one anno
     ),
   );
   const summary = await many.summary();
-  assert.match(summary, /^### ❌ Quality gates: failed$/m);
+  assert.match(summary, /^### ❌ service-ci: quality gates failed$/m);
   assert.match(summary, /^\| Agent \| Run \| Status \| Verdict \| Duration \| Link \|$/m);
   const rows = summary.split("\n").filter((line) => /^\| [0-9a-f]/.test(line));
   assert.equal(rows.length, 3);
@@ -454,7 +454,7 @@ xmlTest(
     assert.match(result.stderr, /^::error title=service-ci%3A quality gate failed::/m);
     assert.match(
       await github.summary(),
-      /^### ⚠️ The quality gate: failed \(ignored: --warn-only\)$/m,
+      /^### ⚠️ service-ci: quality gate failed \(ignored: --warn-only\)$/m,
     );
   },
 );

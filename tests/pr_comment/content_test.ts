@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  finalComment,
-  inert,
-  MAX_COMMENT_LENGTH,
-  progressComment,
-} from "../../src/pr_comment/content.ts";
+import { inertMarkdown as inert } from "../../src/markdown.ts";
+import { finalComment, MAX_COMMENT_LENGTH, progressComment } from "../../src/pr_comment/content.ts";
 import { gateMarker } from "../../src/pr_comment/marker.ts";
 import { render } from "../support/markdown.ts";
 import {

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 // @ts-types="npm:@types/markdown-it@14.1.2"
 import MarkdownIt from "npm:markdown-it@14.1.0";
 import fc from "npm:fast-check@3.23.2";
+import { inertMarkdown } from "../../src/markdown.ts";
 import {
-  escapeMarkdown,
   escapeWorkflowData,
   escapeWorkflowProperty,
   githubAnnotations,
@@ -238,7 +238,7 @@ Deno.test("githubOutputs() parses back for any strings the service sends", () =>
 
 Deno.test("githubSummary() writes a heading and one six-column row per agent", () => {
   const summary = githubSummary(mixedReport);
-  assert.match(summary, /^### ⚠️ Quality gates: could not be checked\n/);
+  assert.match(summary, /^### ⚠️ service-ci: quality gates could not be checked\n/);
   assert.ok(
     summary.includes(
       "1 passed · 1 failed · 1 not checked · 1 timed out · 1 interrupted · " +
@@ -250,7 +250,7 @@ Deno.test("githubSummary() writes a heading and one six-column row per agent", (
   assert.equal(rows.length, 2 + mixedReport.agents.length);
   assert.ok(rows.every((row) => row.length === 6));
   assert.deepEqual(rows[2], [
-    escapeMarkdown(AGENT_IDS.passed),
+    inertMarkdown(AGENT_IDS.passed),
     "run\\_1",
     "completed",
     "✅ passed",
@@ -260,7 +260,7 @@ Deno.test("githubSummary() writes a heading and one six-column row per agent", (
   assert.deepEqual(rows[4]!.slice(1, 4), [
     "—",
     "—",
-    "⚠️ not checked: 403 Forbidden\\: the key lacks CI access",
+    "⚠️ not checked: 403 Forbidden\\:&#8203; the key lacks CI access",
   ]);
   assert.equal(rows[5]![4], "30 min 0 s");
   assert.ok(summary.endsWith("Exit code 3 · service-ci 1\\.0\\.0\n"));
@@ -279,27 +279,27 @@ Deno.test("githubSummary() renders as a table with the right cells and links onl
 
 Deno.test("githubSummary() words the heading after the overall result", () => {
   const heading = (report: typeof passingReport) => githubSummary(report).split("\n")[0];
-  assert.equal(heading(passingReport), "### ✅ The quality gate: passed");
-  assert.equal(heading(twoPassingReport), "### ✅ Quality gates: passed");
+  assert.equal(heading(passingReport), "### ✅ service-ci: quality gate passed");
+  assert.equal(heading(twoPassingReport), "### ✅ service-ci: quality gates passed");
   assert.equal(
     heading(makeReport([makeAgent({ outcome: "failed", passed: false })], { exitCode: 1 })),
-    "### ❌ The quality gate: failed",
+    "### ❌ service-ci: quality gate failed",
   );
   assert.equal(
     heading(makeReport([makeAgent({ outcome: "failed", passed: false })], { warnOnly: true })),
-    "### ⚠️ The quality gate: failed (ignored: --warn-only)",
+    "### ⚠️ service-ci: quality gate failed (ignored: --warn-only)",
   );
   assert.equal(
     heading(makeReport([makeAgent({ outcome: "triggered", passed: null })])),
-    "### ⏩ The quality gate: runs started, not waited for",
+    "### ⏩ service-ci: runs started, not waited for",
   );
   assert.equal(
     heading(makeReport([makeAgent({ outcome: "timed_out" })], { exitCode: 4 })),
-    "### ⏱️ The quality gate: timed out before a verdict",
+    "### ⏱️ service-ci: quality gate timed out before a verdict",
   );
   assert.equal(
     heading(makeReport([makeAgent({ outcome: "interrupted" })], { exitCode: 130 })),
-    "### 🛑 The quality gate: interrupted",
+    "### 🛑 service-ci: quality gate interrupted",
   );
 });
 
@@ -342,9 +342,11 @@ Deno.test("githubSummary() shows each hostile string as its literal text", () =>
     assert.deepEqual(links, []);
     const shown = rows[0]![1]!
       .replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"')
-      .replaceAll("&amp;", "&");
-    // deno-lint-ignore no-control-regex
-    const expected = hostile.replace(/\r\n|[\r\n]/g, " ").replace(/[\x00-\x1f\x7f-\x9f]/g, "");
+      .replaceAll("&amp;", "&").replaceAll("\u200b", "");
+    const expected = hostile.toWellFormed().replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
+      // deno-lint-ignore no-control-regex
+      .replace(/[\x00-\x1f\x7f-\x9f]/g, "")
+      .replace(/[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, "");
     assert.equal(shown, expected.trim());
   }
 });
