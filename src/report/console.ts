@@ -4,13 +4,18 @@
  */
 
 import { MAX_CONSECUTIVE_FAULTS } from "../backoff.ts";
+import { describeCiMetadata } from "../ci_metadata.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS } from "../words.ts";
 import type { GateEvent } from "../poll.ts";
+import type { RunOutput } from "../run_output.ts";
 import { sanitize } from "../sanitize.ts";
 
 /** In CI logs, a "still waiting" line comes after this long without any other line. */
 export const HEARTBEAT_MS = 60_000;
+
+/** How often the console is ticked: on a terminal, and in a CI log. */
+export const TICK_MS: Readonly<{ tty: number; log: number }> = { tty: 1000, log: 5000 };
 
 /** Options of {@linkcode ConsoleReporter}. */
 export interface ConsoleOptions {
@@ -150,7 +155,10 @@ export class ConsoleReporter {
     }
   }
 
-  /** Called about once a second: redraws live lines, or writes a heartbeat when due. */
+  /**
+   * Called every {@linkcode TICK_MS}: on a terminal (each second) redraws the live lines; in a
+   * log (each 5 s) writes a heartbeat once {@linkcode HEARTBEAT_MS} have passed without a line.
+   */
   tick(): void {
     if (this.#options.tty) {
       this.#redraw();
@@ -292,4 +300,79 @@ function _duration(ms: number): string {
   if (seconds < 60) return `${seconds}s`;
   const minutes = Math.floor(seconds / 60);
   return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
+}
+
+/** Options of {@linkcode consoleOutput}: the reporter's, less what the plan tells. */
+export interface ConsoleOutputOptions extends Omit<ConsoleOptions, "agents" | "deadline"> {
+  /** The first line: the version, the service's address, the agents and the timeout. */
+  readonly header: string;
+  /** Waits `ms` on the clock, or rejects when `signal` aborts (the ticks). */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * The console as one of the run's outputs: the header and the CI line at the start, a line per
+ * event, ticks until every gate has ended, then the summary table, the line explaining the exit
+ * code, and each run an interrupt left going on the service.
+ *
+ * @example
+ * ```ts
+ * import { sleep } from "../sleep.ts";
+ * const output = consoleOutput({
+ *   write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
+ *   clock: () => performance.now(),
+ *   sleep,
+ *   tty: false,
+ *   color: false,
+ *   header: "service-ci 1.1.0 → https://api.example.com (1 agent, timeout 30 min)",
+ * });
+ * output.kind; // "console"
+ * ```
+ */
+export function consoleOutput(options: ConsoleOutputOptions): RunOutput {
+  let reporter: ConsoleReporter | undefined;
+  return {
+    kind: "console",
+    name: "the console",
+    start(plan) {
+      const started = new ConsoleReporter({
+        ...options,
+        agents: plan.agents,
+        deadline: plan.deadline,
+      });
+      reporter = started;
+      void _ticks(options, () => started.tick(), plan.ended);
+      started.line(options.header);
+      started.line(describeCiMetadata(plan.metadata));
+    },
+    event: (agentId, event) => reporter?.event(agentId, event),
+    agentDone: (outcome) => reporter?.agentDone(outcome),
+    finish(report) {
+      reporter?.finish(report);
+      for (const agent of report.agents) {
+        if (agent.outcome === "interrupted" && agent.runId !== null) {
+          options.write(
+            `run ${agent.runId} of agent ${agent.agentId} is still going on the service${
+              agent.url === null ? "" : `: ${agent.url}`
+            }\n`,
+          );
+        }
+      }
+    },
+  };
+}
+
+async function _ticks(
+  options: ConsoleOutputOptions,
+  tick: () => void,
+  ended: AbortSignal,
+): Promise<void> {
+  try {
+    for (;;) {
+      await options.sleep(options.tty ? TICK_MS.tty : TICK_MS.log, ended);
+      tick();
+    }
+  } catch {
+    // Every gate has ended.
+  }
 }

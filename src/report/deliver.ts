@@ -22,7 +22,14 @@ export interface ReportFile {
 export interface FileReport {
   /** What the report is, for messages: `"the --junit report"`, `"GITHUB_OUTPUT"`. */
   readonly what: string;
+  /** Where the path came from, for a usage error: `"--junit"`, `"GITHUB_OUTPUT"`. */
+  readonly source: string;
+  /** Who can fix a path that cannot be written: `"it"` (the flag) or `"the step"`. */
+  readonly fixedBy: string;
+  /** The file's path. */
   readonly path: string;
+  /** Written to one of the program's own streams instead of a file (`--junit -`). */
+  readonly stream?: "stdout" | "stderr";
   /** Append to what the file holds (`GITHUB_OUTPUT`) rather than replace it. */
   readonly append: boolean;
   /** The report's text for a finished run. */
@@ -31,31 +38,34 @@ export interface FileReport {
 
 /** The effects delivery needs. */
 export interface DeliverDeps {
-  /** Opens (creating, and unless `append` truncating) a report file. */
-  readonly openReportFile: (path: string, append: boolean) => Promise<ReportFile>;
-  /** Writes the `--json` document to stdout; false when stdout could not take it. */
+  /** A file report's text for a finished run, masked of every secret. */
+  readonly render: (file: FileReport, report: RunReport) => string;
+  /** The document written to stdout after the files (`--json`), if any. */
+  readonly document: ((report: RunReport) => string) | undefined;
+  /** Opens (creating, and unless `append` truncating) a report's file. */
+  readonly openReportFile: (report: FileReport) => Promise<ReportFile>;
+  /** Writes the document to stdout; false when stdout could not take it. */
   readonly stdout: (text: string) => boolean;
   /** One line of diagnostics on stderr. */
   readonly warn: (line: string) => void;
 }
 
 /**
- * Writes every file report, then the `--json` document (when `json` is given), and resolves
- * with the report as finally delivered: its exit code is the one every written report shows.
+ * Writes every file report, then the document (when there is one), and resolves with the
+ * report as finally delivered: its exit code is the one every written report shows.
  *
  * @example
  * ```ts
  * import type { RunReport } from "../outcome.ts";
  * declare const report: RunReport;
  * declare const deps: DeliverDeps;
- * const delivered = await deliverReports(report, [], undefined, deps);
+ * const delivered = await deliverReports(report, [], deps);
  * delivered.exitCode === report.exitCode; // true: nothing could fail
  * ```
  */
 export async function deliverReports(
   report: RunReport,
   files: readonly FileReport[],
-  json: ((report: RunReport) => string) | undefined,
   deps: DeliverDeps,
 ): Promise<RunReport> {
   let current = report;
@@ -66,7 +76,7 @@ export async function deliverReports(
   const open: { report: FileReport; file: ReportFile }[] = [];
   for (const fileReport of files) {
     try {
-      const file = await deps.openReportFile(fileReport.path, fileReport.append);
+      const file = await deps.openReportFile(fileReport);
       open.push({ report: fileReport, file });
     } catch (error) {
       fail(fileReport.what, fileReport.path, error);
@@ -96,7 +106,7 @@ export async function deliverReports(
     for (;;) {
       const code = current.exitCode;
       for (const entry of [...open]) {
-        await attempt(entry, () => entry.file.write(entry.report.render(current)));
+        await attempt(entry, () => entry.file.write(deps.render(entry.report, current)));
         if (current.exitCode !== code) break;
       }
       if (current.exitCode === code) return;
@@ -105,7 +115,7 @@ export async function deliverReports(
   };
   try {
     await writeAll();
-    if (json !== undefined && !deps.stdout(json(current))) {
+    if (deps.document !== undefined && !deps.stdout(deps.document(current))) {
       const code = current.exitCode;
       fail("the --json document", "stdout", new Error("stdout is closed"));
       if (current.exitCode !== code) {
@@ -125,12 +135,12 @@ export async function deliverReports(
  *
  * @example
  * ```ts
- * declare const open: DeliverDeps["openReportFile"];
+ * declare const open: (path: string, append: boolean) => Promise<ReportFile>;
  * await writeReportFile(open, "service-ci.env", "SERVICE_CI_PASSED=true\n", false);
  * ```
  */
 export async function writeReportFile(
-  open: DeliverDeps["openReportFile"],
+  open: (path: string, append: boolean) => Promise<ReportFile>,
   path: string,
   text: string,
   append: boolean,

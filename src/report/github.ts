@@ -1,4 +1,8 @@
-/** Renders a run report for GitHub Actions: step outputs, the job summary and annotations. */
+/**
+ * GitHub Actions' writer, one CI's writer beside the others (azure.ts, gitlab.ts, …): the
+ * progress group, the step outputs and the job summary (files the runner names, so reports), and
+ * annotations; and what a usage error tells the workflow.
+ */
 
 import { inertMarkdown, markdownDestination } from "../markdown.ts";
 import type { AgentOutcome, RunReport } from "../outcome.ts";
@@ -9,7 +13,78 @@ import {
   OUTCOME_LABELS,
   outcomeCounts,
 } from "../words.ts";
+import { cannotWrite, type FileReport } from "./deliver.ts";
 import { toJsonAgent } from "./json.ts";
+import type { NativeIo, NativeWriter } from "./native_io.ts";
+
+/** What GitHub's writer needs from the run. */
+export interface GithubWriterOptions {
+  /** A fresh UUID v4: the step outputs' heredoc delimiter. */
+  readonly uuid: () => string;
+}
+
+/**
+ * GitHub Actions' writer: `::group::` around the progress, `GITHUB_OUTPUT` and
+ * `GITHUB_STEP_SUMMARY` as reports, `::error` annotations for the gates that need attention.
+ *
+ * @example
+ * ```ts
+ * const writer = createGithubWriter({ uuid: () => crypto.randomUUID() });
+ * writer.progressStart("service-ci: waiting for 1 agent"); // ["::group::service-ci progress"]
+ * ```
+ */
+export function createGithubWriter(options: GithubWriterOptions): NativeWriter {
+  const delimiter = () => `ghadelimiter_${options.uuid()}`;
+  return {
+    ci: "GitHub Actions",
+    progressStart: () => ["::group::service-ci progress"],
+    progressEnd: () => ["::endgroup::"],
+    reportFiles(env) {
+      const files: FileReport[] = [];
+      const outputs = env("GITHUB_OUTPUT");
+      if (outputs) {
+        const fence = delimiter();
+        files.push({
+          what: "GITHUB_OUTPUT",
+          source: "GITHUB_OUTPUT",
+          fixedBy: "the step",
+          path: outputs,
+          append: true,
+          render: (report) => githubOutputs(report, fence),
+        });
+      }
+      const summary = env("GITHUB_STEP_SUMMARY");
+      if (summary) {
+        files.push({
+          what: "GITHUB_STEP_SUMMARY",
+          source: "GITHUB_STEP_SUMMARY",
+          fixedBy: "the step",
+          path: summary,
+          append: true,
+          render: githubSummary,
+        });
+      }
+      return files;
+    },
+    finish(report, io) {
+      for (const line of githubAnnotations(report)) io.command(line);
+      return Promise.resolve();
+    },
+    // The annotation goes to stderr (io.warn's stream is not used: it is a command): with --json,
+    // stdout must stay one JSON document, and the usage error happens before that is known.
+    async usageError(message, io: NativeIo) {
+      const { annotation, outputs } = githubUsageError(message, delimiter());
+      io.command(annotation, "stderr");
+      const path = io.env("GITHUB_OUTPUT");
+      if (!path) return;
+      try {
+        await io.writeTextFile(path, outputs, true);
+      } catch (error) {
+        io.warn(cannotWrite("GITHUB_OUTPUT", path, error));
+      }
+    },
+  };
+}
 
 /**
  * The text to append to the file named by `GITHUB_OUTPUT`. Every value uses the heredoc form

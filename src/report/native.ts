@@ -1,13 +1,16 @@
 /**
- * Picks the native writer of the CI the metadata detection found: Azure Pipelines, TeamCity,
- * GitLab CI, Buildkite or Bitbucket Pipelines. GitHub Actions has its own reports (github.ts).
- * Only the detected CI's writer is loaded: the others stay off every run's start-up.
+ * Picks the writer of the CI that detection found (`ci_metadata.ts`, the one answer to "which CI
+ * is this"): GitHub Actions, Azure Pipelines, TeamCity, GitLab CI, Buildkite or Bitbucket
+ * Pipelines. Only the detected CI's writer is loaded: the others stay off every run's start-up.
+ * A new CI's writer is one new file and one line here.
  */
 
 import type { NativeWriter } from "./native_io.ts";
 
 /** The variables the native writers read, besides the CI metadata's. */
 export const NATIVE_ENV_VARIABLES: readonly string[] = [
+  "GITHUB_OUTPUT",
+  "GITHUB_STEP_SUMMARY",
   "AGENT_TEMPDIRECTORY",
   "SERVICE_BITBUCKET_PROXY",
   "BITBUCKET_COMMIT",
@@ -22,13 +25,13 @@ export interface NativeOptions {
   readonly workingDirectory: string;
   /** Wall-clock time in epoch milliseconds (GitLab's section times). */
   readonly now: () => number;
-  /** A fresh UUID v4 (Azure's summary file, one per step). */
+  /** A fresh UUID v4 (Azure's summary file, GitHub's output delimiter). */
   readonly uuid: () => string;
 }
 
 /**
- * The native writer for a detected provider (`CiMetadata.provider`), or `undefined` for a CI
- * whose native report is JUnit alone (Jenkins, CircleCI and the rest) and for GitHub Actions.
+ * The writer for a detected provider (`CiMetadata.provider`), or `undefined` for a CI whose
+ * native report is JUnit alone (Jenkins, CircleCI and the rest).
  *
  * @example
  * ```ts
@@ -42,6 +45,8 @@ export async function nativeWriter(
   options: NativeOptions,
 ): Promise<NativeWriter | undefined> {
   switch (provider) {
+    case "github_actions":
+      return (await import("./github.ts")).createGithubWriter({ uuid: options.uuid });
     case "azure_pipelines":
       return (await import("./azure.ts")).createAzureWriter({
         workingDirectory: options.workingDirectory,

@@ -4,11 +4,15 @@
  */
 
 import type { RunReport } from "../outcome.ts";
+import type { FileReport } from "./deliver.ts";
 
 /** The effects a native writer may use; `run.ts` passes the real ones, tests pass fakes. */
 export interface NativeIo {
-  /** Prints one of our own CI log command lines (without its newline) on the command stream. */
-  readonly command: (line: string) => void;
+  /**
+   * Prints one of our own CI log command lines (without its newline) on the command stream, or
+   * on stderr when `stream` says so.
+   */
+  readonly command: (line: string, stream?: "stderr") => void;
   /** Prints one line of diagnostics for the user (stderr), e.g. what could not be written. */
   readonly warn: (line: string) => void;
   /** Writes, or appends to, a text file. */
@@ -115,10 +119,29 @@ export function formatBound(ms: number): string {
   return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
 }
 
-/** One CI's native output: a collapsible progress section, then artifacts of the finished run. */
+/**
+ * One CI's native output: a collapsible progress section, then artifacts of the finished run;
+ * for a CI that reads files its runner names (GitHub's `GITHUB_OUTPUT`), reports too.
+ * `src/report/ci_outputs.ts` turns a writer into the run's outputs.
+ */
 export interface NativeWriter {
   /** The CI's name as its users say it, for messages: `"Azure Pipelines"`. */
   readonly ci: string;
+  /**
+   * Set when the CI reads the writer's command lines only from stdout (TeamCity): what they are,
+   * and what the user loses when stdout holds a document (`--json`) instead.
+   */
+  readonly stdoutOnly?: { readonly what: string; readonly lost: string };
+  /**
+   * The files the CI's runner names for reports (GitHub's step outputs and summary), read through
+   * `env`: reports, so each is checked before anything is sent and a failure gives exit 3.
+   */
+  reportFiles?(env: (name: string) => string | undefined): readonly FileReport[];
+  /**
+   * Tells the CI about a usage error (exit 2, nothing sent), e.g. an annotation and definite step
+   * outputs. Never throws: what cannot be written is one line through `io.warn`.
+   */
+  usageError?(message: string, io: NativeIo): Promise<void>;
   /** The command lines that open the collapsible progress section. */
   progressStart(title: string): readonly string[];
   /** The command lines that close it; `report` is the finished run. */

@@ -35,6 +35,11 @@ export const TEAMCITY_SUITE = "service-ci";
 export function createTeamcityWriter(): NativeWriter {
   return {
     ci: "TeamCity",
+    stdoutOnly: {
+      what: "service messages",
+      lost:
+        "the gate is not shown in the Tests tab (use --junit with the XML report processing build feature)",
+    },
     progressStart: (title) => [
       teamcityMessage("blockOpened", { name: TEAMCITY_SUITE, description: title }),
     ],

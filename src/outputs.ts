@@ -1,0 +1,355 @@
+/**
+ * The run's outputs: which ones a run has (from its config and the detected CI), and how they
+ * end once every gate has (reports first, with the code; then the courtesy channels, within a
+ * time budget; the console's summary last). This is the one place that chooses outputs; adding
+ * one is a file that implements `RunOutput` and a line here (docs/architecture.md).
+ */
+
+import type { CiMetadata } from "./ci_metadata.ts";
+import type { Config } from "./config.ts";
+import { UsageError } from "./config.ts";
+import { firstLine } from "./load_config.ts";
+import { formatMinutes, type RunReport } from "./outcome.ts";
+import type { Output } from "./output.ts";
+import { consoleOutput } from "./report/console.ts";
+import { deliverReports, type ReportFile, writeReportFile } from "./report/deliver.ts";
+import { nativeWriter } from "./report/native.ts";
+import { type NativeIo, nativeTimeBound, type NativeWriter } from "./report/native_io.ts";
+import type { RunDeps } from "./run.ts";
+import {
+  COURTESY_BUDGET_MS,
+  INTERRUPTED_COURTESY_BUDGET_MS,
+  type RunOutput,
+} from "./run_output.ts";
+import { userAgent, VERSION } from "./version.ts";
+
+/** What choosing the outputs needs to know of the run. */
+export interface OutputsContext {
+  readonly config: Config;
+  /** The environment as the program sees it (flags, variables and `.env` merged). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly metadata: CiMetadata;
+  readonly output: Output;
+}
+
+/**
+ * The outputs of this run, in the order they start: the detected CI's writer, the pull-request
+ * comment, `--junit`, `--json`, and the console. Every report's path is checked here, before
+ * anything is sent: a path that cannot be written is a usage error.
+ *
+ * @example
+ * ```ts
+ * import type { RunDeps } from "./run.ts";
+ * declare const deps: RunDeps;
+ * declare const context: OutputsContext;
+ * const outputs = await chooseOutputs(deps, context);
+ * outputs.at(-1)?.kind; // "console"
+ * ```
+ */
+export async function chooseOutputs(
+  deps: RunDeps,
+  context: OutputsContext,
+): Promise<RunOutput[]> {
+  const { config, output } = context;
+  const junitStream = config.junitPath === undefined ? undefined : _STREAMS[config.junitPath];
+  if (junitStream === "stdout" && config.json) {
+    throw new UsageError(
+      `--junit ${config.junitPath} and --json cannot both be written to stdout: give --junit a file path`,
+    );
+  }
+  // Whatever holds stdout as one document pushes the CI's command lines to stderr.
+  const stdoutHeldBy = config.json
+    ? "--json"
+    : junitStream === "stdout"
+    ? "the --junit report"
+    : null;
+  if (stdoutHeldBy !== null) output.commandsToStderr();
+  const outputs: RunOutput[] = [];
+  const writer = await nativeWriter(context.metadata.provider, {
+    workingDirectory: deps.cwd,
+    now: deps.now,
+    uuid: deps.uuid,
+  });
+  if (writer !== undefined) outputs.push(..._ciOutputs(deps, context, writer, stdoutHeldBy));
+  if (config.prComment) outputs.push(...await _comment(deps, context));
+  if (config.junitPath !== undefined) {
+    const { renderJunit } = await import("./report/junit.ts");
+    outputs.push({
+      kind: "report",
+      name: "the --junit report",
+      files: [{
+        what: "the --junit report",
+        source: "--junit",
+        fixedBy: "it",
+        path: config.junitPath,
+        append: false,
+        ...(junitStream === undefined ? {} : { stream: junitStream }),
+        render: renderJunit,
+      }],
+    });
+  }
+  if (config.json) {
+    const { renderJson } = await import("./report/json.ts");
+    outputs.push({ kind: "report", name: "the --json document", document: renderJson });
+  }
+  outputs.push(consoleOutput({
+    write: (text) => output.stderr(text),
+    clock: deps.clock,
+    sleep: deps.sleep,
+    tty: deps.stderrIsTerminal,
+    color: deps.stderrIsTerminal && !context.env.NO_COLOR,
+    secrets: output.secrets,
+    header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
+      config.baseUrl.pathname.replace(/\/+$/, "")
+    } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
+      formatMinutes(config.timeoutMs)
+    } min${config.noWait ? ", --no-wait" : ""})`,
+  }));
+  await _checkReportPaths(deps, outputs);
+  return outputs;
+}
+
+/**
+ * Ends every output with the finished run and resolves with the exit code: the reports are
+ * written (a failure gives exit 3, and every report shows that code), then the courtesy outputs
+ * get what is left of a time budget, and the console's summary comes last — first after an
+ * interrupt, when the job may be killed seconds later (GitHub: SIGTERM 7.5 s after SIGINT, then
+ * SIGKILL 2.5 s after that).
+ *
+ * @example
+ * ```ts
+ * import type { RunDeps } from "./run.ts";
+ * import type { RunOutput } from "./run_output.ts";
+ * import type { Output } from "./output.ts";
+ * import type { RunReport } from "./outcome.ts";
+ * declare const deps: RunDeps;
+ * declare const outputs: RunOutput[];
+ * declare const report: RunReport;
+ * declare const output: Output;
+ * const code = await finishOutputs(deps, outputs, report, output);
+ * ```
+ */
+export async function finishOutputs(
+  deps: RunDeps,
+  outputs: readonly RunOutput[],
+  report: RunReport,
+  output: Output,
+): Promise<number> {
+  const reports = outputs.filter((each) => each.kind === "report");
+  const document = reports.find((each) => each.document !== undefined)?.document;
+  const delivered = await deliverReports(report, reports.flatMap((each) => each.files ?? []), {
+    render: (file, current) => output.mask(file.render(current)),
+    document: document === undefined ? undefined : (current) => document(current),
+    openReportFile: (file) =>
+      file.stream === undefined
+        ? deps.openReportFile(file.path, file.append)
+        : Promise.resolve(_streamReport(output, file.stream)),
+    stdout: (text) => output.document(text),
+    warn: (line) => output.stderr(`${line}\n`),
+  });
+  const consoles = outputs.filter((each) => each.kind === "console");
+  const summary = () => eachOutput(consoles, output, (each) => each.finish?.(delivered));
+  const interrupted = deps.interrupt.aborted;
+  if (interrupted) summary();
+  const budgetMs = interrupted ? INTERRUPTED_COURTESY_BUDGET_MS : COURTESY_BUDGET_MS;
+  const pending = new Set(outputs.filter((each) => each.kind === "courtesy" && each.finish));
+  const courtesy = (async () => {
+    for (const each of [...pending]) {
+      try {
+        await each.finish!(delivered);
+      } catch (error) {
+        output.stderr(`service-ci: ${each.name} could not be written: ${firstLine(error)}\n`);
+      }
+      pending.delete(each);
+    }
+  })();
+  const ended = new AbortController();
+  const inTime = await Promise.race([
+    courtesy.then(() => true),
+    deps.sleep(budgetMs, ended.signal).then(() => false, () => true),
+  ]);
+  ended.abort();
+  if (!inTime) {
+    const names = [...pending].map((each) => each.name);
+    output.stderr(
+      `service-ci: ${names.join(" and ")} did not finish within ${budgetMs / 1000} s and ${
+        names.length === 1 ? "was" : "were"
+      } left; the verdict and exit code are not affected\n`,
+    );
+  }
+  if (!interrupted) summary();
+  return delivered.exitCode;
+}
+
+/**
+ * Calls `hook` on each output; one that throws is one line on stderr and does not keep the
+ * others from theirs.
+ *
+ * @example
+ * ```ts
+ * import type { RunOutput } from "./run_output.ts";
+ * import type { Output } from "./output.ts";
+ * import type { RunPlan } from "./run_output.ts";
+ * declare const outputs: RunOutput[];
+ * declare const output: Output;
+ * declare const plan: RunPlan;
+ * eachOutput(outputs, output, (each) => each.start?.(plan));
+ * ```
+ */
+export function eachOutput(
+  outputs: readonly RunOutput[],
+  output: Output,
+  hook: (each: RunOutput) => unknown,
+): void {
+  for (const each of outputs) {
+    try {
+      hook(each);
+    } catch (error) {
+      output.stderr(`service-ci: ${each.name}: ${firstLine(error)}\n`);
+    }
+  }
+}
+
+/**
+ * What a usage error tells the detected CI (GitHub: an annotation and definite step outputs).
+ * The config could not be read, so the CI is detected from the environment alone.
+ *
+ * @example
+ * ```ts
+ * import type { RunDeps } from "./run.ts";
+ * import type { Output } from "./output.ts";
+ * declare const deps: RunDeps;
+ * declare const output: Output;
+ * await reportUsageError(deps, "--agent must be a UUID", "github_actions", output);
+ * ```
+ */
+export async function reportUsageError(
+  deps: RunDeps,
+  message: string,
+  provider: string,
+  output: Output,
+): Promise<void> {
+  const writer = await nativeWriter(provider, {
+    workingDirectory: deps.cwd,
+    now: deps.now,
+    uuid: deps.uuid,
+  });
+  await writer?.usageError?.(message, _nativeIo(deps, output, deps.env));
+}
+
+// `--junit` names that mean one of the program's own streams: written through it, not opened
+// (Deno's permission set covers files, not devices).
+const _STREAMS: Readonly<Record<string, "stdout" | "stderr">> = {
+  "-": "stdout",
+  "/dev/stdout": "stdout",
+  "/dev/fd/1": "stdout",
+  "/dev/stderr": "stderr",
+  "/dev/fd/2": "stderr",
+};
+
+// A CI's writer as outputs: the files its runner names are reports; its progress section,
+// annotations and artifacts a courtesy, which --no-ci-native turns off.
+function _ciOutputs(
+  deps: RunDeps,
+  context: OutputsContext,
+  writer: NativeWriter,
+  stdoutHeldBy: string | null,
+): RunOutput[] {
+  const { config, env, output } = context;
+  const outputs: RunOutput[] = [];
+  const files = writer.reportFiles?.((name) => env[name]) ?? [];
+  if (files.length > 0) outputs.push({ kind: "report", name: `the ${writer.ci} reports`, files });
+  if (!config.ciNative) return outputs;
+  if (writer.stdoutOnly !== undefined && stdoutHeldBy !== null) {
+    output.stderr(
+      `service-ci: ${writer.ci} reads ${writer.stdoutOnly.what} only from stdout, which ${stdoutHeldBy} holds: ${writer.stdoutOnly.lost}\n`,
+    );
+    return outputs;
+  }
+  const commands = (lines: readonly string[]) => lines.forEach((line) => output.command(line));
+  outputs.push({
+    kind: "courtesy",
+    name: `the ${writer.ci} channels`,
+    start: (plan) => commands(writer.progressStart(plan.title)),
+    end: (report) => commands(writer.progressEnd(report)),
+    finish: (report) => writer.finish(report, _nativeIo(deps, output, (name) => env[name])),
+  });
+  return outputs;
+}
+
+// Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
+async function _comment(deps: RunDeps, context: OutputsContext): Promise<RunOutput[]> {
+  const { config, env, metadata, output } = context;
+  const [{ PullRequestComment }, { commentOutput }] = await Promise.all([
+    import("./pr_comment/pr_comment.ts"),
+    import("./pr_comment/output.ts"),
+  ]);
+  // An interrupt must not stop the last edit, so its waits have a signal of their own.
+  const never = new AbortController().signal;
+  const made = PullRequestComment.fromEnv(env, {
+    metadata,
+    agents: config.agents,
+    key: config.prCommentKey,
+    userAgent: userAgent(),
+    warn: (line) => output.stderr(`${line}\n`),
+    fetch: deps.makeProxyFetch(undefined),
+    sleep: (ms) => deps.sleep(ms, never),
+    now: deps.now,
+  });
+  if ("skip" in made) {
+    output.stderr(`${made.skip}\n`);
+    return [];
+  }
+  return [commentOutput(made, output.secrets)];
+}
+
+// Every report's path, checked before anything is sent (docs/reports.md).
+async function _checkReportPaths(deps: RunDeps, outputs: readonly RunOutput[]): Promise<void> {
+  for (const file of outputs.flatMap((each) => each.files ?? [])) {
+    if (file.stream !== undefined) continue;
+    const problem = await deps.checkReportPath(file.path);
+    if (problem !== null) {
+      throw new UsageError(
+        `${file.source} ${
+          JSON.stringify(file.path)
+        } ${problem}: give ${file.fixedBy} a writable file path (nothing was sent)`,
+      );
+    }
+  }
+}
+
+// A report written to one of the program's own streams.
+function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile {
+  return {
+    write: (text) => {
+      if (stream === "stderr") output.stderr(text);
+      else if (!output.stdout(text)) return Promise.reject(new Error("stdout is closed"));
+      return Promise.resolve();
+    },
+    rewind: () => Promise.reject(new Error(`${stream} cannot be rewritten`)),
+    close: () => {},
+  };
+}
+
+// The effects a CI's writer may use, each masked; its programs and requests share one time
+// bound per finish.
+function _nativeIo(
+  deps: RunDeps,
+  output: Output,
+  env: (name: string) => string | undefined,
+): NativeIo {
+  const bound = nativeTimeBound(deps.clock);
+  return {
+    command: (line, stream) => output.command(line, stream),
+    warn: (line) => output.stderr(`${line}\n`),
+    writeTextFile: (path, text, append) =>
+      writeReportFile(deps.openReportFile, path, output.mask(text), append),
+    runCommand: (program, args, stdin) =>
+      deps.runCommand(program, args, {
+        stdin: stdin === undefined ? undefined : output.mask(stdin),
+        timeoutMs: bound(),
+      }),
+    makeFetch: (proxy) => deps.makeProxyFetch(proxy, bound),
+    env,
+  };
+}

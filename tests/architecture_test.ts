@@ -1,0 +1,92 @@
+/**
+ * The structure carries the rules (docs/architecture.md): the pipeline names no CI, every output
+ * goes through one interface, and timers live in one module. Each check reads the source, with
+ * comments removed, so prose may still name what code must not.
+ */
+
+import assert from "node:assert/strict";
+
+const SRC = new URL("../src/", import.meta.url);
+
+async function sourceFiles(dir = SRC): Promise<URL[]> {
+  const files: URL[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
+    if (entry.isDirectory) files.push(...await sourceFiles(url));
+    else if (entry.name.endsWith(".ts")) files.push(url);
+  }
+  return files.sort((a, b) => a.href.localeCompare(b.href));
+}
+
+/** The code of a file without its comments (strings are kept). */
+function code(text: string): string {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .split("\n")
+    .map((line) => line.replace(/^\s*\/\/.*$/, ""))
+    .join("\n");
+}
+
+function relative(url: URL): string {
+  return url.href.slice(SRC.href.length - "src/".length);
+}
+
+const CI_NAMES = /github|gitlab|azure|teamcity|buildkite|bitbucket|jenkins|circleci/i;
+
+Deno.test("the pipeline (run.ts, gates.ts, outputs.ts, run_output.ts) names no CI in its code", async () => {
+  for (const name of ["run.ts", "gates.ts", "outputs.ts", "run_output.ts"]) {
+    const text = code(await Deno.readTextFile(new URL(name, SRC)));
+    const lines = text.split("\n").filter((line) => CI_NAMES.test(line));
+    assert.deepEqual(lines, [], `src/${name} names a CI`);
+  }
+});
+
+Deno.test("only report/native.ts chooses a CI's writer, and every writer is a NativeWriter", async () => {
+  const choosers: string[] = [];
+  for (const file of await sourceFiles()) {
+    const text = code(await Deno.readTextFile(file));
+    if (/create(Github|Azure|Teamcity|Gitlab|Buildkite|Bitbucket)Writer\(/.test(text)) {
+      if (
+        !/^src\/report\/(github|azure|teamcity|gitlab|buildkite|bitbucket)\.ts$/.test(
+          relative(file),
+        )
+      ) {
+        choosers.push(relative(file));
+      }
+    }
+  }
+  assert.deepEqual(choosers, ["src/report/native.ts"]);
+  const native = await Deno.readTextFile(new URL("report/native.ts", SRC));
+  for (
+    const ci of [
+      "github_actions",
+      "azure_pipelines",
+      "teamcity",
+      "gitlab",
+      "buildkite",
+      "bitbucket",
+    ]
+  ) {
+    assert.ok(native.includes(`case "${ci}":`), `report/native.ts has no writer for ${ci}`);
+  }
+});
+
+Deno.test("no module but src/sleep.ts uses a raw timer", async () => {
+  const users: string[] = [];
+  for (const file of await sourceFiles()) {
+    if (relative(file) === "src/sleep.ts") continue;
+    const text = code(await Deno.readTextFile(file));
+    if (/\b(setTimeout|setInterval)\s*\(/.test(text)) users.push(relative(file));
+  }
+  assert.deepEqual(users, []);
+});
+
+Deno.test("run.ts stays a short pipeline", async () => {
+  const lines = (await Deno.readTextFile(new URL("run.ts", SRC))).split("\n").length;
+  assert.ok(lines <= 200, `src/run.ts has ${lines} lines`);
+});
+
+Deno.test("the comment stripper keeps code and drops comments (so the checks above can fail)", () => {
+  assert.deepEqual(code("// github\nconst a = 1; /* gitlab */\n").trim(), "const a = 1;");
+  assert.ok(CI_NAMES.test(code('const provider = "github_actions";')));
+});
