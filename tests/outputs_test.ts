@@ -150,6 +150,7 @@ Deno.test("finishOutputs(): a courtesy output that hangs is left after the budge
     const left =
       `service-ci: the stuck comment did not finish within ${seconds} s and was left; the verdict and exit code are not affected\n`;
     assert.equal(h.stderr.join(""), interrupted ? `summary\n${left}` : `${left}summary\n`);
+  }
 });
 
 Deno.test("eachOutput(): a hook that throws is one line and the next output still gets its call", () => {
