@@ -1,4 +1,8 @@
-/** Reads a `.env` file and lays it under the environment: a variable already set always wins. */
+/**
+ * Parses a `.env` file's text and lays its values under the environment: a variable set to a
+ * non-empty value wins, one unset or empty takes the file's value. Reading the file (and what
+ * a missing one means) is `load_config.ts`'s.
+ */
 
 /**
  * Parses the text of a `.env` file (the `node:util` `parseEnv` dialect: `KEY=value`, quotes,

@@ -13,6 +13,10 @@ export interface OutcomeLabel {
   readonly verdict: string;
   /** The outcome in a few lower-case words, as counts and table cells show it: `not checked`. */
   readonly words: string;
+  /**
+   * The outcome after a count, as the console's exit line says it: `2 could not be checked`.
+   */
+  readonly counted: string;
   /** The emoji that Markdown reports put before the words. */
   readonly mark: string;
   /**
@@ -31,27 +35,42 @@ export interface OutcomeLabel {
  * ```
  */
 export const OUTCOME_LABELS: Readonly<Record<Outcome, OutcomeLabel>> = {
-  passed: { verdict: "PASSED", words: "passed", mark: "✅", problem: null },
-  failed: { verdict: "FAILED", words: "failed", mark: "❌", problem: "quality gate failed" },
+  passed: { verdict: "PASSED", words: "passed", counted: "passed", mark: "✅", problem: null },
+  failed: {
+    verdict: "FAILED",
+    words: "failed",
+    counted: "failed",
+    mark: "❌",
+    problem: "quality gate failed",
+  },
   unchecked: {
     verdict: "NOT CHECKED",
     words: "not checked",
+    counted: "could not be checked",
     mark: "⚠️",
     problem: "quality gate could not be checked",
   },
   timed_out: {
     verdict: "TIMED OUT",
     words: "timed out",
+    counted: "timed out",
     mark: "⏱️",
     problem: "timed out before a verdict",
   },
   interrupted: {
     verdict: "INTERRUPTED",
     words: "interrupted",
+    counted: "interrupted",
     mark: "🛑",
     problem: "interrupted before a verdict",
   },
-  triggered: { verdict: "TRIGGERED", words: "not waited for", mark: "⏩", problem: null },
+  triggered: {
+    verdict: "TRIGGERED",
+    words: "not waited for",
+    counted: "triggered without waiting",
+    mark: "⏩",
+    problem: null,
+  },
 };
 
 /**

@@ -271,14 +271,9 @@ export function explainExitCode(report: RunReport): string {
   const count = (outcome: Outcome) => report.agents.filter((a) => a.outcome === outcome).length;
   const total = report.agents.length;
   const gates = total === 1 ? "gate" : "gates";
-  const parts = [
-    count("passed") && `${count("passed")} passed`,
-    count("failed") && `${count("failed")} failed`,
-    count("unchecked") && `${count("unchecked")} could not be checked`,
-    count("timed_out") && `${count("timed_out")} timed out`,
-    count("interrupted") && `${count("interrupted")} interrupted`,
-    count("triggered") && `${count("triggered")} triggered without waiting`,
-  ].filter(Boolean);
+  const parts = (Object.keys(OUTCOME_LABELS) as Outcome[])
+    .filter((outcome) => count(outcome) > 0)
+    .map((outcome) => `${count(outcome)} ${OUTCOME_LABELS[outcome].counted}`);
   const warn = report.warnOnly && count("failed") > 0 && report.exitCode === 0
     ? " (--warn-only: a failed gate does not fail the build)"
     : "";
