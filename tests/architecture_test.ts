@@ -90,3 +90,38 @@ Deno.test("the comment stripper keeps code and drops comments (so the checks abo
   assert.deepEqual(code("// github\nconst a = 1; /* gitlab */\n").trim(), "const a = 1;");
   assert.ok(CI_NAMES.test(code('const provider = "github_actions";')));
 });
+
+Deno.test("docs/architecture.md's worked example of a new output type-checks against the code", async () => {
+  const doc = await Deno.readTextFile(new URL("../docs/architecture.md", import.meta.url));
+  const blocks = [...doc.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map(([, indent, body]) =>
+    body!.split("\n").map((line) => line.slice(indent!.length)).join("\n")
+  );
+  assert.equal(blocks.length, 1, "one TypeScript example");
+  const dir = await Deno.makeTempDir({ prefix: "architecture-" });
+  try {
+    const file = `${dir}/verdict_file.ts`;
+    await Deno.writeTextFile(
+      file,
+      blocks[0]!.replaceAll('from "../', `from "${new URL("../src/", import.meta.url).href}`),
+    );
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "check",
+        "--quiet",
+        "--config",
+        new URL("../deno.json", import.meta.url).pathname,
+        file,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  const outputs = await Deno.readTextFile(new URL("outputs.ts", SRC));
+  assert.ok(
+    outputs.includes("export async function chooseOutputs("),
+    "the doc names chooseOutputs",
+  );
+});
