@@ -6,19 +6,25 @@ import type { Config } from "./config.ts";
 
 /** One request a run would send. */
 export interface DryRunRequest {
+  /** Always `POST`: a dry run shows the trigger. */
   readonly method: "POST";
+  /** The trigger's address. */
   readonly url: string;
   /** The headers, with the key shown as `***`. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The body, exactly as a run would send it. */
   readonly body: { readonly ci_metadata: CiMetadata };
 }
 
 /** The `--dry-run --json` document. */
 export interface DryRunDocument {
+  /** Marks the document as a dry run: nothing was sent. */
   readonly dry_run: true;
   /** The service address the requests go to, and where it came from. */
   readonly base_url: string;
+  /** Where the address came from: a flag, a variable, `.env` or the built-in default. */
   readonly base_url_source: Config["baseUrlSource"];
+  /** One request per agent, in the order of `--agent`. */
   readonly requests: readonly DryRunRequest[];
 }
 

@@ -17,8 +17,11 @@ import { VERSION } from "./version.ts";
 
 /** What the gates need of the run. */
 export interface GatesContext {
+  /** The run's configuration: agents, timeout, --run-id, --no-wait, --warn-only. */
   readonly config: Config;
+  /** The CI metadata sent with every trigger. */
   readonly metadata: CiMetadata;
+  /** The service's client. */
   readonly client: ServiceClient;
   /** The program's streams and the secrets they mask. */
   readonly output: Output;

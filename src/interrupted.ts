@@ -10,6 +10,7 @@
  * ```
  */
 export class Interrupted extends Error {
+  /** Names the error. */
   override name = "Interrupted";
   /** The signal that arrived. */
   readonly signal: "SIGINT" | "SIGTERM";

@@ -9,7 +9,9 @@ import { maskSecrets } from "./sanitize.ts";
 
 /** The raw streams; each may throw (e.g. `BrokenPipe` on a closed pipe). */
 export interface Streams {
+  /** Writes to the program's stdout. */
   readonly stdout: (text: string) => void;
+  /** Writes to the program's stderr. */
   readonly stderr: (text: string) => void;
 }
 

@@ -25,10 +25,13 @@ import { userAgent, VERSION } from "./version.ts";
 
 /** What choosing the outputs needs to know of the run. */
 export interface OutputsContext {
+  /** The run's configuration: which reports, the comment, --no-ci-native. */
   readonly config: Config;
   /** The environment as the program sees it (flags, variables and `.env` merged). */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The CI metadata: its provider chooses the CI's writer. */
   readonly metadata: CiMetadata;
+  /** The program's streams and the secrets they mask. */
   readonly output: Output;
 }
 

@@ -47,7 +47,9 @@ export type GateEvent =
 
 /** What the gate is asked to do. */
 export interface GateOptions {
+  /** The agent whose gate this is. */
   readonly agentId: string;
+  /** The CI metadata sent with the trigger. */
   readonly metadata: CiMetadata;
   /** The clock value at which waiting stops. */
   readonly deadline: number;
@@ -72,10 +74,15 @@ export type GateEnd =
 
 /** The gate's result: how it ended and what was learnt of the run on the way. */
 export interface GateResult {
+  /** How the gate ended. */
   readonly end: GateEnd;
+  /** The run's id, once the trigger (or `--run-id`) gave one. */
   readonly runId: string | null;
+  /** The run's last status, as the service wrote it. */
   readonly status: string | null;
+  /** The run's dashboard link, when the service gave one. */
   readonly url: string | null;
+  /** `results.gate.passed` of the finished run, when it was a boolean. */
   readonly passed: boolean | null;
 }
 
@@ -195,6 +202,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
  * itself when its own clock says the deadline has passed.
  */
 export class DeadlineReached extends Error {
+  /** Names the error. */
   override name = "DeadlineReached";
   /** Makes the error. */
   constructor() {

@@ -44,7 +44,11 @@ export class GithubThread implements CommentThread {
   // The login the token writes as, once known (docs/pr-comment.md, "Only our own comments").
   #login: string | null = null;
 
-  /** @throws {TypeError} If `repository`, `pullRequest` or `apiUrl` is not usable. */
+  /**
+   * The pull request's thread on GitHub.
+   *
+   * @throws {TypeError} If `repository`, `pullRequest` or `apiUrl` is not usable.
+   */
   constructor(options: GithubThreadOptions) {
     const parts = options.repository.split("/");
     if (parts.length !== 2 || !parts.every((part) => /^[A-Za-z0-9_.-]+$/.test(part))) {

@@ -41,7 +41,11 @@ export class GitlabThread implements CommentThread {
   // The token's user id, once known; undefined until asked, null when it cannot be read.
   #userId: number | null | undefined = undefined;
 
-  /** @throws {TypeError} If `projectId`, `mergeRequest` or `apiUrl` is not usable. */
+  /**
+   * The merge request's thread on GitLab.
+   *
+   * @throws {TypeError} If `projectId`, `mergeRequest` or `apiUrl` is not usable.
+   */
   constructor(options: GitlabThreadOptions) {
     if (options.projectId.trim() === "") {
       throw new TypeError("The GitLab project id must not be empty (CI_PROJECT_ID)");

@@ -21,12 +21,19 @@ export const BITBUCKET_PROXY = "http://localhost:29418";
 
 /** The Code Insights report, as `PUT …/reports/{id}` takes it. */
 export interface BitbucketReport {
+  /** The report's title in the pull request's Reports panel. */
   readonly title: string;
+  /** One paragraph: the counts and what the exit code means. */
   readonly details: string;
+  /** Always `TEST`: the gate is a test of the agent. */
   readonly report_type: "TEST";
+  /** Who wrote the report: `service-ci`. */
   readonly reporter: string;
+  /** `PASSED` only when every gate passed. */
   readonly result: "PASSED" | "FAILED" | "PENDING";
+  /** The CI job's link, when known. */
   readonly link?: string;
+  /** The counts, the duration and the runs' links. */
   readonly data: readonly BitbucketData[];
 }
 
@@ -41,12 +48,19 @@ export type BitbucketData =
 
 /** One annotation, as `POST …/reports/{id}/annotations` takes them. */
 export interface BitbucketAnnotation {
+  /** Unique per report: `service-ci-` and the agent's UUID. */
   readonly external_id: string;
+  /** Always `BUG`: a gate that did not pass. */
   readonly annotation_type: "BUG";
+  /** Always `FAILED`: only gates that did not pass are annotated. */
   readonly result: "FAILED";
+  /** `HIGH` for a failed gate, `MEDIUM` for one that could not be checked, timed out or was interrupted. */
   readonly severity: "HIGH" | "MEDIUM";
+  /** The agent and what happened, in one line. */
   readonly summary: string;
+  /** The run, its status and the reason. */
   readonly details: string;
+  /** The run's dashboard link, when the service gave one. */
   readonly link?: string;
 }
 

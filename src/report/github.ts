@@ -121,11 +121,17 @@ export function githubOutputs(report: RunReport, delimiter: string): string {
 
 /** The outputs of a run, by their GitHub names; see {@linkcode githubOutputs} for each meaning. */
 export interface OutputValues {
+  /** `true` when every agent's gate passed. */
   readonly passed: string;
+  /** The run id, or a JSON array of them. */
   readonly "run-id": string;
+  /** The run's last status, or a JSON array of them. */
   readonly status: string;
+  /** The run's dashboard link, or a JSON array of them. */
   readonly url: string;
+  /** The process exit code. */
   readonly "exit-code": string;
+  /** A JSON array with one object per agent. */
   readonly agents: string;
 }
 
