@@ -82,7 +82,7 @@ export interface GateResult {
   readonly status: string | null;
   /** The run's dashboard link, when the service gave one. */
   readonly url: string | null;
-  /** `results.gate.passed` of the finished run, when it was a boolean. */
+  /** Whether the finished run's gate passed; `null` without a verdict. */
   readonly passed: boolean | null;
 }
 
