@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ROOT } from "./support/docs.ts";
 
 const CONTRACT = "docs/contract.md";
@@ -61,6 +61,16 @@ const EXAMPLE_PATHS: ReadonlyArray<{ file: string; token: string; why: string }>
     why: "a fake agent work directory",
   },
 ];
+
+/** The anchors GitHub gives the headings of a Markdown text (`## §3 HTTP answers` → `3-http-answers`). */
+function _anchors(markdown: string): Set<string> {
+  const headings = markdown.replace(/^```[^]*?^```/gm, "").matchAll(/^#{1,6} (.+)$/gm);
+  return new Set(
+    [...headings].map((match) =>
+      match[1]!.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "").replace(/ /g, "-")
+    ),
+  );
+}
 
 /** The section numbers of `## §N` headings in a Markdown text. */
 function _sections(markdown: string): Set<number> {
@@ -176,6 +186,22 @@ Deno.test("every example path allowed above is still in its file", () => {
       `${file} no longer holds ${token} (${why}): drop it from the list`,
     );
   }
+});
+
+Deno.test("every link into docs/contract.md, and every link out of it, names a heading that exists", () => {
+  const broken: string[] = [];
+  for (const { file, text } of TRACKED.filter(({ file }) => file.endsWith(".md"))) {
+    const dir = dirname(file);
+    for (const match of text.matchAll(/\]\(([^)#\s]*)#([^)\s]+)\)/g)) {
+      const target = match[1] === "" ? file : join(dir, match[1]!);
+      if (file !== CONTRACT && target !== CONTRACT) continue;
+      const markdown = TRACKED.find((tracked) => tracked.file === target)?.text;
+      if (markdown === undefined) continue; // tests/readme_test.ts reports a missing file
+      if (!_anchors(markdown).has(match[2]!)) broken.push(`${file}: ${match[0]}`);
+    }
+  }
+  assert.ok(_anchors(CONTRACT_TEXT).has("3-http-answers"), [..._anchors(CONTRACT_TEXT)].join(" "));
+  assert.deepEqual(broken, []);
 });
 
 // The checks above pass on this repository; these show they would not pass on a bad one.
