@@ -181,7 +181,7 @@ export function toAgentOutcome(
 }
 
 /**
- * The invocation's exit code from its agents' outcomes: the contract's precedence, with
+ * The invocation's exit code from its agents' outcomes: the precedence of contract §5, with
  * `--warn-only` turning a failed gate (and only that) into 0.
  *
  * @example

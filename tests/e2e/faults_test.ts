@@ -1,5 +1,5 @@
 /**
- * End to end under faults (contract §3, §5, §6): the real entry point against a fake service that
+ * End to end under faults (contract §1, §3–§6): the real entry point against a fake service that
  * fails, stalls, redirects, cuts connections, answers garbage or hostile text, or is interrupted.
  */
 
@@ -889,7 +889,7 @@ async function _until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-// Answers larger than the 1 MiB cap
+// §3 answers larger than the 1 MiB cap
 
 function _largeStream(bytes: number): ReadableStream<Uint8Array> {
   const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));

@@ -1,4 +1,4 @@
-/** End to end: the real entry point against the fake service, one behaviour of contract §2–§5 each. */
+/** End to end: the real entry point against the fake service, one behaviour of contract §1–§6 each. */
 
 import { OPTION_NAMES } from "../../src/config.ts";
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * The contract (docs: /work/shared/CONTRACT.md §2, §3, §5, §6) written once as scenarios: what the
+ * The contract (docs/contract.md §1, §2, §3, §5, §6) written once as scenarios: what the
  * fake service does, and the exit code and effects any implementation of the gate must show.
  * tests/contract_table_test.ts runs every scenario against both the TypeScript runner and
  * scripts/direct-api.sh, so the two cannot drift apart.
