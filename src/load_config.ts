@@ -6,6 +6,7 @@
 
 import { type Config, type Flags, resolveConfig, UsageError } from "./config.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
+import { optionName, OPTIONS } from "./options.ts";
 
 /** The effects loading needs. */
 export interface LoadDeps {
@@ -24,7 +25,7 @@ export interface LoadedConfig {
   readonly caCerts: string | undefined;
 }
 
-const CA_CERT = "--ca-cert/SERVICE_CA_CERT";
+const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
 
 /**
  * Loads and checks the configuration for the parsed `flags`, reading only `names` from the
@@ -49,7 +50,7 @@ export async function loadConfig(
   names: readonly string[],
   deps: LoadDeps,
 ): Promise<LoadedConfig> {
-  const dotenv = await _readDotenv(deps, flags["env-file"]);
+  const dotenv = await _readDotenv(deps, flags.envFile);
   const env = mergeEnv(names, deps.env, dotenv);
   const fromDotenv = new Set(
     names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
@@ -108,7 +109,9 @@ async function _readDotenv(
     return await parseEnvFile(await deps.readTextFile(path));
   } catch (error) {
     if (explicit === undefined && error instanceof Deno.errors.NotFound) return {};
-    const name = explicit === undefined ? "the .env file in the working directory" : "--env-file";
+    const name = explicit === undefined
+      ? "the .env file in the working directory"
+      : optionName(OPTIONS.envFile);
     throw new UsageError(`${name} cannot be read (${path}): ${firstLine(error)}`);
   }
 }

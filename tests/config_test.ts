@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import {
-  DEFAULT_TIMEOUT_MINUTES,
   FETCH_BLOCKED_PORTS,
   type Flags,
   parseCommandLine,
@@ -8,6 +7,7 @@ import {
   UsageError,
 } from "../src/config.ts";
 import { mergeEnv, parseEnvFile } from "../src/env_file.ts";
+import { OPTIONS } from "../src/options.ts";
 
 const A = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const B = "1c1d5b6f-9a5f-4b9f-8b64-4a2d3cae8f21";
@@ -81,7 +81,8 @@ Deno.test("resolveConfig() reads the documented defaults", () => {
   const config = resolveConfig(flags(["--agent", A]), ENV);
   assert.deepEqual(config.agents, [A]);
   assert.equal(config.baseUrl.href, "https://service.example/");
-  assert.equal(config.timeoutMs, DEFAULT_TIMEOUT_MINUTES * 60_000);
+  assert.equal(config.timeoutMs, OPTIONS.timeoutMinutes.default * 60_000);
+  assert.equal(config.timeoutMs, 30 * 60_000);
   assert.equal(config.requestTimeoutMs, 30_000);
   assert.equal(config.maxPollIntervalMs, 10_000);
   assert.equal(config.json, false);
