@@ -169,7 +169,7 @@ export function parseCommandLine(args: readonly string[]): Invocation {
 }
 
 // An unknown option, with the valid one nearest to it by edit distance over the names without
-// dashes and hyphens (so --time-out-minutes finds --timeout-minutes) when it is near enough.
+// dashes and hyphens (so a hyphen too many or too few still finds it) when it is near enough.
 function _unknownOption(option: string): string {
   const name = option.replace(/^-+/, "");
   const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
@@ -227,8 +227,8 @@ export const FETCH_BLOCKED_PORTS: readonly number[] = [
  * @example
  * ```ts
  * const config = resolveConfig(
- *   { agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"] },
- *   { SERVICE_API_KEY: "sk_test", SERVICE_BASE_URL: "https://service.example" },
+ *   { agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], baseUrl: "https://service.example" },
+ *   { SERVICE_API_KEY: "sk_test" },
  * );
  * ```
  */

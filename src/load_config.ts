@@ -33,11 +33,12 @@ const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
  *
  * @example
  * ```ts
- * const { config } = await loadConfig({ agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"] }, [
- *   "SERVICE_API_KEY",
- *   "SERVICE_BASE_URL",
- * ], {
- *   env: (name) => ({ SERVICE_API_KEY: "sk_test", SERVICE_BASE_URL: "https://x.example" })[name],
+ * const flags = {
+ *   agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"],
+ *   baseUrl: "https://x.example",
+ * };
+ * const { config } = await loadConfig(flags, ["SERVICE_API_KEY"], {
+ *   env: (name) => ({ SERVICE_API_KEY: "sk_test" })[name],
  *   readTextFile: () => Promise.reject(new Deno.errors.NotFound("no .env")),
  * });
  * config.baseUrl.host; // "x.example"

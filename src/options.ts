@@ -189,8 +189,9 @@ const _METADATA = {
  *
  * @example
  * ```ts
- * OPTIONS.timeoutMinutes.variable; // "SERVICE_TIMEOUT_MINUTES"
- * OPTIONS.timeoutMinutes.parse("0.5", "--timeout-minutes"); // 0.5
+ * const { timeoutMinutes } = OPTIONS;
+ * timeoutMinutes.default; // 30
+ * timeoutMinutes.parse("0.5", optionName(timeoutMinutes)); // 0.5
  * ```
  */
 export const OPTIONS = {
@@ -400,7 +401,7 @@ export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
  *
  * @example
  * ```ts
- * optionName(OPTIONS.timeoutMinutes); // "--timeout-minutes"
+ * optionName(OPTIONS.help); // "--help"
  * optionName(OPTIONS.apiKey); // "SERVICE_API_KEY"
  * ```
  */
