@@ -4,34 +4,24 @@
  * Precedence: flag, then environment, then `.env`, then default.
  */
 
-import { parseArgs } from "./parse_args.ts";
-import { type MetadataOverrides, pullRequestNumber } from "./ci_metadata.ts";
+import type { MetadataOverrides } from "./ci_metadata.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
+import {
+  type Flags,
+  OPTION_NAMES,
+  optionName,
+  OPTIONS,
+  type OptionSpec,
+  UsageError,
+} from "./options.ts";
+import { parseArgTokens, type TokenOption } from "./parse_args.ts";
 
-/** The default `--timeout-minutes`. */
-export const DEFAULT_TIMEOUT_MINUTES = 30;
-/** The longest `--timeout-minutes` accepted: one week. */
-export const MAX_TIMEOUT_MINUTES = 7 * 24 * 60;
-/** The default `--request-timeout-seconds`. */
-export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 30;
-/** The default `--max-poll-interval-seconds`. */
-export const DEFAULT_MAX_POLL_INTERVAL_SECONDS = 10;
+export { type Flags, OPTION_NAMES, UsageError } from "./options.ts";
 
-/** The environment variables the configuration reads (besides the CI metadata's). */
-export const CONFIG_ENV_VARIABLES: readonly string[] = [
-  "SERVICE_API_KEY",
-  "SERVICE_AGENT_ID",
-  "SERVICE_BASE_URL",
-  "SERVICE_TIMEOUT_MINUTES",
-  "SERVICE_CA_CERT",
-  "SERVICE_REQUEST_TIMEOUT_SECONDS",
-  "SERVICE_MAX_POLL_INTERVAL_SECONDS",
-  "SERVICE_CI_NATIVE",
-  "SERVICE_PR_COMMENT",
-  "SERVICE_PR_COMMENT_KEY",
-];
-
-/** Everything one invocation needs, validated. */
+/**
+ * Everything one invocation needs, validated. A field named after an option (see
+ * {@linkcode OPTIONS}) holds that option's value.
+ */
 export interface Config {
   /** Agent UUIDs, as given, in order, without duplicates. */
   readonly agents: readonly string[];
@@ -45,37 +35,41 @@ export interface Config {
   readonly apiKey: string;
   /** Metadata values given on the command line. */
   readonly overrides: MetadataOverrides;
-  /** `--json`: one JSON document on stdout. */
+  /** One JSON document on stdout. */
   readonly json: boolean;
-  /** `--junit <file>`: where to write the JUnit XML report. */
+  /** Where to write the JUnit XML report. */
   readonly junitPath: string | undefined;
-  /** `--dry-run`: print the request that would be sent, send nothing. */
+  /** Print the request that would be sent, send nothing. */
   readonly dryRun: boolean;
-  /** `--no-wait`: trigger, print the run ids, exit 0. */
+  /** Trigger, print the run ids, exit 0. */
   readonly noWait: boolean;
-  /** `--run-id`: attach to this run instead of triggering one. */
+  /** Attach to this run instead of triggering one. */
   readonly runId: string | undefined;
-  /** `--warn-only`: a failed gate exits 0. */
+  /** A failed gate exits 0. */
   readonly warnOnly: boolean;
-  /** `--ca-cert` / `SERVICE_CA_CERT`: a PEM file of extra trusted certificates. */
+  /** A PEM file of extra trusted certificates. */
   readonly caCertPath: string | undefined;
   /** The longest one request may take. */
   readonly requestTimeoutMs: number;
   /** The longest wait between two polls of a run. */
   readonly maxPollIntervalMs: number;
-  /** Write the detected CI's native output (`--no-ci-native` / `SERVICE_CI_NATIVE=false`: no). */
+  /** Write the detected CI's native output. */
   readonly ciNative: boolean;
-  /** `--pr-comment` / `SERVICE_PR_COMMENT`: keep one comment on the pull or merge request. */
+  /** Keep one comment on the pull or merge request. */
   readonly prComment: boolean;
   /**
-   * `--pr-comment-key` / `SERVICE_PR_COMMENT_KEY`: part of the comment's marker, so jobs that
-   * gate the same agents (the legs of a matrix) keep one comment each.
+   * Part of the comment's marker, so jobs that gate the same agents (the legs of a matrix) keep
+   * one comment each.
    */
   readonly prCommentKey: string | undefined;
 }
 
 /** The four places the service address can come from, in precedence order. */
-export type BaseUrlSource = "--base-url" | "SERVICE_BASE_URL" | ".env" | "built-in default";
+export type BaseUrlSource =
+  | `--${typeof OPTIONS.baseUrl.flag}`
+  | typeof OPTIONS.baseUrl.variable
+  | ".env"
+  | "built-in default";
 
 /** Options of {@linkcode resolveConfig}. */
 export interface ResolveOptions {
@@ -91,133 +85,93 @@ export type Invocation =
   | { readonly kind: "version" }
   | { readonly kind: "run"; readonly flags: Flags };
 
-/** The parsed flags, before the environment is consulted. */
-export interface Flags {
-  readonly agent?: readonly string[];
-  readonly "base-url"?: string;
-  readonly "timeout-minutes"?: string;
-  readonly "env-file"?: string;
-  readonly "commit-sha"?: string;
-  readonly branch?: string;
-  readonly "pull-request"?: string;
-  readonly repository?: string;
-  readonly actor?: string;
-  readonly json?: boolean;
-  readonly junit?: string;
-  readonly "dry-run"?: boolean;
-  readonly "no-wait"?: boolean;
-  readonly "run-id"?: string;
-  readonly "warn-only"?: boolean;
-  readonly "ca-cert"?: string;
-  readonly "request-timeout-seconds"?: string;
-  readonly "max-poll-interval-seconds"?: string;
-  readonly "no-ci-native"?: boolean;
-  readonly "pr-comment"?: boolean;
-  readonly "pr-comment-key"?: string;
-}
+type _Entry = readonly [key: string, option: OptionSpec];
 
-/** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
-}
-
-const OPTIONS = {
-  agent: { type: "string", multiple: true },
-  "base-url": { type: "string" },
-  "timeout-minutes": { type: "string" },
-  "env-file": { type: "string" },
-  "commit-sha": { type: "string" },
-  branch: { type: "string" },
-  "pull-request": { type: "string" },
-  repository: { type: "string" },
-  actor: { type: "string" },
-  json: { type: "boolean" },
-  junit: { type: "string" },
-  "dry-run": { type: "boolean" },
-  "no-wait": { type: "boolean" },
-  "run-id": { type: "string" },
-  "warn-only": { type: "boolean" },
-  "ca-cert": { type: "string" },
-  "request-timeout-seconds": { type: "string" },
-  "max-poll-interval-seconds": { type: "string" },
-  "no-ci-native": { type: "boolean" },
-  "pr-comment": { type: "boolean" },
-  "pr-comment-key": { type: "string" },
-  help: { type: "boolean", short: "h" },
-  version: { type: "boolean" },
-} as const;
-
-/**
- * Every option the command line accepts, without its dashes; `--help` lists each
- * (`tests/e2e/gate_test.ts` checks that).
- *
- * @example
- * ```ts
- * OPTION_NAMES.includes("agent"); // true
- * ```
- */
-export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
+// Each flag's table entry, and the parser's view of it (the table spells a switch such as
+// --no-ci-native as a flag alone).
+const BY_FLAG: ReadonlyMap<string, _Entry> = new Map(
+  Object.entries(OPTIONS as Record<string, OptionSpec>).flatMap(([key, option]) =>
+    option.flag === undefined ? [] : [[option.flag, [key, option] as const]]
+  ),
+);
+const TOKEN_OPTIONS: Readonly<Record<string, TokenOption>> = Object.fromEntries(
+  [...BY_FLAG].map(([flag, [, option]]) => [flag, {
+    type: option.type === "boolean" || option.type === "switch" ? "boolean" : "string",
+    ...(option.short === undefined ? {} : { short: option.short }),
+  }]),
+);
 
 // --api-key, --api_key, --apiKey, --apikey, --service-api-key, alone or with =value.
 const API_KEY_FLAG = /^--?(?:service[-_]?)?api[-_]?key(?:=|$)/i;
 const API_KEY_REFUSED =
-  "--api-key is not an option: command lines show in process lists and CI logs, so the key is read only from SERVICE_API_KEY; set it from your CI's secret store (GitHub: secrets, GitLab: masked CI/CD variable, Jenkins: withCredentials, Azure Pipelines: secret variable mapped with env:) or a .env file";
+  `--api-key is not an option: command lines show in process lists and CI logs, so the key is read only from ${OPTIONS.apiKey.variable}; set it from your CI's secret store (GitHub: secrets, GitLab: masked CI/CD variable, Jenkins: withCredentials, Azure Pipelines: secret variable mapped with env:) or a .env file`;
+const HELP = "run `service-ci --help` for the valid options";
 
 /**
  * Parses the command line. `--help` and `--version` win over everything else; `--api-key` (in
- * any spelling) is refused with why the key is read only from `SERVICE_API_KEY`.
+ * any spelling) is refused with why the key is read only from `SERVICE_API_KEY`. Values are
+ * checked later, by {@linkcode resolveConfig}.
  *
  * @example
  * ```ts
  * parseCommandLine(["--agent", "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", "--json"]);
+ * // { kind: "run", flags: { agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], json: true } }
  * ```
+ *
+ * @throws {UsageError} For an unknown option, a missing or unexpected value, or an argument
+ * that is not an option.
  */
 export function parseCommandLine(args: readonly string[]): Invocation {
-  if (args.includes("--help") || args.includes("-h")) return { kind: "help" };
-  if (args.includes("--version")) return { kind: "version" };
-  // Before the parser: its own messages could echo the key given after the flag.
+  const { help, version } = OPTIONS;
+  if (args.includes(optionName(help)) || args.includes(`-${help.short}`)) return { kind: "help" };
+  if (args.includes(optionName(version))) return { kind: "version" };
+  // Before the tokenizer: the key given after the flag must not reach any message.
   if (args.some((arg) => API_KEY_FLAG.test(arg))) throw new UsageError(API_KEY_REFUSED);
-  let values: Record<string, unknown>;
-  try {
-    values = parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false })
-      .values;
-  } catch (error) {
-    throw new UsageError(_describeParseError(error));
-  }
-  return { kind: "run", flags: values as Flags };
-}
-
-function _describeParseError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const code = (error as { code?: string }).code;
-  const quoted = /'([^']*)'/.exec(message)?.[1] ?? "";
-  const option = quoted.split(" ")[0] ?? quoted;
-  const help = "run `service-ci --help` for the valid options";
-  switch (code) {
-    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
-      const suggestion = _closestOption(option);
-      return suggestion === undefined
-        ? `unknown option ${option}; ${help}`
-        : `unknown option ${option}; did you mean ${suggestion}? (${help})`;
+  const flags: Record<string, string | boolean | string[]> = {};
+  for (const token of parseArgTokens(args, TOKEN_OPTIONS)) {
+    if (token.kind === "option-terminator") continue;
+    if (token.kind === "positional") {
+      throw new UsageError(
+        `unexpected argument ${
+          JSON.stringify(token.value)
+        }: service-ci takes only options; ${HELP}`,
+      );
     }
-    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
-      return `unexpected argument ${
-        JSON.stringify(option)
-      }: service-ci takes only options; ${help}`;
-    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
-      if (/does not take an argument/.test(message)) {
-        return `${option} takes no value; ${help}`;
-      }
-      return `${option} needs a value (${_expected(option)})`;
-    default:
-      return `${message.split("\n")[0]}; ${help}`;
+    const entry = BY_FLAG.get(token.name);
+    if (entry === undefined) throw new UsageError(_unknownOption(token.rawName));
+    const [key, option] = entry;
+    if (option === OPTIONS.help) return { kind: "help" };
+    if (option === OPTIONS.version) return { kind: "version" };
+    const name = optionName(option);
+    if (option.type === "boolean" || option.type === "switch") {
+      if (token.value !== undefined) throw new UsageError(`${name} takes no value; ${HELP}`);
+      flags[key] = option.flagSets ?? true;
+      continue;
+    }
+    const expected = `${name} needs a value (${option.expected ?? "a non-empty value"})`;
+    if (token.value === undefined) throw new UsageError(expected);
+    // The next argument is read as the value only when it does not look like an option.
+    if (!token.inlineValue && token.value.length > 1 && token.value.startsWith("-")) {
+      throw new UsageError(
+        `${expected}; ${
+          JSON.stringify(token.value)
+        } looks like an option: write ${name}=${token.value} if it is the value`,
+      );
+    }
+    if (option.type === "list") {
+      const list = flags[key];
+      flags[key] = Array.isArray(list) ? [...list, token.value] : [token.value];
+    } else {
+      flags[key] = token.value;
+    }
   }
+  return { kind: "run", flags: flags as Flags };
 }
 
-// The valid option nearest to a mistyped one, by edit distance over the names without dashes
-// and hyphens (so --time-out-minutes finds --timeout-minutes), when it is near enough.
-function _closestOption(option: string): string | undefined {
-  const name = option.replace(/^-+/, "").split("=")[0]!;
+// An unknown option, with the valid one nearest to it by edit distance over the names without
+// dashes and hyphens (so a hyphen too many or too few still finds it) when it is near enough.
+function _unknownOption(option: string): string {
+  const name = option.replace(/^-+/, "");
   const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
   let best: { name: string; distance: number } | undefined;
   for (const candidate of OPTION_NAMES) {
@@ -225,9 +179,9 @@ function _closestOption(option: string): string | undefined {
     if (best === undefined || distance < best.distance) best = { name: candidate, distance };
   }
   if (best === undefined || best.distance > Math.max(1, Math.floor(name.length / 4))) {
-    return undefined;
+    return `unknown option ${option}; ${HELP}`;
   }
-  return `--${best.name}`;
+  return `unknown option ${option}; did you mean --${best.name}? (${HELP})`;
 }
 
 function _editDistance(a: string, b: string): number {
@@ -246,21 +200,6 @@ function _editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-function _expected(option: string): string {
-  const what: Record<string, string> = {
-    "--agent": "an agent UUID",
-    "--base-url": "the service's https:// address",
-    "--timeout-minutes": "a positive number of minutes",
-    "--env-file": "a file path",
-    "--junit": "a file path",
-    "--ca-cert": "a PEM file path",
-    "--run-id": "a run id",
-    "--pull-request": "a pull request number",
-  };
-  return what[option] ?? "a non-empty value";
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
@@ -288,27 +227,30 @@ export const FETCH_BLOCKED_PORTS: readonly number[] = [
  * @example
  * ```ts
  * const config = resolveConfig(
- *   { agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"] },
- *   { SERVICE_API_KEY: "sk_test", SERVICE_BASE_URL: "https://service.example" },
+ *   { agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], baseUrl: "https://service.example" },
+ *   { SERVICE_API_KEY: "sk_test" },
  * );
  * ```
  */
 export function resolveConfig(
   flags: Flags,
-  env: Readonly<Record<string, string | undefined>>,
+  env: _Env,
   options: ResolveOptions = {},
 ): Config {
-  const noWait = flags["no-wait"] ?? false;
-  const runId = _optionalText(flags["run-id"], "--run-id", "a run id");
+  const o = OPTIONS;
+  const noWait = flags.noWait ?? o.noWait.default;
+  const runId = _given(o.runId, flags.runId, env);
   const agents = _agents(flags, env);
   if (runId !== undefined) {
-    if (runId === "." || runId === "..") {
-      throw new UsageError(`--run-id must be a run id (got ${JSON.stringify(runId)})`);
-    }
+    const [name, agent] = [optionName(o.runId), optionName(o.agent)];
     if (agents.length !== 1) {
-      throw new UsageError(`--run-id needs exactly one --agent (got ${agents.length})`);
+      throw new UsageError(`${name} needs exactly one ${agent} (got ${agents.length})`);
     }
-    if (noWait) throw new UsageError("--run-id waits for a run; it cannot be used with --no-wait");
+    if (noWait) {
+      throw new UsageError(
+        `${name} waits for a run; it cannot be used with ${optionName(o.noWait)}`,
+      );
+    }
   }
   const defaultBaseUrl = "defaultBaseUrl" in options ? options.defaultBaseUrl : DEFAULT_BASE_URL;
   const base = _baseUrl(flags, env, options.fromDotenv ?? new Set(), defaultBaseUrl);
@@ -316,89 +258,82 @@ export function resolveConfig(
     agents,
     baseUrl: base.url,
     baseUrlSource: base.source,
-    timeoutMs: _positiveNumber(
-      flags["timeout-minutes"],
-      "--timeout-minutes",
-      env.SERVICE_TIMEOUT_MINUTES,
-      "SERVICE_TIMEOUT_MINUTES",
-      { fallback: DEFAULT_TIMEOUT_MINUTES, max: MAX_TIMEOUT_MINUTES, unit: "minutes" },
-    ) * 60_000,
+    timeoutMs: (_given(o.timeoutMinutes, flags.timeoutMinutes, env) ?? o.timeoutMinutes.default) *
+      60_000,
     apiKey: _apiKey(env),
-    overrides: _overrides(flags),
-    json: flags.json ?? false,
-    junitPath: _optionalText(flags.junit, "--junit", "a file path"),
-    dryRun: flags["dry-run"] ?? false,
+    overrides: _overrides(flags, env),
+    json: flags.json ?? o.json.default,
+    junitPath: _given(o.junit, flags.junit, env),
+    dryRun: flags.dryRun ?? o.dryRun.default,
     noWait,
     runId,
-    warnOnly: flags["warn-only"] ?? false,
-    caCertPath: _optionalText(flags["ca-cert"], "--ca-cert", "a PEM file path") ??
-      _optionalText(env.SERVICE_CA_CERT, "SERVICE_CA_CERT", "a PEM file path"),
-    requestTimeoutMs: _positiveNumber(
-      flags["request-timeout-seconds"],
-      "--request-timeout-seconds",
-      env.SERVICE_REQUEST_TIMEOUT_SECONDS,
-      "SERVICE_REQUEST_TIMEOUT_SECONDS",
-      { fallback: DEFAULT_REQUEST_TIMEOUT_SECONDS, max: 3600, unit: "seconds" },
-    ) * 1000,
-    maxPollIntervalMs: _positiveNumber(
-      flags["max-poll-interval-seconds"],
-      "--max-poll-interval-seconds",
-      env.SERVICE_MAX_POLL_INTERVAL_SECONDS,
-      "SERVICE_MAX_POLL_INTERVAL_SECONDS",
-      { fallback: DEFAULT_MAX_POLL_INTERVAL_SECONDS, max: 300, min: 0.5, unit: "seconds" },
-    ) * 1000,
-    ciNative: !(flags["no-ci-native"] ?? false) &&
-      _switch(env.SERVICE_CI_NATIVE, "SERVICE_CI_NATIVE", true),
-    prComment: (flags["pr-comment"] ?? false) ||
-      _switch(env.SERVICE_PR_COMMENT, "SERVICE_PR_COMMENT", false),
-    prCommentKey: _optionalText(flags["pr-comment-key"], "--pr-comment-key", "a name") ??
-      (env.SERVICE_PR_COMMENT_KEY?.trim() || undefined),
+    warnOnly: flags.warnOnly ?? o.warnOnly.default,
+    caCertPath: _given(o.caCert, flags.caCert, env),
+    requestTimeoutMs: (_given(o.requestTimeoutSeconds, flags.requestTimeoutSeconds, env) ??
+      o.requestTimeoutSeconds.default) * 1000,
+    maxPollIntervalMs: (_given(o.maxPollIntervalSeconds, flags.maxPollIntervalSeconds, env) ??
+      o.maxPollIntervalSeconds.default) * 1000,
+    ciNative: flags.ciNative ?? _given(o.ciNative, undefined, env) ?? o.ciNative.default,
+    prComment: flags.prComment ?? _given(o.prComment, undefined, env) ?? o.prComment.default,
+    prCommentKey: _given(o.prCommentKey, flags.prCommentKey, env),
   };
   return Object.freeze(config);
 }
 
-function _agents(flags: Flags, env: Readonly<Record<string, string | undefined>>): string[] {
-  const fromFlags = flags.agent !== undefined && flags.agent.length > 0;
-  const source = fromFlags ? "--agent" : "SERVICE_AGENT_ID";
-  const given = fromFlags
-    ? [...(flags.agent ?? [])]
-    : (env.SERVICE_AGENT_ID ?? "").split(",").map((item) => item.trim()).filter((item) =>
-      item !== ""
-    );
+type _Env = Readonly<Record<string, string | undefined>>;
+
+// An option's value from its flag, else from its variable (empty counts as unset), checked
+// under the name of the one it came from; `undefined` when neither gives one.
+function _given<T>(
+  option: {
+    readonly flag?: string;
+    readonly variable?: string;
+    readonly parse: (text: string, name: string) => T;
+  },
+  flag: string | undefined,
+  env: _Env,
+): Exclude<T, undefined> | undefined {
+  if (flag !== undefined) {
+    return option.parse(flag, optionName(option)) as Exclude<T, undefined> | undefined;
+  }
+  const text = option.variable === undefined ? undefined : env[option.variable];
+  if (text === undefined || text === "") return undefined;
+  return option.parse(text, option.variable!) as Exclude<T, undefined> | undefined;
+}
+
+function _agents(flags: Flags, env: _Env): string[] {
+  const option = OPTIONS.agent;
+  if (flags.agent !== undefined && flags.agent.length > 0) {
+    return option.parse(flags.agent, optionName(option));
+  }
+  const given = (env[option.variable] ?? "").split(",").map((item) => item.trim()).filter((
+    item,
+  ) => item !== "");
   if (given.length === 0) {
     throw new UsageError(
-      "no agent given: pass --agent <uuid> (repeatable) or set SERVICE_AGENT_ID to a comma-separated list of agent UUIDs",
+      `no agent given: pass ${
+        optionName(option)
+      } ${option.valueName} (repeatable) or set ${option.variable} to a comma-separated list of agent UUIDs`,
     );
   }
-  const seen = new Set<string>();
-  for (const agent of given) {
-    if (!UUID.test(agent)) {
-      throw new UsageError(
-        `${source} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
-          JSON.stringify(agent)
-        })`,
-      );
-    }
-    const key = agent.toLowerCase();
-    if (seen.has(key)) throw new UsageError(`${source} names agent ${agent} twice`);
-    seen.add(key);
-  }
-  return given;
+  return option.parse(given, option.variable);
 }
 
 function _baseUrl(
   flags: Flags,
-  env: Readonly<Record<string, string | undefined>>,
+  env: _Env,
   fromDotenv: ReadonlySet<string>,
   defaultBaseUrl: string | undefined,
 ): { url: URL; source: BaseUrlSource } {
-  if (flags["base-url"] !== undefined) {
-    return { url: parseBaseUrl(flags["base-url"], "--base-url"), source: "--base-url" };
+  const option = OPTIONS.baseUrl;
+  const flag = optionName(option) as `--${typeof option.flag}`;
+  if (flags.baseUrl !== undefined) {
+    return { url: parseBaseUrl(flags.baseUrl, flag), source: flag };
   }
-  const fromEnv = env.SERVICE_BASE_URL;
+  const fromEnv = env[option.variable];
   if (fromEnv !== undefined && fromEnv !== "") {
-    const source = fromDotenv.has("SERVICE_BASE_URL") ? ".env" : "SERVICE_BASE_URL";
-    return { url: parseBaseUrl(fromEnv, "SERVICE_BASE_URL"), source };
+    const source = fromDotenv.has(option.variable) ? ".env" : option.variable;
+    return { url: parseBaseUrl(fromEnv, option.variable), source };
   }
   if (defaultBaseUrl !== undefined) {
     return {
@@ -407,7 +342,7 @@ function _baseUrl(
     };
   }
   throw new UsageError(
-    "no service address: pass --base-url https://…, set SERVICE_BASE_URL (environment or .env), or use a release build with a built-in default (this build has none)",
+    `no service address: pass ${flag} https://…, set ${option.variable} (environment or .env), or use a release build with a built-in default (this build has none)`,
   );
 }
 
@@ -477,104 +412,29 @@ export function parseBaseUrl(text: string, name: string): URL {
   return url;
 }
 
-function _apiKey(env: Readonly<Record<string, string | undefined>>): string {
-  const key = env.SERVICE_API_KEY;
-  if (key === undefined || key === "") {
+function _apiKey(env: _Env): string {
+  const option = OPTIONS.apiKey;
+  const key = _given(option, undefined, env);
+  if (key === undefined) {
     throw new UsageError(
-      "SERVICE_API_KEY is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file",
-    );
-  }
-  // deno-lint-ignore no-control-regex
-  if (/[\x00-\x20\x7f]/.test(key)) {
-    throw new UsageError(
-      "SERVICE_API_KEY contains whitespace or control characters (often a trailing newline from the secret store); it must be the key alone",
-    );
-  }
-  // A header value must be ASCII; fetch would refuse it on every attempt. The key itself is
-  // never printed, only where the first foreign character is.
-  const foreign = key.search(/[^\x21-\x7e]/);
-  if (foreign >= 0) {
-    throw new UsageError(
-      `SERVICE_API_KEY must be printable ASCII, as the service issues it, but character ${
-        foreign + 1
-      } of ${key.length} is not (often a typographic quote or dash pasted from a document); copy the key again from Settings → API Keys`,
+      `${option.variable} is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file`,
     );
   }
   return key;
 }
 
-function _overrides(flags: Flags): MetadataOverrides {
-  const pullRequest = flags["pull-request"];
-  if (pullRequest !== undefined && pullRequestNumber(pullRequest) === null) {
-    throw new UsageError(
-      `--pull-request must be a pull request number like 42 (got ${JSON.stringify(pullRequest)})`,
-    );
-  }
-  const text = (name: keyof Flags & string) =>
-    _optionalText(flags[name] as string | undefined, `--${name}`, "a non-empty value");
-  const overrides: {
-    commitSha?: string;
-    branch?: string;
-    pullRequest?: number;
-    repository?: string;
-    actor?: string;
-  } = {};
-  const commitSha = text("commit-sha");
-  const branch = text("branch");
-  const repository = text("repository");
-  const actor = text("actor");
-  if (commitSha !== undefined) overrides.commitSha = commitSha;
-  if (branch !== undefined) overrides.branch = branch;
-  if (pullRequest !== undefined) overrides.pullRequest = Number(pullRequest);
-  if (repository !== undefined) overrides.repository = repository;
-  if (actor !== undefined) overrides.actor = actor;
-  return overrides;
-}
-
-// An on/off variable: true/1/yes/on or false/0/no/off in any case; unset or empty is `fallback`.
-function _switch(value: string | undefined, name: string, fallback: boolean): boolean {
-  const text = (value ?? "").trim().toLowerCase();
-  if (text === "") return fallback;
-  if (["true", "1", "yes", "on"].includes(text)) return true;
-  if (["false", "0", "no", "off"].includes(text)) return false;
-  throw new UsageError(
-    `${name} must be true or false (also 1/0, yes/no, on/off) (got ${JSON.stringify(value)})`,
-  );
-}
-
-function _optionalText(
-  value: string | undefined,
-  name: string,
-  expected: string,
-): string | undefined {
-  if (value === undefined) return undefined;
-  if (value.trim() === "") throw new UsageError(`${name} must be ${expected} (got an empty value)`);
-  return value;
-}
-
-function _positiveNumber(
-  flag: string | undefined,
-  flagName: string,
-  envValue: string | undefined,
-  envName: string,
-  limits: { fallback: number; max: number; min?: number; unit: string },
-): number {
-  const [text, name] = flag !== undefined
-    ? [flag, flagName]
-    : envValue !== undefined && envValue !== ""
-    ? [envValue, envName]
-    : [undefined, flagName];
-  if (text === undefined) return limits.fallback;
-  const min = limits.min ?? 0;
-  const valid = /^(\d+(\.\d*)?|\.\d+)$/.test(text.trim());
-  const value = valid ? Number(text) : NaN;
-  if (!(value > 0) || value < min || value > limits.max) {
-    const range = min > 0 ? `from ${min} to ${limits.max}` : `up to ${limits.max}`;
-    throw new UsageError(
-      `${name} must be a positive number of ${limits.unit} ${range}, decimals allowed (got ${
-        JSON.stringify(text)
-      })`,
-    );
-  }
-  return value;
+function _overrides(flags: Flags, env: _Env): MetadataOverrides {
+  const o = OPTIONS;
+  const commitSha = _given(o.commitSha, flags.commitSha, env);
+  const branch = _given(o.branch, flags.branch, env);
+  const pullRequest = _given(o.pullRequest, flags.pullRequest, env);
+  const repository = _given(o.repository, flags.repository, env);
+  const actor = _given(o.actor, flags.actor, env);
+  return {
+    ...(commitSha === undefined ? {} : { commitSha }),
+    ...(branch === undefined ? {} : { branch }),
+    ...(pullRequest === undefined ? {} : { pullRequest }),
+    ...(repository === undefined ? {} : { repository }),
+    ...(actor === undefined ? {} : { actor }),
+  };
 }

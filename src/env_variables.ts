@@ -1,7 +1,7 @@
 /** Every environment variable the program reads: the only ones `main.ts` asks the system for. */
 
 import { CI_ENV_VARIABLES } from "./ci_metadata.ts";
-import { CONFIG_ENV_VARIABLES } from "./config.ts";
+import { CONFIG_ENV_VARIABLES } from "./options.ts";
 import { PR_COMMENT_ENV_VARIABLES } from "./pr_comment/env.ts";
 import { NATIVE_ENV_VARIABLES } from "./report/native.ts";
 

@@ -1,11 +1,12 @@
-/** The text of `service-ci --help`. */
+/** The text of `service-ci --help`, its option list drawn from the option table. */
 
-import {
-  DEFAULT_MAX_POLL_INTERVAL_SECONDS,
-  DEFAULT_REQUEST_TIMEOUT_SECONDS,
-  DEFAULT_TIMEOUT_MINUTES,
-} from "./config.ts";
+import { optionName, OPTIONS, type OptionSpec } from "./options.ts";
 import { REPOSITORY_URL, VERSION } from "./version.ts";
+
+// Descriptions start in this column; a variable joins the last line when it stays within
+// VARIABLE_WIDTH, else it takes a line of its own.
+const COLUMN = 28;
+const VARIABLE_WIDTH = 90;
 
 /**
  * What `--help` prints, naming the built-in service address of this build (or none).
@@ -16,48 +17,18 @@ import { REPOSITORY_URL, VERSION } from "./version.ts";
  * ```
  */
 export function helpText(defaultBaseUrl: string | undefined): string {
+  const { agent, baseUrl, timeoutMinutes, apiKey } = OPTIONS;
   return `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
 turn its verdict into an exit code.
 
 Usage:
-  service-ci --agent <uuid> [--agent <uuid> …] [--base-url <url>] [--timeout-minutes <n>]
+  service-ci ${_usage(agent)} [${_usage(agent)} …] [${_usage(baseUrl)}] [${_usage(timeoutMinutes)}]
              [options]
 
-The API key is read from SERVICE_API_KEY (environment or .env file), never from a flag.
+The API key is read from ${apiKey.variable} (environment or .env file), never from a flag.
 
 Options ([VARIABLE] sets the same):
-  --agent <uuid>            agent to run; repeatable, all run concurrently
-                            [SERVICE_AGENT_ID, a comma list]
-  --base-url <url>          the service's address; https:// (http:// only for localhost)
-                            [SERVICE_BASE_URL]
-                            built-in default: ${defaultBaseUrl ?? "none"}
-  --timeout-minutes <n>     bounds the whole wait; decimals allowed (default ${DEFAULT_TIMEOUT_MINUTES})
-                            [SERVICE_TIMEOUT_MINUTES]
-  --json                    print one JSON document with every agent's outcome on stdout
-  --junit <file>            write a JUnit XML report, one test case per agent
-  --no-wait                 trigger the runs, print their ids, exit 0 without waiting
-  --run-id <id>             attach to an existing run of the one --agent and wait for it
-  --warn-only               report a failed gate but exit 0 (unchecked and timeout keep
-                            their codes)
-  --dry-run                 print the request that would be sent (key masked), send nothing
-  --env-file <file>         read variables from this file instead of ./.env (set ones win)
-  --ca-cert <file>          also trust the certificates in this PEM file [SERVICE_CA_CERT]
-  --request-timeout-seconds <n>
-                            one request's limit (default ${DEFAULT_REQUEST_TIMEOUT_SECONDS})
-                            [SERVICE_REQUEST_TIMEOUT_SECONDS]
-  --max-poll-interval-seconds <n>
-                            longest wait between polls (default ${DEFAULT_MAX_POLL_INTERVAL_SECONDS})
-                            [SERVICE_MAX_POLL_INTERVAL_SECONDS]
-  --no-ci-native            no native output in Azure Pipelines, GitLab, TeamCity, Buildkite,
-                            Bitbucket [SERVICE_CI_NATIVE=false]
-  --pr-comment              keep one comment with the verdicts on the pull/merge request
-                            [SERVICE_PR_COMMENT=true]
-  --pr-comment-key <name>   a comment of its own for this job, e.g. a matrix leg
-                            [SERVICE_PR_COMMENT_KEY]
-  --commit-sha, --branch, --pull-request, --repository, --actor <value>
-                            override the CI metadata detected from the environment
-  -h, --help                print this help and exit 0
-  --version                 print the version and exit 0
+${_optionLines(defaultBaseUrl).join("\n")}
 
 Exit codes:
   0  every gate passed            1  a gate failed
@@ -67,4 +38,50 @@ Exit codes:
 
 Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 `;
+}
+
+function _usage(option: OptionSpec): string {
+  return `${optionName(option)} ${option.valueName}`;
+}
+
+// One entry per option with a flag; consecutive options with the same help lines share one.
+function _optionLines(defaultBaseUrl: string | undefined): string[] {
+  const options = Object.values(OPTIONS as Record<string, OptionSpec>).filter((option) =>
+    option.flag !== undefined
+  );
+  const lines: string[] = [];
+  for (let start = 0; start < options.length;) {
+    const option = options[start]!;
+    let end = start + 1;
+    while (end < options.length && options[end]!.help.join("\n") === option.help.join("\n")) end++;
+    const group = options.slice(start, end);
+    const names = group.map((each) => `${each.short ? `-${each.short}, ` : ""}${optionName(each)}`)
+      .join(", ");
+    const label = `  ${names}${option.valueName === undefined ? "" : ` ${option.valueName}`}`;
+    const text = [...option.help];
+    if (option.type === "number") text.push(`${text.pop()} (default ${option.default})`);
+    const variable = _variable(option);
+    if (variable !== undefined) {
+      const last = text.pop()!;
+      const joined = `${last} ${variable}`;
+      text.push(...(COLUMN + joined.length <= VARIABLE_WIDTH ? [joined] : [last, variable]));
+    }
+    if (option === OPTIONS.baseUrl) text.push(`built-in default: ${defaultBaseUrl ?? "none"}`);
+    const indent = " ".repeat(COLUMN);
+    if (label.length <= COLUMN - 2) {
+      lines.push(label.padEnd(COLUMN) + text[0]);
+      lines.push(...text.slice(1).map((line) => indent + line));
+    } else {
+      lines.push(label, ...text.map((line) => indent + line));
+    }
+    start = end;
+  }
+  return lines;
+}
+
+function _variable(option: OptionSpec): string | undefined {
+  if (option.variable === undefined) return undefined;
+  if (option.type === "list") return `[${option.variable}, a comma list]`;
+  if (option.type === "switch") return `[${option.variable}=${option.flagSets}]`;
+  return `[${option.variable}]`;
 }

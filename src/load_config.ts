@@ -6,6 +6,7 @@
 
 import { type Config, type Flags, resolveConfig, UsageError } from "./config.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
+import { optionName, OPTIONS } from "./options.ts";
 
 /** The effects loading needs. */
 export interface LoadDeps {
@@ -24,7 +25,7 @@ export interface LoadedConfig {
   readonly caCerts: string | undefined;
 }
 
-const CA_CERT = "--ca-cert/SERVICE_CA_CERT";
+const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
 
 /**
  * Loads and checks the configuration for the parsed `flags`, reading only `names` from the
@@ -32,11 +33,12 @@ const CA_CERT = "--ca-cert/SERVICE_CA_CERT";
  *
  * @example
  * ```ts
- * const { config } = await loadConfig({ agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"] }, [
- *   "SERVICE_API_KEY",
- *   "SERVICE_BASE_URL",
- * ], {
- *   env: (name) => ({ SERVICE_API_KEY: "sk_test", SERVICE_BASE_URL: "https://x.example" })[name],
+ * const flags = {
+ *   agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"],
+ *   baseUrl: "https://x.example",
+ * };
+ * const { config } = await loadConfig(flags, ["SERVICE_API_KEY"], {
+ *   env: (name) => ({ SERVICE_API_KEY: "sk_test" })[name],
  *   readTextFile: () => Promise.reject(new Deno.errors.NotFound("no .env")),
  * });
  * config.baseUrl.host; // "x.example"
@@ -49,7 +51,7 @@ export async function loadConfig(
   names: readonly string[],
   deps: LoadDeps,
 ): Promise<LoadedConfig> {
-  const dotenv = await _readDotenv(deps, flags["env-file"]);
+  const dotenv = await _readDotenv(deps, flags.envFile);
   const env = mergeEnv(names, deps.env, dotenv);
   const fromDotenv = new Set(
     names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
@@ -108,7 +110,9 @@ async function _readDotenv(
     return await parseEnvFile(await deps.readTextFile(path));
   } catch (error) {
     if (explicit === undefined && error instanceof Deno.errors.NotFound) return {};
-    const name = explicit === undefined ? "the .env file in the working directory" : "--env-file";
+    const name = explicit === undefined
+      ? "the .env file in the working directory"
+      : optionName(OPTIONS.envFile);
     throw new UsageError(`${name} cannot be read (${path}): ${firstLine(error)}`);
   }
 }

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import {
-  DEFAULT_TIMEOUT_MINUTES,
   FETCH_BLOCKED_PORTS,
   type Flags,
   parseCommandLine,
@@ -8,6 +7,7 @@ import {
   UsageError,
 } from "../src/config.ts";
 import { mergeEnv, parseEnvFile } from "../src/env_file.ts";
+import { OPTIONS } from "../src/options.ts";
 
 const A = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const B = "1c1d5b6f-9a5f-4b9f-8b64-4a2d3cae8f21";
@@ -50,6 +50,76 @@ Deno.test("parseCommandLine() names an unknown option, a missing value and a str
   }
 });
 
+Deno.test("parseCommandLine() judges the tokens itself: a value that looks like an option, a short alias, --", () => {
+  const cases: Array<[string[], RegExp]> = [
+    [
+      ["--agent", "--json"],
+      /^--agent needs a value \(an agent UUID\); "--json" looks like an option: write --agent=--json if it is the value$/,
+    ],
+    [
+      ["--timeout-minutes", "-5"],
+      /^--timeout-minutes needs a value \(a positive number of minutes\);/,
+    ],
+    [["--no-wait=1"], /^--no-wait takes no value; run `service-ci --help`/],
+    [["--no-ci-native=false"], /^--no-ci-native takes no value;/],
+    [["-x"], /^unknown option -x; run `service-ci --help` for the valid options$/],
+    [["--", "--json"], /^unexpected argument "--json": service-ci takes only options;/],
+    [["--__proto__"], /^unknown option --__proto__;/],
+    [
+      ["--time-out-minutes=5"],
+      /^unknown option --time-out-minutes; did you mean --timeout-minutes\?/,
+    ],
+  ];
+  for (const [args, message] of cases) {
+    assert.throws(() => parseCommandLine(args), (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, message);
+      return true;
+    }, args.join(" "));
+  }
+  assert.deepEqual(parseCommandLine(["-hx"]), { kind: "help" });
+  assert.deepEqual(parseCommandLine(["--json", "--version=1"]), { kind: "version" });
+  assert.deepEqual(parseCommandLine(["--"]), { kind: "run", flags: {} });
+});
+
+Deno.test("parseCommandLine() keys the flags as the table: a list in order, the last value, a switch's value", () => {
+  assert.deepEqual(
+    parseCommandLine([
+      "--agent",
+      A,
+      `--agent=${B}`,
+      "--timeout-minutes=5",
+      "--timeout-minutes",
+      "6",
+      "--no-ci-native",
+      "--pr-comment",
+      "--run-id=-r1",
+    ]),
+    {
+      kind: "run",
+      flags: { agent: [A, B], timeoutMinutes: "6", ciNative: false, prComment: true, runId: "-r1" },
+    },
+  );
+});
+
+Deno.test("resolveConfig() reads each switch from its flag, else its variable, else the default", () => {
+  assert.equal(resolveConfig(flags(["--agent", A]), ENV).ciNative, true);
+  assert.equal(resolveConfig(flags(["--agent", A]), ENV).prComment, false);
+  const off = { ...ENV, SERVICE_CI_NATIVE: "off", SERVICE_PR_COMMENT: "Yes" };
+  assert.equal(resolveConfig(flags(["--agent", A]), off).ciNative, false);
+  assert.equal(resolveConfig(flags(["--agent", A]), off).prComment, true);
+  // The flag wins, and the variable is then not read at all.
+  const bad = { ...ENV, SERVICE_CI_NATIVE: "maybe", SERVICE_PR_COMMENT: "maybe" };
+  const config = resolveConfig(flags(["--agent", A, "--no-ci-native", "--pr-comment"]), bad);
+  assert.equal(config.ciNative, false);
+  assert.equal(config.prComment, true);
+  usageError(["--agent", A], bad, /^SERVICE_CI_NATIVE must be true or false \(also 1\/0/);
+  const key = { ...ENV, SERVICE_PR_COMMENT_KEY: " leg-1 ", SERVICE_CA_CERT: "ca.pem" };
+  assert.equal(resolveConfig(flags(["--agent", A]), key).prCommentKey, "leg-1");
+  assert.equal(resolveConfig(flags(["--agent", A]), key).caCertPath, "ca.pem");
+  assert.equal(resolveConfig(flags(["--agent", A, "--ca-cert", "x.pem"]), key).caCertPath, "x.pem");
+});
+
 Deno.test("parseCommandLine() refuses --api-key in any spelling, saying why and how to set the key", () => {
   for (
     const args of [
@@ -81,7 +151,8 @@ Deno.test("resolveConfig() reads the documented defaults", () => {
   const config = resolveConfig(flags(["--agent", A]), ENV);
   assert.deepEqual(config.agents, [A]);
   assert.equal(config.baseUrl.href, "https://service.example/");
-  assert.equal(config.timeoutMs, DEFAULT_TIMEOUT_MINUTES * 60_000);
+  assert.equal(config.timeoutMs, OPTIONS.timeoutMinutes.default * 60_000);
+  assert.equal(config.timeoutMs, 30 * 60_000);
   assert.equal(config.requestTimeoutMs, 30_000);
   assert.equal(config.maxPollIntervalMs, 10_000);
   assert.equal(config.json, false);

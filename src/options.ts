@@ -1,0 +1,410 @@
+/**
+ * Every option of service-ci, declared once: its flag, type, default, environment variable,
+ * GitHub action input, `--help` line and check. The parser, `--help`, the messages and the
+ * suggestions derive from {@linkcode OPTIONS}; `tests/options_test.ts` checks docs/options.md,
+ * README.md and action.yml against it.
+ */
+
+import { pullRequestNumber } from "./ci_metadata.ts";
+
+/** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/**
+ * How an option is given. `boolean`: a flag alone; `switch`: a flag alone that sets
+ * {@linkcode OptionSpec.flagSets}, or its variable as true/false; `string` and `number`: a flag
+ * with a value; `list`: a repeatable flag, or its variable as a comma-separated list.
+ */
+export type OptionType = "boolean" | "switch" | "string" | "number" | "list";
+
+/** One option. Every field but `type` and `help` is there only when it applies. */
+export interface OptionSpec {
+  readonly type: OptionType;
+  /** The flag without its dashes. */
+  readonly flag?: string;
+  /** A one-letter alias of the flag. */
+  readonly short?: string;
+  /** What `--help` shows after the flag, e.g. `<uuid>`. */
+  readonly valueName?: string;
+  /** The environment variable (also read from `.env`) that sets the same. */
+  readonly variable?: string;
+  /** The GitHub action's input for it (action.yml). */
+  readonly input?: string;
+  /** The input's default in action.yml, where it is not the one derived from the option's. */
+  readonly inputDefault?: string;
+  /** The value when neither flag nor variable is given. */
+  readonly default?: number | boolean;
+  /** The default as docs/options.md words it, where it is not a plain value. */
+  readonly defaultText?: string;
+  /** The value a `switch` flag sets. */
+  readonly flagSets?: boolean;
+  /** The `--help` description, one string a line; options with equal lines share one entry. */
+  readonly help: readonly string[];
+  /** What a valid value is, for messages: "a positive number of minutes". */
+  readonly expected?: string;
+  /**
+   * Checks a value given under `name` (the flag with its dashes, or the variable) and returns
+   * it, or `undefined` for a value that counts as unset.
+   *
+   * @throws {UsageError} Naming `name` and what would be valid.
+   */
+  readonly parse?:
+    | ((text: string, name: string) => unknown)
+    | ((items: readonly string[], name: string) => unknown);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function _text(expected: string) {
+  return {
+    expected,
+    parse(text: string, name: string): string {
+      if (text.trim() === "") {
+        throw new UsageError(`${name} must be ${expected} (got an empty value)`);
+      }
+      return text;
+    },
+  };
+}
+
+function _number(limits: { unit: string; default: number; max: number; min?: number }) {
+  const expected = `a positive number of ${limits.unit}`;
+  const min = limits.min ?? 0;
+  const range = min > 0 ? `from ${min} to ${limits.max}` : `up to ${limits.max}`;
+  return {
+    type: "number",
+    valueName: "<n>",
+    default: limits.default,
+    expected,
+    parse(text: string, name: string): number {
+      const valid = /^(\d+(\.\d*)?|\.\d+)$/.test(text.trim());
+      const value = valid ? Number(text) : NaN;
+      if (!(value > 0) || value < min || value > limits.max) {
+        throw new UsageError(
+          `${name} must be ${expected} ${range}, decimals allowed (got ${JSON.stringify(text)})`,
+        );
+      }
+      return value;
+    },
+  } as const;
+}
+
+// An on/off variable: true/1/yes/on or false/0/no/off in any case; blank counts as unset.
+function _switch(flagSets: boolean, fallback: boolean) {
+  return {
+    type: "switch",
+    flagSets,
+    default: fallback,
+    expected: "true or false",
+    parse(text: string, name: string): boolean | undefined {
+      const word = text.trim().toLowerCase();
+      if (word === "") return undefined;
+      if (["true", "1", "yes", "on"].includes(word)) return true;
+      if (["false", "0", "no", "off"].includes(word)) return false;
+      throw new UsageError(
+        `${name} must be true or false (also 1/0, yes/no, on/off) (got ${JSON.stringify(text)})`,
+      );
+    },
+  } as const;
+}
+
+function _agents(items: readonly string[], name: string): string[] {
+  const seen = new Set<string>();
+  for (const agent of items) {
+    if (!UUID.test(agent)) {
+      throw new UsageError(
+        `${name} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
+          JSON.stringify(agent)
+        })`,
+      );
+    }
+    const key = agent.toLowerCase();
+    if (seen.has(key)) throw new UsageError(`${name} names agent ${agent} twice`);
+    seen.add(key);
+  }
+  return [...items];
+}
+
+function _apiKey(key: string, name: string): string {
+  // deno-lint-ignore no-control-regex
+  if (/[\x00-\x20\x7f]/.test(key)) {
+    throw new UsageError(
+      `${name} contains whitespace or control characters (often a trailing newline from the secret store); it must be the key alone`,
+    );
+  }
+  // A header value must be ASCII; fetch would refuse it on every attempt. The key itself is
+  // never printed, only where the first foreign character is.
+  const foreign = key.search(/[^\x21-\x7e]/);
+  if (foreign >= 0) {
+    throw new UsageError(
+      `${name} must be printable ASCII, as the service issues it, but character ${
+        foreign + 1
+      } of ${key.length} is not (often a typographic quote or dash pasted from a document); copy the key again from Settings → API Keys`,
+    );
+  }
+  return key;
+}
+
+function _pullRequest(text: string, name: string): number {
+  const number = pullRequestNumber(text);
+  if (number === null) {
+    throw new UsageError(
+      `${name} must be a pull request number like 42 (got ${JSON.stringify(text)})`,
+    );
+  }
+  return number;
+}
+
+// Part of the comment's marker: the blanks around it would only tell two markers apart.
+function _key(text: string, name: string): string {
+  const key = text.trim();
+  if (key === "") throw new UsageError(`${name} must be a name (got an empty value)`);
+  return key;
+}
+
+function _runId(text: string, name: string): string {
+  if (text.trim() === "" || text === "." || text === "..") {
+    throw new UsageError(
+      `${name} must be a run id (got ${
+        text.trim() === "" ? "an empty value" : JSON.stringify(text)
+      })`,
+    );
+  }
+  return text;
+}
+
+// The five metadata overrides share one help entry and one row of docs/options.md.
+const _METADATA = {
+  type: "string",
+  valueName: "<value>",
+  defaultText: "detected",
+  help: ["override the CI metadata detected from the environment"],
+  ..._text("a non-empty value"),
+} as const;
+
+/**
+ * Every option, in `--help`'s order, keyed by the name the code uses for it.
+ *
+ * @example
+ * ```ts
+ * const { timeoutMinutes } = OPTIONS;
+ * timeoutMinutes.default; // 30
+ * timeoutMinutes.parse("0.5", optionName(timeoutMinutes)); // 0.5
+ * ```
+ */
+export const OPTIONS = {
+  agent: {
+    type: "list",
+    flag: "agent",
+    valueName: "<uuid>",
+    variable: "SERVICE_AGENT_ID",
+    input: "agent",
+    defaultText: "required",
+    help: ["agent to run; repeatable, all run concurrently"],
+    expected: "an agent UUID",
+    parse: _agents,
+  },
+  baseUrl: {
+    // Checked by parseBaseUrl (config.ts), which also checks the built-in default.
+    type: "string",
+    flag: "base-url",
+    valueName: "<url>",
+    variable: "SERVICE_BASE_URL",
+    input: "base-url",
+    defaultText: "built-in",
+    help: ["the service's address; https:// (http:// only for localhost)"],
+    expected: "the service's https:// address",
+  },
+  timeoutMinutes: {
+    flag: "timeout-minutes",
+    variable: "SERVICE_TIMEOUT_MINUTES",
+    input: "timeout-minutes",
+    help: ["bounds the whole wait; decimals allowed"],
+    ..._number({ unit: "minutes", default: 30, max: 7 * 24 * 60 }),
+  },
+  apiKey: {
+    type: "string",
+    variable: "SERVICE_API_KEY",
+    input: "api-key",
+    defaultText: "required",
+    help: [],
+    expected: "the API key",
+    parse: _apiKey,
+  },
+  json: {
+    type: "boolean",
+    flag: "json",
+    default: false,
+    help: ["print one JSON document with every agent's outcome on stdout"],
+  },
+  junit: {
+    type: "string",
+    flag: "junit",
+    valueName: "<file>",
+    input: "junit",
+    help: ["write a JUnit XML report, one test case per agent"],
+    ..._text("a file path"),
+  },
+  noWait: {
+    type: "boolean",
+    flag: "no-wait",
+    default: false,
+    help: ["trigger the runs, print their ids, exit 0 without waiting"],
+  },
+  runId: {
+    type: "string",
+    flag: "run-id",
+    valueName: "<id>",
+    help: ["attach to an existing run of the one --agent and wait for it"],
+    expected: "a run id",
+    parse: _runId,
+  },
+  warnOnly: {
+    type: "boolean",
+    flag: "warn-only",
+    input: "warn-only",
+    default: false,
+    help: ["report a failed gate but exit 0 (unchecked and timeout keep", "their codes)"],
+  },
+  dryRun: {
+    type: "boolean",
+    flag: "dry-run",
+    default: false,
+    help: ["print the request that would be sent (key masked), send nothing"],
+  },
+  envFile: {
+    // Read by loadConfig, whose message names a file that cannot be read.
+    type: "string",
+    flag: "env-file",
+    valueName: "<file>",
+    defaultText: "`./.env` if present",
+    help: ["read variables from this file instead of ./.env (set ones win)"],
+    expected: "a file path",
+  },
+  caCert: {
+    type: "string",
+    flag: "ca-cert",
+    valueName: "<file>",
+    variable: "SERVICE_CA_CERT",
+    help: ["also trust the certificates in this PEM file"],
+    ..._text("a PEM file path"),
+  },
+  requestTimeoutSeconds: {
+    flag: "request-timeout-seconds",
+    variable: "SERVICE_REQUEST_TIMEOUT_SECONDS",
+    help: ["one request's limit"],
+    ..._number({ unit: "seconds", default: 30, max: 3600 }),
+  },
+  maxPollIntervalSeconds: {
+    flag: "max-poll-interval-seconds",
+    variable: "SERVICE_MAX_POLL_INTERVAL_SECONDS",
+    help: ["longest wait between polls"],
+    ..._number({ unit: "seconds", default: 10, max: 300, min: 0.5 }),
+  },
+  ciNative: {
+    flag: "no-ci-native",
+    variable: "SERVICE_CI_NATIVE",
+    help: ["no native output in Azure Pipelines, GitLab, TeamCity, Buildkite,", "Bitbucket"],
+    ..._switch(false, true),
+  },
+  prComment: {
+    flag: "pr-comment",
+    variable: "SERVICE_PR_COMMENT",
+    input: "pr-comment",
+    // The action's auto: on for pull_request events (scripts/action.sh).
+    inputDefault: "auto",
+    help: ["keep one comment with the verdicts on the pull/merge request"],
+    ..._switch(true, false),
+  },
+  prCommentKey: {
+    type: "string",
+    flag: "pr-comment-key",
+    valueName: "<name>",
+    variable: "SERVICE_PR_COMMENT_KEY",
+    input: "pr-comment-key",
+    help: ["a comment of its own for this job, e.g. a matrix leg"],
+    expected: "a name",
+    parse: _key,
+  },
+  commitSha: { flag: "commit-sha", ..._METADATA },
+  branch: { flag: "branch", ..._METADATA },
+  pullRequest: {
+    flag: "pull-request",
+    ..._METADATA,
+    expected: "a pull request number",
+    parse: _pullRequest,
+  },
+  repository: { flag: "repository", ..._METADATA },
+  actor: { flag: "actor", ..._METADATA },
+  help: { type: "boolean", flag: "help", short: "h", help: ["print this help and exit 0"] },
+  version: { type: "boolean", flag: "version", help: ["print the version and exit 0"] },
+} as const satisfies Record<string, OptionSpec>;
+
+/** The key of an option in {@linkcode OPTIONS}. */
+export type OptionKey = keyof typeof OPTIONS;
+
+/**
+ * The action.yml inputs that are not service-ci options: scripts/action.sh reads them to choose,
+ * check and install the release.
+ *
+ * @example
+ * ```ts
+ * ACTION_ONLY_INPUTS.includes("version"); // true
+ * ```
+ */
+export const ACTION_ONLY_INPUTS: readonly string[] = [
+  "version",
+  "verify-attestation",
+  "github-token",
+];
+
+type _FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
+  : O extends { readonly type: "list" } ? readonly string[]
+  : string;
+
+/**
+ * The parsed flags, before the environment is consulted, keyed as {@linkcode OPTIONS}: a
+ * `switch` holds the value its flag sets (`--no-ci-native` is `ciNative: false`).
+ */
+export type Flags = {
+  readonly [K in OptionKey as (typeof OPTIONS)[K] extends { readonly flag: string } ? K : never]?:
+    _FlagValue<(typeof OPTIONS)[K]>;
+};
+
+/**
+ * Every option the command line accepts, without its dashes, in `--help`'s order.
+ *
+ * @example
+ * ```ts
+ * OPTION_NAMES.includes("agent"); // true
+ * ```
+ */
+export const OPTION_NAMES: readonly string[] = Object.values(OPTIONS as Record<string, OptionSpec>)
+  .flatMap((option) => option.flag === undefined ? [] : [option.flag]);
+
+/**
+ * The environment variables the configuration reads (besides the CI metadata's).
+ *
+ * @example
+ * ```ts
+ * CONFIG_ENV_VARIABLES.includes("SERVICE_API_KEY"); // true
+ * ```
+ */
+export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
+  OPTIONS as Record<string, OptionSpec>,
+).flatMap((option) => option.variable === undefined ? [] : [option.variable]);
+
+/**
+ * An option as the user types it: `--flag`, or its variable when it has no flag.
+ *
+ * @example
+ * ```ts
+ * optionName(OPTIONS.help); // "--help"
+ * optionName(OPTIONS.apiKey); // "SERVICE_API_KEY"
+ * ```
+ */
+export function optionName(option: Pick<OptionSpec, "flag" | "variable">): string {
+  return option.flag === undefined ? option.variable ?? "" : `--${option.flag}`;
+}
