@@ -105,7 +105,7 @@ const TOKEN_OPTIONS: Readonly<Record<string, TokenOption>> = Object.fromEntries(
 const API_KEY_FLAG = /^--?(?:service[-_]?)?api[-_]?key(?:=|$)/i;
 const API_KEY_REFUSED =
   `--api-key is not an option: command lines show in process lists and CI logs, so the key is read only from ${OPTIONS.apiKey.variable}; set it from your CI's secret store (GitHub: secrets, GitLab: masked CI/CD variable, Jenkins: withCredentials, Azure Pipelines: secret variable mapped with env:) or a .env file`;
-const HELP = "run `service-ci --help` for the valid options";
+const HELP = `run \`service-ci ${optionName(OPTIONS.help)}\` for the valid options`;
 
 /**
  * Parses the command line. `--help` and `--version` win over everything else; `--api-key` (in

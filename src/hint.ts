@@ -1,6 +1,7 @@
 /** What to fix, added to a refusal or failure the service or the network gave. */
 
 import type { ApiError } from "./client.ts";
+import { optionName, OPTIONS } from "./options.ts";
 
 /** Where in the gate the failure came. */
 export interface HintContext {
@@ -36,7 +37,7 @@ export function withHint(
 function _hint(error: ApiError, context: HintContext): string | undefined {
   const code = (error.code ?? "").toLowerCase();
   if (error.status === 401) {
-    return "check that SERVICE_API_KEY holds a current API key of this service";
+    return `check that ${OPTIONS.apiKey.variable} holds a current API key of this service`;
   }
   if (error.status === 403) {
     // The service's own message may name the fix already (where keys are made): say it once.
@@ -46,10 +47,14 @@ function _hint(error: ApiError, context: HintContext): string | undefined {
   }
   if (error.kind === "not_found") {
     if (context.duringTrigger) {
-      return "check the agent UUID and --base-url: the service knows no such agent";
+      return `check the agent UUID and ${
+        optionName(OPTIONS.baseUrl)
+      }: the service knows no such agent`;
     }
     return context.runIdGiven
-      ? "check the run id given with --run-id: the service knows no such run of this agent"
+      ? `check the run id given with ${
+        optionName(OPTIONS.runId)
+      }: the service knows no such run of this agent`
       : "the run is no longer readable on the service";
   }
   if (code.includes("inactive")) {
@@ -60,15 +65,25 @@ function _hint(error: ApiError, context: HintContext): string | undefined {
     return "the agent's system has no reachable endpoint: configure it on the system";
   }
   if (code === "certificate_name_mismatch") {
-    return "give --base-url the host name the certificate was issued for, or have the service's certificate list this name";
+    return `give ${
+      optionName(OPTIONS.baseUrl)
+    } the host name the certificate was issued for, or have the service's certificate list this name`;
   }
   switch (error.kind) {
     case "tls":
-      return "trust the service's CA with --ca-cert <pem> (or SERVICE_CA_CERT, DENO_CERT, DENO_TLS_CA_STORE=system), or check --base-url's host name";
+      return `trust the service's CA with ${
+        optionName(OPTIONS.caCert)
+      } <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${
+        optionName(OPTIONS.baseUrl)
+      }'s host name`;
     case "plain_http":
-      return "check --base-url's scheme and port (http:// is allowed only for loopback hosts)";
+      return `check ${
+        optionName(OPTIONS.baseUrl)
+      }'s scheme and port (http:// is allowed only for loopback hosts)`;
     case "redirect":
-      return "check --base-url: redirects are only followed within the API on the same origin";
+      return `check ${
+        optionName(OPTIONS.baseUrl)
+      }: redirects are only followed within the API on the same origin`;
     default:
       return undefined;
   }

@@ -9,6 +9,7 @@ import type { CiMetadata } from "./ci_metadata.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./config.ts";
 import { firstLine } from "./load_config.ts";
+import { optionName, OPTIONS } from "./options.ts";
 import { formatMinutes, type RunReport } from "./outcome.ts";
 import type { Output } from "./output.ts";
 import { consoleOutput } from "./report/console.ts";
@@ -54,18 +55,15 @@ export async function chooseOutputs(
   context: OutputsContext,
 ): Promise<RunOutput[]> {
   const { config, output } = context;
+  const [junit, json] = [optionName(OPTIONS.junit), optionName(OPTIONS.json)];
   const junitStream = config.junitPath === undefined ? undefined : _STREAMS[config.junitPath];
   if (junitStream === "stdout" && config.json) {
     throw new UsageError(
-      `--junit ${config.junitPath} and --json cannot both be written to stdout: give --junit a file path`,
+      `${junit} ${config.junitPath} and ${json} cannot both be written to stdout: give ${junit} a file path`,
     );
   }
   // Whatever holds stdout as one document pushes the CI's command lines to stderr.
-  const stdoutHeldBy = config.json
-    ? "--json"
-    : junitStream === "stdout"
-    ? "the --junit report"
-    : null;
+  const stdoutHeldBy = config.json ? json : junitStream === "stdout" ? `the ${junit} report` : null;
   if (stdoutHeldBy !== null) output.commandsToStderr();
   const outputs: RunOutput[] = [];
   const writer = await nativeWriter(context.metadata.provider, {
@@ -79,10 +77,10 @@ export async function chooseOutputs(
     const { renderJunit } = await import("./report/junit.ts");
     outputs.push({
       kind: "report",
-      name: "the --junit report",
+      name: `the ${junit} report`,
       files: [{
-        what: "the --junit report",
-        source: "--junit",
+        what: `the ${junit} report`,
+        source: junit,
         fixedBy: "it",
         path: config.junitPath,
         append: false,
@@ -93,7 +91,7 @@ export async function chooseOutputs(
   }
   if (config.json) {
     const { renderJson } = await import("./report/json.ts");
-    outputs.push({ kind: "report", name: "the --json document", document: renderJson });
+    outputs.push({ kind: "report", name: `the ${json} document`, document: renderJson });
   }
   outputs.push(consoleOutput({
     write: (text) => output.stderr(text),
@@ -106,7 +104,7 @@ export async function chooseOutputs(
       config.baseUrl.pathname.replace(/\/+$/, "")
     } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
       formatMinutes(config.timeoutMs)
-    } min${config.noWait ? ", --no-wait" : ""})`,
+    } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""})`,
   }));
   await _checkReportPaths(deps, outputs);
   return outputs;
@@ -139,10 +137,12 @@ export async function finishOutputs(
   output: Output,
 ): Promise<number> {
   const reports = outputs.filter((each) => each.kind === "report");
-  const document = reports.find((each) => each.document !== undefined)?.document;
+  const holder = reports.find((each) => each.document !== undefined);
   const delivered = await deliverReports(report, reports.flatMap((each) => each.files ?? []), {
     render: (file, current) => output.mask(file.render(current)),
-    document: document === undefined ? undefined : (current) => document(current),
+    document: holder?.document === undefined
+      ? undefined
+      : { what: holder.name, render: holder.document },
     openReportFile: (file) =>
       file.stream === undefined
         ? deps.openReportFile(file.path, file.append)

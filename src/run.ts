@@ -19,6 +19,7 @@ import { ENV_VARIABLES } from "./env_variables.ts";
 import { ExitCode } from "./exit_code.ts";
 import { runGates } from "./gates.ts";
 import { firstLine, loadConfig, makeTrustingFetch } from "./load_config.ts";
+import { OPTIONS } from "./options.ts";
 import { Output } from "./output.ts";
 import { chooseOutputs, finishOutputs, reportUsageError } from "./outputs.ts";
 import { forgeTokens } from "./pr_comment/env.ts";
@@ -95,7 +96,7 @@ export interface RunDeps {
  */
 export async function run(deps: RunDeps): Promise<number> {
   const output = new Output(deps);
-  output.addSecret(deps.env("SERVICE_API_KEY"));
+  output.addSecret(deps.env(OPTIONS.apiKey.variable));
   try {
     const invocation = parseCommandLine(deps.args);
     if (invocation.kind === "help") {

@@ -6,6 +6,7 @@
 
 import { ExitCode } from "./exit_code.ts";
 import type { AgentOutcome, Outcome, RunReport } from "./outcome.ts";
+import { optionName, OPTIONS } from "./options.ts";
 
 /** How every report names one outcome. */
 export interface OutcomeLabel {
@@ -115,7 +116,9 @@ export function headline(report: RunReport): string {
   const gate = report.agents.length === 1 ? "quality gate" : "quality gates";
   switch (report.exitCode) {
     case ExitCode.Passed:
-      if (has("failed")) return `⚠️ service-ci: ${gate} failed (ignored: --warn-only)`;
+      if (has("failed")) {
+        return `⚠️ service-ci: ${gate} failed (ignored: ${optionName(OPTIONS.warnOnly)})`;
+      }
       if (has("triggered")) return `⏩ service-ci: runs started, not waited for`;
       return `✅ service-ci: ${gate} passed`;
     case ExitCode.Failed:
@@ -181,10 +184,10 @@ export function formatDuration(ms: number): string {
 export function exitMeaning(report: RunReport): string {
   if (report.exitCode === ExitCode.Passed) {
     if (report.warnOnly && report.agents.some((agent) => agent.outcome === "failed")) {
-      return "failed gates do not fail the job (--warn-only)";
+      return `failed gates do not fail the job (${optionName(OPTIONS.warnOnly)})`;
     }
     if (report.agents.some((agent) => agent.outcome === "triggered")) {
-      return "the runs were started and not waited for (--no-wait)";
+      return `the runs were started and not waited for (${optionName(OPTIONS.noWait)})`;
     }
   }
   return _EXIT_MEANINGS[report.exitCode] ?? "not a code service-ci documents";

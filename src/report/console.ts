@@ -10,6 +10,7 @@ import { OUTCOME_LABELS } from "../words.ts";
 import type { GateEvent } from "../poll.ts";
 import type { RunOutput } from "../run_output.ts";
 import { sanitize } from "../sanitize.ts";
+import { optionName, OPTIONS } from "../options.ts";
 
 /** In CI logs, a "still waiting" line comes after this long without any other line. */
 export const HEARTBEAT_MS = 60_000;
@@ -275,7 +276,7 @@ export function explainExitCode(report: RunReport): string {
     .filter((outcome) => count(outcome) > 0)
     .map((outcome) => `${count(outcome)} ${OUTCOME_LABELS[outcome].counted}`);
   const warn = report.warnOnly && count("failed") > 0 && report.exitCode === 0
-    ? " (--warn-only: a failed gate does not fail the build)"
+    ? ` (${optionName(OPTIONS.warnOnly)}: a failed gate does not fail the build)`
     : "";
   return `exit ${report.exitCode}: ${total} ${gates}, ${parts.join(", ")}${warn}`;
 }

@@ -40,8 +40,10 @@ export interface FileReport {
 export interface DeliverDeps {
   /** A file report's text for a finished run, masked of every secret. */
   readonly render: (file: FileReport, report: RunReport) => string;
-  /** The document written to stdout after the files (`--json`), if any. */
-  readonly document: ((report: RunReport) => string) | undefined;
+  /** The document written to stdout after the files (`--json`), if any, and what it is. */
+  readonly document:
+    | { readonly what: string; readonly render: (report: RunReport) => string }
+    | undefined;
   /** Opens (creating, and unless `append` truncating) a report's file. */
   readonly openReportFile: (report: FileReport) => Promise<ReportFile>;
   /** Writes the document to stdout; false when stdout could not take it. */
@@ -115,9 +117,9 @@ export async function deliverReports(
   };
   try {
     await writeAll();
-    if (deps.document !== undefined && !deps.stdout(deps.document(current))) {
+    if (deps.document !== undefined && !deps.stdout(deps.document.render(current))) {
       const code = current.exitCode;
-      fail("the --json document", "stdout", new Error("stdout is closed"));
+      fail(deps.document.what, "stdout", new Error("stdout is closed"));
       if (current.exitCode !== code) {
         await rewindAll();
         await writeAll();

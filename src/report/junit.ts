@@ -3,6 +3,7 @@
 import type { AgentOutcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS } from "../words.ts";
 import { XML_ENTITIES } from "../sanitize.ts";
+import { optionName, OPTIONS } from "../options.ts";
 
 /**
  * The name of the one test suite.
@@ -104,7 +105,7 @@ const _ENTITIES: Readonly<Record<string, string>> = {
   "\r": "&#13;",
 };
 
-const _NOT_WAITED = "not waited for (--no-wait)";
+const _NOT_WAITED = () => `not waited for (${optionName(OPTIONS.noWait)})`;
 
 function _isError(agent: AgentOutcome): boolean {
   return agent.outcome === "unchecked" || agent.outcome === "timed_out" ||
@@ -144,7 +145,7 @@ function _verdict(agent: AgentOutcome): string[] {
         element("error", _reason(OUTCOME_LABELS[agent.outcome].problem!, agent), agent.outcome),
       ];
     case "triggered":
-      return [`      <skipped>${escapeXml(_NOT_WAITED)}</skipped>`];
+      return [`      <skipped>${escapeXml(_NOT_WAITED())}</skipped>`];
   }
 }
 

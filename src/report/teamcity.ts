@@ -8,6 +8,7 @@ import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../words.ts";
 import { gateProblems, outputValues } from "./github.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { optionName, OPTIONS } from "../options.ts";
 
 /** The test suite, and the log block, that hold the run. */
 export const TEAMCITY_SUITE = "service-ci";
@@ -37,8 +38,9 @@ export function createTeamcityWriter(): NativeWriter {
     ci: "TeamCity",
     stdoutOnly: {
       what: "service messages",
-      lost:
-        "the gate is not shown in the Tests tab (use --junit with the XML report processing build feature)",
+      lost: `the gate is not shown in the Tests tab (use ${
+        optionName(OPTIONS.junit)
+      } with the XML report processing build feature)`,
     },
     progressStart: (title) => [
       teamcityMessage("blockOpened", { name: TEAMCITY_SUITE, description: title }),
