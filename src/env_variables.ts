@@ -5,13 +5,11 @@ import { CONFIG_ENV_VARIABLES } from "./options.ts";
 import { PR_COMMENT_ENV_VARIABLES } from "./pr_comment/env.ts";
 import { NATIVE_ENV_VARIABLES } from "./report/native.ts";
 
-/** Variables read besides the configuration's and the CI metadata's: the output channels'. */
-export const OUTPUT_ENV_VARIABLES: readonly string[] = [
-  "NO_COLOR",
-  "GITHUB_ACTIONS",
-  "GITHUB_OUTPUT",
-  "GITHUB_STEP_SUMMARY",
-];
+/**
+ * Variables read besides the configuration's, the CI metadata's and the CI writers': the
+ * console's.
+ */
+export const OUTPUT_ENV_VARIABLES: readonly string[] = ["NO_COLOR"];
 
 /**
  * Every environment variable the program reads, without duplicates.
