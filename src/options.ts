@@ -306,7 +306,7 @@ export const OPTIONS = {
   ciNative: {
     flag: "no-ci-native",
     variable: "SERVICE_CI_NATIVE",
-    help: ["no native output in Azure Pipelines, GitLab, TeamCity, Buildkite,", "Bitbucket"],
+    help: ["no CI channels (groups, annotations, artifacts); GitHub's step", "outputs and summary stay"],
     ..._switch(false, true),
   },
   prComment: {
