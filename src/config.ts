@@ -234,7 +234,7 @@ export const FETCH_BLOCKED_PORTS: readonly number[] = [
  */
 export function resolveConfig(
   flags: Flags,
-  env: _Env,
+  env: ConfigEnv,
   options: ResolveOptions = {},
 ): Config {
   const o = OPTIONS;
@@ -280,7 +280,8 @@ export function resolveConfig(
   return Object.freeze(config);
 }
 
-type _Env = Readonly<Record<string, string | undefined>>;
+/** The environment as the configuration reads it: flags, variables and `.env` merged. */
+export type ConfigEnv = Readonly<Record<string, string | undefined>>;
 
 // An option's value from its flag, else from its variable (empty counts as unset), checked
 // under the name of the one it came from; `undefined` when neither gives one.
@@ -291,7 +292,7 @@ function _given<T>(
     readonly parse: (text: string, name: string) => T;
   },
   flag: string | undefined,
-  env: _Env,
+  env: ConfigEnv,
 ): Exclude<T, undefined> | undefined {
   if (flag !== undefined) {
     return option.parse(flag, optionName(option)) as Exclude<T, undefined> | undefined;
@@ -301,7 +302,7 @@ function _given<T>(
   return option.parse(text, option.variable!) as Exclude<T, undefined> | undefined;
 }
 
-function _agents(flags: Flags, env: _Env): string[] {
+function _agents(flags: Flags, env: ConfigEnv): string[] {
   const option = OPTIONS.agent;
   if (flags.agent !== undefined && flags.agent.length > 0) {
     return option.parse(flags.agent, optionName(option));
@@ -321,7 +322,7 @@ function _agents(flags: Flags, env: _Env): string[] {
 
 function _baseUrl(
   flags: Flags,
-  env: _Env,
+  env: ConfigEnv,
   fromDotenv: ReadonlySet<string>,
   defaultBaseUrl: string | undefined,
 ): { url: URL; source: BaseUrlSource } {
@@ -412,7 +413,7 @@ export function parseBaseUrl(text: string, name: string): URL {
   return url;
 }
 
-function _apiKey(env: _Env): string {
+function _apiKey(env: ConfigEnv): string {
   const option = OPTIONS.apiKey;
   const key = _given(option, undefined, env);
   if (key === undefined) {
@@ -423,7 +424,7 @@ function _apiKey(env: _Env): string {
   return key;
 }
 
-function _overrides(flags: Flags, env: _Env): MetadataOverrides {
+function _overrides(flags: Flags, env: ConfigEnv): MetadataOverrides {
   const o = OPTIONS;
   const commitSha = _given(o.commitSha, flags.commitSha, env);
   const branch = _given(o.branch, flags.branch, env);

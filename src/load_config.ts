@@ -18,6 +18,7 @@ export interface LoadDeps {
 
 /** A loaded configuration and what it was loaded from. */
 export interface LoadedConfig {
+  /** The validated configuration. */
   readonly config: Config;
   /** Every variable the program reads, with `.env` values under the ones that were unset. */
   readonly env: Readonly<Record<string, string | undefined>>;

@@ -9,6 +9,7 @@ import { pullRequestNumber } from "./ci_metadata.ts";
 
 /** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
 export class UsageError extends Error {
+  /** Names the error. */
   override name = "UsageError";
 }
 
@@ -21,6 +22,7 @@ export type OptionType = "boolean" | "switch" | "string" | "number" | "list";
 
 /** One option. Every field but `type` and `help` is there only when it applies. */
 export interface OptionSpec {
+  /** How it is given: see {@linkcode OptionType}. */
   readonly type: OptionType;
   /** The flag without its dashes. */
   readonly flag?: string;
@@ -306,7 +308,10 @@ export const OPTIONS = {
   ciNative: {
     flag: "no-ci-native",
     variable: "SERVICE_CI_NATIVE",
-    help: ["no CI channels (groups, annotations, artifacts); GitHub's step", "outputs and summary stay"],
+    help: [
+      "no CI channels (groups, annotations, artifacts); GitHub's step",
+      "outputs and summary stay",
+    ],
     ..._switch(false, true),
   },
   prComment: {
@@ -360,7 +365,8 @@ export const ACTION_ONLY_INPUTS: readonly string[] = [
   "github-token",
 ];
 
-type _FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
+/** The value a parsed flag holds: a boolean, the values of a repeated flag, or its text. */
+export type FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
   : O extends { readonly type: "list" } ? readonly string[]
   : string;
 
@@ -370,7 +376,7 @@ type _FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
  */
 export type Flags = {
   readonly [K in OptionKey as (typeof OPTIONS)[K] extends { readonly flag: string } ? K : never]?:
-    _FlagValue<(typeof OPTIONS)[K]>;
+    FlagValue<(typeof OPTIONS)[K]>;
 };
 
 /**

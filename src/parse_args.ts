@@ -9,7 +9,9 @@
 
 /** One option as the tokenizer needs it: whether it takes a value, and its one-letter alias. */
 export interface TokenOption {
+  /** `string` when the option takes a value, `boolean` when it stands alone. */
   readonly type: "string" | "boolean";
+  /** Its one-letter alias (`-h`), if any. */
   readonly short?: string;
 }
 
