@@ -262,7 +262,10 @@ function _detect(read: Read): CiProvider | undefined {
 }
 
 /**
- * One line for progress output saying which CI was detected and what will be sent.
+ * One line for progress output saying which CI was detected and what will be sent. With a
+ * {@linkcode CiContext} (by default the one {@linkcode detectCiBuild} found for this very object)
+ * a merge queue is named by its target, and a merge train or merged-results pipeline by the merge
+ * result it evaluated; without one, the line says what the seven fields say.
  *
  * @example
  * ```ts
@@ -275,6 +278,18 @@ function _detect(read: Read): CiProvider | undefined {
  *   provider: "github_actions",
  *   build_url: null,
  * }); // "detected GitHub Actions, PR #42 @ 4f1c2d3 (feature/login) in acme/widgets"
+ * describeCiMetadata(
+ *   {
+ *     commit_sha: "4f1c2d3e5a",
+ *     branch: "feature/login",
+ *     pull_request_number: 7,
+ *     repository: null,
+ *     actor: null,
+ *     provider: "gitlab",
+ *     build_url: null,
+ *   },
+ *   { kind: "merge_train", baseRef: "main", evaluatedSha: "c0ffee00c0" },
+ * ); // "detected GitLab CI, PR #7 @ 4f1c2d3 (feature/login), merge train into main: evaluating merge result c0ffee0"
  * ```
  */
 export function describeCiMetadata(
