@@ -1,6 +1,12 @@
 /** Works out the CI metadata sent with each run: commit, branch, pull request, repository, actor. */
 
-import { type CiProvider, type GitRunner, PROVIDERS, type Read } from "./ci_providers.ts";
+import {
+  type CiProvider,
+  type GitRunner,
+  type MergeKind,
+  PROVIDERS,
+  type Read,
+} from "./ci_providers.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "./sanitize.ts";
 
@@ -35,6 +41,60 @@ export interface CiMetadata {
   readonly provider: string;
   /** An http(s) link back to the CI job, without credentials. */
   readonly build_url: string | null;
+}
+
+/**
+ * What kind of build the metadata describes: a pull/merge request, a merge build (GitHub's merge
+ * queue, a GitLab merge train or merged-results pipeline), or anything else (a push, a tag, a
+ * schedule, a local run).
+ *
+ * @example
+ * ```ts
+ * const kind: CiBuildKind = "merge_queue";
+ * ```
+ */
+export type CiBuildKind = "pull_request" | MergeKind | "other";
+
+/**
+ * Where the metadata's commit stands, beside the metadata and never sent (the trigger body is the
+ * seven fields of {@linkcode CiMetadata}, contract §1). It words the progress line, and tells an
+ * output that needs a pull request (the comment, commit statuses) that a merge queue has none.
+ *
+ * @example
+ * ```ts
+ * const context: CiContext = {
+ *   kind: "merge_train",
+ *   baseRef: "main",
+ *   evaluatedSha: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d",
+ * };
+ * ```
+ */
+export interface CiContext {
+  /** What kind of build this is. */
+  readonly kind: CiBuildKind;
+  /** The branch the change merges into, without `refs/heads/`; `null` when there is none or it is unknown. */
+  readonly baseRef: string | null;
+  /**
+   * The commit the CI built and tested: the merge result in a merge train or merged-results
+   * pipeline (while `commit_sha` is the change's head), the merge group's commit in a merge queue
+   * (which is `commit_sha` too), otherwise `commit_sha`.
+   */
+  readonly evaluatedSha: string | null;
+}
+
+/**
+ * What {@linkcode detectCiBuild} found: the metadata to send and its context.
+ *
+ * @example
+ * ```ts
+ * const { metadata, context } = await detectCiBuild({ GITLAB_CI: "true" });
+ * ```
+ */
+export interface DetectedCiBuild {
+  /** The seven fields sent with each trigger. */
+  readonly metadata: CiMetadata;
+  /** What kind of build it is; never sent. */
+  readonly context: CiContext;
 }
 
 /**
@@ -108,14 +168,75 @@ export async function detectCiMetadata(
   env: Readonly<Record<string, string | undefined>>,
   options: DetectOptions = {},
 ): Promise<CiMetadata> {
+  return (await detectCiBuild(env, options)).metadata;
+}
+
+/**
+ * {@linkcode detectCiMetadata}, with the build's {@linkcode CiContext} beside the metadata. The
+ * metadata is the same; {@linkcode describeCiMetadata} given this metadata object later words
+ * its line with the context even when the caller passes only the metadata.
+ *
+ * @throws {RangeError} when `overrides.pullRequest` is not a positive whole number.
+ * @example
+ * ```ts
+ * const { metadata, context } = await detectCiBuild({
+ *   GITLAB_CI: "true",
+ *   CI_MERGE_REQUEST_EVENT_TYPE: "merge_train",
+ *   CI_MERGE_REQUEST_IID: "7",
+ *   CI_MERGE_REQUEST_SOURCE_BRANCH_SHA: "4f1c2d3e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d",
+ *   CI_COMMIT_SHA: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d",
+ *   CI_MERGE_REQUEST_TARGET_BRANCH_NAME: "main",
+ * });
+ * // metadata.commit_sha is the head 4f1c2d3…; context is
+ * // { kind: "merge_train", baseRef: "main", evaluatedSha: "9e8d7c6…" }
+ * ```
+ */
+export async function detectCiBuild(
+  env: Readonly<Record<string, string | undefined>>,
+  options: DetectOptions = {},
+): Promise<DetectedCiBuild> {
   const read: Read = (name) => env[name]?.trim() || null;
   const git = _neverFailing(options.git);
   const provider = _detect(read);
-  const detected = provider === undefined
-    ? await _fromLocalCheckout(git)
+  const found = provider === undefined
+    ? { metadata: await _fromLocalCheckout(git), merge: null, baseRef: null, mergeSha: null }
     : await _fromProvider(provider, read, git, options.readTextFile);
-  return _applyOverrides(detected, options.overrides ?? {});
+  const metadata = _applyOverrides(found.metadata, options.overrides ?? {});
+  const context: CiContext = Object.freeze({
+    kind: found.merge ??
+      (metadata.pull_request_number === null ? "other" : "pull_request"),
+    baseRef: found.baseRef,
+    evaluatedSha: found.merge === null
+      ? metadata.commit_sha
+      : found.mergeSha ?? metadata.commit_sha,
+  });
+  _CONTEXTS.set(metadata, context);
+  return { metadata, context };
 }
+
+/**
+ * Which merge build this is (GitHub's merge queue, a GitLab merge train or merged-results
+ * pipeline), or `null`, from the variables alone: the one rule {@linkcode detectCiBuild} uses,
+ * for callers that have the environment but not the context. A merge queue run has no pull
+ * request to comment on or to set statuses on.
+ *
+ * @example
+ * ```ts
+ * detectMergeKind({ GITHUB_ACTIONS: "true", GITHUB_EVENT_NAME: "merge_group" }); // "merge_queue"
+ * detectMergeKind({ GITHUB_ACTIONS: "true", GITHUB_EVENT_NAME: "pull_request" }); // null
+ * ```
+ */
+export function detectMergeKind(
+  env: Readonly<Record<string, string | undefined>>,
+): MergeKind | null {
+  const read: Read = (name) => env[name]?.trim() || null;
+  return _detect(read)?.merge?.(read) ?? null;
+}
+
+// The context each detected metadata object came with, so the callers that pass only the
+// metadata along (the console, the dry run) still describe it fully. A copy has none, and is
+// described by its seven fields, as before.
+const _CONTEXTS = new WeakMap<CiMetadata, CiContext>();
 
 /**
  * Which CI this is: the id of the first provider of {@linkcode PROVIDERS} whose variables are
@@ -141,7 +262,10 @@ function _detect(read: Read): CiProvider | undefined {
 }
 
 /**
- * One line for progress output saying which CI was detected and what will be sent.
+ * One line for progress output saying which CI was detected and what will be sent. With a
+ * {@linkcode CiContext} (by default the one {@linkcode detectCiBuild} found for this very object)
+ * a merge queue is named by its target, and a merge train or merged-results pipeline by the merge
+ * result it evaluated; without one, the line says what the seven fields say.
  *
  * @example
  * ```ts
@@ -154,23 +278,61 @@ function _detect(read: Read): CiProvider | undefined {
  *   provider: "github_actions",
  *   build_url: null,
  * }); // "detected GitHub Actions, PR #42 @ 4f1c2d3 (feature/login) in acme/widgets"
+ * describeCiMetadata(
+ *   {
+ *     commit_sha: "4f1c2d3e5a",
+ *     branch: "feature/login",
+ *     pull_request_number: 7,
+ *     repository: null,
+ *     actor: null,
+ *     provider: "gitlab",
+ *     build_url: null,
+ *   },
+ *   { kind: "merge_train", baseRef: "main", evaluatedSha: "c0ffee00c0" },
+ * ); // "detected GitLab CI, PR #7 @ 4f1c2d3 (feature/login), merge train into main: evaluating merge result c0ffee0"
  * ```
  */
-export function describeCiMetadata(metadata: CiMetadata): string {
+export function describeCiMetadata(
+  metadata: CiMetadata,
+  context: CiContext | undefined = _CONTEXTS.get(metadata),
+): string {
   const { commit_sha: commit, branch, pull_request_number: pr, repository } = metadata;
   const lead = metadata.provider === "local"
     ? "no CI detected (local)"
     : `detected ${
       PROVIDERS.find((provider) => provider.id === metadata.provider)?.name ?? metadata.provider
     }`;
-  let what = pr !== null ? `PR #${pr}` : branch ?? "";
+  const kind = context?.kind;
+  const baseRef = context?.baseRef ?? null;
+  const into = baseRef === null ? "" : ` into ${baseRef}`;
+  // A merge group is named by its target: its branch is the queue's, its number only the last
+  // pull request in it.
+  let what = kind === "merge_queue"
+    ? `merge queue${into}`
+    : pr !== null
+    ? `PR #${pr}`
+    : branch ?? "";
   if (commit !== null) {
     what += what === "" ? `commit ${commit.slice(0, 7)}` : ` @ ${commit.slice(0, 7)}`;
   }
-  if (pr !== null && branch !== null) what += ` (${branch})`;
+  if ((pr !== null || kind === "merge_queue") && branch !== null) what += ` (${branch})`;
   if (repository !== null) what += what === "" ? repository : ` in ${repository}`;
+  if (kind === "merge_train" || kind === "merged_result") {
+    const evaluated = context?.evaluatedSha ?? null;
+    what += `, ${kind === "merge_train" ? "merge train" : "merged results"}${into}${
+      evaluated === null ? "" : `: evaluating merge result ${evaluated.slice(0, 7)}`
+    }`;
+  }
   // Branch and repository names come from the environment: keep them on one inert line.
   return sanitize(what === "" ? lead : `${lead}, ${what}`);
+}
+
+// What a provider gives: the metadata, and the facts the context is made of.
+interface _Found {
+  readonly metadata: CiMetadata;
+  readonly merge: MergeKind | null;
+  readonly baseRef: string | null;
+  readonly mergeSha: string | null;
 }
 
 async function _fromProvider(
@@ -178,7 +340,7 @@ async function _fromProvider(
   read: Read,
   git: GitRunner,
   readTextFile: DetectOptions["readTextFile"],
-): Promise<CiMetadata> {
+): Promise<_Found> {
   const files = new Map<string, Promise<unknown>>();
   const readJson = (path: string): Promise<unknown> => {
     if (!files.has(path)) files.set(path, _readJson(path, readTextFile));
@@ -187,21 +349,29 @@ async function _fromProvider(
   const base = { read, git, readJson };
   const pullRequest = pullRequestNumber(await provider.pullRequest(base));
   const context = { ...base, pullRequest };
-  const [commit, branch, repository, actor, buildUrl] = await Promise.all([
+  const merge = provider.merge?.(read) ?? null;
+  const [commit, branch, repository, actor, buildUrl, baseRef, mergeSha] = await Promise.all([
     provider.commitSha(context),
     provider.branch(context),
     provider.repository(context),
     provider.actor(context),
     provider.buildUrl(context),
+    provider.baseRef?.(context) ?? null,
+    merge === null ? null : provider.mergeSha?.(context) ?? null,
   ]);
   return {
-    commit_sha: _text(commit),
-    branch: _branchName(branch),
-    pull_request_number: pullRequest,
-    repository: _text(repository),
-    actor: _text(actor),
-    provider: provider.id,
-    build_url: _webUrl(buildUrl),
+    metadata: {
+      commit_sha: _text(commit),
+      branch: _branchName(branch),
+      pull_request_number: pullRequest,
+      repository: _text(repository),
+      actor: _text(actor),
+      provider: provider.id,
+      build_url: _webUrl(buildUrl),
+    },
+    merge,
+    baseRef: _branchName(baseRef),
+    mergeSha: _text(mergeSha),
   };
 }
 

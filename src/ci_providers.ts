@@ -53,6 +53,17 @@ export interface ProviderContext<V extends string = string> {
 export type RawValue = string | null | Promise<string | null>;
 
 /**
+ * A build of a change merged with its target before it lands: GitHub's merge queue (a
+ * `merge_group` event), a GitLab merge train, or a GitLab merged-results pipeline.
+ *
+ * @example
+ * ```ts
+ * const kind: MergeKind = "merge_train";
+ * ```
+ */
+export type MergeKind = "merge_queue" | "merge_train" | "merged_result";
+
+/**
  * One CI provider. Every field function returns the raw value: branches may still be full refs,
  * pull-request numbers are text, build URLs are unchecked.
  *
@@ -86,6 +97,15 @@ export interface CiProvider<V extends string = string> {
   readonly actor: (context: ProviderContext<V>) => RawValue;
   /** A link back to the CI job. */
   readonly buildUrl: (context: ProviderContext<V>) => RawValue;
+  /**
+   * Which merge build this is, or `null` for any other build. Reads variables only, so the
+   * answer needs no file (the pull-request comment asks it too).
+   */
+  readonly merge?: (read: Read<V>) => MergeKind | null;
+  /** The branch the change merges into, on pull requests and merge builds (a full ref is fine). */
+  readonly baseRef?: (context: ProviderContext<V>) => RawValue;
+  /** In a merge build, the merge commit the CI built and tested (not sent: contract §1). */
+  readonly mergeSha?: (context: ProviderContext<V>) => RawValue;
 }
 
 // Declares a provider; `const V` makes `variables` the exact set of names its functions may read.
@@ -133,12 +153,20 @@ function _text(value: unknown): string | null {
   return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
 }
 
-// The `pull_request` object of the event that started a GitHub workflow, when it has one.
-async function _githubPullRequest(
+// One object of the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
+async function _githubEvent(
   { read, readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "read" | "readJson">,
+  key: "pull_request" | "merge_group",
 ): Promise<unknown> {
   const path = read("GITHUB_EVENT_PATH");
-  return path === null ? undefined : _property(await readJson(path), "pull_request");
+  return path === null ? undefined : _property(await readJson(path), key);
+}
+
+// The queue's branch is `gh-readonly-queue/<base>/pr-<number>-<sha>`: the number is the pull
+// request the group was made for, the last one in it.
+function _queuedPullRequest(headRef: string | null): string | null {
+  return /^(?:refs\/heads\/)?gh-readonly-queue\/.+\/pr-(\d+)-[^/]*$/.exec(headRef ?? "")?.[1] ??
+    null;
 }
 
 const GITHUB_ACTIONS = _provider({
@@ -146,12 +174,14 @@ const GITHUB_ACTIONS = _provider({
   name: "GitHub Actions",
   variables: [
     "GITHUB_ACTIONS",
+    "GITHUB_EVENT_NAME",
     "GITHUB_EVENT_PATH",
     "GITHUB_SHA",
     "GITHUB_REF",
     "GITHUB_REF_NAME",
     "GITHUB_REF_TYPE",
     "GITHUB_HEAD_REF",
+    "GITHUB_BASE_REF",
     "GITHUB_REPOSITORY",
     "GITHUB_ACTOR",
     "GITHUB_TRIGGERING_ACTOR",
@@ -160,15 +190,19 @@ const GITHUB_ACTIONS = _provider({
   ],
   detect: (read) => _isTrue(read("GITHUB_ACTIONS")),
   pullRequest: async (context) =>
-    _text(_property(await _githubPullRequest(context), "number")) ??
-      /^refs\/pull\/(\d+)\//.exec(context.read("GITHUB_REF") ?? "")?.[1] ?? null,
+    _text(_property(await _githubEvent(context, "pull_request"), "number")) ??
+      /^refs\/pull\/(\d+)\//.exec(context.read("GITHUB_REF") ?? "")?.[1] ??
+      _queuedPullRequest(_text(_property(await _githubEvent(context, "merge_group"), "head_ref"))),
   // GITHUB_SHA is the synthetic merge commit on pull-request events; the event holds the head.
+  // A merge group has no head of its own: its merge commit is what is tested and what lands.
   commitSha: async (context) =>
-    _text(_property(await _githubPullRequest(context), "head", "sha")) ??
+    _text(_property(await _githubEvent(context, "pull_request"), "head", "sha")) ??
+      _text(_property(await _githubEvent(context, "merge_group"), "head_sha")) ??
       context.read("GITHUB_SHA"),
   branch: async (context) => {
     const { read } = context;
-    const head = _text(_property(await _githubPullRequest(context), "head", "ref")) ??
+    const head = _text(_property(await _githubEvent(context, "pull_request"), "head", "ref")) ??
+      _text(_property(await _githubEvent(context, "merge_group"), "head_ref")) ??
       read("GITHUB_HEAD_REF");
     if (head !== null) return head;
     if (read("GITHUB_REF") !== null) return read("GITHUB_REF");
@@ -186,6 +220,14 @@ const GITHUB_ACTIONS = _provider({
     if (server === null || repository === null || run === null) return null;
     return `${server.replace(/\/+$/, "")}/${repository}/actions/runs/${run}`;
   },
+  merge: (read) => read("GITHUB_EVENT_NAME") === "merge_group" ? "merge_queue" : null,
+  baseRef: async (context) =>
+    _text(_property(await _githubEvent(context, "merge_group"), "base_ref")) ??
+      _text(_property(await _githubEvent(context, "pull_request"), "base", "ref")) ??
+      context.read("GITHUB_BASE_REF"),
+  mergeSha: async (context) =>
+    _text(_property(await _githubEvent(context, "merge_group"), "head_sha")) ??
+      context.read("GITHUB_SHA"),
 });
 
 const GITLAB = _provider({
@@ -203,6 +245,8 @@ const GITLAB = _provider({
     "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME",
     "CI_MERGE_REQUEST_IID",
     "CI_EXTERNAL_PULL_REQUEST_IID",
+    "CI_MERGE_REQUEST_EVENT_TYPE",
+    "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
     "CI_PROJECT_PATH",
     "GITLAB_USER_LOGIN",
     "CI_JOB_URL",
@@ -210,7 +254,8 @@ const GITLAB = _provider({
   detect: (read) => _isTrue(read("GITLAB_CI")),
   // Not CI_MERGE_REQUEST_ID: that one is unique across the whole GitLab instance.
   pullRequest: _variable("CI_MERGE_REQUEST_IID", "CI_EXTERNAL_PULL_REQUEST_IID"),
-  // The source SHAs are set only in merged-results pipelines, where CI_COMMIT_SHA is the merge.
+  // The source SHAs are set only in merged-results and merge-train pipelines, where CI_COMMIT_SHA
+  // is the merge result; the contract wants the change's head.
   commitSha: _variable(
     "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA",
     "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_SHA",
@@ -225,6 +270,14 @@ const GITLAB = _provider({
   repository: _variable("CI_PROJECT_PATH"),
   actor: _variable("GITLAB_USER_LOGIN"),
   buildUrl: _variable("CI_JOB_URL"),
+  // `detached` is a merge request pipeline on the source branch's head: no merge build.
+  merge: (read) => {
+    const type = read("CI_MERGE_REQUEST_EVENT_TYPE");
+    return type === "merge_train" || type === "merged_result" ? type : null;
+  },
+  baseRef: _variable("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"),
+  // In merge trains and merged-results pipelines CI_COMMIT_SHA is the merge result.
+  mergeSha: _variable("CI_COMMIT_SHA"),
 });
 
 const CIRCLECI = _provider({

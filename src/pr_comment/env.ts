@@ -15,6 +15,7 @@
 export const PR_COMMENT_ENV_VARIABLES: readonly string[] = Object.freeze([
   "GITHUB_TOKEN",
   "GITHUB_API_URL",
+  "GITHUB_EVENT_NAME",
   "GITHUB_REPOSITORY",
   "GITHUB_WORKFLOW",
   "GITHUB_JOB",

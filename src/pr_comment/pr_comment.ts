@@ -4,7 +4,7 @@
  * cannot be written is one line of diagnostics; it never throws and never touches the verdict.
  */
 
-import type { CiMetadata } from "../ci_metadata.ts";
+import { type CiMetadata, detectMergeKind } from "../ci_metadata.ts";
 import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
@@ -91,7 +91,8 @@ export class PullRequestComment {
 
   /**
    * The comment for this CI job, or the one line saying why there is none: not GitHub Actions
-   * or GitLab CI, no pull/merge request number, no token, an unusable API address.
+   * or GitLab CI, a merge queue run (`GITHUB_EVENT_NAME=merge_group`), no pull/merge request
+   * number, no token, an unusable API address.
    *
    * GitHub: `GITHUB_TOKEN` to `GITHUB_API_URL` (default `https://api.github.com`), repository
    * from the metadata or `GITHUB_REPOSITORY`, marker from `GITHUB_WORKFLOW`, `GITHUB_JOB` and
@@ -111,6 +112,13 @@ export class PullRequestComment {
     const { metadata } = options;
     switch (metadata.provider) {
       case "github_actions": {
+        // The queue's branch names a pull request, but the event has none: the comment belongs to
+        // the pull request's own run.
+        if (detectMergeKind(env) === "merge_queue") {
+          return skip(
+            "no pull-request comment in a merge queue run (merge_group has no pull request); the pull_request run's comment stands",
+          );
+        }
         const number = metadata.pull_request_number;
         if (number === null) {
           return skip(
