@@ -210,7 +210,6 @@ export async function detectCiBuild(
       ? metadata.commit_sha
       : found.mergeSha ?? metadata.commit_sha,
   });
-  _CONTEXTS.set(metadata, context);
   return { metadata, context };
 }
 
@@ -232,11 +231,6 @@ export function detectMergeKind(
   const read: Read = (name) => env[name]?.trim() || null;
   return _detect(read)?.merge?.(read) ?? null;
 }
-
-// The context each detected metadata object came with, so the callers that pass only the
-// metadata along (the console, the dry run) still describe it fully. A copy has none, and is
-// described by its seven fields, as before.
-const _CONTEXTS = new WeakMap<CiMetadata, CiContext>();
 
 /**
  * Which CI this is: the id of the first provider of {@linkcode PROVIDERS} whose variables are
@@ -262,9 +256,8 @@ function _detect(read: Read): CiProvider | undefined {
 }
 
 /**
- * One line for progress output saying which CI was detected and what will be sent. With a
- * {@linkcode CiContext} (by default the one {@linkcode detectCiBuild} found for this very object)
- * a merge queue is named by its target, and a merge train or merged-results pipeline by the merge
+ * One line for progress output saying which CI was detected and what will be sent. With the
+ * {@linkcode CiContext} {@linkcode detectCiBuild} found, a merge queue is named by its target, and a merge train or merged-results pipeline by the merge
  * result it evaluated; without one, the line says what the seven fields say.
  *
  * @example
@@ -294,7 +287,7 @@ function _detect(read: Read): CiProvider | undefined {
  */
 export function describeCiMetadata(
   metadata: CiMetadata,
-  context: CiContext | undefined = _CONTEXTS.get(metadata),
+  context?: CiContext,
 ): string {
   const { commit_sha: commit, branch, pull_request_number: pr, repository } = metadata;
   const lead = metadata.provider === "local"

@@ -4,7 +4,7 @@
  * is rendered.
  */
 
-import type { CiMetadata } from "./ci_metadata.ts";
+import type { CiContext, CiMetadata } from "./ci_metadata.ts";
 import type { ServiceClient } from "./client.ts";
 import type { Config } from "./config.ts";
 import { type AgentOutcome, decideExitCode, type RunReport, toAgentOutcome } from "./outcome.ts";
@@ -21,6 +21,8 @@ export interface GatesContext {
   readonly config: Config;
   /** The CI metadata sent with every trigger. */
   readonly metadata: CiMetadata;
+  /** What kind of build this is (a merge queue, a merge train), besides what is sent. */
+  readonly context: CiContext;
   /** The service's client. */
   readonly client: ServiceClient;
   /** The program's streams and the secrets they mask. */
@@ -58,6 +60,7 @@ export async function runGates(deps: RunDeps, context: GatesContext): Promise<Ru
   const plan: RunPlan = {
     agents: config.agents,
     metadata,
+    context: context.context,
     title: `service-ci: waiting for ${agents}`,
     deadline,
     ended: done.signal,

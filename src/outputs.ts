@@ -5,7 +5,7 @@
  * one is a file that implements `RunOutput` and a line here (docs/architecture.md).
  */
 
-import type { CiMetadata } from "./ci_metadata.ts";
+import type { CiContext, CiMetadata } from "./ci_metadata.ts";
 import type { Config } from "./config.ts";
 import { UsageError } from "./config.ts";
 import { firstLine } from "./load_config.ts";
@@ -32,6 +32,8 @@ export interface OutputsContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The CI metadata: its provider chooses the CI's writer. */
   readonly metadata: CiMetadata;
+  /** What kind of build this is (a merge queue, a merge train), besides what is sent. */
+  readonly context: CiContext;
   /** The program's streams and the secrets they mask. */
   readonly output: Output;
 }

@@ -7,9 +7,10 @@
  */
 
 import {
+  type CiContext,
   type CiMetadata,
   describeCiMetadata,
-  detectCiMetadata,
+  detectCiBuild,
   detectProvider,
 } from "./ci_metadata.ts";
 import { ServiceClient } from "./client.ts";
@@ -114,7 +115,7 @@ export async function run(deps: RunDeps): Promise<number> {
     for (const token of forgeTokens(env)) output.addSecret(token);
     // The one answer to "which CI is this" (ci_metadata.ts): sent to the service, and choosing
     // the CI's writer among the outputs.
-    const metadata = await detectCiMetadata(env, {
+    const { metadata, context } = await detectCiBuild(env, {
       overrides: config.overrides,
       readTextFile: (path) => deps.readTextFile(path).catch(() => undefined),
       git: deps.git,
@@ -129,11 +130,11 @@ export async function run(deps: RunDeps): Promise<number> {
     });
     if (config.dryRun) {
       if (config.json) output.commandsToStderr();
-      return await _dryRun(client, config, metadata, output);
+      return await _dryRun(client, config, { metadata, context }, output);
     }
     // Every report's path is checked before anything is sent: a bad one is a usage error.
-    const outputs = await chooseOutputs(deps, { config, env, metadata, output });
-    const report = await runGates(deps, { config, metadata, client, output, outputs });
+    const outputs = await chooseOutputs(deps, { config, env, metadata, context, output });
+    const report = await runGates(deps, { config, metadata, context, client, output, outputs });
     return await finishOutputs(deps, outputs, report, output);
   } catch (error) {
     if (error instanceof UsageError) {
@@ -153,12 +154,12 @@ export async function run(deps: RunDeps): Promise<number> {
 async function _dryRun(
   client: ServiceClient,
   config: Config,
-  metadata: CiMetadata,
+  { metadata, context }: { metadata: CiMetadata; context: CiContext },
   output: Output,
 ): Promise<number> {
   output.stderr(
     `service-ci ${VERSION}: dry run, nothing is sent; ${
-      describeCiMetadata(metadata)
+      describeCiMetadata(metadata, context)
     }; service address ${config.baseUrl.href} from ${config.baseUrlSource}\n`,
   );
   const { dryRunDocument, renderDryRun } = await import("./dry_run.ts");

@@ -9,7 +9,7 @@
  * ```
  */
 
-import type { CiMetadata } from "./ci_metadata.ts";
+import type { CiContext, CiMetadata } from "./ci_metadata.ts";
 import type { AgentOutcome, RunReport } from "./outcome.ts";
 import type { GateEvent } from "./poll.ts";
 import type { FileReport } from "./report/deliver.ts";
@@ -33,6 +33,8 @@ export interface RunPlan {
   readonly agents: readonly string[];
   /** The CI metadata sent with every trigger. */
   readonly metadata: CiMetadata;
+  /** What kind of build this is (a merge queue, a merge train), besides what is sent. */
+  readonly context: CiContext;
   /** The progress section's title, e.g. `service-ci: waiting for 2 agents`. */
   readonly title: string;
   /** The value of the run's clock at which waiting stops (`--timeout-minutes`). */

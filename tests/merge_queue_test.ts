@@ -238,12 +238,13 @@ Deno.test("detectCiBuild() keeps a pull_request event as it was, with its base b
   );
 });
 
-Deno.test("describeCiMetadata() names a merge queue by its target, from the detected metadata alone", async () => {
-  const metadata = await detectCiMetadata(GITHUB_MERGE_GROUP, { readTextFile: readFixture });
-  assert.equal(describeCiMetadata(metadata), QUEUE_LINE);
-  // A copy carries no context: it is described by its seven fields, as before.
+Deno.test("describeCiMetadata() names a merge queue by its target with the detected context, and by its seven fields without", async () => {
+  const { metadata, context } = await detectCiBuild(GITHUB_MERGE_GROUP, {
+    readTextFile: readFixture,
+  });
+  assert.equal(describeCiMetadata(metadata, context), QUEUE_LINE);
   assert.equal(
-    describeCiMetadata({ ...metadata }),
+    describeCiMetadata(metadata),
     `detected GitHub Actions, PR #42 @ 9e8d7c6 (${QUEUE_BRANCH}) in acme/widgets`,
   );
 });

@@ -339,7 +339,7 @@ export function consoleOutput(options: ConsoleOutputOptions): RunOutput {
       reporter = started;
       void _ticks(options, () => started.tick(), plan.ended);
       started.line(options.header);
-      started.line(describeCiMetadata(plan.metadata));
+      started.line(describeCiMetadata(plan.metadata, plan.context));
     },
     event: (agentId, event) => reporter?.event(agentId, event),
     agentDone: (outcome) => reporter?.agentDone(outcome),
