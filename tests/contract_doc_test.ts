@@ -51,6 +51,11 @@ const EXAMPLE_PATHS: ReadonlyArray<{ file: string; token: string; why: string }>
   },
   { file: "tests/ci_metadata_test.ts", token: "\u002fhome/octocat", why: "HOME of a local run" },
   {
+    file: "tests/merge_queue_test.ts",
+    token: "\u002fhome/runner/work/_temp/_github_workflow/event.json",
+    why: "GITHUB_EVENT_PATH as GitHub's runners set it",
+  },
+  {
     file: "tests/git_url_test.ts",
     token: "C:" + "\\\\src\\\\acme\\\\widgets",
     why: "a Windows path that is not a git URL",

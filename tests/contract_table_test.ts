@@ -1,8 +1,11 @@
 /**
  * Runs the one contract table (tests/support/contract_scenarios.ts) against both implementations
- * of the gate: the TypeScript runner (src/main.ts) and the curl-only scripts/direct-api.sh, so a
- * difference between them is a test failure. Scenarios run a few at a time: most of their time
- * is spent waiting for the services' short `Retry-After`s and polls.
+ * of the gate: the TypeScript runner and the curl-only scripts/direct-api.sh, so a difference
+ * between them is a test failure. The runner plays every scenario in process — `run()` with the
+ * real HTTP stack on virtual time (tests/support/in_process.ts), the fake services on the same
+ * clock — and one scenario per exit code as the real program, src/main.ts in a process. The
+ * script plays every scenario as a process, its waits ten times shorter (its clock stays real)
+ * except in the scenarios that measure them. Scenarios in processes run a few at a time.
  */
 
 import assert from "node:assert/strict";
@@ -11,46 +14,107 @@ import { fileURLToPath } from "node:url";
 import { type CommandResult, runCommand } from "./support/command.ts";
 import { type Scenario, SCENARIOS } from "./support/contract_scenarios.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
+import { FakeTime } from "./support/fake_time.ts";
+import { runInProcess } from "./support/in_process.ts";
 import { runProgram } from "./support/program.ts";
-import { DIRECT_API_TOOLS, needsTools, onlyTools } from "./support/tools.ts";
+import {
+  DIRECT_API_TOOLS,
+  fasterSleep,
+  needsTools,
+  onlyTools,
+  type ToolNeeds,
+} from "./support/tools.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/direct-api.sh", import.meta.url));
 // What direct-api.sh says it needs; jq is left out, so the script's own JSON reader is the one
 // under test (tests/direct_api_test.ts checks that the two readers agree).
 const SCRIPT_TOOLS = ["sh", ...DIRECT_API_TOOLS];
 const NEEDS = needsTools({ tools: SCRIPT_TOOLS, notOn: ["windows"] });
-// Scenarios in flight at once: enough to overlap their waits, few enough for a 2-core machine.
+// Processes in flight at once: enough to overlap their waits, few enough for a 2-core machine.
 const CONCURRENCY = 6;
 
-/** One implementation of the gate: runs it for one agent with this environment. */
+// The scenarios the real program plays as a process too, one per exit code: what the process
+// adds is its entry point, its permissions and its streams, which these show as well as any.
+const AS_PROCESS: readonly string[] = [
+  "a fault whose message echoes the key",
+  "a run link and a status that carry the key",
+  "no key is a usage error; nothing is sent",
+  "a refusal whose message echoes the key",
+  "network errors until the deadline end with 4, not 3",
+];
+
+/** How one implementation runs a scenario, and the wall clock it reads meanwhile. */
+interface Session {
+  readonly now: () => number;
+  run(agent: string, args: readonly string[], env: Record<string, string>): Promise<CommandResult>;
+}
+
+/** One implementation of the gate, and the scenarios it plays. */
 interface Implementation {
   readonly name: string;
-  run(agent: string, args: readonly string[], env: Record<string, string>): Promise<CommandResult>;
+  readonly scenarios: readonly Scenario[];
+  /** The programs it needs on PATH, if any. */
+  readonly needs?: ToolNeeds;
+  session(scenario: Scenario): Promise<Session>;
 }
 
 const IMPLEMENTATIONS: Implementation[] = [
   {
     name: "service-ci",
-    run: (agent, args, env) => runProgram(["--agent", agent, ...args], { env }),
+    scenarios: SCENARIOS,
+    session: () => {
+      const time = new FakeTime();
+      return Promise.resolve({
+        now: time.now,
+        run: (agent, args, env) => runInProcess(["--agent", agent, ...args], { env, time }),
+      });
+    },
+  },
+  {
+    name: "service-ci as a process",
+    scenarios: AS_PROCESS.map((name) => {
+      const found = SCENARIOS.filter((scenario) => scenario.name === name);
+      assert.equal(found.length, 1, `one scenario is named "${name}"`);
+      return found[0]!;
+    }),
+    session: () =>
+      Promise.resolve({
+        now: Date.now,
+        run: (agent, args, env) => runProgram(["--agent", agent, ...args], { env }),
+      }),
   },
 ];
-if (!NEEDS.ignore && NEEDS.missing.length === 0) {
-  const path = await onlyTools(SCRIPT_TOOLS);
-  IMPLEMENTATIONS.push({
-    name: "direct-api.sh",
-    run: async (agent, args, env) => {
-      const cwd = await Deno.makeTempDir({ prefix: "contract-cwd-" });
-      try {
-        return await runCommand(join(path, "sh"), [SCRIPT, "--agent", agent, ...args], {
-          cwd,
-          env: { PATH: path, ...env },
-          clearEnv: true,
-        });
-      } finally {
-        await Deno.remove(cwd, { recursive: true });
-      }
-    },
-  });
+// Made when its test runs: where the script's tools are missing, that test is skipped (or, in
+// CI, fails saying what is missing).
+IMPLEMENTATIONS.push({
+  name: "direct-api.sh",
+  scenarios: SCENARIOS,
+  needs: NEEDS,
+  session: async (scenario) => {
+    const { path, faster } = await _scriptTools();
+    return {
+      now: Date.now,
+      run: async (agent, args, env) => {
+        const cwd = await Deno.makeTempDir({ prefix: "contract-cwd-" });
+        try {
+          return await runCommand(join(path, "sh"), [SCRIPT, "--agent", agent, ...args], {
+            cwd,
+            env: { PATH: scenario.timed ? path : `${faster}:${path}`, ...env },
+            clearEnv: true,
+          });
+        } finally {
+          await Deno.remove(cwd, { recursive: true });
+        }
+      },
+    };
+  },
+});
+
+let _tools: Promise<{ path: string; faster: string }> | undefined;
+function _scriptTools(): Promise<{ path: string; faster: string }> {
+  _tools ??=
+    (async () => ({ path: await onlyTools(SCRIPT_TOOLS), faster: await fasterSleep(10) }))();
+  return _tools;
 }
 
 /** A base URL where nothing listens. */
@@ -62,22 +126,20 @@ function _closedUrl(): string {
 }
 
 async function _play(scenario: Scenario, implementation: Implementation): Promise<void> {
+  const session = await implementation.session(scenario);
   await using service = await startFakeService({
     agents: defaultAgents(scenario.runMs ?? 60_000),
     queuedMs: 0,
+    now: session.now,
   });
-  await using elsewhere = await startFakeService({ agents: defaultAgents(0) });
-  scenario.setup?.({ service, elsewhere });
+  await using elsewhere = await startFakeService({ agents: defaultAgents(0), now: session.now });
+  scenario.setup?.({ service, elsewhere, now: session.now });
   const env = {
     SERVICE_API_KEY: KEYS.ci,
     SERVICE_BASE_URL: scenario.unreachable ? _closedUrl() : service.url,
     ...scenario.env,
   };
-  const result = await implementation.run(
-    scenario.agent ?? AGENTS.passing,
-    scenario.args ?? [],
-    env,
-  );
+  const result = await session.run(scenario.agent ?? AGENTS.passing, scenario.args ?? [], env);
   const shown = `${implementation.name} printed:\n${result.stderr}${result.stdout}`;
   assert.equal(result.code, scenario.exitCode, shown);
   for (const text of [result.stdout, result.stderr]) {
@@ -85,7 +147,7 @@ async function _play(scenario: Scenario, implementation: Implementation): Promis
   }
   assert.equal(elsewhere.requests.length, 0, "requests to another origin");
   try {
-    scenario.check?.({ service, elsewhere, ...result });
+    scenario.check?.({ service, elsewhere, now: session.now, ...result });
   } catch (error) {
     if (error instanceof Error) error.message += `\n${shown}`;
     throw error;
@@ -101,24 +163,32 @@ async function _pool(tasks: ReadonlyArray<() => Promise<unknown>>, size: number)
   await Promise.all(Array.from({ length: size }, worker));
 }
 
-Deno.test({
-  name:
-    `every scenario of the contract table ends alike in service-ci and direct-api.sh${NEEDS.nameSuffix}`,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: async (t) => {
-    NEEDS.assertFound();
-    const tasks = SCENARIOS.flatMap((scenario) =>
-      IMPLEMENTATIONS.map((implementation) => () =>
+Deno.test("one scenario per exit code is played by the real program as a process", () => {
+  const codes = IMPLEMENTATIONS[1]!.scenarios.map((scenario) => scenario.exitCode);
+  assert.deepEqual([...new Set(codes)].sort(), [0, 1, 2, 3, 4]);
+});
+
+for (const implementation of IMPLEMENTATIONS) {
+  Deno.test({
+    name:
+      `every scenario of the contract table ends as the contract says in ${implementation.name}${
+        implementation.needs?.nameSuffix ?? ""
+      }`,
+    ignore: implementation.needs?.ignore ?? false,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn: async (t) => {
+      implementation.needs?.assertFound();
+      const tasks = implementation.scenarios.map((scenario) => () =>
         t.step({
-          name: `${implementation.name}: ${scenario.group}: ${scenario.name}`,
+          name: `${scenario.group}: ${scenario.name}`,
           fn: () => _play(scenario, implementation),
           sanitizeOps: false,
           sanitizeResources: false,
           sanitizeExit: false,
         })
-      )
-    );
-    await _pool(tasks, CONCURRENCY);
-  },
-});
+      );
+      await _pool(tasks, CONCURRENCY);
+    },
+  });
+}

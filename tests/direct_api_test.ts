@@ -21,6 +21,7 @@ import { assertShellcheckPasses } from "./support/shellcheck.ts";
 import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../src/verdict.ts";
 import {
   DIRECT_API_TOOLS,
+  fasterSleep,
   needsTools,
   onlyTools,
   onPath,
@@ -58,17 +59,30 @@ async function _modes(): Promise<Mode[]> {
 }
 
 const MODES = await _modes();
+// The script's waits, ten times shorter; its clock (date +%s), and so every deadline, stays real.
+const FASTER = MODES.length > 0 ? await fasterSleep(10) : "";
+
+/** Options of {@linkcode _run}. */
+interface RunOptions {
+  /** The test checks how long the script waits: its waits are not shortened. */
+  readonly realWaits?: boolean;
+}
 
 async function _run(
   mode: Mode,
   args: readonly string[],
   env: Record<string, string>,
+  options: RunOptions = {},
 ): Promise<CommandResult> {
   const cwd = await Deno.makeTempDir({ prefix: "direct-api-cwd-" });
   try {
     return await runCommand(SH!, [SCRIPT, ...args], {
       cwd,
-      env: { PATH: mode.path, SERVICE_MAX_POLL_INTERVAL_SECONDS: "0.5", ...env },
+      env: {
+        PATH: options.realWaits ? mode.path : `${FASTER}:${mode.path}`,
+        SERVICE_MAX_POLL_INTERVAL_SECONDS: "0.5",
+        ...env,
+      },
       clearEnv: true,
     });
   } finally {
@@ -324,7 +338,10 @@ _test(
     listener.close();
     const url = `http://127.0.0.1:${port}`;
     // The 30 s give-up is service-ci's (tests/run_test.ts); here a short timeout ends the wait.
-    const result = await _run(mode, ["--agent", AGENTS.passing, "--timeout", "0.04"], _env(url));
+    // Shorter waits would reach the ten attempts before the deadline.
+    const result = await _run(mode, ["--agent", AGENTS.passing, "--timeout", "0.04"], _env(url), {
+      realWaits: true,
+    });
     assert.equal(result.code, 4, result.stderr);
     assert.equal(
       result.stderr.match(
@@ -377,7 +394,7 @@ _test("a run that outlasts --timeout exits 4", async (mode) => {
   const started = Date.now();
   const result = await _run(
     mode,
-    ["--agent", AGENTS.passing, "--timeout", "0.04"],
+    ["--agent", AGENTS.passing, "--timeout", "0.01"],
     _env(service.url),
   );
   assert.equal(result.code, 4, result.stderr);
@@ -390,7 +407,7 @@ _test("SERVICE_TIMEOUT_MINUTES bounds the wait too", async (mode) => {
   const result = await _run(
     mode,
     ["--agent", AGENTS.passing],
-    _env(service.url, { SERVICE_TIMEOUT_MINUTES: "0.02" }),
+    _env(service.url, { SERVICE_TIMEOUT_MINUTES: "0.01" }),
   );
   assert.equal(result.code, 4, result.stderr);
 });
@@ -494,7 +511,9 @@ _test("a 404 right after the trigger is retried; Retry-After is honoured", async
     answer: () =>
       json(429, { error: { code: "slow_down", message: "too many" } }, { "retry-after": "1" }),
   });
-  const result = await _run(mode, ["--agent", AGENTS.passing], _env(service.url));
+  const result = await _run(mode, ["--agent", AGENTS.passing], _env(service.url), {
+    realWaits: true,
+  });
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stderr, /HTTP 429: too many/);
   const [notFound, tooMany, next] = service.requestsOf("GET");

@@ -1,6 +1,10 @@
 /**
- * End to end under faults (contract §1, §3–§6): the real entry point against a fake service that
- * fails, stalls, redirects, cuts connections, answers garbage or hostile text, or is interrupted.
+ * End to end under faults (contract §1, §3–§6): the gate against a fake service that fails,
+ * stalls, redirects, cuts connections, answers garbage or hostile text, or is interrupted. Runs
+ * whose waits are the service's play in process on virtual time, the service on the same clock
+ * (tests/support/in_process.ts); the real entry point runs where a process or real timers are
+ * the point: signals, hung requests cut by the request timeout or the deadline, hostile text
+ * through real pipes.
  */
 
 import assert from "node:assert/strict";
@@ -18,6 +22,8 @@ import {
   startFakeService,
 } from "../support/fake_service.ts";
 import { assertValidJunit, xmlTest } from "../support/junit.ts";
+import { FakeTime } from "../support/fake_time.ts";
+import { runInProcess } from "../support/in_process.ts";
 import { type ProgramResult, runProgram, startProgram } from "../support/program.ts";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -97,10 +103,11 @@ function assertNoStackTrace(result: ProgramResult): void {
 // §3 — retries of the trigger
 
 Deno.test("503, then 502, then 201 on the trigger: one run, every attempt with the same Idempotency-Key", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   service.script({ method: "POST", answer: () => problem(503, "unavailable", "warming up") });
   service.script({ method: "POST", answer: () => html(502, "502 Bad Gateway") });
-  const result = await runProgram(["--agent", AGENTS.failing], { env: env(service.url) });
+  const result = await runInProcess(["--agent", AGENTS.failing], { env: env(service.url), time });
   assert.equal(result.code, 1, result.stderr);
   const posts = service.requestsOf("POST");
   assert.equal(posts.length, 3);
@@ -123,7 +130,8 @@ Deno.test("503, then 502, then 201 on the trigger: one run, every attempt with t
 });
 
 Deno.test("a connection dropped after the service created the run: the retry's key finds it, one run", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   service.script({
     method: "POST",
     answer: async (_request, next) => {
@@ -131,7 +139,7 @@ Deno.test("a connection dropped after the service created the run: the retry's k
       return cutOff(); // …and the answer never arrives whole.
     },
   });
-  const result = await runProgram(["--agent", AGENTS.passing], { env: env(service.url) });
+  const result = await runInProcess(["--agent", AGENTS.passing], { env: env(service.url), time });
   assert.equal(result.code, 0, result.stderr);
   const posts = service.requestsOf("POST");
   assert.equal(posts.length, 2);
@@ -148,7 +156,8 @@ Deno.test("a connection dropped after the service created the run: the retry's k
 // §1 Retry-After, §3 transient faults while polling
 
 Deno.test("429 with Retry-After: 2 on a poll: the next request comes 2 s later", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   service.script({
     method: "GET",
     answer: () =>
@@ -156,7 +165,7 @@ Deno.test("429 with Retry-After: 2 on a poll: the next request comes 2 s later",
         "retry-after": "2",
       }),
   });
-  const result = await runProgram(["--agent", AGENTS.passing], { env: env(service.url) });
+  const result = await runInProcess(["--agent", AGENTS.passing], { env: env(service.url), time });
   assert.equal(result.code, 0, result.stderr);
   const [limited, next] = service.requestsOf("GET");
   assert.ok(limited && next);
@@ -169,9 +178,10 @@ Deno.test("429 with Retry-After: 2 on a poll: the next request comes 2 s later",
 });
 
 Deno.test("bursts of 503 and 500 while polling still end in the right verdict: pass 0, fail 1", async () => {
+  const time = new FakeTime();
   const passing = agent();
   const failing = agent({ gate: { rule: "x < 1", passes: false } });
-  await using service = await startFakeService({ agents: [passing, failing] });
+  await using service = await startFakeService({ now: time.now, agents: [passing, failing] });
   // Per agent: 503, 500, 503, a good "running" answer, 500, 503, then the real answers.
   for (const { id } of [passing, failing]) {
     const fault = (status: 500 | 503) => ({
@@ -194,8 +204,8 @@ Deno.test("bursts of 503 and 500 while polling still end in the right verdict: p
     service.script(fault(503));
   }
   const [pass, fail] = await Promise.all([
-    runProgram(["--agent", passing.id], { env: env(service.url) }),
-    runProgram(["--agent", failing.id], { env: env(service.url) }),
+    runInProcess(["--agent", passing.id], { env: env(service.url), time }),
+    runInProcess(["--agent", failing.id], { env: env(service.url), time }),
   ]);
   assert.equal(pass.code, 0, pass.stderr);
   assert.equal(fail.code, 1, fail.stderr);
@@ -210,7 +220,8 @@ Deno.test("bursts of 503 and 500 while polling still end in the right verdict: p
 });
 
 Deno.test("ten transient faults in a row on the poll: exit 3 naming the last, after exactly 10 reads", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   let count = 0;
   service.script({
     method: "GET",
@@ -222,7 +233,7 @@ Deno.test("ten transient faults in a row on the poll: exit 3 naming the last, af
         : json(502, { message: "the tenth fault" }, RETRY_NOW);
     },
   });
-  const result = await runProgram(["--agent", AGENTS.passing], { env: env(service.url) });
+  const result = await runInProcess(["--agent", AGENTS.passing], { env: env(service.url), time });
   assert.equal(result.code, 3, result.stderr);
   assert.equal(service.requestsOf("POST").length, 1);
   const reads = service.requestsOf("GET");
@@ -238,8 +249,10 @@ Deno.test("ten transient faults in a row on the poll: exit 3 naming the last, af
 });
 
 Deno.test("HTML, truncated JSON, an empty body and a JSON array on a poll are never a verdict", async () => {
+  const time = new FakeTime();
   const id = crypto.randomUUID();
   await using service = await startFakeService({
+    now: time.now,
     agents: [agent({ id, gate: { rule: "x", passes: false } })],
   });
   const garbage = [
@@ -256,7 +269,7 @@ Deno.test("HTML, truncated JSON, an empty body and a JSON array on a poll are ne
     () => json(200, [{ status: "completed", results: { gate: { passed: true } } }], RETRY_NOW),
   ];
   for (const answer of garbage) service.script({ method: "GET", answer });
-  const result = await runProgram(["--agent", id], { env: env(service.url) });
+  const result = await runInProcess(["--agent", id], { env: env(service.url), time });
   assert.equal(result.code, 1, result.stderr);
   assert.equal(service.requestsOf("GET").length, garbage.length + 1);
   assert.doesNotMatch(result.stderr, /PASSED/);
@@ -273,7 +286,8 @@ Deno.test("HTML, truncated JSON, an empty body and a JSON array on a poll are ne
 });
 
 Deno.test("answers that are never JSON objects: exit 3 after 10 reads, never a verdict", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   let count = 0;
   service.script({
     method: "GET",
@@ -286,7 +300,7 @@ Deno.test("answers that are never JSON objects: exit 3 after 10 reads, never a v
           headers: { "content-type": "application/json", ...RETRY_NOW },
         }),
   });
-  const result = await runProgram(["--agent", AGENTS.passing], { env: env(service.url) });
+  const result = await runInProcess(["--agent", AGENTS.passing], { env: env(service.url), time });
   assert.equal(result.code, 3, result.stderr);
   assert.equal(service.requestsOf("GET").length, 10);
   assert.doesNotMatch(result.stderr, /PASSED|FAILED/);
@@ -492,11 +506,12 @@ Deno.test("a same-origin redirect outside the agent's runs, or a 302 on the trig
 });
 
 Deno.test("a same-origin redirect inside the agent's runs is followed, with the key, body and Idempotency-Key", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   const runs = runsPath(AGENTS.passing);
   service.script({ method: "POST", answer: () => redirect(307, `${runs}?region=eu`) });
   service.script({ method: "GET", answer: () => redirect(302, `${runs}/run_0001?moved=1`) });
-  const result = await runProgram(["--agent", AGENTS.passing], { env: env(service.url) });
+  const result = await runInProcess(["--agent", AGENTS.passing], { env: env(service.url), time });
   assert.equal(result.code, 0, result.stderr);
   const posts = service.requestsOf("POST");
   assert.deepEqual(posts.map((post) => post.path), [runs, `${runs}?region=eu`]);
@@ -512,7 +527,8 @@ Deno.test("a same-origin redirect inside the agent's runs is followed, with the 
 });
 
 Deno.test("a sixth redirect in a row is refused after five were followed", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   const runs = runsPath(AGENTS.passing);
   let hop = 0;
   service.script({
@@ -520,7 +536,7 @@ Deno.test("a sixth redirect in a row is refused after five were followed", async
     times: 6,
     answer: () => redirect(307, `${runs}/run_0001?hop=${++hop}`),
   });
-  const result = await runProgram(["--agent", AGENTS.passing], { env: env(service.url) });
+  const result = await runInProcess(["--agent", AGENTS.passing], { env: env(service.url), time });
   assert.equal(result.code, 3, result.stderr);
   assert.deepEqual(
     service.requestsOf("GET").map((read) => read.path),
@@ -959,13 +975,14 @@ Deno.test("an answer over 1 MiB, with or without Content-Length, fails cleanly: 
 // §3 404
 
 Deno.test("a 404 on a run triggered moments ago is retried until it is readable", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   service.script({
     method: "GET",
     times: 2,
     answer: () => problem(404, "run_not_found", "no run run_0001"),
   });
-  const result = await runProgram(["--agent", AGENTS.failing], { env: env(service.url) });
+  const result = await runInProcess(["--agent", AGENTS.failing], { env: env(service.url), time });
   assert.equal(result.code, 1, result.stderr);
   assert.equal(service.requestsOf("GET").length, 3);
   assert.equal(
@@ -976,13 +993,14 @@ Deno.test("a 404 on a run triggered moments ago is retried until it is readable"
 });
 
 Deno.test("a 404 on the trigger, or on a run attached with --run-id, is not retried: exit 3", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   service.script({
     method: "POST",
     answer: () =>
       json(404, { error: { code: "agent_not_found", message: "no such agent" } }, RETRY_NOW),
   });
-  const trigger = await runProgram(["--agent", AGENTS.passing], { env: env(service.url) });
+  const trigger = await runInProcess(["--agent", AGENTS.passing], { env: env(service.url), time });
   assert.equal(trigger.code, 3, trigger.stderr);
   assert.equal(service.requests.length, 1);
   assert.match(
@@ -991,8 +1009,9 @@ Deno.test("a 404 on the trigger, or on a run attached with --run-id, is not retr
   );
   assert.doesNotMatch(trigger.stderr, /not visible yet/);
 
-  const attached = await runProgram(["--agent", AGENTS.passing, "--run-id", "run_9999"], {
+  const attached = await runInProcess(["--agent", AGENTS.passing, "--run-id", "run_9999"], {
     env: env(service.url),
+    time,
   });
   assert.equal(attached.code, 3, attached.stderr);
   assert.equal(service.requestsOf("GET").length, 1);

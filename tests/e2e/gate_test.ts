@@ -1,4 +1,8 @@
-/** End to end: the real entry point against the fake service, one behaviour of contract §1–§6 each. */
+/**
+ * End to end: the gate against the fake service, one behaviour of contract §1–§6 each. The exit
+ * codes, the environment and the command line go through the real entry point; what the service
+ * answers plays in process on virtual time (tests/support/in_process.ts).
+ */
 
 import { OPTION_NAMES } from "../../src/config.ts";
 import assert from "node:assert/strict";
@@ -11,6 +15,8 @@ import {
   problem,
   startFakeService,
 } from "../support/fake_service.ts";
+import { FakeTime } from "../support/fake_time.ts";
+import { runInProcess } from "../support/in_process.ts";
 import { runProgram } from "../support/program.ts";
 
 const UA = /^service-ci\/\d+\.\d+\.\d+\S* \([a-z0-9_]+; [a-z0-9_]+\)$/;
@@ -46,8 +52,10 @@ Deno.test("a failing gate exits 1", async () => {
 });
 
 Deno.test("the trigger carries the contract's headers and only ci_metadata", async () => {
-  await using service = await startFakeService();
-  const result = await runProgram(["--agent", AGENTS.passing, "--branch", "feature/x"], {
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
+  const result = await runInProcess(["--agent", AGENTS.passing, "--branch", "feature/x"], {
+    time,
     env: env(service.url),
   });
   assert.equal(result.code, 0, result.stderr);
@@ -82,11 +90,13 @@ const UNCHECKED_DOCUMENTS: Array<[string, Record<string, unknown>]> = [
 
 for (const [what, document] of UNCHECKED_DOCUMENTS) {
   Deno.test(`${what} cannot be checked: exit 3`, async () => {
+    const time = new FakeTime();
     const id = "3d4e5f60-7182-493a-8c1d-2e3f40516273";
     await using service = await startFakeService({
+      now: time.now,
       agents: [agentFinishing(id, () => document)],
     });
-    const result = await runProgram(["--agent", id], { env: env(service.url) });
+    const result = await runInProcess(["--agent", id], { time, env: env(service.url) });
     assert.equal(result.code, 3, result.stderr);
     assert.match(result.stderr, /NOT CHECKED/);
   });
@@ -101,9 +111,10 @@ const REFUSALS: Array<[number, string, RegExp]> = [
 
 for (const [status, code, message] of REFUSALS) {
   Deno.test(`a ${status} answer to the trigger exits 3 after exactly one request`, async () => {
-    await using service = await startFakeService();
+    const time = new FakeTime();
+    await using service = await startFakeService({ now: time.now });
     service.script({ answer: () => problem(status, code, `${code.replaceAll("_", " ")}`) });
-    const result = await runProgram(["--agent", AGENTS.passing], { env: env(service.url) });
+    const result = await runInProcess(["--agent", AGENTS.passing], { time, env: env(service.url) });
     assert.equal(result.code, 3, result.stderr);
     assert.equal(service.requests.length, 1);
     assert.match(result.stderr, message);
@@ -111,7 +122,8 @@ for (const [status, code, message] of REFUSALS) {
 }
 
 Deno.test("the service's prerequisites are refused by the fake service itself, each with a hint", async (t) => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   const cases: Array<[string, Record<string, string>, RegExp]> = [
     [AGENTS.inactive, {}, /409.*inactive.*fix: the agent is inactive: activate it/],
     [AGENTS.noGate, {}, /422.*no quality gate configured.*fix: the agent has no quality gate/],
@@ -126,7 +138,7 @@ Deno.test("the service's prerequisites are refused by the fake service itself, e
   for (const [agent, extra, message] of cases) {
     await t.step(`${agent} ${JSON.stringify(extra)}`, async () => {
       const before = service.requests.length;
-      const result = await runProgram(["--agent", agent], { env: env(service.url, extra) });
+      const result = await runInProcess(["--agent", agent], { time, env: env(service.url, extra) });
       assert.equal(result.code, 3, result.stderr);
       assert.match(result.stderr, message);
       assert.equal(service.requests.length - before, 1);
@@ -135,9 +147,11 @@ Deno.test("the service's prerequisites are refused by the fake service itself, e
 });
 
 Deno.test("a 5xx on every poll never becomes a verdict", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   service.script({ method: "GET", times: 100, answer: () => problem(503, "unavailable", "down") });
-  const result = await runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "0.05"], {
+  const result = await runInProcess(["--agent", AGENTS.passing, "--timeout-minutes", "0.05"], {
+    time,
     env: env(service.url),
   });
   assert.ok(result.code === 3 || result.code === 4, `${result.code}: ${result.stderr}`);
@@ -183,15 +197,18 @@ Deno.test("a missing key exits 2 and sends nothing", async () => {
 });
 
 Deno.test("two agents: pass and fail exit 1, pass and pass exit 0", async () => {
-  await using service = await startFakeService();
-  const mixed = await runProgram(["--agent", AGENTS.passing, "--agent", AGENTS.failing], {
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
+  const mixed = await runInProcess(["--agent", AGENTS.passing, "--agent", AGENTS.failing], {
+    time,
     env: env(service.url),
   });
   assert.equal(mixed.code, 1, mixed.stderr);
   assert.match(mixed.stderr, /exit 1: 2 gates, 1 passed, 1 failed/);
   const second = "5f607182-93a4-45bc-8e3f-405162738495";
   service.setAgent({ ...defaultAgents(100)[0]!, id: second });
-  const both = await runProgram([], {
+  const both = await runInProcess([], {
+    time,
     env: env(service.url, { SERVICE_AGENT_ID: `${AGENTS.passing}, ${second}` }),
   });
   assert.equal(both.code, 0, both.stderr);

@@ -1,8 +1,9 @@
 /**
- * End to end against docs/openapi.yaml: the real entry point drives the fake service through
- * passing and failing gates, refusals with each error body form, transient faults with
- * `Retry-After`, redirects and a run without a verdict; every request the runner sends and every
- * answer the fake service gives is validated against the description.
+ * End to end against docs/openapi.yaml: the gate, in process on virtual time, and the real entry
+ * point once, drive the fake service through passing and failing gates, refusals with each error
+ * body form, transient faults with `Retry-After`, redirects and a run without a verdict; every
+ * request the runner sends and every answer the fake service gives is validated against the
+ * description.
  */
 
 import assert from "node:assert/strict";
@@ -17,6 +18,8 @@ import {
   startFakeService,
 } from "../support/fake_service.ts";
 import { type Exchange, recordExchanges, SpecValidator } from "../support/openapi.ts";
+import { FakeTime } from "../support/fake_time.ts";
+import { runInProcess } from "../support/in_process.ts";
 import { runProgram } from "../support/program.ts";
 
 const validator = await SpecValidator.create();
@@ -32,21 +35,24 @@ function runsPath(agentId: string): string {
 }
 
 /**
- * Starts a recording fake service, lets `setUp` add agents and scripted answers, runs the program
- * for `agents`, and returns its exit code and every exchange once all of them follow the spec.
+ * Starts a recording fake service, lets `setUp` add agents and scripted answers, runs the gate
+ * for `agents` in process on virtual time (the service on the same clock), and returns its exit code and every exchange once all of them follow the spec.
  */
 async function runChecked(
   agents: readonly string[],
   setUp: (service: FakeService) => void = () => {},
 ): Promise<{ code: number; stderr: string; exchanges: Exchange[] }> {
   const recorder = recordExchanges();
+  const time = new FakeTime();
   await using service = await startFakeService({
     agents: defaultAgents(100),
     onExchange: recorder.onExchange,
+    now: time.now,
   });
   setUp(service);
-  const result = await runProgram(agents.flatMap((id) => ["--agent", id]), {
+  const result = await runInProcess(agents.flatMap((id) => ["--agent", id]), {
     env: { SERVICE_API_KEY: KEYS.ci, SERVICE_BASE_URL: service.url },
+    time,
   });
   const exchanges = await recorder.exchanges();
   assert.equal(exchanges.length, service.requests.length, "every request was recorded");

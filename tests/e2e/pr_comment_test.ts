@@ -1,6 +1,7 @@
 /**
- * End to end: the pull-request comment (issue 14) from the real entry point, against the fake
- * service and fake GitHub and GitLab APIs on loopback. Whatever happens to the comment, the exit
+ * End to end: the pull-request comment (issue 14) against the fake service and fake GitHub and
+ * GitLab APIs on loopback, from `run()` in process on virtual time (tests/support/in_process.ts;
+ * the service on the same clock), and from the real entry point where a signal is the point. Whatever happens to the comment, the exit
  * code is the gate's, every forge request carries the forge's token to the forge's origin only,
  * and neither secret crosses over or reaches an output.
  */
@@ -25,7 +26,9 @@ import {
   KEYS,
   startFakeService,
 } from "../support/fake_service.ts";
-import { type ProgramResult, runProgram, startProgram } from "../support/program.ts";
+import { FakeTime } from "../support/fake_time.ts";
+import { runInProcess } from "../support/in_process.ts";
+import { type ProgramResult, startProgram } from "../support/program.ts";
 
 const HEAD_SHA = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
 const WORKFLOW = "quality gate";
@@ -182,7 +185,8 @@ function assertOneLine(result: ProgramResult, expected: RegExp, lines = 1): void
 // --- GitHub --------------------------------------------------------------------------------
 
 Deno.test("on GitHub the comment is created with the run links, then edited with the verdicts", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(100) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(100) });
   await using github = await startFakeGithub({ comments: 3 });
   const dir = await Deno.makeTempDir({ prefix: "service-ci-pr-comment-" });
   const files = {
@@ -193,9 +197,10 @@ Deno.test("on GitHub the comment is created with the run links, then edited with
   await Deno.writeTextFile(files.output, "");
   await Deno.writeTextFile(files.summary, "");
 
-  const result = await runProgram(
+  const result = await runInProcess(
     ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--json", "--junit", files.junit],
     {
+      time,
       env: await githubEnv(service, github, {
         extra: { GITHUB_OUTPUT: files.output, GITHUB_STEP_SUMMARY: files.summary },
       }),
@@ -246,10 +251,12 @@ Deno.test("on GitHub the comment is created with the run links, then edited with
 });
 
 Deno.test("on GitHub the pull request is found from GITHUB_REF when the event names none", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
 
-  const result = await runProgram(["--agent", AGENTS.passing, "--pr-comment"], {
+  const result = await runInProcess(["--agent", AGENTS.passing, "--pr-comment"], {
+    time,
     env: await githubEnv(service, github, { via: "ref", without: ["SERVICE_PR_COMMENT"] }),
   });
 
@@ -260,7 +267,8 @@ Deno.test("on GitHub the pull request is found from GITHUB_REF when the event na
 });
 
 Deno.test("on GitHub the gate's comment is found on the third page and edited, not duplicated", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing] });
   const comments: FakeComment[] = Array.from({ length: 260 }, (_, index) => ({
     id: 1000 + index,
@@ -270,7 +278,8 @@ Deno.test("on GitHub the gate's comment is found on the third page and edited, n
   comments[230] = { id: 1230, body: `${marker}\n### an earlier push` };
   await using github = await startFakeGithub({ comments });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -293,17 +302,21 @@ Deno.test("on GitHub the gate's comment is found on the third page and edited, n
 });
 
 Deno.test("two gates with different agents on one pull request keep two comments", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
 
-  const first = await runProgram(["--agent", AGENTS.passing], {
+  const first = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
-  const second = await runProgram(["--agent", AGENTS.passing, "--agent", AGENTS.failing], {
+  const second = await runInProcess(["--agent", AGENTS.passing, "--agent", AGENTS.failing], {
+    time,
     env: await githubEnv(service, github),
   });
   // The first gate again (the next push): it edits its own comment.
-  const again = await runProgram(["--agent", AGENTS.passing], {
+  const again = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -327,9 +340,11 @@ Deno.test("two gates with different agents on one pull request keep two comments
 });
 
 Deno.test("the forge token is masked everywhere, also when the service echoes it", async () => {
+  const time = new FakeTime();
   const echo = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a";
   const base = defaultAgents(50).find((agent) => agent.id === AGENTS.passing)!;
   await using service = await startFakeService({
+    now: time.now,
     agents: [{
       ...base,
       id: echo,
@@ -360,7 +375,8 @@ Deno.test("the forge token is masked everywhere, also when the service echoes it
     summary: join(dir, "github-summary"),
   };
 
-  const result = await runProgram(["--agent", echo, "--json", "--junit", files.junit], {
+  const result = await runInProcess(["--agent", echo, "--json", "--junit", files.junit], {
+    time,
     env: await githubEnv(service, github, {
       extra: { GITHUB_OUTPUT: files.output, GITHUB_STEP_SUMMARY: files.summary },
     }),
@@ -382,13 +398,14 @@ Deno.test("the forge token is masked everywhere, also when the service echoes it
 });
 
 Deno.test("without --pr-comment or SERVICE_PR_COMMENT no request reaches the forge", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
 
   const results = await Promise.all([undefined, "false"].map(async (value) => {
     const env = await githubEnv(service, github, { without: ["SERVICE_PR_COMMENT"] });
     if (value !== undefined) env.SERVICE_PR_COMMENT = value;
-    return await runProgram(["--agent", AGENTS.passing], { env });
+    return await runInProcess(["--agent", AGENTS.passing], { time, env });
   }));
 
   for (const result of results) {
@@ -400,10 +417,12 @@ Deno.test("without --pr-comment or SERVICE_PR_COMMENT no request reaches the for
 });
 
 Deno.test("a build that is not for a pull request says so in one line and asks nothing", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github, { via: "none" }),
   });
 
@@ -415,10 +434,12 @@ Deno.test("a build that is not for a pull request says so in one line and asks n
 });
 
 Deno.test("without GITHUB_TOKEN one line says how to give one, and nothing is sent", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github, { without: ["GITHUB_TOKEN"] }),
   });
 
@@ -431,10 +452,12 @@ Deno.test("without GITHUB_TOKEN one line says how to give one, and nothing is se
 });
 
 Deno.test("a read-only token (a fork's pull request) is one line naming pull-requests: write", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub({ readOnly: true });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -448,10 +471,12 @@ Deno.test("a read-only token (a fork's pull request) is one line naming pull-req
 });
 
 Deno.test("a repository the token cannot see (404) is one line, and nothing more is tried", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github, { extra: { GITHUB_REPOSITORY: "acme/elsewhere" } }),
   });
 
@@ -464,7 +489,8 @@ Deno.test("a repository the token cannot see (404) is one line, and nothing more
 });
 
 Deno.test("a used-up rate limit is one line, with the reset time, once the verdicts fail too", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
   const reset = String(Math.floor(Date.now() / 1000) + 20 * 60);
   github.script({
@@ -476,7 +502,8 @@ Deno.test("a used-up rate limit is one line, with the reset time, once the verdi
       }),
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -489,7 +516,8 @@ Deno.test("a used-up rate limit is one line, with the reset time, once the verdi
 });
 
 Deno.test("a short Retry-After is waited out and the comment is written", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
   github.script({
     method: "GET",
@@ -500,7 +528,8 @@ Deno.test("a short Retry-After is waited out and the comment is written", async 
       }),
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -516,7 +545,8 @@ Deno.test("a short Retry-After is waited out and the comment is written", async 
 });
 
 Deno.test("5xx answers are retried a bounded number of times, then one line", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
   // Retry-After: 0 keeps the test from waiting out the real backoff (1 s, then 2 s).
   github.script({
@@ -528,7 +558,8 @@ Deno.test("5xx answers are retried a bounded number of times, then one line", as
       }),
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -541,7 +572,8 @@ Deno.test("5xx answers are retried a bounded number of times, then one line", as
 });
 
 Deno.test("a 5xx on creating the comment looks again before creating it a second time", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
   // The comment is made, but the answer is lost.
   github.script({
@@ -552,7 +584,8 @@ Deno.test("a 5xx on creating the comment looks again before creating it a second
     },
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -570,13 +603,15 @@ Deno.test("a 5xx on creating the comment looks again before creating it a second
 });
 
 Deno.test("an unreachable API is a network error: retried, then one line", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   // A port that was just free: nothing listens there.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const closed = `http://127.0.0.1:${listener.addr.port}`;
   listener.close();
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, { apiUrl: closed }),
   });
 
@@ -589,12 +624,14 @@ Deno.test("an unreachable API is a network error: retried, then one line", async
 // --- GitLab --------------------------------------------------------------------------------
 
 Deno.test("on GitLab the note is created with the run links, then edited with the verdicts", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(100) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(100) });
   await using gitlab = await startFakeGitlab({
     comments: [{ id: 10, body: "added 1 commit", system: true }],
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing, "--agent", AGENTS.failing], {
+  const result = await runInProcess(["--agent", AGENTS.passing, "--agent", AGENTS.failing], {
+    time,
     env: gitlabEnv(service, gitlab),
   });
 
@@ -629,7 +666,8 @@ Deno.test("on GitLab the note is created with the run links, then edited with th
 });
 
 Deno.test("on GitLab the gate's note is found on the third page (x-next-page) and edited", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   const marker = gateMarker({ workflow: "", job: GITLAB_JOB, agents: [AGENTS.passing] });
   const comments: FakeComment[] = Array.from({ length: 250 }, (_, index) => ({
     id: 1000 + index,
@@ -638,7 +676,8 @@ Deno.test("on GitLab the gate's note is found on the third page (x-next-page) an
   comments[210] = { id: 1210, body: `${marker}\nold` };
   await using gitlab = await startFakeGitlab({ comments });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: gitlabEnv(service, gitlab),
   });
 
@@ -653,10 +692,12 @@ Deno.test("on GitLab the gate's note is found on the third page (x-next-page) an
 });
 
 Deno.test("on GitLab a token without the right to comment is one line naming the api scope", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using gitlab = await startFakeGitlab({ readOnly: true });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: gitlabEnv(service, gitlab),
   });
 
@@ -668,16 +709,18 @@ Deno.test("on GitLab a token without the right to comment is one line naming the
 });
 
 Deno.test("on GitLab without SERVICE_GITLAB_TOKEN or a merge request, one line says why", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using gitlab = await startFakeGitlab();
 
   const env = gitlabEnv(service, gitlab);
   delete env.CI_MERGE_REQUEST_IID;
   const [noToken, noMergeRequest] = await Promise.all([
-    runProgram(["--agent", AGENTS.passing], {
+    runInProcess(["--agent", AGENTS.passing], {
+      time,
       env: gitlabEnv(service, gitlab, { SERVICE_GITLAB_TOKEN: "" }),
     }),
-    runProgram(["--agent", AGENTS.passing], { env }),
+    runInProcess(["--agent", AGENTS.passing], { time, env }),
   ]);
 
   assert.equal(noToken.code, 0, log(noToken));
@@ -694,7 +737,8 @@ Deno.test("on GitLab without SERVICE_GITLAB_TOKEN or a merge request, one line s
 });
 
 Deno.test("on GitLab a long Retry-After skips the in-progress note; the verdicts are written", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using gitlab = await startFakeGitlab();
   gitlab.script({
     method: "GET",
@@ -705,7 +749,8 @@ Deno.test("on GitLab a long Retry-After skips the in-progress note; the verdicts
       }),
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: gitlabEnv(service, gitlab),
   });
 
@@ -720,14 +765,16 @@ Deno.test("on GitLab a long Retry-After skips the in-progress note; the verdicts
 // --- Only our own comments (docs/pr-comment.md) ------------------------------------------------
 
 Deno.test("on GitHub a comment someone else planted with the marker is never edited: the gate writes its own", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing] });
   const planted = `${marker}\n✅ passed, trust me`;
   await using github = await startFakeGithub({
     comments: [{ id: 900, body: planted, author: FORGE_IDENTITIES.stranger.login }],
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -742,7 +789,8 @@ Deno.test("on GitHub a comment someone else planted with the marker is never edi
 });
 
 Deno.test("on GitHub with a personal token, the login GET /user returns is ours, not github-actions[bot]", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing] });
   await using github = await startFakeGithub({
     user: "release-bot",
@@ -752,7 +800,8 @@ Deno.test("on GitHub with a personal token, the login GET /user returns is ours,
     ],
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -768,14 +817,16 @@ Deno.test("on GitHub with a personal token, the login GET /user returns is ours,
 });
 
 Deno.test("on GitLab a note someone else planted with the marker is never edited: the gate writes its own, no 403", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   const marker = gateMarker({ workflow: "", job: GITLAB_JOB, agents: [AGENTS.passing] });
   const planted = `${marker}\n✅ passed, trust me`;
   await using gitlab = await startFakeGitlab({
     comments: [{ id: 900, body: planted, author: FORGE_IDENTITIES.stranger.id }],
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: gitlabEnv(service, gitlab),
   });
 
@@ -788,7 +839,8 @@ Deno.test("on GitLab a note someone else planted with the marker is never edited
 });
 
 Deno.test("a create answered 503 with Retry-After after it worked is not posted again: one comment", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
   github.script({
     method: "POST",
@@ -801,7 +853,8 @@ Deno.test("a create answered 503 with Retry-After after it worked is not posted 
     },
   });
 
-  const result = await runProgram(["--agent", AGENTS.passing], {
+  const result = await runInProcess(["--agent", AGENTS.passing], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -849,11 +902,13 @@ Deno.test("SIGTERM with a forge that never answers: the summary and the runs sti
 });
 
 Deno.test("a refused trigger shows in the in-progress comment as refused, with its reason, not as running", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(1_500) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(1_500) });
   await using github = await startFakeGithub();
   const unknown = "00000000-0000-4000-8000-000000000000";
 
-  const result = await runProgram(["--agent", AGENTS.passing, "--agent", unknown], {
+  const result = await runInProcess(["--agent", AGENTS.passing, "--agent", unknown], {
+    time,
     env: await githubEnv(service, github),
   });
 
@@ -872,11 +927,13 @@ Deno.test("a refused trigger shows in the in-progress comment as refused, with i
 });
 
 Deno.test("two legs of a matrix with --pr-comment-key keep a comment each, and each edits its own", async () => {
-  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
   await using github = await startFakeGithub();
   for (const push of [1, 2]) {
     for (const leg of ["linux", "macos"]) {
-      const result = await runProgram(["--agent", AGENTS.passing, "--pr-comment-key", leg], {
+      const result = await runInProcess(["--agent", AGENTS.passing, "--pr-comment-key", leg], {
+        time,
         env: await githubEnv(service, github),
       });
       assert.equal(result.code, 0, `push ${push}, ${leg}: ${log(result)}`);

@@ -1,7 +1,8 @@
 /**
  * End to end: the reports (contract §4 `--json`, `--junit`, §6 GitHub Actions) and the flags
- * that shape them (`--no-wait`, `--run-id`, `--warn-only`), from the real entry point against
- * the fake service.
+ * that shape them (`--no-wait`, `--run-id`, `--warn-only`), against the fake service: `run()`
+ * in process on virtual time (tests/support/in_process.ts), the real entry point where its
+ * streams are the point (`--junit /dev/stdout`).
  */
 
 import assert from "node:assert/strict";
@@ -17,6 +18,8 @@ import {
 } from "../support/fake_service.ts";
 import { readGithubOutput } from "../support/github_output.ts";
 import { assertValidJunit, xmlTest, xpath } from "../support/junit.ts";
+import { FakeTime } from "../support/fake_time.ts";
+import { runInProcess } from "../support/in_process.ts";
 import { type ProgramResult, runProgram } from "../support/program.ts";
 
 const addFormats = addFormatsModule.default ?? addFormatsModule;
@@ -73,12 +76,11 @@ function runUrl(base: string, agent: string, run: unknown): string {
 }
 
 Deno.test("--json prints one schema-valid document on stdout; progress stays on stderr", async () => {
-  await using service = await startFakeService();
-  const result = await runProgram(
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
+  const result = await runInProcess(
     ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--json"],
-    {
-      env: env(service.url),
-    },
+    { time, env: env(service.url) },
   );
   assert.equal(result.code, 1, result.stderr);
   const document = onlyJson(result);
@@ -119,12 +121,13 @@ Deno.test("--json prints one schema-valid document on stdout; progress stays on 
 xmlTest(
   "--junit writes an XSD-valid file with one testcase per agent and a failure for the failing one",
   async () => {
-    await using service = await startFakeService();
+    const time = new FakeTime();
+    await using service = await startFakeService({ now: time.now });
     const dir = await Deno.makeTempDir();
     const file = `${dir}/gates.xml`;
-    const result = await runProgram(
+    const result = await runInProcess(
       ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--junit", file],
-      { env: env(service.url) },
+      { time, env: env(service.url) },
     );
     assert.equal(result.code, 1, result.stderr);
     assert.equal(result.stdout, "");
@@ -148,15 +151,18 @@ xmlTest(
 );
 
 xmlTest("--junit keeps a hostile status from the service escaped", async () => {
+  const time = new FakeTime();
   const hostile = "completed</testcase>\u001b[31m::error::x";
   await using service = await startFakeService({
+    now: time.now,
     agents: [
       finishing(HOSTILE_AGENT, () => ({ status: hostile, results: { gate: { passed: false } } })),
     ],
   });
   const dir = await Deno.makeTempDir();
   const file = `${dir}/gates.xml`;
-  const result = await runProgram(["--agent", HOSTILE_AGENT, "--junit", file], {
+  const result = await runInProcess(["--agent", HOSTILE_AGENT, "--junit", file], {
+    time,
     env: env(service.url),
   });
   assert.equal(result.code, 1, result.stderr);
@@ -214,11 +220,13 @@ const BAD_PATHS: Array<
 
 for (const [name, args, extra, message] of BAD_PATHS) {
   Deno.test(`${name}: exit 2 before anything is sent, naming it`, async () => {
-    await using service = await startFakeService();
+    const time = new FakeTime();
+    await using service = await startFakeService({ now: time.now });
     const dir = await Deno.makeTempDir();
     try {
       await Deno.writeTextFile(`${dir}/file.txt`, "x");
-      const result = await runProgram(["--agent", AGENTS.passing, ...args(dir)], {
+      const result = await runInProcess(["--agent", AGENTS.passing, ...args(dir)], {
+        time,
         env: { ...env(service.url), ...extra(dir) },
       });
       assert.equal(result.code, 2, result.stderr);
@@ -256,10 +264,12 @@ Deno.test("--junit /dev/stdout with --json: exit 2, both cannot own stdout", asy
 });
 
 Deno.test("GITHUB_ACTIONS=TRUE (any letter case) is GitHub Actions everywhere: outputs and summary written", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   const dir = await Deno.makeTempDir();
   try {
-    const result = await runProgram(["--agent", AGENTS.passing], {
+    const result = await runInProcess(["--agent", AGENTS.passing], {
+      time,
       env: {
         ...env(service.url),
         GITHUB_ACTIONS: "TRUE",
@@ -278,11 +288,12 @@ Deno.test("GITHUB_ACTIONS=TRUE (any letter case) is GitHub Actions everywhere: o
 });
 
 Deno.test("in GitHub Actions: outputs, a summary table, a log group and one annotation per failed gate", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   service.setAgent({ ...defaultAgents()[1]!, id: SECOND_FAILING });
 
   const one = await githubEnv(service.url);
-  const single = await runProgram(["--agent", AGENTS.failing], { env: one.env });
+  const single = await runInProcess(["--agent", AGENTS.failing], { time, env: one.env });
   assert.equal(single.code, 1, single.stderr);
   const outputs = await one.output();
   assert.deepEqual(Object.fromEntries([...outputs].filter(([name]) => name !== "agents")), {
@@ -295,9 +306,9 @@ Deno.test("in GitHub Actions: outputs, a summary table, a log group and one anno
   assert.equal(JSON.parse(outputs.get("agents")!)[0].outcome, "failed");
 
   const many = await githubEnv(service.url);
-  const result = await runProgram(
+  const result = await runInProcess(
     ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--agent", SECOND_FAILING],
-    { env: many.env },
+    { time, env: many.env },
   );
   assert.equal(result.code, 1, result.stderr);
   const lines = result.stdout.trimEnd().split("\n");
@@ -332,13 +343,12 @@ Deno.test("in GitHub Actions: outputs, a summary table, a log group and one anno
 });
 
 Deno.test("in GitHub Actions with --json, workflow commands move to stderr and stdout stays JSON", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   const github = await githubEnv(service.url);
-  const result = await runProgram(
+  const result = await runInProcess(
     ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--json"],
-    {
-      env: github.env,
-    },
+    { time, env: github.env },
   );
   assert.equal(result.code, 1, result.stderr);
   const document = onlyJson(result);
@@ -354,7 +364,8 @@ Deno.test("in GitHub Actions with --json, workflow commands move to stderr and s
 });
 
 Deno.test("--no-wait triggers once, prints the run id and exits 0; --run-id then gives the plain run's verdict", async (t) => {
-  await using service = await startFakeService({ agents: defaultAgents(200) });
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(200) });
   for (
     const [agent, code, verdict] of [[AGENTS.passing, 0, "PASSED"], [
       AGENTS.failing,
@@ -363,11 +374,12 @@ Deno.test("--no-wait triggers once, prints the run id and exits 0; --run-id then
     ]] as const
   ) {
     await t.step(verdict, async () => {
-      const plain = await runProgram(["--agent", agent], { env: env(service.url) });
+      const plain = await runInProcess(["--agent", agent], { time, env: env(service.url) });
       assert.equal(plain.code, code, plain.stderr);
 
       const before = service.requests.length;
-      const triggered = await runProgram(["--agent", agent, "--no-wait"], {
+      const triggered = await runInProcess(["--agent", agent, "--no-wait"], {
+        time,
         env: env(service.url),
       });
       assert.equal(triggered.code, 0, triggered.stderr);
@@ -380,7 +392,8 @@ Deno.test("--no-wait triggers once, prints the run id and exits 0; --run-id then
       assert.match(triggered.stderr, /exit 0: 1 gate, 1 triggered without waiting/);
 
       const attachedFrom = service.requests.length;
-      const attached = await runProgram(["--agent", agent, "--run-id", runId], {
+      const attached = await runInProcess(["--agent", agent, "--run-id", runId], {
+        time,
         env: env(service.url),
       });
       assert.equal(attached.code, plain.code, attached.stderr);
@@ -397,10 +410,11 @@ Deno.test("--no-wait triggers once, prints the run id and exits 0; --run-id then
 });
 
 Deno.test("--run-id with two agents is a usage error: exit 2, nothing sent", async () => {
-  await using service = await startFakeService();
-  const result = await runProgram(
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
+  const result = await runInProcess(
     ["--agent", AGENTS.passing, "--agent", AGENTS.failing, "--run-id", "run_0001"],
-    { env: env(service.url) },
+    { time, env: env(service.url) },
   );
   assert.equal(result.code, 2, result.stderr);
   assert.match(result.stderr, /--run-id needs exactly one --agent \(got 2\)/);
@@ -408,8 +422,10 @@ Deno.test("--run-id with two agents is a usage error: exit 2, nothing sent", asy
 });
 
 Deno.test("--no-wait --json prints a document whose agent was triggered", async () => {
-  await using service = await startFakeService();
-  const result = await runProgram(["--agent", AGENTS.failing, "--no-wait", "--json"], {
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
+  const result = await runInProcess(["--agent", AGENTS.failing, "--no-wait", "--json"], {
+    time,
     env: env(service.url),
   });
   assert.equal(result.code, 0, result.stderr);
@@ -427,13 +443,14 @@ Deno.test("--no-wait --json prints a document whose agent was triggered", async 
 xmlTest(
   "--warn-only exits 0 on a failed gate but still reports it as failed everywhere",
   async () => {
-    await using service = await startFakeService();
+    const time = new FakeTime();
+    await using service = await startFakeService({ now: time.now });
     const github = await githubEnv(service.url);
     const dir = await Deno.makeTempDir();
     const file = `${dir}/gates.xml`;
-    const result = await runProgram(
+    const result = await runInProcess(
       ["--agent", AGENTS.failing, "--warn-only", "--json", "--junit", file],
-      { env: github.env },
+      { time, env: github.env },
     );
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /FAILED \(run run_0001\)/);
@@ -460,26 +477,32 @@ xmlTest(
 );
 
 Deno.test("--warn-only keeps exit 3 for a gate that cannot be checked", async () => {
-  await using service = await startFakeService();
-  const result = await runProgram(["--agent", AGENTS.inactive, "--warn-only", "--json"], {
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
+  const result = await runInProcess(["--agent", AGENTS.inactive, "--warn-only", "--json"], {
+    time,
     env: env(service.url),
   });
   assert.equal(result.code, 3, result.stderr);
   assert.equal(agentsOf(onlyJson(result))[0]?.outcome, "unchecked");
-  const mixed = await runProgram(
+  const mixed = await runInProcess(
     ["--agent", AGENTS.failing, "--agent", AGENTS.inactive, "--warn-only"],
-    { env: env(service.url) },
+    { time, env: env(service.url) },
   );
   assert.equal(mixed.code, 3, mixed.stderr);
 });
 
 xmlTest("the API key appears in no output or report, even when the service echoes it", async () => {
+  const time = new FakeTime();
   const echoing = finishing(HOSTILE_AGENT, () => ({
     status: `failed for ${KEYS.ci}`,
     url: `https://dashboard.example/runs/1?key=${KEYS.ci}`,
     results: { gate: { passed: false } },
   }));
-  await using service = await startFakeService({ agents: [...defaultAgents(100), echoing] });
+  await using service = await startFakeService({
+    now: time.now,
+    agents: [...defaultAgents(100), echoing],
+  });
   service.script({
     method: "POST",
     path: AGENTS.passing,
@@ -495,9 +518,9 @@ xmlTest("the API key appears in no output or report, even when the service echoe
   const dir = await Deno.makeTempDir();
   const junit = `${dir}/gates.xml`;
   for (const json of [[], ["--json"]]) {
-    const result = await runProgram(
+    const result = await runInProcess(
       ["--agent", AGENTS.passing, "--agent", HOSTILE_AGENT, "--junit", junit, ...json],
-      { env: github.env },
+      { time, env: github.env },
     );
     assert.equal(result.code, 3, result.stderr);
     assert.match(result.stderr, /422.*the key \*\*\* may not start runs/);
@@ -519,10 +542,11 @@ xmlTest("the API key appears in no output or report, even when the service echoe
 });
 
 Deno.test("in GitHub Actions a usage error still annotates and sets passed=false, exit-code=2", async () => {
-  await using service = await startFakeService();
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   const github = await githubEnv(service.url);
   for (const args of [["--agent", "not-a-uuid"], ["--agent", "not-a-uuid", "--json"]]) {
-    const result = await runProgram(args, { env: github.env });
+    const result = await runInProcess(args, { time, env: github.env });
     assert.equal(result.code, 2, result.stderr);
     assert.equal(result.stdout, "", "stdout stays empty (and JSON-free) on a usage error");
     const lines = result.stderr.trimEnd().split("\n");

@@ -132,6 +132,11 @@ export interface FakeServiceOptions {
    * tests that check each exchange, e.g. against docs/openapi.yaml). The answers stay the same.
    */
   readonly onExchange?: (request: LoggedRequest, response: Response) => void;
+  /**
+   * The service's clock, in milliseconds since the epoch: when requests arrive and how old a run
+   * is. Default `Date.now`; a test on virtual time passes the program's clock.
+   */
+  readonly now?: () => number;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -163,6 +168,7 @@ export class FakeService implements AsyncDisposable {
   readonly #server: Deno.HttpServer;
   readonly #queuedMs: number | undefined;
   readonly #onExchange: FakeServiceOptions["onExchange"];
+  readonly #now: () => number;
   #inFlight = 0;
   #nextRun = 1;
 
@@ -179,6 +185,7 @@ export class FakeService implements AsyncDisposable {
     this.#keys = options.keys ?? { [KEYS.ci]: true, [KEYS.noCi]: false };
     this.#queuedMs = options.queuedMs;
     this.#onExchange = options.onExchange;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Adds or replaces an agent. */
@@ -218,7 +225,7 @@ export class FakeService implements AsyncDisposable {
         path: url.pathname + url.search,
         headers: Object.fromEntries(request.headers),
         body,
-        at: Date.now(),
+        at: this.#now(),
       };
       this.requests.push(logged);
       const next = () => this.#serve(request, url, body);
@@ -347,7 +354,7 @@ export class FakeService implements AsyncDisposable {
     const run: FakeRun = {
       runId: `run_${String(this.#nextRun++).padStart(4, "0")}`,
       agentId: agent.id,
-      createdAt: Date.now(),
+      createdAt: this.#now(),
       idempotencyKey,
       requestBody: body,
       ciMetadata: (JSON.parse(body) as { ci_metadata: Record<string, unknown> }).ci_metadata,
@@ -367,7 +374,7 @@ export class FakeService implements AsyncDisposable {
   /** The document a run shows now. */
   runDocument(run: FakeRun, origin: string): Record<string, unknown> {
     const agent = this.#agents.get(run.agentId)!;
-    const elapsed = Date.now() - run.createdAt;
+    const elapsed = this.#now() - run.createdAt;
     const base = {
       run_id: run.runId,
       agent_id: agent.id,

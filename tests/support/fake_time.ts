@@ -2,6 +2,8 @@
  * Virtual time for tests that drive waits: a clock and a sleep that never really wait. Time
  * jumps to the earliest pending sleep whenever the program has nothing else to do (between
  * macrotasks), so a 30-minute timeout takes milliseconds and ends the same way every run.
+ * Real I/O (a request to a loopback service) takes macrotasks too: {@linkcode FakeTime.hold}
+ * stops time while it is under way, so no wait ends before an answer that comes at once.
  */
 
 interface _Timer {
@@ -13,12 +15,20 @@ interface _Timer {
 /** A clock and a sleep on virtual time. */
 export class FakeTime {
   #now = 0;
+  readonly #start = Date.now();
   #seq = 0;
   #timers: _Timer[] = [];
   #scheduled = false;
+  #held = 0;
 
   /** The virtual time, in milliseconds. */
   readonly clock = (): number => this.#now;
+
+  /**
+   * Wall-clock time on the virtual clock, in milliseconds since the epoch: the real time when
+   * this was made, plus the virtual time since.
+   */
+  readonly now = (): number => this.#start + this.#now;
 
   /** Resolves after `ms` of virtual time, or rejects with the signal's reason. */
   readonly sleep = (ms: number, signal: AbortSignal): Promise<void> =>
@@ -41,6 +51,20 @@ export class FakeTime {
       this.#schedule();
     });
 
+  /**
+   * Stops virtual time until `work` settles: a request to a real loopback service, and reading
+   * its answer, take no virtual time, as an answer that comes at once would.
+   */
+  async hold<T>(work: Promise<T>): Promise<T> {
+    this.#held++;
+    try {
+      return await work;
+    } finally {
+      this.#held--;
+      this.#schedule();
+    }
+  }
+
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
@@ -51,7 +75,7 @@ export class FakeTime {
   }
 
   #fire(): void {
-    if (this.#timers.length === 0) return;
+    if (this.#timers.length === 0 || this.#held > 0) return;
     this.#timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
     const timer = this.#timers.shift()!;
     this.#now = Math.max(this.#now, timer.at);

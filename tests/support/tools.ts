@@ -188,3 +188,27 @@ export async function onlyTools(tools: readonly string[]): Promise<string> {
   globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
   return bin;
 }
+
+/**
+ * A directory holding only a `sleep` that waits `1 / factor` of what it is asked (through the
+ * real `sleep` and `awk`), to put first on a script's PATH: a script that polls runs the same
+ * steps, `factor` times sooner. Its clock (`date`) stays real, so a deadline still ends the
+ * run; a test that measures the waits themselves leaves it out.
+ *
+ * @example
+ * ```ts
+ * const faster = await fasterSleep(10);
+ * const env = { PATH: `${faster}:${Deno.env.get("PATH")}` };
+ * ```
+ */
+export async function fasterSleep(factor: number): Promise<string> {
+  const bin = await Deno.makeTempDir({ prefix: "service-ci-sleep-" });
+  await Deno.writeTextFile(
+    `${bin}/sleep`,
+    `#!${which("sh")}\nexec ${which("sleep")} "$(${which("awk")} -v s="$1" ` +
+      `'BEGIN { printf "%.3f", s / ${factor} }')"\n`,
+    { mode: 0o755 },
+  );
+  globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
+  return bin;
+}

@@ -1,0 +1,96 @@
+/**
+ * Runs the gate's `run()` in this process as `src/main.ts` runs it — the real HTTP stack, report
+ * files, git and CI tools of src/system.ts — but on virtual time, so a run that polls for a
+ * minute takes milliseconds. For what a run does; what only a process has (signals, exit codes
+ * of the entry point, permissions, pipes, Deno's own variables) stays with tests/support/program.ts.
+ */
+
+import { resolve } from "node:path";
+import { ENV_VARIABLES } from "../../src/env_variables.ts";
+import { runGit } from "../../src/git.ts";
+import { run } from "../../src/run.ts";
+import {
+  checkReportPath,
+  makeFetch,
+  makeProxyFetch,
+  openReportFile,
+  runCommand,
+} from "../../src/system.ts";
+import { FakeTime } from "./fake_time.ts";
+import type { ProgramResult } from "./program.ts";
+
+/** Options of {@linkcode runInProcess}. */
+export interface InProcessOptions {
+  /** The only environment the run sees, as with `runProgram` (NO_COLOR=1 is added). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The working directory relative paths resolve against; default a fresh empty one. */
+  readonly cwd?: string;
+  /**
+   * The virtual time to run on; default a new one. Give the fake service its `now` for checks
+   * of when requests came.
+   */
+  readonly time?: FakeTime;
+  /** Aborts the run as SIGINT/SIGTERM would (with an `Interrupted` reason). */
+  readonly interrupt?: AbortSignal;
+}
+
+/**
+ * Runs `run()` with `args` to its end and returns what the program would have: its exit code
+ * and everything it wrote to stdout and stderr.
+ *
+ * @example
+ * ```ts
+ * const { code, stderr } = await runInProcess(["--agent", "not-a-uuid"]);
+ * ```
+ */
+export async function runInProcess(
+  args: readonly string[],
+  options: InProcessOptions = {},
+): Promise<ProgramResult> {
+  const time = options.time ?? new FakeTime();
+  const cwd = options.cwd ?? await Deno.makeTempDir({ prefix: "service-ci-in-process-" });
+  const env: Record<string, string> = { NO_COLOR: "1", ...options.env };
+  let stdout = "";
+  let stderr = "";
+  const path = (name: string) => resolve(cwd, name);
+  const code = await run({
+    args,
+    // As main.ts: only the variables the program declares are read.
+    env: (name) => ENV_VARIABLES.includes(name) ? env[name] : undefined,
+    readTextFile: (name) => Deno.readTextFile(path(name)),
+    checkReportPath: (name) => checkReportPath(path(name)),
+    openReportFile: (name, append) => openReportFile(path(name), append),
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    stderrIsTerminal: false,
+    interrupt: options.interrupt ?? new AbortController().signal,
+    git: (gitArgs) => runGit(gitArgs, { cwd }),
+    makeFetch: (caCerts) => _held(time, makeFetch(caCerts)),
+    clock: time.clock,
+    sleep: time.sleep,
+    random: Math.random,
+    uuid: () => crypto.randomUUID(),
+    now: time.now,
+    cwd,
+    runCommand,
+    makeProxyFetch: (proxy, timeoutMs) => _held(time, makeProxyFetch(proxy, timeoutMs)),
+  });
+  return { code, stdout, stderr };
+}
+
+// Virtual time stands still while a request and its answer are on the wire: the answer is read
+// in full (a copy of it) before the run may go on, so reading it later takes no I/O.
+function _held(time: FakeTime, fetcher: typeof fetch): typeof fetch {
+  return (input, init) =>
+    time.hold((async () => {
+      const response = await fetcher(input, init);
+      // Deno 2.9's clone() drops headers that were never read.
+      void response.headers;
+      await response.clone().arrayBuffer().catch(() => {});
+      return response;
+    })());
+}
