@@ -391,7 +391,7 @@ function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): Ci
   const { pullRequest } = overrides;
   if (pullRequest !== undefined && pullRequestNumber(String(pullRequest)) !== pullRequest) {
     throw new RangeError(
-      `--pull-request must be a positive whole number (got ${JSON.stringify(pullRequest)})`,
+      `overrides.pullRequest must be a positive whole number (got ${JSON.stringify(pullRequest)})`,
     );
   }
   const set = (value: string | undefined) => value === undefined || value === "" ? null : value;
