@@ -172,9 +172,9 @@ export async function detectCiMetadata(
 }
 
 /**
- * {@linkcode detectCiMetadata}, with the build's {@linkcode CiContext} beside the metadata. The
- * metadata is the same; {@linkcode describeCiMetadata} given this metadata object later words
- * its line with the context even when the caller passes only the metadata.
+ * {@linkcode detectCiMetadata}, with the build's {@linkcode CiContext} beside the metadata: the
+ * metadata is what is sent, the context what the outputs and {@linkcode describeCiMetadata} say
+ * of a merge queue or merge train. Nothing of the context is sent.
  *
  * @throws {RangeError} when `overrides.pullRequest` is not a positive whole number.
  * @example
