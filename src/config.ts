@@ -7,6 +7,7 @@
 import { parseArgs } from "./parse_args.ts";
 import { type MetadataOverrides, pullRequestNumber } from "./ci_metadata.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
+import { checkHttps, isLoopbackHost } from "./http_policy.ts";
 
 /** The default `--timeout-minutes`. */
 export const DEFAULT_TIMEOUT_MINUTES = 30;
@@ -261,7 +262,6 @@ function _expected(option: string): string {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
  * The ports fetch never connects to, in Deno as in browsers: the Fetch standard's "bad ports"
@@ -432,7 +432,7 @@ export function parseBaseUrl(text: string, name: string): URL {
     } catch {
       // Not even a host: the plain message below says what is expected.
     }
-    const scheme = LOOPBACK_HOST.test(host) ? "http" : "https";
+    const scheme = isLoopbackHost(host) ? "http" : "https";
     throw new UsageError(
       `${name} must be an https:// URL (http:// for loopback hosts) (got ${JSON.stringify(text)}${
         host === "" ? "" : `; did you mean ${scheme}://${text}?`
@@ -445,16 +445,8 @@ export function parseBaseUrl(text: string, name: string): URL {
   } catch {
     throw new UsageError(`${name} must be an https:// URL (got ${JSON.stringify(text)})`);
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new UsageError(`${name} must be an https:// URL (got ${JSON.stringify(text)})`);
-  }
-  if (url.protocol === "http:" && !LOOPBACK_HOST.test(url.hostname)) {
-    throw new UsageError(
-      `${name} must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got ${
-        JSON.stringify(text)
-      })`,
-    );
-  }
+  const insecure = checkHttps(url, name, text);
+  if (insecure !== null) throw new UsageError(insecure);
   if (url.username !== "" || url.password !== "") {
     throw new UsageError(
       `${name} must not contain credentials; the key goes in SERVICE_API_KEY (got ${url.protocol}//…@${url.host})`,
