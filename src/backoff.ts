@@ -35,8 +35,26 @@ export function retryDelay(input: {
   if (input.retryAfterMs !== undefined) {
     return Math.min(remaining, boundRetryAfter(input.retryAfterMs));
   }
-  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, input.attempt - 1));
-  return Math.min(remaining, Math.round(input.random * ceiling));
+  return Math.min(remaining, Math.round(input.random * exponentialDelay(input.attempt)));
+}
+
+/**
+ * The exponential backoff before retry number `attempt` (1 for the first retry), without
+ * jitter: `min(capMs, baseMs × 2^(attempt−1))`. The service's retries take a random part of it
+ * ({@linkcode retryDelay}); the forge client waits it whole.
+ *
+ * @example
+ * ```ts
+ * exponentialDelay(3); // 2000
+ * exponentialDelay(2, 1_000); // 2000
+ * ```
+ */
+export function exponentialDelay(
+  attempt: number,
+  baseMs: number = BACKOFF_BASE_MS,
+  capMs: number = BACKOFF_CAP_MS,
+): number {
+  return Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
 }
 
 /**

@@ -1,17 +1,25 @@
 /**
- * The two HTTP operations of the service, one attempt each: headers, same-origin redirects,
- * bounded answers, and every failure turned into an {@linkcode ApiError} that says whether a
- * retry may help. Retrying is the poller's job.
+ * The two HTTP operations of the service, one attempt each: their headers and addresses, sent by
+ * the one HTTP policy (`http_policy.ts`: time limit, same-origin redirects within the agent's
+ * runs, bounded answers), and every failure turned into an {@linkcode ApiError} that says whether
+ * a retry may help. Retrying is the poller's job.
  */
 
 import { parseRetryAfter } from "./backoff.ts";
 import type { CiMetadata } from "./ci_metadata.ts";
+import {
+  BodyTooLargeError,
+  fetchFollowing,
+  MAX_BODY_BYTES,
+  MAX_REDIRECTS,
+  readCapped,
+  REDIRECT_STATUSES,
+  RedirectError,
+  requestSignal,
+} from "./http_policy.ts";
 import { sanitize } from "./sanitize.ts";
 
-/** The most bytes read from any answer. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-/** The most redirects followed for one request. */
-export const MAX_REDIRECTS = 5;
+export { MAX_BODY_BYTES, MAX_REDIRECTS };
 
 // How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
 // NotValidForName, Expired, BadSignature, … ("invalid peer certificate: <why>").
@@ -62,6 +70,7 @@ export type ApiErrorKind =
 
 /** A request that did not give a usable answer. Its message is one sanitized line. */
 export class ApiError extends Error {
+  /** Names the error. */
   override name = "ApiError";
   /** What kind of failure this is; decides whether it is retried. */
   readonly kind: ApiErrorKind;
@@ -106,8 +115,11 @@ export type Unreachable = "refused" | "dns";
 
 /** A successful answer: the JSON object and the `Retry-After` that came with it. */
 export interface ApiAnswer {
+  /** The answer's JSON object. */
   readonly document: Readonly<Record<string, unknown>>;
+  /** The answer's HTTP status. */
   readonly status: number;
+  /** The wait the answer asked for with `Retry-After`, if any. */
   readonly retryAfterMs: number | undefined;
 }
 
@@ -268,28 +280,22 @@ export class ServiceClient {
     agentId: string,
     options: { body?: string; idempotencyKey?: string; signal: AbortSignal },
   ): Promise<ApiAnswer> {
-    const allowedPath = this.runsUrl(agentId).pathname;
     const release = await this.#slots.acquire(options.signal);
-    const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs);
-    const signal = AbortSignal.any([options.signal, timeout]);
+    const { signal, timeout } = requestSignal(this.#options.requestTimeoutMs, options.signal);
     try {
-      let target = url;
-      for (let redirects = 0;; redirects++) {
-        const response = await this.#fetch(target, {
-          method,
-          headers: this.headers(options.idempotencyKey),
-          ...(options.body === undefined ? {} : { body: options.body }),
-          redirect: "manual",
-          signal,
-        });
-        this.#answered = true;
-        if (response.status >= 300 && response.status < 400) {
-          await response.body?.cancel();
-          target = this.#followable(method, target, response, allowedPath, redirects);
-          continue;
-        }
-        return await this.#answer(method, response, signal);
-      }
+      // The key is never sent to another origin, nor outside the agent's runs.
+      const { response } = await fetchFollowing(url, {
+        method,
+        headers: this.headers(options.idempotencyKey),
+        body: options.body,
+        signal,
+      }, {
+        fetch: this.#fetch,
+        follows: method === "POST" ? [307, 308] : REDIRECT_STATUSES,
+        within: this.runsUrl(agentId).pathname,
+        onAnswer: () => this.#answered = true,
+      });
+      return await this.#answer(method, response, signal);
     } catch (error) {
       throw this.#asApiError(error, options.signal, timeout, url);
     } finally {
@@ -297,64 +303,31 @@ export class ServiceClient {
     }
   }
 
-  // Decides whether a redirect may be followed; the key is never sent to another origin.
-  #followable(
-    method: string,
-    from: URL,
-    response: Response,
-    allowedPath: string,
-    redirects: number,
-  ): URL {
-    const status = response.status;
-    const location = response.headers.get("location");
-    const what = `${method} answered ${status} redirect`;
-    if (location === null) {
-      throw new ApiError("unusable", `${what} without a Location header`, { status });
-    }
-    const followed = method === "POST" ? [307, 308] : [301, 302, 303, 307, 308];
-    if (!followed.includes(status)) {
-      throw new ApiError("redirect", `${what}; only ${followed.join("/")} are followed`, {
-        status,
-      });
-    }
-    let to: URL;
-    try {
-      to = new URL(location, from);
-    } catch (cause) {
-      throw new ApiError("redirect", `${what} to an invalid address`, { status, cause });
-    }
-    const shown = this.#shown(to.origin + to.pathname, 200);
-    if (to.origin !== from.origin) {
-      throw new ApiError(
-        "redirect",
-        `${what} to another origin (${shown}); refused, the API key is only sent to ${from.origin}`,
-        { status },
-      );
-    }
-    if (to.username !== "" || to.password !== "") {
-      throw new ApiError("redirect", `${what} to an address with credentials (${shown}); refused`, {
-        status,
-      });
-    }
-    if (to.pathname !== allowedPath && !to.pathname.startsWith(`${allowedPath}/`)) {
-      throw new ApiError("redirect", `${what} outside ${allowedPath} (${shown}); refused`, {
-        status,
-      });
-    }
-    if (redirects + 1 > MAX_REDIRECTS) {
-      throw new ApiError("redirect", `${what}: more than ${MAX_REDIRECTS} redirects; refused`, {
-        status,
-      });
-    }
-    return to;
+  // The policy's refusal in the service's words; the key is masked in the address shown.
+  #redirectError(error: RedirectError): ApiError {
+    const { status, to } = error;
+    const what = `${error.method} answered ${status} redirect`;
+    const shown = to === undefined ? "" : this.#shown(to.origin + to.pathname, 200);
+    const message = {
+      no_location: `${what} without a Location header`,
+      not_followed: `${what}; only ${error.follows.join("/")} are followed`,
+      invalid: `${what} to an invalid address`,
+      other_origin:
+        `${what} to another origin (${shown}); refused, the API key is only sent to ${error.from.origin}`,
+      credentials: `${what} to an address with credentials (${shown}); refused`,
+      outside: `${what} outside ${error.within} (${shown}); refused`,
+      too_many: `${what}: more than ${MAX_REDIRECTS} redirects; refused`,
+    }[error.reason];
+    const kind = error.reason === "no_location" ? "unusable" : "redirect";
+    return new ApiError(kind, message, { status });
   }
 
   async #answer(method: string, response: Response, signal: AbortSignal): Promise<ApiAnswer> {
     const status = response.status;
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#now());
-    const text = await _readCapped(response, signal).catch((error: unknown) => {
+    const text = await readCapped(response, { signal }).catch((error: unknown) => {
       // An error answer is classified by its status: one too large to show is shown without body.
-      if (status < 300 || !(error instanceof ApiError)) throw error;
+      if (status < 300 || !(error instanceof BodyTooLargeError)) throw error;
       return "";
     });
     const what = `${method} answered ${status}${
@@ -378,6 +351,8 @@ export class ServiceClient {
     const options = { status, retryAfterMs, code };
     if (status === 401 || status === 403) throw new ApiError("auth", `${what}${detail}`, options);
     if (status === 404) throw new ApiError("not_found", `${what}${detail}`, options);
+    // Not retried here: the poller (src/poll.ts) retries a transient error after backoff.ts's
+    // delay, or after the Retry-After kept in the error.
     if (status === 408 || status === 425 || status === 429 || status >= 500) {
       throw new ApiError("transient", `${what}${detail}`, options);
     }
@@ -392,6 +367,10 @@ export class ServiceClient {
 
   #asApiError(error: unknown, caller: AbortSignal, timeout: AbortSignal, url: URL): unknown {
     if (error instanceof ApiError) return error;
+    if (error instanceof RedirectError) return this.#redirectError(error);
+    if (error instanceof BodyTooLargeError) {
+      return new ApiError("unusable", error.message, { status: error.status });
+    }
     // The caller's abort (deadline or interrupt) is not a fault of the request: pass it on.
     if (caller.aborted) return caller.reason;
     if (timeout.aborted) {
@@ -467,43 +446,6 @@ export class ServiceClient {
   }
 }
 
-/** An answer too large to be read. */
-async function _readCapped(response: Response, signal: AbortSignal): Promise<string> {
-  const declared = Number(response.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-    await response.body?.cancel();
-    throw _tooLarge(response.status);
-  }
-  if (response.body === null) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const onAbort = () => reader.cancel().catch(() => {});
-  signal.addEventListener("abort", onAbort, { once: true });
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_BODY_BYTES) {
-        await reader.cancel();
-        throw _tooLarge(response.status);
-      }
-      chunks.push(value);
-    }
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
-  signal.throwIfAborted();
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
-}
-
 // fetch's own message ("fetch failed") hides the useful part in its causes.
 function _causes(error: unknown): string[] {
   const messages: string[] = [];
@@ -513,12 +455,6 @@ function _causes(error: unknown): string[] {
     current = current instanceof Error ? current.cause : undefined;
   }
   return messages;
-}
-
-function _tooLarge(status: number): ApiError {
-  return new ApiError("unusable", `answer ${status} is larger than ${MAX_BODY_BYTES} bytes`, {
-    status,
-  });
 }
 
 function _parseObject(text: string): Record<string, unknown> | undefined {

@@ -6,6 +6,7 @@
 
 import type { MetadataOverrides } from "./ci_metadata.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
+import { checkHttps, isLoopbackHost } from "./http_policy.ts";
 import {
   type Flags,
   OPTION_NAMES,
@@ -200,8 +201,6 @@ function _editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
-
 /**
  * The ports fetch never connects to, in Deno as in browsers: the Fetch standard's "bad ports"
  * (https://fetch.spec.whatwg.org/#port-blocking), which belong to mail, X11, IRC and the like,
@@ -368,7 +367,7 @@ export function parseBaseUrl(text: string, name: string): URL {
     } catch {
       // Not even a host: the plain message below says what is expected.
     }
-    const scheme = LOOPBACK_HOST.test(host) ? "http" : "https";
+    const scheme = isLoopbackHost(host) ? "http" : "https";
     throw new UsageError(
       `${name} must be an https:// URL (http:// for loopback hosts) (got ${JSON.stringify(text)}${
         host === "" ? "" : `; did you mean ${scheme}://${text}?`
@@ -381,19 +380,11 @@ export function parseBaseUrl(text: string, name: string): URL {
   } catch {
     throw new UsageError(`${name} must be an https:// URL (got ${JSON.stringify(text)})`);
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new UsageError(`${name} must be an https:// URL (got ${JSON.stringify(text)})`);
-  }
-  if (url.protocol === "http:" && !LOOPBACK_HOST.test(url.hostname)) {
-    throw new UsageError(
-      `${name} must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got ${
-        JSON.stringify(text)
-      })`,
-    );
-  }
+  const insecure = checkHttps(url, name, text);
+  if (insecure !== null) throw new UsageError(insecure);
   if (url.username !== "" || url.password !== "") {
     throw new UsageError(
-      `${name} must not contain credentials; the key goes in SERVICE_API_KEY (got ${url.protocol}//…@${url.host})`,
+      `${name} must not contain credentials; the key goes in ${OPTIONS.apiKey.variable} (got ${url.protocol}//…@${url.host})`,
     );
   }
   if (url.search !== "" || url.hash !== "") {

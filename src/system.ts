@@ -1,9 +1,10 @@
 /**
  * The program's real effects on the system, apart from the arguments, the environment and the
- * signals (which only `main.ts` touches) and the timers (`sleep.ts`): HTTP clients, report files
- * and CI tools.
+ * signals (which only `main.ts` touches) and the timers (`sleep.ts`): HTTP clients (made by the
+ * HTTP policy, `http_policy.ts`), report files and CI tools.
  */
 
+import { makePolicyFetch, requestSignal } from "./http_policy.ts";
 import type { ReportFile } from "./report/deliver.ts";
 import { type CommandOptions, type CommandResult, formatBound } from "./report/native_io.ts";
 import { sleep } from "./sleep.ts";
@@ -17,15 +18,14 @@ import { sleep } from "./sleep.ts";
  * ```
  */
 export function makeFetch(caCerts: string | undefined): typeof fetch {
-  if (caCerts === undefined) return fetch;
-  const client = Deno.createHttpClient({ caCerts: [caCerts] });
-  return (input, init) => fetch(input, { ...init, client });
+  return makePolicyFetch({ caCerts });
 }
 
 /**
  * The fetch for a CI's own HTTP channel: through `proxy` when given (Bitbucket's pipeline proxy).
- * With `timeoutMs`, each request gets `timeoutMs()` milliseconds, asked as it starts, to answer
- * (with its headers); one that has not is aborted and rejects with `no answer within <bound>`.
+ * With `timeoutMs`, each request gets `timeoutMs()` milliseconds, asked as it starts, by the HTTP
+ * policy's {@linkcode requestSignal}; one that has not answered by then (a body being read
+ * included) is aborted and rejects with `no answer within <bound>`.
  *
  * @example
  * ```ts
@@ -36,24 +36,19 @@ export function makeProxyFetch(
   proxy: string | undefined,
   timeoutMs?: () => number,
 ): typeof fetch {
-  const client = proxy === undefined ? undefined : Deno.createHttpClient({ proxy: { url: proxy } });
-  const via: typeof fetch = client === undefined
-    ? fetch
-    : (input, init) => fetch(input, { ...init, client });
+  const via = makePolicyFetch({ proxy });
   if (timeoutMs === undefined) return via;
   return async (input, init) => {
     const ms = timeoutMs();
-    const timeout = new AbortController();
-    const answered = new AbortController();
-    sleep(ms, answered.signal).then(
-      () => timeout.abort(new Error(`no answer within ${formatBound(ms)}`)),
-      () => {},
-    );
-    const signal = init?.signal ? AbortSignal.any([init.signal, timeout.signal]) : timeout.signal;
+    const caller = init?.signal ?? undefined;
+    const { signal, timeout } = requestSignal(ms, caller);
     try {
       return await via(input, { ...init, signal });
-    } finally {
-      answered.abort();
+    } catch (error) {
+      if (timeout.aborted && !caller?.aborted) {
+        throw new Error(`no answer within ${formatBound(ms)}`, { cause: error });
+      }
+      throw error;
     }
   };
 }

@@ -125,3 +125,21 @@ Deno.test("docs/architecture.md's worked example of a new output type-checks aga
     "the doc names chooseOutputs",
   );
 });
+
+Deno.test("each option is spelled in one place in src/: its flag and variable appear in no other module's code", async () => {
+  const { OPTIONS } = await import("../src/options.ts");
+  const names = Object.values(OPTIONS as Record<string, { flag?: string; variable?: string }>)
+    .flatMap((option) => [option.flag && `--${option.flag}`, option.variable])
+    .filter((name): name is string => Boolean(name));
+  assert.ok(names.length > 20, `${names.length} names`);
+  const found: string[] = [];
+  for (const file of await sourceFiles()) {
+    if (relative(file) === "src/options.ts") continue;
+    const text = code(await Deno.readTextFile(file));
+    for (const name of names) {
+      const pattern = new RegExp(`${name.replaceAll("-", "\\-")}(?![\\w-])`);
+      if (pattern.test(text)) found.push(`${relative(file)}: ${name}`);
+    }
+  }
+  assert.deepEqual(found, []);
+});

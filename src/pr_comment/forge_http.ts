@@ -1,22 +1,41 @@
 /**
- * Requests to a forge's REST API (GitHub, GitLab) for the pull-request comment: the token only
- * ever goes to the API's origin, failures become one typed error, and transient faults are
- * retried a bounded number of times with an injected sleep.
+ * Requests to a forge's REST API (GitHub, GitLab) for the pull-request comment, sent by the one
+ * HTTP policy (`http_policy.ts`): the token only ever goes to the API's origin, answers are read
+ * up to a cap, failures become one typed error, and transient faults are retried a bounded number
+ * of times with an injected sleep.
  */
 
-import { parseRetryAfter } from "../backoff.ts";
+import { exponentialDelay, parseRetryAfter } from "../backoff.ts";
+import {
+  BodyTooLargeError,
+  fetchFollowing,
+  type Followed,
+  MAX_FORGE_BODY_BYTES,
+  MAX_REDIRECTS,
+  readCapped,
+  RedirectError,
+  requestSignal,
+} from "../http_policy.ts";
 import { sanitize } from "../sanitize.ts";
 import { sleep } from "../sleep.ts";
 
-/** Attempts per request for 5xx answers and network errors (idempotent requests only). */
+/**
+ * Attempts per request, in all. A 5xx answer or no answer is tried again only for methods other
+ * than `POST`; a rate limit's short `Retry-After` ({@linkcode MAX_RETRY_AFTER_MS}) for every
+ * method.
+ */
 export const MAX_ATTEMPTS = 3;
-/** The wait before the second attempt; it doubles for each further one. */
+/**
+ * The wait before the second attempt; it doubles for each further one. A 5xx's `Retry-After` up
+ * to {@linkcode MAX_RETRY_AFTER_MS} replaces it.
+ */
 export const RETRY_DELAY_MS = 1_000;
-/** A `Retry-After` up to this long is waited out; a longer one gives up at once. */
+/**
+ * The longest `Retry-After` waited out. On a rate limit a longer one gives up at once; on a 5xx
+ * it is ignored, and the attempt waits {@linkcode RETRY_DELAY_MS} doubled as usual.
+ */
 export const MAX_RETRY_AFTER_MS = 10_000;
-/** The most same-origin redirects followed for one request. */
-export const MAX_REDIRECTS = 3;
-/** The default time one attempt may take before it counts as a network error. */
+/** The default time one attempt (its redirects and its answer's body included) may take. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /**
@@ -26,10 +45,11 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
  * - `forbidden`: 403 without a rate limit, e.g. a read-only token;
  * - `not_found`: 404, the repository, pull request or comment is not visible to the token;
  * - `rate_limited`: 429, or 403 with `x-ratelimit-remaining: 0`, or a long `Retry-After`;
- * - `server`: 5xx after the retries;
- * - `network`: no answer (refused, reset, DNS, timeout) after the retries;
- * - `refused`: a redirect to another origin, or too many;
- * - `unusable`: another status, or a 2xx answer that is not the JSON expected.
+ * - `server`: 5xx, after the retries ({@linkcode MAX_ATTEMPTS}; none for a `POST`);
+ * - `network`: no answer (refused, reset, DNS, timeout), after the retries (none for a `POST`);
+ * - `refused`: a redirect to another origin or to an address with credentials, or too many;
+ * - `unusable`: another status, a 2xx answer that is not the JSON expected, or an answer over
+ *   the cap of the HTTP policy.
  */
 export type ForgeFailure =
   | "unauthorized"
@@ -53,6 +73,7 @@ export type ForgeFailure =
  * ```
  */
 export class ForgeError extends Error {
+  /** Names the error. */
   override name = "ForgeError";
   /** Why it failed. */
   readonly kind: ForgeFailure;
@@ -144,7 +165,11 @@ export class ForgeHttp {
   readonly #options: ForgeHttpOptions;
   readonly #base: URL;
 
-  /** @throws {TypeError} If `baseUrl` is not an http(s) URL. */
+  /**
+   * A client for one forge's API.
+   *
+   * @throws {TypeError} If `baseUrl` is not an http(s) URL.
+   */
   constructor(options: ForgeHttpOptions) {
     if (!URL.canParse(options.baseUrl) || !/^https?:$/.test(new URL(options.baseUrl).protocol)) {
       throw new TypeError(
@@ -184,7 +209,7 @@ export class ForgeHttp {
         // handled, is waited out.
         const retryable = idempotent || failure.error.kind === "rate_limited";
         if (!retryable || attempt >= MAX_ATTEMPTS) throw failure.error;
-        await this.#sleep(failure.waitMs ?? RETRY_DELAY_MS * 2 ** (attempt - 1));
+        await this.#sleep(failure.waitMs ?? exponentialDelay(attempt, RETRY_DELAY_MS));
       }
     }
   }
@@ -206,74 +231,84 @@ export class ForgeHttp {
 
   async #attempt(method: string, start: URL, body: unknown): Promise<ForgeAnswer> {
     const forge = this.#options.forge;
-    let url = start;
-    let currentMethod = method;
-    for (let redirects = 0;; redirects++) {
-      let response: Response;
-      try {
-        response = await (this.#options.fetch ?? fetch)(url, {
-          method: currentMethod,
-          headers: {
-            ...this.#options.headers,
-            ...(body === undefined || currentMethod === "GET"
-              ? {}
-              : { "Content-Type": "application/json" }),
-          },
-          body: body === undefined || currentMethod === "GET" ? null : JSON.stringify(body),
-          redirect: "manual",
-          signal: AbortSignal.timeout(
-            this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-          ),
-        });
-      } catch (cause) {
-        throw new _Retry(
-          new ForgeError("network", `${forge} could not be reached (${this.#describe(cause)})`, {
-            cause,
-          }),
-        );
-      }
-      if (response.status >= 300 && response.status < 400) {
-        await response.body?.cancel();
-        url = this.#redirect(response, url, redirects);
-        if (response.status === 303) currentMethod = "GET";
-        continue;
-      }
-      return await this.#read(response, url, currentMethod);
-    }
-  }
-
-  #redirect(response: Response, from: URL, redirects: number): URL {
-    const forge = this.#options.forge;
-    const location = response.headers.get("location");
-    const to = location !== null && URL.canParse(location, from) ? new URL(location, from) : null;
-    if (to === null) {
-      throw new ForgeError(
-        "unusable",
-        `${forge} answered ${response.status} without a usable Location`,
-        {
-          status: response.status,
+    const { signal } = requestSignal(this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    const sendsBody = body !== undefined && method !== "GET";
+    let answer: Followed;
+    try {
+      answer = await fetchFollowing(start, {
+        method,
+        headers: {
+          ...this.#options.headers,
+          ...(sendsBody ? { "Content-Type": "application/json" } : {}),
         },
-      );
+        body: sendsBody ? JSON.stringify(body) : undefined,
+        signal,
+      }, { fetch: this.#options.fetch ?? fetch });
+    } catch (cause) {
+      if (cause instanceof RedirectError) throw this.#redirectError(cause);
+      throw this.#unreached(cause);
     }
-    if (to.origin !== this.#base.origin) {
-      throw new ForgeError(
-        "refused",
-        `${forge} redirected to ${to.origin}; the token is only sent to ${this.#base.origin}`,
-        { status: response.status },
-      );
-    }
-    if (redirects + 1 > MAX_REDIRECTS) {
-      throw new ForgeError("refused", `${forge} redirected more than ${MAX_REDIRECTS} times`, {
-        status: response.status,
-      });
-    }
-    return to;
+    const { response, url } = answer;
+    const text = await readCapped(response, { signal, maxBytes: MAX_FORGE_BODY_BYTES }).catch(
+      (cause: unknown) => {
+        // An error answer is classified by its status, whatever became of its body.
+        if (!response.ok) return "";
+        if (!(cause instanceof BodyTooLargeError)) throw this.#unreached(cause);
+        throw new ForgeError(
+          "unusable",
+          `${forge} answered ${answer.method} with ${response.status} and more than ${MAX_FORGE_BODY_BYTES} bytes`,
+          { status: response.status, cause },
+        );
+      },
+    );
+    return this.#read(response, text, url, answer.method);
   }
 
-  async #read(response: Response, url: URL, method: string): Promise<ForgeAnswer> {
+  #unreached(cause: unknown): _Retry {
+    return new _Retry(
+      new ForgeError(
+        "network",
+        `${this.#options.forge} could not be reached (${this.#describe(cause)})`,
+        { cause },
+      ),
+    );
+  }
+
+  // The policy's refusal in the forge's words.
+  #redirectError(error: RedirectError): ForgeError {
+    const forge = this.#options.forge;
+    const status = error.status;
+    switch (error.reason) {
+      case "other_origin":
+        return new ForgeError(
+          "refused",
+          `${forge} redirected to ${error.to?.origin}; the token is only sent to ${this.#base.origin}`,
+          { status },
+        );
+      case "credentials":
+        return new ForgeError("refused", `${forge} redirected to an address with credentials`, {
+          status,
+        });
+      case "too_many":
+        return new ForgeError("refused", `${forge} redirected more than ${MAX_REDIRECTS} times`, {
+          status,
+        });
+      case "not_followed":
+        return new ForgeError(
+          "unusable",
+          `${forge} answered ${error.method} ${error.from.pathname} with ${status}`,
+          { status },
+        );
+      default:
+        return new ForgeError("unusable", `${forge} answered ${status} without a usable Location`, {
+          status,
+        });
+    }
+  }
+
+  #read(response: Response, text: string, url: URL, method: string): ForgeAnswer {
     const forge = this.#options.forge;
     const status = response.status;
-    const text = await response.text().catch(() => "");
     if (status >= 200 && status < 300) {
       try {
         return { data: text === "" ? null : JSON.parse(text), headers: response.headers, url };

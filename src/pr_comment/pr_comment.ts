@@ -5,6 +5,8 @@
  */
 
 import { type CiMetadata, detectMergeKind } from "../ci_metadata.ts";
+import { checkHttps } from "../http_policy.ts";
+import { optionName, OPTIONS } from "../options.ts";
 import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
@@ -122,7 +124,9 @@ export class PullRequestComment {
         const number = metadata.pull_request_number;
         if (number === null) {
           return skip(
-            "no pull-request comment: this build is not for a pull request (no pull request number was detected; --pull-request <n> names one)",
+            `no pull-request comment: this build is not for a pull request (no pull request number was detected; ${
+              optionName(OPTIONS.pullRequest)
+            } <n> names one)`,
           );
         }
         const token = read("GITHUB_TOKEN");
@@ -139,7 +143,7 @@ export class PullRequestComment {
           return skip(
             `no pull-request comment: the repository must be "owner/name" (got ${
               JSON.stringify(maskSecrets(repository ?? "", [token]))
-            }; GITHUB_REPOSITORY or --repository sets it)`,
+            }; GITHUB_REPOSITORY or ${optionName(OPTIONS.repository)} sets it)`,
           );
         }
         const thread = new GithubThread({
@@ -299,18 +303,12 @@ const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
   rate_limited: "GitLab's API rate limit is used up for now.",
 };
 
-// The token goes to this address: https, or http only to this machine (tests, local proxies).
+// The token goes to this address: the HTTP policy's rule (https, or http only to this machine).
 function _apiUrlProblem(url: string, name: string): string | null {
   if (!URL.canParse(url)) return `${name} is not a URL (got ${JSON.stringify(url)})`;
   const parsed = new URL(url);
   if (parsed.username !== "" || parsed.password !== "") {
     return `${name} must not contain credentials`;
   }
-  if (parsed.protocol === "https:") return null;
-  const loopback = parsed.hostname === "localhost" || parsed.hostname === "[::1]" ||
-    /^127\.\d+\.\d+\.\d+$/.test(parsed.hostname);
-  if (parsed.protocol === "http:" && loopback) return null;
-  return `${name} must be an https:// URL (http:// only to localhost) (got ${
-    JSON.stringify(parsed.origin)
-  })`;
+  return checkHttps(parsed, name, `${parsed.protocol}//${parsed.host}`);
 }

@@ -4,6 +4,7 @@
  * authenticated proxy so no credential is needed.
  */
 
+import { fetchFollowing } from "../http_policy.ts";
 import { httpLink } from "../markdown.ts";
 import type { AgentOutcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../words.ts";
@@ -72,9 +73,10 @@ export interface BitbucketAnnotation {
  * commit/{commit}/reports/…` through the proxy (`SERVICE_BITBUCKET_PROXY`, else
  * {@linkcode BITBUCKET_PROXY}). The commit is the run's `commit_sha`, else `BITBUCKET_COMMIT`;
  * the repository is `BITBUCKET_WORKSPACE` and `BITBUCKET_REPO_SLUG`, else
- * `BITBUCKET_REPO_FULL_NAME`. When something is missing, or a request fails, answers other than
- * 2xx or gets no answer within its time bound (`io.makeFetch`'s), one line says so and nothing
- * else is sent.
+ * `BITBUCKET_REPO_FULL_NAME`. Requests follow the HTTP policy (`http_policy.ts`): a redirect is
+ * followed only on the same origin, at most five. When something is missing, or a request fails,
+ * answers other than 2xx, is redirected elsewhere or gets no answer within its time bound
+ * (`io.makeFetch`'s), one line says so and nothing else is sent.
  *
  * @example
  * ```ts
@@ -96,12 +98,14 @@ export function createBitbucketWriter(): NativeWriter {
       const proxy = io.env("SERVICE_BITBUCKET_PROXY") || BITBUCKET_PROXY;
       const fetchVia = io.makeFetch(proxy);
       const send = async (method: string, url: string, body?: unknown) => {
-        const response = await fetchVia(url, {
+        // By the HTTP policy: redirects only on api.bitbucket.org, whose requests the proxy
+        // signs; no body is read.
+        const { response } = await fetchFollowing(new URL(url), {
           method,
           ...(body === undefined
             ? {}
             : { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
-        });
+        }, { fetch: fetchVia });
         await response.body?.cancel();
         // A report that was never there is not a failure to delete it.
         if (!response.ok && !(method === "DELETE" && response.status === 404)) {

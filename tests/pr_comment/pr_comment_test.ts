@@ -249,10 +249,20 @@ Deno.test("PullRequestComment.fromEnv() says why there is no comment on GitHub",
     skipOf({ ...env, GITHUB_TOKEN: "" }),
     /GITHUB_TOKEN is not set.*pull-requests: write/,
   );
-  assert.match(
+  // The HTTP policy's rule and words, as for --base-url.
+  assert.equal(
     skipOf({ ...env, GITHUB_API_URL: "http://api.example" }),
-    /GITHUB_API_URL must be an https:\/\/ URL/,
+    'service-ci: no pull-request comment: GITHUB_API_URL must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got "http://api.example")',
   );
+  for (const loopback of ["http://localhost:8080", "http://127.0.0.2", "http://[::1]:9"]) {
+    const made = PullRequestComment.fromEnv({ ...env, GITHUB_API_URL: loopback }, {
+      metadata: githubMetadata,
+      agents: AGENTS,
+      userAgent: USER_AGENT,
+      warn: () => {},
+    });
+    assert.ok(!("skip" in made), `${loopback}: ${"skip" in made ? made.skip : ""}`);
+  }
   assert.match(
     skipOf(env, { ...githubMetadata, repository: "not a slug" }),
     /repository must be "owner\/name"/,
@@ -546,9 +556,9 @@ Deno.test("PullRequestComment.fromEnv() says why there is no comment on GitLab",
     }),
     /external pull request/,
   );
-  assert.match(
+  assert.equal(
     skipOf({ ...env, CI_API_V4_URL: "ftp://gitlab.example" }, gitlabMetadata),
-    /CI_API_V4_URL must be an https:\/\/ URL/,
+    'service-ci: no merge-request comment: CI_API_V4_URL must be an https:// URL (got "ftp://gitlab.example")',
   );
   assert.match(skipOf({ ...env, CI_PROJECT_ID: "" }, gitlabMetadata), /CI_PROJECT_ID is not set/);
 });
