@@ -63,10 +63,10 @@ export function readHistory(body: string, options: ReadHistoryOptions): CommentH
     const line = body.split("\n", 2)[1]?.replace(/\r$/, "") ?? "";
     const match = _LINE.exec(line);
     if (match === null) return _EMPTY;
-    const bytes = Uint8Array.fromBase64(match[1]!, {
-      alphabet: "base64url",
-      lastChunkHandling: "strict",
-    });
+    const encoded = match[1]!;
+    const bytes = Uint8Array.fromBase64(encoded, { alphabet: "base64url" });
+    // Only the one spelling historyLine writes: no padding, no stray bits in the last digit.
+    if (_base64url(bytes) !== encoded) return _EMPTY;
     const data: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     return _validHistory(data, options.agents) ?? _EMPTY;
   } catch {
@@ -150,10 +150,7 @@ export function historyLine(history: CommentHistory): string | null {
         ]),
       ),
     };
-    return _UTF8.encode(JSON.stringify(data)).toBase64({
-      alphabet: "base64url",
-      omitPadding: true,
-    });
+    return _base64url(_UTF8.encode(JSON.stringify(data)));
   };
   // Fewer entries never encode longer: find the fewest to drop.
   let [low, high] = [0, order.length];
@@ -174,6 +171,10 @@ const _EMPTY: CommentHistory = new Map();
 const _UTF8 = new TextEncoder();
 const _SHA = /^[0-9a-f]{7,40}$/;
 const _UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function _base64url(bytes: Uint8Array): string {
+  return bytes.toBase64({ alphabet: "base64url", omitPadding: true });
+}
 
 function _sha(text: string | null): string | null {
   const sha = text?.trim().toLowerCase() ?? "";
