@@ -198,11 +198,11 @@ const _KEEP_FIRST: readonly (Outcome | null)[] = [
 
 // The history never costs a row: what is shown of it goes first, then the hidden line.
 function _comment(marker: string, parts: _Parts, maxLength: number): string {
-  const { line, shown } = parts.history;
   const bare = _packed(marker, parts, { line: null, shown: [] }, maxLength);
-  const tries: _History[] = [{ line, shown }, { line, shown: [] }];
+  const { line, shown } = parts.history;
+  if (line === null) return bare.text;
+  const tries = shown.length === 0 ? [parts.history] : [parts.history, { line, shown: [] }];
   for (const history of tries) {
-    if (history.line === null && history.shown.length === 0) break;
     const body = _packed(marker, parts, history, maxLength);
     if (body.omitted <= bare.omitted && body.text.length <= maxLength) return body.text;
   }
