@@ -44,8 +44,8 @@ export interface ReadHistoryOptions {
  * The history stored in a comment of this gate, or an empty one. The comment must start with
  * `marker` and have the history line right below it; a line that does not decode, or any
  * value that is not what this module writes (another agent, a sha that is not hex, an unknown
- * outcome, a link that is not `http:`/`https:`, too many entries, an extra field), makes the
- * whole history be ignored. Never throws.
+ * outcome, a link that is not `http:`/`https:` in its normalised form, too many entries, a
+ * commit twice, an extra field), makes the whole history be ignored. Never throws.
  *
  * @example
  * ```ts
@@ -77,8 +77,10 @@ export function readHistory(body: string, options: ReadHistoryOptions): CommentH
 /**
  * The history with one more run: each agent of `report` gets its outcome at the report's commit,
  * newest last, replacing an entry for the same commit (a re-run). Agents that are not in the
- * report are dropped, and each keeps its last {@linkcode HISTORY_LENGTH} entries. A report whose
- * commit is unknown or not a hex commit id leaves the history as it is (for the report's agents).
+ * report are dropped (as is an agent id that is not a UUID), and each keeps its last
+ * {@linkcode HISTORY_LENGTH} entries. A report whose commit is unknown or not a hex commit id
+ * leaves the history as it is (for the report's agents). A link is kept in its normalised form,
+ * and only when it is `http:` or `https:` and at most {@linkcode MAX_HISTORY_URL_LENGTH} long.
  *
  * @example
  * ```ts
