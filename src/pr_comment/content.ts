@@ -6,6 +6,7 @@
 
 import { inertMarkdown, markdownDestination } from "../markdown.ts";
 import type { Outcome, RunReport } from "../outcome.ts";
+import { type CommentHistory, type HistoryEntry, historyLine } from "./history.ts";
 import {
   exitMeaning,
   formatDuration,
@@ -61,6 +62,12 @@ export interface CommentProgress {
 export interface CommentOptions {
   /** The longest body to return; default {@linkcode MAX_COMMENT_LENGTH}. */
   readonly maxLength?: number;
+  /**
+   * The verdicts of earlier commits, stored in the comment's hidden history line and shown under
+   * the table (for {@linkcode finalComment}, with this run already recorded: `recordRun`). Left
+   * out first when the comment would not fit otherwise.
+   */
+  readonly history?: CommentHistory;
 }
 
 /**
@@ -105,6 +112,7 @@ export function progressComment(
     })),
     closing: [],
     footer: _footer(null, progress.buildUrl),
+    history: _history(options.history, progress.runs, null),
   }, options.maxLength ?? MAX_COMMENT_LENGTH);
 }
 
@@ -144,6 +152,7 @@ export function finalComment(
     })),
     closing: [`Exit code ${report.exitCode}: ${exitMeaning(report)}.`],
     footer: _footer(report.version, report.ciMetadata.build_url),
+    history: _history(options.history, report.agents, report.ciMetadata.commit_sha),
   }, options.maxLength ?? MAX_COMMENT_LENGTH);
 }
 
@@ -166,6 +175,14 @@ interface _Parts {
   readonly rows: readonly _Row[];
   readonly closing: readonly string[];
   readonly footer: string;
+  readonly history: _History;
+}
+
+interface _History {
+  /** The hidden line that stores it, or `null`. */
+  readonly line: string | null;
+  /** What the reader sees under the table: nothing, or a heading and one item per agent. */
+  readonly shown: readonly string[];
 }
 
 // When rows must be left out, the ones a reviewer needs most stay: failures before passes.
@@ -179,9 +196,43 @@ const _KEEP_FIRST: readonly (Outcome | null)[] = [
   "passed",
 ];
 
+// The history never costs a row: what is shown of it goes first, then the hidden line.
 function _comment(marker: string, parts: _Parts, maxLength: number): string {
-  const head = [marker, "", `### ${parts.heading}`, "", parts.summary, "", _HEADER, _DIVIDER];
-  const tail = ["", ...parts.closing.flatMap((line) => [line, ""]), parts.footer, ""];
+  const bare = _packed(marker, parts, { line: null, shown: [] }, maxLength);
+  const { line, shown } = parts.history;
+  if (line === null) return bare.text;
+  const tries = shown.length === 0 ? [parts.history] : [parts.history, { line, shown: [] }];
+  for (const history of tries) {
+    const body = _packed(marker, parts, history, maxLength);
+    if (body.omitted <= bare.omitted && body.text.length <= maxLength) return body.text;
+  }
+  return bare.text;
+}
+
+function _packed(
+  marker: string,
+  parts: _Parts,
+  history: _History,
+  maxLength: number,
+): { text: string; omitted: number } {
+  const head = [
+    marker,
+    ...(history.line === null ? [] : [history.line]),
+    "",
+    `### ${parts.heading}`,
+    "",
+    parts.summary,
+    "",
+    _HEADER,
+    _DIVIDER,
+  ];
+  const tail = [
+    "",
+    ...history.shown.flatMap((line) => [line, ""]),
+    ...parts.closing.flatMap((line) => [line, ""]),
+    parts.footer,
+    "",
+  ];
   const lines = parts.rows.map((row) => `| ${row.cells.join(" | ")} |`);
   let budget = maxLength - [...head, ...tail].join("\n").length - _OMISSION_RESERVE;
   const order = parts.rows
@@ -201,12 +252,46 @@ function _comment(marker: string, parts: _Parts, maxLength: number): string {
       _omittedCounts(omitted)
     }, left out to stay under the comment size limit; the CI job lists every agent.`,
   ];
-  return [
+  const text = [
     ...head,
     ...lines.filter((_, index) => shown.has(index)),
     ...omission,
     ...tail,
   ].join("\n");
+  return { text, omitted: omitted.length };
+}
+
+// The stored line, and the lines shown: one list item per agent whose history says more than
+// the table (an entry for another commit than `current`), oldest first.
+function _history(
+  history: CommentHistory | undefined,
+  agents: readonly { readonly agentId: string }[],
+  current: string | null,
+): _History {
+  if (history === undefined) return { line: null, shown: [] };
+  const sha = current?.trim().toLowerCase() ?? null;
+  const items = agents.flatMap(({ agentId }) => {
+    const entries = history.get(agentId.trim().toLowerCase()) ?? [];
+    if (!entries.some((entry) => entry.sha !== sha)) return [];
+    return [`- ${inertMarkdown(_cap(agentId, 100))}: ${entries.map(_historyStep).join(" → ")}`];
+  });
+  return {
+    line: historyLine(history),
+    shown: items.length === 0
+      ? []
+      : ["Verdicts of the last commits, oldest first:", items.join("\n")],
+  };
+}
+
+// `❌ at abc1234`, the short commit id linked to its run when the link is known.
+function _historyStep(entry: HistoryEntry): string {
+  // The history was checked when read; a commit id that is not hex is still only text.
+  const commit = /^[0-9a-f]{7,40}$/.test(entry.sha)
+    ? `\`${entry.sha.slice(0, 7)}\``
+    : inertMarkdown(_cap(entry.sha, 40));
+  const href = _href(entry.url);
+  const mark = OUTCOME_LABELS[entry.outcome]?.mark ?? "";
+  return `${mark} at ${href === null ? commit : `[${commit}](<${href}>)`}`;
 }
 
 function _omittedCounts(rows: readonly _Row[]): string {

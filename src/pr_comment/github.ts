@@ -2,7 +2,7 @@
 
 import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects, tokenUser } from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
-import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
+import { type CommentThread, type FoundComment, MAX_PAGES, nextLink } from "./thread.ts";
 
 /** The default API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
 export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
@@ -32,7 +32,7 @@ export interface GithubThreadOptions extends ForgeEffects {
  *   pullRequest: 42,
  *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
  * });
- * // const id = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
+ * // const found = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
  * ```
  */
 export class GithubThread implements CommentThread {
@@ -81,7 +81,7 @@ export class GithubThread implements CommentThread {
    * Reads the comments page by page (`Link: rel="next"`) until one of the token's own starts
    * with `marker`. Anyone can post the marker; a comment by another login is never ours.
    */
-  async find(marker: string): Promise<number | null> {
+  async find(marker: string): Promise<FoundComment | null> {
     const self = (await this.#self()).toLowerCase();
     let target: string | null = `${this.#issue}/comments?per_page=100`;
     for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
@@ -95,7 +95,7 @@ export class GithubThread implements CommentThread {
         if (
           id !== null && typeof body === "string" && hasMarker(body, marker) &&
           _login(comment)?.toLowerCase() === self
-        ) return id;
+        ) return { id, body };
       }
       target = nextLink(answer.headers.get("link"));
     }

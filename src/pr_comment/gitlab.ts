@@ -2,7 +2,7 @@
 
 import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects, tokenUser } from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
-import { type CommentThread, MAX_PAGES, nextLink } from "./thread.ts";
+import { type CommentThread, type FoundComment, MAX_PAGES, nextLink } from "./thread.ts";
 
 /** Options of {@linkcode GitlabThread}. */
 export interface GitlabThreadOptions extends ForgeEffects {
@@ -30,7 +30,7 @@ export interface GitlabThreadOptions extends ForgeEffects {
  *   mergeRequest: 7,
  *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
  * });
- * // const id = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
+ * // const found = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
  * ```
  */
 export class GitlabThread implements CommentThread {
@@ -75,7 +75,7 @@ export class GitlabThread implements CommentThread {
    * Reads the notes oldest first, page by page (`Link: rel="next"`, else `x-next-page`), until
    * a note that is not a system note starts with `marker`.
    */
-  async find(marker: string): Promise<number | null> {
+  async find(marker: string): Promise<FoundComment | null> {
     // Only the token's own notes count: anyone can post the marker, and GitLab lets only a
     // note's author edit it. A token whose user cannot be read edits nothing.
     const self = await this.#self();
@@ -98,7 +98,7 @@ export class GitlabThread implements CommentThread {
         if (
           typeof id === "number" && Number.isSafeInteger(id) && system !== true &&
           typeof body === "string" && hasMarker(body, marker) && author?.id === self
-        ) return id;
+        ) return { id, body };
       }
       const nextPage = answer.headers.get("x-next-page")?.trim() ?? "";
       target = nextLink(answer.headers.get("link")) ??

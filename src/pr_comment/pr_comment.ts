@@ -13,6 +13,7 @@ import { type CommentProgress, finalComment, progressComment } from "./content.t
 import { type ForgeEffects, ForgeError, pickEffects } from "./forge_http.ts";
 import { DEFAULT_GITHUB_API_URL, GithubThread } from "./github.ts";
 import { GitlabThread } from "./gitlab.ts";
+import { type CommentHistory, readHistory, recordRun } from "./history.ts";
 import { gateMarker } from "./marker.ts";
 import type { CommentThread } from "./thread.ts";
 
@@ -68,6 +69,9 @@ export class PullRequestComment {
   readonly #advice: Readonly<Partial<Record<ForgeError["kind"], string>>>;
   #queue: Promise<void> = Promise.resolve();
   #commentId: number | null = null;
+  // The history the comment held before this run, once read (docs/pr-comment.md, "History
+  // across pushes"); the verdicts add this run to it.
+  #earlier: CommentHistory | null = null;
   // Set after a failure that another attempt would only repeat (a refused or read-only token).
   #givenUp = false;
 
@@ -209,24 +213,32 @@ export class PullRequestComment {
   }
 
   /**
-   * Writes the "in progress" comment (creating it, or editing this gate's earlier one). Never
-   * rejects; run.ts need not wait for it, as {@linkcode finish} waits for it.
+   * Writes the "in progress" comment (creating it, or editing this gate's earlier one), with
+   * the history of earlier commits as it was. Never rejects; run.ts need not wait for it, as
+   * {@linkcode finish} waits for it.
    */
   begin(progress: CommentProgress): Promise<void> {
-    return this.#enqueue(() => progressComment(this.#marker, progress), false);
+    return this.#enqueue({
+      agents: progress.runs.map((run) => run.agentId),
+      body: (history) => progressComment(this.#marker, progress, { history }),
+    }, false);
   }
 
-  /** Writes the comment with the verdicts. Never rejects. */
+  /** Writes the comment with the verdicts, this run added to the history. Never rejects. */
   finish(report: RunReport): Promise<void> {
-    return this.#enqueue(() => finalComment(this.#marker, report), true);
+    return this.#enqueue({
+      agents: report.agents.map((agent) => agent.agentId),
+      body: (history) =>
+        finalComment(this.#marker, report, { history: recordRun(history, report) }),
+    }, true);
   }
 
   // Runs writes one after the other, so the verdicts never land before the "in progress" text.
-  #enqueue(body: () => string, last: boolean): Promise<void> {
+  #enqueue(write: _Write, last: boolean): Promise<void> {
     this.#queue = this.#queue.then(async () => {
       if (this.#givenUp) return;
       try {
-        await this.#write(body());
+        await this.#write(write);
       } catch (error) {
         this.#report(error, last);
       }
@@ -234,21 +246,27 @@ export class PullRequestComment {
     return this.#queue;
   }
 
-  async #write(body: string): Promise<void> {
-    if (this.#commentId !== null) {
+  async #write(write: _Write): Promise<void> {
+    if (this.#commentId !== null && this.#earlier !== null) {
       try {
-        await this.#thread.update(this.#commentId, body);
+        await this.#thread.update(this.#commentId, write.body(this.#earlier));
         return;
       } catch (error) {
-        // Someone deleted the comment since: write a new one.
+        // Someone deleted the comment since: write a new one (the history read stays).
         if (!(error instanceof ForgeError && error.kind === "not_found")) throw error;
         this.#commentId = null;
       }
     }
     const found = await this.#thread.find(this.#marker);
+    // The history comes only from the gate's own comment, which find() alone returns, and is
+    // read once: the verdicts build on what the comment held before this run.
+    this.#earlier ??= found === null
+      ? new Map()
+      : readHistory(found.body, { marker: this.#marker, agents: write.agents });
+    const body = write.body(this.#earlier);
     if (found !== null) {
-      await this.#thread.update(found, body);
-      this.#commentId = found;
+      await this.#thread.update(found.id, body);
+      this.#commentId = found.id;
       return;
     }
     try {
@@ -261,8 +279,8 @@ export class PullRequestComment {
       const again = await this.#thread.find(this.#marker);
       if (again === null) this.#commentId = await this.#thread.create(body);
       else {
-        await this.#thread.update(again, body);
-        this.#commentId = again;
+        await this.#thread.update(again.id, body);
+        this.#commentId = again.id;
       }
     }
   }
@@ -283,6 +301,13 @@ export class PullRequestComment {
     } The gate's verdict and exit code are not affected.`;
     this.#warn(maskSecrets(line, this.#secrets));
   }
+}
+
+// One write: the body, given the history the comment held before this run, and the agents
+// whose history may be read.
+interface _Write {
+  readonly agents: readonly string[];
+  readonly body: (earlier: CommentHistory) => string;
 }
 
 const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {

@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { historyLine } from "../../src/pr_comment/history.ts";
 import { gateMarker } from "../../src/pr_comment/marker.ts";
 import {
   type FakeComment,
@@ -952,4 +953,43 @@ Deno.test("two legs of a matrix with --pr-comment-key keep a comment each, and e
     gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing], key: undefined }),
   );
   assert.equal(github.writes.filter((request) => request.method === "POST").length, 2);
+});
+
+Deno.test("the next push's comment shows the verdict of the last one, then its own, at the commit the CI names", async () => {
+  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [AGENTS.passing] });
+  const earlier = historyLine(
+    new Map([[AGENTS.passing, [{
+      sha: "abc1234abc1234abc1234abc1234abc1234abc12",
+      outcome: "failed" as const,
+      url: "https://eval.example/runs/run_1",
+    }]]]),
+  );
+  await using github = await startFakeGithub({
+    comments: [{
+      id: 900,
+      body: `${marker}\n${earlier}\n\n### ❌ service-ci: quality gate failed\n`,
+    }],
+  });
+
+  const result = await runProgram(["--agent", AGENTS.passing], {
+    env: await githubEnv(service, github),
+  });
+
+  assert.equal(result.code, 0, log(result));
+  assert.deepEqual(commentLines(result), [], log(result));
+  assert.equal(github.comments.length, 1);
+  const body = github.comments[0]!.body;
+  const run = [...service.runs.values()][0]!;
+  assert.ok(
+    body.includes(
+      `- ${
+        AGENTS.passing.replaceAll("-", "\\-")
+      }: ❌ at [\`abc1234\`](<https://eval.example/runs/run_1>) → ` +
+        `✅ at [\`${
+          HEAD_SHA.slice(0, 7)
+        }\`](<${service.url}/dashboard/agents/${run.agentId}/runs/${run.runId}>)`,
+    ),
+    body,
+  );
 });

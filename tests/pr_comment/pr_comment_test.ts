@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { CiMetadata } from "../../src/ci_metadata.ts";
 import { MAX_ATTEMPTS } from "../../src/pr_comment/forge_http.ts";
+import { readHistory } from "../../src/pr_comment/history.ts";
 import { gateMarker, hasMarker } from "../../src/pr_comment/marker.ts";
 import {
   forgeTokens,
@@ -9,6 +10,7 @@ import {
 } from "../../src/pr_comment/pr_comment.ts";
 import {
   type FakeForge,
+  FORGE_IDENTITIES,
   FORGE_TARGET,
   FORGE_TOKENS,
   startFakeGithub,
@@ -630,4 +632,158 @@ Deno.test("PullRequestComment turns an unexpected error into one line and stops"
   assert.deepEqual(warnings, [
     "service-ci: the pull-request comment was not written: internal error: boom with ***. The gate's verdict and exit code are not affected.",
   ]);
+});
+
+// --- History across pushes (docs/pr-comment.md, "History across pushes") --------------------
+
+const PUSHES = [
+  { sha: "abc1234abc1234abc1234abc1234abc1234abc12", outcome: "failed" },
+  { sha: "1234567123456712345671234567123456712345", outcome: "failed" },
+  { sha: "def5678def5678def5678def5678def5678def56", outcome: "passed" },
+] as const;
+
+// One push's run of the gate: a new process, so a new PullRequestComment.
+async function push(
+  env: Record<string, string | undefined>,
+  { sha, outcome }: { readonly sha: string; readonly outcome: "passed" | "failed" },
+  overrides: Partial<PullRequestCommentOptions> = {},
+): Promise<string[]> {
+  const metadata = { ...(overrides.metadata ?? githubMetadata), commit_sha: sha };
+  const { comment, warnings } = harness(env, { ...overrides, metadata });
+  await comment.begin({ ...progress, commitSha: sha });
+  await comment.finish(makeReport([
+    makeAgent({ outcome, url: `https://service.example/runs/${sha.slice(0, 7)}` }),
+  ], { ciMetadata: metadata, exitCode: outcome === "passed" ? 0 : 1 }));
+  return warnings;
+}
+
+// The history line of the comment, as a reader sees it.
+function historyItem(body: string): string | undefined {
+  return body.split("\n").find((line) =>
+    line.startsWith(`- ${AGENT_IDS.passed.replaceAll("-", "\\-")}: `)
+  );
+}
+
+const THREE_PUSHES = `- ${AGENT_IDS.passed.replaceAll("-", "\\-")}: ` +
+  "❌ at [`abc1234`](<https://service.example/runs/abc1234>) → " +
+  "❌ at [`1234567`](<https://service.example/runs/1234567>) → " +
+  "✅ at [`def5678`](<https://service.example/runs/def5678>)";
+
+Deno.test("PullRequestComment shows the verdicts of three pushes in order, in one comment", async () => {
+  await using github = await startFakeGithub({ comments: 2 });
+  const bodies: string[] = [];
+  for (const each of PUSHES) {
+    assert.deepEqual(await push(githubEnv(github), each), []);
+    bodies.push(github.comments.at(-1)!.body);
+  }
+  assert.equal(github.comments.length, 3);
+  // The first push has nothing to compare with; the second shows two, the third all three.
+  assert.equal(historyItem(bodies[0]!), undefined);
+  assert.equal(
+    historyItem(bodies[1]!),
+    `- ${AGENT_IDS.passed.replaceAll("-", "\\-")}: ` +
+      "❌ at [`abc1234`](<https://service.example/runs/abc1234>) → " +
+      "❌ at [`1234567`](<https://service.example/runs/1234567>)",
+  );
+  assert.equal(historyItem(bodies[2]!), THREE_PUSHES);
+  assert.match(bodies[2]!, /### ✅ service-ci: quality gate passed/);
+  // The in-progress comment of the third push still showed the first two.
+  const progressWrite = github.writes.at(-2)!;
+  const progressBody = (JSON.parse(progressWrite.body) as { body: string }).body;
+  assert.match(progressBody, /quality gate running/);
+  assert.match(progressBody, /❌ at \[`abc1234`\].* → ❌ at \[`1234567`\]/);
+  assert.equal(progressBody.split("\n")[1], bodies[1]!.split("\n")[1]);
+});
+
+Deno.test("PullRequestComment replaces the entry of a commit that runs again", async () => {
+  await using github = await startFakeGithub();
+  await push(githubEnv(github), PUSHES[0]);
+  await push(githubEnv(github), PUSHES[1]);
+  await push(githubEnv(github), { sha: PUSHES[1].sha, outcome: "passed" });
+  assert.equal(
+    historyItem(github.comments[0]!.body),
+    `- ${AGENT_IDS.passed.replaceAll("-", "\\-")}: ` +
+      "❌ at [`abc1234`](<https://service.example/runs/abc1234>) → " +
+      "✅ at [`1234567`](<https://service.example/runs/1234567>)",
+  );
+});
+
+Deno.test("PullRequestComment ignores a history line edited in its own comment, and starts afresh", async () => {
+  await using github = await startFakeGithub();
+  await push(githubEnv(github), PUSHES[0]);
+  await push(githubEnv(github), PUSHES[1]);
+  // Someone with write access edits our comment: a passing verdict and a link of their own.
+  const lines = github.comments[0]!.body.split("\n");
+  const forged = {
+    v: 1,
+    agents: {
+      [AGENT_IDS.passed]: [
+        { sha: "0000000", outcome: "passed", url: "javascript:alert(1)" },
+        { sha: PUSHES[1].sha, outcome: "passed", url: "https://evil.example/" },
+      ],
+    },
+  };
+  const encoded = new TextEncoder().encode(JSON.stringify(forged))
+    .toBase64({ alphabet: "base64url", omitPadding: true });
+  lines[1] = `<!-- service-ci history:${encoded} -->`;
+  github.comments[0]!.body = lines.join("\n");
+
+  await push(githubEnv(github), PUSHES[2]);
+  const body = github.comments[0]!.body;
+  assert.equal(github.comments.length, 1);
+  assert.doesNotMatch(body, /evil\.example|javascript|0000000|1234567|abc1234/);
+  // Only this run is known now, so nothing is shown, and only this run is stored.
+  assert.equal(historyItem(body), undefined);
+  assert.equal(readHistory(body, { marker, agents: AGENTS }).get(AGENT_IDS.passed)?.length, 1);
+});
+
+Deno.test("PullRequestComment never reads a history from a comment someone else wrote with its marker", async () => {
+  const planted = {
+    v: 1,
+    agents: {
+      [AGENT_IDS.passed]: [{
+        sha: "abc1234",
+        outcome: "passed",
+        url: "https://evil.example/looks-fine",
+      }],
+    },
+  };
+  const line = `<!-- service-ci history:${
+    new TextEncoder().encode(JSON.stringify(planted)).toBase64({
+      alphabet: "base64url",
+      omitPadding: true,
+    })
+  } -->`;
+  // Well-formed: from our own comment it would be read.
+  assert.equal(readHistory(`${marker}\n${line}`, { marker, agents: AGENTS }).size, 1);
+  const plantedBody = `${marker}\n${line}\n\nplanted`;
+
+  await using github = await startFakeGithub({
+    comments: [{ id: 900, body: plantedBody, author: FORGE_IDENTITIES.stranger.login }],
+  });
+  await push(githubEnv(github), PUSHES[2]);
+  assert.equal(github.comments.length, 2);
+  assert.equal(github.comments[0]!.body, plantedBody);
+  assert.doesNotMatch(github.comments[1]!.body, /evil\.example|abc1234/);
+  assert.equal(historyItem(github.comments[1]!.body), undefined);
+
+  await using gitlab = await startFakeGitlab({
+    comments: [{
+      id: 900,
+      body: plantedBody.replace(marker, gateMarker({ workflow: "", job: "gate", agents: AGENTS })),
+      author: FORGE_IDENTITIES.stranger.id,
+    }],
+  });
+  await push(gitlabEnv(gitlab), PUSHES[2], { metadata: gitlabMetadata });
+  assert.equal(gitlab.comments.length, 2);
+  assert.doesNotMatch(gitlab.comments[1]!.body, /evil\.example|abc1234/);
+});
+
+Deno.test("PullRequestComment on GitLab keeps the history of three pushes", async () => {
+  await using gitlab = await startFakeGitlab();
+  for (const each of PUSHES) {
+    assert.deepEqual(await push(gitlabEnv(gitlab), each, { metadata: gitlabMetadata }), []);
+  }
+  assert.equal(gitlab.comments.length, 1);
+  assert.equal(historyItem(gitlab.comments[0]!.body), THREE_PUSHES);
 });
