@@ -29,7 +29,7 @@ import {
 } from "../support/fake_service.ts";
 import { FakeTime } from "../support/fake_time.ts";
 import { runInProcess } from "../support/in_process.ts";
-import { type ProgramResult, startProgram } from "../support/program.ts";
+import { type ProgramResult, runProgram, startProgram } from "../support/program.ts";
 
 const HEAD_SHA = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
 const WORKFLOW = "quality gate";
