@@ -1248,7 +1248,8 @@ Deno.test("detectCiMetadata() refuses a pull-request override that is not a posi
   for (const pullRequest of [0, -3, 1.5, Number.NaN, 2 ** 60]) {
     await assert.rejects(
       detectCiMetadata({}, { overrides: { pullRequest } }),
-      (error: unknown) => error instanceof RangeError && error.message.includes("overrides.pullRequest"),
+      (error: unknown) =>
+        error instanceof RangeError && error.message.includes("overrides.pullRequest"),
     );
   }
 });
