@@ -306,7 +306,10 @@ export const OPTIONS = {
   ciNative: {
     flag: "no-ci-native",
     variable: "SERVICE_CI_NATIVE",
-    help: ["no CI channels (groups, annotations, artifacts); GitHub's step", "outputs and summary stay"],
+    help: [
+      "no CI channels (groups, annotations, artifacts); GitHub's step",
+      "outputs and summary stay",
+    ],
     ..._switch(false, true),
   },
   prComment: {
@@ -327,6 +330,17 @@ export const OPTIONS = {
     help: ["a comment of its own for this job, e.g. a matrix leg"],
     expected: "a name",
     parse: _key,
+  },
+  commitStatus: {
+    flag: "commit-status",
+    variable: "SERVICE_COMMIT_STATUS",
+    input: "commit-status",
+    inputDefault: "false",
+    help: [
+      "one commit status per agent on the forge (GitHub check run,",
+      "GitLab/Bitbucket status)",
+    ],
+    ..._switch(true, false),
   },
   commitSha: { flag: "commit-sha", ..._METADATA },
   branch: { flag: "branch", ..._METADATA },
