@@ -128,7 +128,7 @@ Deno.test("GitHub: one check run per agent, in_progress on the head commit, then
   }
   // Created before completed, for each agent.
   for (const agent of [AGENT, SECOND]) {
-    const order = writes(github).flatMap((request, index) =>
+    const order = writes(github).flatMap((request) =>
       request.body.name === statusName(agent) ||
         (request.method === "PATCH" &&
           github.checkRuns.get(Number(request.path.split("/").pop()))?.name === statusName(agent))
