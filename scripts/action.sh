@@ -19,8 +19,10 @@
 #   SERVICE_CI_PR_COMMENT       auto (or empty): the pull-request comment on pull_request and
 #                               pull_request_target events (GITHUB_EVENT_NAME); true or false
 #   SERVICE_CI_PR_COMMENT_KEY   the pull-request comment's key (--pr-comment-key), or empty
+#   SERVICE_CI_COMMIT_STATUS    true: a check run per agent (--commit-status); false (or empty)
 #   SERVICE_CI_GITHUB_TOKEN     the job's token, given to gh (as GH_TOKEN) and, with the comment
-#                               on, to service-ci (as GITHUB_TOKEN); to nothing else
+#                               or the check runs on, to service-ci (as GITHUB_TOKEN); to nothing
+#                               else
 #   SERVICE_CI_DOWNLOAD_URL     where releases live (read by install.sh; default GitHub)
 #
 # Exit codes: service-ci's own; 2 for an input error found here (nothing downloaded, no
@@ -93,6 +95,12 @@ case $pr_comment in
     ;;
   true | false) ;;
   *) fail 2 "the pr-comment input must be auto, true or false (got \"$(shown "$pr_comment")\")" ;;
+esac
+
+commit_status=${SERVICE_CI_COMMIT_STATUS:-false}
+case $commit_status in
+  true | false) ;;
+  *) fail 2 "the commit-status input must be true or false (got \"$(shown "$commit_status")\")" ;;
 esac
 
 version=${SERVICE_CI_VERSION:-}
@@ -194,11 +202,13 @@ if [ -n "${SERVICE_CI_PR_COMMENT_KEY:-}" ]; then
   set -- "$@" "--pr-comment-key=$SERVICE_CI_PR_COMMENT_KEY"
 fi
 
-# The input decides, whatever SERVICE_PR_COMMENT the job sets. service-ci masks the token and
-# sends it only to GITHUB_API_URL.
+# The inputs decide, whatever SERVICE_PR_COMMENT or SERVICE_COMMIT_STATUS the job sets.
+# service-ci masks the token and sends it only to GITHUB_API_URL.
 SERVICE_PR_COMMENT=$pr_comment
-export SERVICE_PR_COMMENT
-if [ "$pr_comment" = true ] && [ -n "${SERVICE_CI_GITHUB_TOKEN:-}" ]; then
+SERVICE_COMMIT_STATUS=$commit_status
+export SERVICE_PR_COMMENT SERVICE_COMMIT_STATUS
+if { [ "$pr_comment" = true ] || [ "$commit_status" = true ]; } &&
+  [ -n "${SERVICE_CI_GITHUB_TOKEN:-}" ]; then
   GITHUB_TOKEN=$SERVICE_CI_GITHUB_TOKEN
   export GITHUB_TOKEN
 fi

@@ -63,6 +63,8 @@ export interface Config {
    * one comment each.
    */
   readonly prCommentKey: string | undefined;
+  /** One commit status per agent on the forge that hosts the code. */
+  readonly commitStatus: boolean;
 }
 
 /** The four places the service address can come from, in precedence order. */
@@ -275,6 +277,8 @@ export function resolveConfig(
     ciNative: flags.ciNative ?? _given(o.ciNative, undefined, env) ?? o.ciNative.default,
     prComment: flags.prComment ?? _given(o.prComment, undefined, env) ?? o.prComment.default,
     prCommentKey: _given(o.prCommentKey, flags.prCommentKey, env),
+    commitStatus: flags.commitStatus ?? _given(o.commitStatus, undefined, env) ??
+      o.commitStatus.default,
   };
   return Object.freeze(config);
 }

@@ -38,6 +38,25 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
+ * What is wrong with `url`, given as text in the variable `name`, as the API address a token is
+ * sent to, or `null`: it must parse, carry no credentials, and pass {@linkcode checkHttps}.
+ *
+ * @example
+ * ```ts
+ * tokenUrlProblem("https://gitlab.example/api/v4", "CI_API_V4_URL"); // null
+ * tokenUrlProblem("gitlab", "CI_API_V4_URL"); // 'CI_API_V4_URL is not a URL (got "gitlab")'
+ * ```
+ */
+export function tokenUrlProblem(url: string, name: string): string | null {
+  if (!URL.canParse(url)) return `${name} is not a URL (got ${JSON.stringify(url)})`;
+  const parsed = new URL(url);
+  if (parsed.username !== "" || parsed.password !== "") {
+    return `${name} must not contain credentials`;
+  }
+  return checkHttps(parsed, name, `${parsed.protocol}//${parsed.host}`);
+}
+
+/**
  * What is wrong with `url` as an address a secret is sent to, or `null`: it must be `https://`,
  * or `http://` to a loopback host ({@linkcode isLoopbackHost}). The message names the input
  * `name` and shows `given` (default the URL).

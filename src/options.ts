@@ -333,6 +333,17 @@ export const OPTIONS = {
     expected: "a name",
     parse: _key,
   },
+  commitStatus: {
+    flag: "commit-status",
+    variable: "SERVICE_COMMIT_STATUS",
+    input: "commit-status",
+    inputDefault: "false",
+    help: [
+      "one commit status per agent on the forge (GitHub check run,",
+      "GitLab/Bitbucket status)",
+    ],
+    ..._switch(true, false),
+  },
   commitSha: { flag: "commit-sha", ..._METADATA },
   branch: { flag: "branch", ..._METADATA },
   pullRequest: {

@@ -40,7 +40,7 @@ export interface OutputsContext {
 
 /**
  * The outputs of this run, in the order they start: the detected CI's writer, the pull-request
- * comment, `--junit`, `--json`, and the console. Every report's path is checked here, before
+ * comment, the commit statuses, `--junit`, `--json`, and the console. Every report's path is checked here, before
  * anything is sent: a path that cannot be written is a usage error.
  *
  * @example
@@ -75,6 +75,9 @@ export async function chooseOutputs(
   });
   if (writer !== undefined) outputs.push(..._ciOutputs(deps, context, writer, stdoutHeldBy));
   if (config.prComment) outputs.push(...await _comment(deps, context));
+  if (config.commitStatus) {
+    outputs.push(...(await import("./status/output.ts")).commitStatusOutputs(deps, context));
+  }
   if (config.junitPath !== undefined) {
     const { renderJunit } = await import("./report/junit.ts");
     outputs.push({

@@ -206,6 +206,7 @@ Deno.test("action.yml takes the documented inputs; only agent and api-key are re
     "verify-attestation",
     "pr-comment",
     "pr-comment-key",
+    "commit-status",
     "github-token",
   ]);
   const docs = Deno.readTextFileSync(new URL("../docs/github-actions.md", import.meta.url));
@@ -254,6 +255,7 @@ Deno.test("action.yml passes every input to the script through env, the key as S
     SERVICE_CI_VERIFY_ATTESTATION: "${{ inputs.verify-attestation }}",
     SERVICE_CI_PR_COMMENT: "${{ inputs.pr-comment }}",
     SERVICE_CI_PR_COMMENT_KEY: "${{ inputs.pr-comment-key }}",
+    SERVICE_CI_COMMIT_STATUS: "${{ inputs.commit-status }}",
     SERVICE_CI_GITHUB_TOKEN: "${{ inputs.github-token }}",
   });
   assert.equal(ACTION.inputs["github-token"]?.default, "${{ github.token }}");

@@ -5,7 +5,7 @@
  */
 
 import { type CiMetadata, detectMergeKind } from "../ci_metadata.ts";
-import { checkHttps } from "../http_policy.ts";
+import { tokenUrlProblem } from "../http_policy.ts";
 import { optionName, OPTIONS } from "../options.ts";
 import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
@@ -140,7 +140,7 @@ export class PullRequestComment {
           );
         }
         const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
-        const problem = _apiUrlProblem(apiUrl, "GITHUB_API_URL");
+        const problem = tokenUrlProblem(apiUrl, "GITHUB_API_URL");
         if (problem !== null) return skip(`no pull-request comment: ${problem}`);
         const repository = metadata.repository ?? read("GITHUB_REPOSITORY");
         if (repository === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository)) {
@@ -186,7 +186,7 @@ export class PullRequestComment {
         }
         const apiUrl = read("CI_API_V4_URL");
         if (apiUrl === null) return skip("no merge-request comment: CI_API_V4_URL is not set");
-        const problem = _apiUrlProblem(apiUrl, "CI_API_V4_URL");
+        const problem = tokenUrlProblem(apiUrl, "CI_API_V4_URL");
         if (problem !== null) return skip(`no merge-request comment: ${problem}`);
         const projectId = read("CI_PROJECT_ID");
         if (projectId === null) return skip("no merge-request comment: CI_PROJECT_ID is not set");
@@ -327,13 +327,3 @@ const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
     "SERVICE_GITLAB_TOKEN cannot see this project or merge request; use a token of this project.",
   rate_limited: "GitLab's API rate limit is used up for now.",
 };
-
-// The token goes to this address: the HTTP policy's rule (https, or http only to this machine).
-function _apiUrlProblem(url: string, name: string): string | null {
-  if (!URL.canParse(url)) return `${name} is not a URL (got ${JSON.stringify(url)})`;
-  const parsed = new URL(url);
-  if (parsed.username !== "" || parsed.password !== "") {
-    return `${name} must not contain credentials`;
-  }
-  return checkHttps(parsed, name, `${parsed.protocol}//${parsed.host}`);
-}

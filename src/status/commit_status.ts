@@ -1,0 +1,113 @@
+/**
+ * What every forge's commit status shares: the per-agent name, the variables read, and the
+ * interface a forge implements for the output (`output.ts`) that drives it.
+ */
+
+import type { AgentOutcome, RunReport } from "../outcome.ts";
+
+/**
+ * Every environment variable the commit statuses may read, by exact name.
+ *
+ * @example
+ * ```ts
+ * COMMIT_STATUS_ENV_VARIABLES.includes("GITHUB_EVENT_NAME"); // true
+ * ```
+ */
+export const COMMIT_STATUS_ENV_VARIABLES: readonly string[] = Object.freeze([
+  "GITHUB_TOKEN",
+  "GITHUB_API_URL",
+  "GITHUB_REPOSITORY",
+  "GITHUB_EVENT_NAME",
+  "SERVICE_GITLAB_TOKEN",
+  "CI_API_V4_URL",
+  "CI_PROJECT_ID",
+  "BITBUCKET_WORKSPACE",
+  "BITBUCKET_REPO_SLUG",
+  "BITBUCKET_REPO_FULL_NAME",
+  "BITBUCKET_COMMIT",
+  "SERVICE_BITBUCKET_PROXY",
+]);
+
+/**
+ * The name of an agent's status: stable from run to run (the agent's UUID, lower-cased), so
+ * branch protection can require it.
+ *
+ * @example
+ * ```ts
+ * statusName("0B0C4A5E-8F4E-4A8E-9A53-3F1C2B9D7E10");
+ * // "service-ci / 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"
+ * ```
+ */
+export function statusName(agentId: string): string {
+  return `service-ci / ${agentId.toLowerCase()}`;
+}
+
+/** Where an agent's status links to, and what it says while the gate runs. */
+export interface StatusStart {
+  /** The agent's UUID. */
+  readonly agentId: string;
+  /** The run's id (masked), when the trigger gave one. */
+  readonly runId: string | null;
+  /** The run's dashboard link, else the CI job's, when either is an http(s) URL. */
+  readonly link: string | null;
+}
+
+/** An agent's status at the end of the run. */
+export interface StatusEnd {
+  /** The agent's outcome in the delivered report. */
+  readonly agent: AgentOutcome;
+  /** The delivered report (its exit code is the process's). */
+  readonly report: RunReport;
+  /** The run's dashboard link, else the CI job's, when either is an http(s) URL. */
+  readonly link: string | null;
+}
+
+/**
+ * One forge's commit statuses on one commit. Each method throws on failure (a `ForgeError` for
+ * GitHub and GitLab, an `Error` for Bitbucket); the output turns that into one line.
+ *
+ * @example
+ * ```ts
+ * const forge: StatusForge = {
+ *   forge: "Example",
+ *   start: () => Promise.resolve(),
+ *   end: () => Promise.resolve(),
+ *   advice: () => "Give the job the permission to write statuses.",
+ *   final: () => false,
+ * };
+ * ```
+ */
+export interface StatusForge {
+  /** The forge's name for messages: `"GitHub"`. */
+  readonly forge: string;
+  /** Marks the agent's status in progress. */
+  start(start: StatusStart): Promise<void>;
+  /** Completes the agent's status with its outcome (creating it if `start` never did). */
+  end(end: StatusEnd): Promise<void>;
+  /** How to enable the statuses after `error`, one sentence (may be empty). */
+  advice(error: unknown): string;
+  /** Whether `error` would only repeat on another attempt (a refused token, a missing scope). */
+  final(error: unknown): boolean;
+}
+
+/** Why no commit status will be written, as one line for the user. */
+export interface StatusSkip {
+  /** The line, e.g. `service-ci: no commit statuses: GITHUB_TOKEN is not set; …`. */
+  readonly skip: string;
+}
+
+/**
+ * Cuts `text` to at most `max` UTF-16 units, with an ellipsis where it was cut and never half of
+ * a surrogate pair (GitHub's description: 140; GitLab's: 255).
+ *
+ * @example
+ * ```ts
+ * clip("quality gate could not be checked", 12); // "quality gat…"
+ * ```
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}

@@ -1,0 +1,427 @@
+/**
+ * The commit statuses (issue 22 §1) from `run()` in process, against fake GitHub, GitLab and
+ * Bitbucket APIs on loopback: created, then completed; GitHub's fallback to commit statuses;
+ * stable names; the head SHA, not the merge SHA; tokens only to their origin; and every failure
+ * one line that never touches the exit code.
+ */
+
+import assert from "node:assert/strict";
+import { run } from "../../src/run.ts";
+import { COURTESY_BUDGET_MS } from "../../src/run_output.ts";
+import { sleep } from "../../src/sleep.ts";
+import { statusName } from "../../src/status/commit_status.ts";
+import { FORGE_TARGET, FORGE_TOKENS } from "../support/fake_forge.ts";
+import {
+  type FakeStatusForge,
+  hangUntil,
+  startFakeStatusForge,
+  type StatusRequest,
+} from "../support/fake_status.ts";
+import { proxyFetch, startFakeProxy } from "../support/native_io.ts";
+import { AGENT, harness, type HarnessOptions, KEY, type Read } from "../support/run_harness.ts";
+
+const HEAD_SHA = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
+const MERGE_SHA = "0000000000000000000000000000000000000001";
+const SECOND = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
+const EVENT_PATH = "/github/event.json";
+const DASHBOARD = "https://dash.example/r/1";
+
+// A GitHub Actions job on a pull_request event: GITHUB_SHA is the merge commit, the event holds
+// the head.
+function githubEnv(forge: FakeStatusForge, extra: Record<string, string> = {}) {
+  return {
+    SERVICE_COMMIT_STATUS: "true",
+    SERVICE_CI_NATIVE: "false",
+    GITHUB_ACTIONS: "true",
+    GITHUB_EVENT_NAME: "pull_request",
+    GITHUB_EVENT_PATH: EVENT_PATH,
+    GITHUB_SHA: MERGE_SHA,
+    GITHUB_REF: `refs/pull/${FORGE_TARGET.pullRequest}/merge`,
+    GITHUB_REPOSITORY: FORGE_TARGET.repository,
+    GITHUB_TOKEN: FORGE_TOKENS.github,
+    GITHUB_API_URL: forge.apiUrl,
+    GITHUB_SERVER_URL: "https://github.com",
+    GITHUB_RUN_ID: "1001",
+    ...extra,
+  };
+}
+
+function gitlabEnv(forge: FakeStatusForge, extra: Record<string, string> = {}) {
+  return {
+    SERVICE_COMMIT_STATUS: "true",
+    SERVICE_CI_NATIVE: "false",
+    GITLAB_CI: "true",
+    CI: "true",
+    CI_PROJECT_ID: FORGE_TARGET.projectId,
+    CI_PROJECT_PATH: FORGE_TARGET.repository,
+    CI_MERGE_REQUEST_IID: String(FORGE_TARGET.mergeRequest),
+    CI_MERGE_REQUEST_SOURCE_BRANCH_SHA: HEAD_SHA,
+    CI_COMMIT_SHA: MERGE_SHA,
+    CI_API_V4_URL: forge.apiUrl,
+    CI_JOB_URL: "https://gitlab.example/acme/widgets/-/jobs/7",
+    SERVICE_GITLAB_TOKEN: FORGE_TOKENS.gitlab,
+    ...extra,
+  };
+}
+
+/**
+ * One in-process run with real loopback requests for the forge: the service and the gate's
+ * waits stay on virtual time, while the courtesy budget waits on the real clock (virtual time
+ * would end it before a loopback answer arrives).
+ */
+async function runWith(options: HarnessOptions) {
+  const h = harness(options);
+  const event = JSON.stringify({
+    number: FORGE_TARGET.pullRequest,
+    pull_request: { number: FORGE_TARGET.pullRequest, head: { sha: HEAD_SHA, ref: "feature" } },
+  });
+  const code = await run({
+    ...h.deps,
+    readTextFile: (path) =>
+      path === EVENT_PATH
+        ? Promise.resolve(event)
+        : Promise.reject(new Deno.errors.NotFound("no such file")),
+    makeProxyFetch: (proxy, timeoutMs) => proxyFetch(proxy, timeoutMs),
+    sleep: (ms, signal) => ms === COURTESY_BUDGET_MS ? sleep(ms, signal) : h.deps.sleep(ms, signal),
+  });
+  const stderr = h.stderr.join("");
+  return {
+    code,
+    stderr,
+    lines: stderr.split("\n").filter((line) => /commit status|check run/i.test(line)),
+  };
+}
+
+const twoAgents = ["--agent", AGENT, "--agent", SECOND];
+
+function writes(forge: FakeStatusForge): StatusRequest[] {
+  return forge.requests.filter((request) => request.method !== "GET");
+}
+
+Deno.test("GitHub: one check run per agent, in_progress on the head commit, then completed with the verdict and the summary", async () => {
+  await using github = await startFakeStatusForge("github");
+  const result = await runWith({ args: twoAgents, env: githubEnv(github) });
+
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(result.lines, []);
+  const creates = writes(github).filter((request) => request.method === "POST");
+  assert.equal(creates.length, 2);
+  for (const [index, agent] of [AGENT, SECOND].entries()) {
+    const create = creates.find((request) => request.body.name === statusName(agent));
+    assert.ok(create, `a check run for ${agent}`);
+    assert.equal(create.path, `/repos/${FORGE_TARGET.repository}/check-runs`);
+    assert.equal(create.body.head_sha, HEAD_SHA, "the pull request's head, not the merge commit");
+    assert.equal(create.body.status, "in_progress");
+    assert.equal(create.body.details_url, DASHBOARD);
+    const id = [...github.checkRuns.entries()].find(([, each]) => each.name === statusName(agent))
+      ?.[0];
+    const update = writes(github).find((request) =>
+      request.method === "PATCH" && request.path.endsWith(`/check-runs/${id}`)
+    );
+    assert.ok(update, `check run ${index + 1} completed`);
+    assert.equal(update.body.status, "completed");
+    assert.equal(update.body.conclusion, "success");
+    const output = update.body.output as { title: string; summary: string };
+    assert.equal(output.title, "quality gate passed");
+    assert.match(output.summary, /^### ✅ service-ci: /);
+    assert.match(output.summary, /\| Agent \| Run \| Status \| Verdict \|/);
+  }
+  // Created before completed, for each agent.
+  for (const agent of [AGENT, SECOND]) {
+    const order = writes(github).flatMap((request) =>
+      request.body.name === statusName(agent) ||
+        (request.method === "PATCH" &&
+          github.checkRuns.get(Number(request.path.split("/").pop()))?.name === statusName(agent))
+        ? [request.method]
+        : []
+    );
+    assert.deepEqual(order, ["POST", "PATCH"]);
+  }
+  assert.ok(!github.requests.some((request) => JSON.stringify(request).includes(KEY)));
+});
+
+Deno.test("GitHub: a failed gate is failure, one that could not be checked is failure too (never neutral), and the exit code is the gate's", async () => {
+  const cases: { reads: Read[]; code: number; conclusion: string; title: string }[] = [
+    {
+      reads: [{ status: "completed", passed: false }],
+      code: 1,
+      conclusion: "failure",
+      title: "quality gate failed",
+    },
+    {
+      reads: [{ status: "completed", passed: "maybe" }],
+      code: 3,
+      conclusion: "failure",
+      title: "quality gate could not be checked",
+    },
+  ];
+  for (const each of cases) {
+    await using github = await startFakeStatusForge("github");
+    const result = await runWith({ reads: each.reads, env: githubEnv(github) });
+    assert.equal(result.code, each.code, result.stderr);
+    const [run] = [...github.checkRuns.values()];
+    assert.equal(run?.conclusion, each.conclusion);
+    assert.equal((run?.output as { title: string }).title, each.title);
+  }
+});
+
+Deno.test("GitHub: check runs refused (403) fall back to commit statuses with one line, pending then the verdict", async () => {
+  await using github = await startFakeStatusForge("github", { checksForbidden: true });
+  const result = await runWith({
+    args: twoAgents,
+    reads: [{ status: "completed", passed: false }],
+    env: githubEnv(github),
+  });
+
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal(result.lines.length, 1, result.stderr);
+  assert.match(
+    result.lines[0]!,
+    /^service-ci: GitHub did not let the token create check runs \(.*403.*\); commit statuses instead — give the job `checks: write` for check runs$/,
+  );
+  const statuses = writes(github).filter((request) => request.path.includes("/statuses/"));
+  for (const agent of [AGENT, SECOND]) {
+    const mine = statuses.filter((request) => request.body.context === statusName(agent));
+    assert.deepEqual(mine.map((request) => request.body.state), ["pending", "failure"]);
+    assert.ok(mine.every((request) => request.path.endsWith(`/statuses/${HEAD_SHA}`)));
+    assert.equal(mine[0]!.body.target_url, DASHBOARD);
+  }
+});
+
+Deno.test("GitHub: with statuses refused as well, one more line says to grant statuses: write, and nothing more is tried", async () => {
+  await using github = await startFakeStatusForge("github", {
+    checksForbidden: true,
+    statusesForbidden: true,
+  });
+  const result = await runWith({ env: githubEnv(github) });
+
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.lines.length, 2, result.stderr);
+  assert.match(
+    result.lines[1]!,
+    /the GitHub commit statuses were not written: .*403.*statuses: write/,
+  );
+  assert.match(result.lines[1]!, /The gate's verdict and exit code are not affected\.$/);
+  // The in-progress check run and status were refused; the final ones are not attempted.
+  assert.deepEqual(writes(github).map((request) => request.path.split("/")[4]), [
+    "check-runs",
+    "statuses",
+  ]);
+});
+
+Deno.test("GitHub: the check runs' names are the same on every run (branch protection can require them)", async () => {
+  const names: string[][] = [];
+  for (const args of [twoAgents, ["--agent", SECOND.toUpperCase(), "--agent", AGENT]]) {
+    await using github = await startFakeStatusForge("github");
+    const result = await runWith({ args, env: githubEnv(github) });
+    assert.equal(result.code, 0, result.stderr);
+    names.push([...github.checkRuns.values()].map((each) => String(each.name)).sort());
+  }
+  assert.deepEqual(names[0], [statusName(AGENT), statusName(SECOND)].sort());
+  assert.deepEqual(names[1], names[0]);
+  assert.equal(statusName(AGENT), `service-ci / ${AGENT}`);
+});
+
+Deno.test("GitHub: a redirect to another origin is refused, and the other server never sees the token", async () => {
+  await using elsewhere = await startFakeStatusForge("github");
+  await using github = await startFakeStatusForge("github", {
+    fault: (request) =>
+      new Response(null, {
+        status: 307,
+        headers: { location: `${elsewhere.origin}${request.path}` },
+      }),
+  });
+  const result = await runWith({ env: githubEnv(github) });
+
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(elsewhere.requests.length, 0);
+  assert.equal(result.lines.length, 1, result.stderr);
+  assert.match(
+    result.lines[0]!,
+    /redirected to http:\/\/127\.0\.0\.1:\d+; the token is only sent to/,
+  );
+  assert.ok(!result.stderr.includes(FORGE_TOKENS.github));
+  for (const request of github.requests) {
+    assert.equal(request.headers.authorization, `Bearer ${FORGE_TOKENS.github}`);
+    assert.ok(!JSON.stringify(request).includes(KEY));
+  }
+});
+
+Deno.test("every failure of the forge is one line and never changes the exit code: 500, 401, no answer", async () => {
+  const faults: {
+    name: string;
+    fault: (request: StatusRequest, signal: AbortSignal) => Response | Promise<Response>;
+    line: RegExp;
+  }[] = [
+    {
+      name: "500",
+      fault: () => Response.json({ message: "boom" }, { status: 500 }),
+      line: /with 500: boom\. The gate's verdict/,
+    },
+    {
+      name: "401",
+      fault: () => Response.json({ message: "Bad credentials" }, { status: 401 }),
+      line: /with 401: Bad credentials\. Check GITHUB_TOKEN/,
+    },
+    {
+      name: "hang",
+      fault: (_, signal) => hangUntil(signal),
+      line: /GitHub could not be reached/,
+    },
+  ];
+  for (const each of faults) {
+    for (
+      const reads of [[{ status: "completed", passed: true }], [{
+        status: "completed",
+        passed: false,
+      }]]
+    ) {
+      await using github = await startFakeStatusForge("github", { fault: each.fault });
+      const result = await runWith({
+        args: ["--agent", AGENT, "--request-timeout-seconds", "1"],
+        reads,
+        env: githubEnv(github),
+      });
+      const expected = reads[0]!.passed ? 0 : 1;
+      assert.equal(result.code, expected, `${each.name}: ${result.stderr}`);
+      assert.equal(result.lines.length, 1, `${each.name}: ${result.stderr}`);
+      assert.match(result.lines[0]!, /^service-ci: the GitHub commit statuses were not written: /);
+      assert.match(result.lines[0]!, each.line, each.name);
+    }
+  }
+});
+
+Deno.test("GitLab: one commit status per agent on the merge request's head, running then the verdict", async () => {
+  await using gitlab = await startFakeStatusForge("gitlab");
+  const result = await runWith({
+    args: twoAgents,
+    reads: [{ status: "completed", passed: false }],
+    env: gitlabEnv(gitlab),
+  });
+
+  assert.equal(result.code, 1, result.stderr);
+  assert.deepEqual(result.lines, []);
+  for (const agent of [AGENT, SECOND]) {
+    const mine = gitlab.requests.filter((request) => request.body.name === statusName(agent));
+    assert.deepEqual(mine.map((request) => request.body.state), ["running", "failed"]);
+    for (const request of mine) {
+      assert.equal(request.path, `/api/v4/projects/${FORGE_TARGET.projectId}/statuses/${HEAD_SHA}`);
+      assert.equal(request.headers["private-token"], FORGE_TOKENS.gitlab);
+      assert.equal(request.body.target_url, DASHBOARD);
+    }
+  }
+});
+
+Deno.test("GitLab: a refused token is one line naming the scope, and the exit code stays the gate's", async () => {
+  await using gitlab = await startFakeStatusForge("gitlab", { token: "glpat-another" });
+  const result = await runWith({ env: gitlabEnv(gitlab) });
+
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.lines.length, 1, result.stderr);
+  assert.match(result.lines[0]!, /GitLab commit statuses were not written: .*401.*api scope/);
+  // Refused once: nothing more is sent.
+  assert.equal(gitlab.requests.length, 1);
+  assert.ok(!result.stderr.includes(FORGE_TOKENS.gitlab));
+});
+
+Deno.test("Bitbucket: one build status per agent through the pipeline's proxy, keyed by the agent", async () => {
+  await using proxy = await startFakeProxy();
+  const result = await runWith({
+    args: twoAgents,
+    reads: [{ status: "completed", passed: true }],
+    env: {
+      SERVICE_COMMIT_STATUS: "true",
+      SERVICE_CI_NATIVE: "false",
+      BITBUCKET_BUILD_NUMBER: "7",
+      BITBUCKET_COMMIT: HEAD_SHA,
+      BITBUCKET_WORKSPACE: "acme",
+      BITBUCKET_REPO_SLUG: "widgets",
+      SERVICE_BITBUCKET_PROXY: proxy.url,
+    },
+  });
+
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(result.lines, []);
+  for (const agent of [AGENT, SECOND]) {
+    const mine = proxy.requests.map((request) => ({ ...request, json: JSON.parse(request.body) }))
+      .filter((request) => request.json.key === agent);
+    assert.deepEqual(mine.map((request) => request.json.state), ["INPROGRESS", "SUCCESSFUL"]);
+    for (const request of mine) {
+      assert.equal(request.method, "POST");
+      assert.equal(
+        request.url,
+        `http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/${HEAD_SHA}/statuses/build`,
+      );
+      assert.equal(request.json.name, statusName(agent));
+      assert.equal(request.json.url, DASHBOARD);
+      assert.ok(request.json.key.length <= 40);
+    }
+  }
+});
+
+Deno.test("Bitbucket: a proxy that refuses is one line, and the exit code stays the gate's", async () => {
+  await using proxy = await startFakeProxy(() => new Response("no", { status: 403 }));
+  const result = await runWith({
+    reads: [{ status: "completed", passed: false }],
+    env: {
+      SERVICE_COMMIT_STATUS: "true",
+      SERVICE_CI_NATIVE: "false",
+      BITBUCKET_BUILD_NUMBER: "7",
+      BITBUCKET_COMMIT: HEAD_SHA,
+      BITBUCKET_REPO_FULL_NAME: "acme/widgets",
+      SERVICE_BITBUCKET_PROXY: proxy.url,
+    },
+  });
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal(result.lines.length, 1, result.stderr);
+  assert.match(
+    result.lines[0]!,
+    /Bitbucket commit statuses were not written: .*403 through the proxy/,
+  );
+  assert.equal(proxy.requests.length, 1);
+});
+
+Deno.test("no status, one line and no request: --no-wait, a merge_group event, no token, another CI", async () => {
+  await using github = await startFakeStatusForge("github");
+  const cases: { args?: string[]; env: Record<string, string>; line: RegExp }[] = [
+    {
+      args: ["--agent", AGENT, "--no-wait"],
+      env: githubEnv(github),
+      line: /no commit statuses: --no-wait leaves each run without a verdict/,
+    },
+    {
+      env: githubEnv(github, {
+        GITHUB_EVENT_NAME: "merge_group",
+        GITHUB_REF: "refs/heads/gh-readonly-queue/main/pr-42",
+      }),
+      line: /no commit statuses: no pull request is attached to a merge_group event/,
+    },
+    {
+      env: githubEnv(github, { GITHUB_TOKEN: "" }),
+      line: /no commit statuses: GITHUB_TOKEN is not set; .*checks: write/,
+    },
+    {
+      env: { SERVICE_COMMIT_STATUS: "true", CIRCLECI: "true", CIRCLE_SHA1: HEAD_SHA },
+      line:
+        /no commit statuses: commit statuses are written from GitHub Actions, GitLab CI and Bitbucket Pipelines only \(this build: circleci\)/,
+    },
+  ];
+  for (const each of cases) {
+    const result = await runWith({ args: each.args ?? ["--agent", AGENT], env: each.env });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, each.line);
+    assert.equal(
+      result.stderr.split("\n").filter((line) => /no commit statuses/.test(line)).length,
+      1,
+    );
+  }
+  assert.equal(github.requests.length, 0);
+});
+
+Deno.test("without --commit-status nothing is sent to the forge", async () => {
+  await using github = await startFakeStatusForge("github");
+  const result = await runWith({ env: githubEnv(github, { SERVICE_COMMIT_STATUS: "" }) });
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(github.requests.length, 0);
+  assert.doesNotMatch(result.stderr, /commit status/);
+});
