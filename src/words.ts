@@ -101,6 +101,18 @@ export function outcomeText(outcome: Outcome): string {
 }
 
 /**
+ * One agent's outcome as a status line shows it: its mark and {@linkcode outcomeText}.
+ *
+ * @example
+ * ```ts
+ * outcomeLine("failed"); // "❌ quality gate failed"
+ * ```
+ */
+export function outcomeLine(outcome: Outcome): string {
+  return `${OUTCOME_LABELS[outcome].mark} ${outcomeText(outcome)}`;
+}
+
+/**
  * The finished run's heading, with its mark: the same words in the step summary, the CI
  * summaries and the pull-request comment.
  *

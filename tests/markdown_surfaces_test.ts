@@ -15,6 +15,7 @@ import { finalComment, progressComment } from "../src/pr_comment/content.ts";
 import { createAzureWriter } from "../src/report/azure.ts";
 import { createBuildkiteWriter } from "../src/report/buildkite.ts";
 import { githubSummary } from "../src/report/github.ts";
+import { cmarkGfm } from "./support/markdown.ts";
 import { recordingIo } from "./support/native_io.ts";
 import { anyString, githubMetadata, makeAgent, makeReport } from "./support/report_fixtures.ts";
 import { toolTest } from "./support/tools.ts";
@@ -209,22 +210,6 @@ function assertInert(surface: Surface, html: string, report: RunReport, renderer
       );
     }
   });
-}
-
-async function cmarkGfm(markdown: string): Promise<string> {
-  // GitHub's extensions; --unsafe lets raw HTML through so that any would be seen here.
-  const child = new Deno.Command("cmark-gfm", {
-    args: ["--unsafe", "-e", "table", "-e", "autolink", "-e", "strikethrough", "-e", "tagfilter"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(markdown));
-  await writer.close();
-  const { code, stdout, stderr } = await child.output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  return new TextDecoder().decode(stdout);
 }
 
 // GitHub and GitLab autolink bare URLs and e-mail addresses and render raw HTML (sanitized).

@@ -416,3 +416,73 @@ export async function tokenUser(http: ForgeHttp): Promise<unknown> {
 class _Retry {
   constructor(readonly error: ForgeError, readonly waitMs?: number) {}
 }
+
+/** The default GitHub API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
+export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
+
+/** What a forge's API client needs: the token, the API root and who is asking. */
+export interface ForgeApiOptions extends ForgeEffects {
+  /** The token; sent to `apiUrl`'s origin only. */
+  readonly token: string;
+  /** The API root. */
+  readonly apiUrl: string;
+  /** The `User-Agent` header (GitHub requires one). */
+  readonly userAgent: string;
+}
+
+/**
+ * GitHub's REST API with a token (`Authorization: Bearer`), as the comment and the check runs
+ * both use it: one place for how GitHub is spoken to.
+ *
+ * @example
+ * ```ts
+ * const http = githubApi({
+ *   token: "ghs_example",
+ *   apiUrl: DEFAULT_GITHUB_API_URL,
+ *   userAgent: "service-ci/1.0.0",
+ * });
+ * http.origin; // "https://api.github.com"
+ * ```
+ */
+export function githubApi(options: ForgeApiOptions): ForgeHttp {
+  return new ForgeHttp({
+    forge: "GitHub",
+    baseUrl: options.apiUrl,
+    headers: {
+      Authorization: `Bearer ${options.token}`,
+      Accept: "application/vnd.github+json",
+      "X-GitHub-Api-Version": "2022-11-28",
+      "User-Agent": options.userAgent,
+    },
+    secrets: [options.token],
+    ...pickEffects(options),
+  });
+}
+
+/**
+ * GitLab's REST API (v4) with a token (`PRIVATE-TOKEN`), as the comment and the commit statuses
+ * both use it.
+ *
+ * @example
+ * ```ts
+ * const http = gitlabApi({
+ *   token: "glpat-example",
+ *   apiUrl: "https://gitlab.example/api/v4",
+ *   userAgent: "service-ci/1.0.0",
+ * });
+ * http.origin; // "https://gitlab.example"
+ * ```
+ */
+export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
+  return new ForgeHttp({
+    forge: "GitLab",
+    baseUrl: options.apiUrl,
+    headers: {
+      "PRIVATE-TOKEN": options.token,
+      Accept: "application/json",
+      "User-Agent": options.userAgent,
+    },
+    secrets: [options.token],
+    ...pickEffects(options),
+  });
+}

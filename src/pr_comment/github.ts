@@ -1,11 +1,17 @@
 /** The comments of a GitHub pull request, through the REST API's issue comments. */
 
-import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects, tokenUser } from "./forge_http.ts";
+import {
+  DEFAULT_GITHUB_API_URL,
+  type ForgeEffects,
+  ForgeError,
+  type ForgeHttp,
+  githubApi,
+  tokenUser,
+} from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, type FoundComment, MAX_PAGES, nextLink } from "./thread.ts";
 
-/** The default API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
-export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
+export { DEFAULT_GITHUB_API_URL };
 
 /** Options of {@linkcode GithubThread}. */
 export interface GithubThreadOptions extends ForgeEffects {
@@ -63,18 +69,7 @@ export class GithubThread implements CommentThread {
     }
     this.#repo = `/repos/${parts.map(encodeURIComponent).join("/")}`;
     this.#issue = `${this.#repo}/issues/${options.pullRequest}`;
-    this.#http = new ForgeHttp({
-      forge: this.forge,
-      baseUrl: options.apiUrl ?? DEFAULT_GITHUB_API_URL,
-      headers: {
-        Authorization: `Bearer ${options.token}`,
-        Accept: "application/vnd.github+json",
-        "X-GitHub-Api-Version": "2022-11-28",
-        "User-Agent": options.userAgent,
-      },
-      secrets: [options.token],
-      ...pickEffects(options),
-    });
+    this.#http = githubApi({ ...options, apiUrl: options.apiUrl ?? DEFAULT_GITHUB_API_URL });
   }
 
   /**

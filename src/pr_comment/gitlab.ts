@@ -1,6 +1,12 @@
 /** The notes (comments) of a GitLab merge request, through the REST API v4. */
 
-import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects, tokenUser } from "./forge_http.ts";
+import {
+  type ForgeEffects,
+  ForgeError,
+  type ForgeHttp,
+  gitlabApi,
+  tokenUser,
+} from "./forge_http.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, type FoundComment, MAX_PAGES, nextLink } from "./thread.ts";
 
@@ -58,17 +64,7 @@ export class GitlabThread implements CommentThread {
     this.#notes = `/projects/${
       encodeURIComponent(options.projectId.trim())
     }/merge_requests/${options.mergeRequest}/notes`;
-    this.#http = new ForgeHttp({
-      forge: this.forge,
-      baseUrl: options.apiUrl,
-      headers: {
-        "PRIVATE-TOKEN": options.token,
-        Accept: "application/json",
-        "User-Agent": options.userAgent,
-      },
-      secrets: [options.token],
-      ...pickEffects(options),
-    });
+    this.#http = gitlabApi(options);
   }
 
   /**

@@ -3,7 +3,7 @@
  * Bitbucket Pipelines step has, so no credential is needed (docs/ci/bitbucket.md).
  */
 
-import { OUTCOME_LABELS, outcomeText } from "../words.ts";
+import { outcomeLine } from "../words.ts";
 import {
   clip,
   type StatusEnd,
@@ -85,7 +85,7 @@ export class BitbucketStatuses implements StatusForge {
     await this.#post(
       agent.agentId,
       BITBUCKET_STATES[agent.outcome as EndedOutcome],
-      `${OUTCOME_LABELS[agent.outcome].mark} ${outcomeText(agent.outcome)}`,
+      outcomeLine(agent.outcome),
       link,
     );
   }

@@ -5,9 +5,14 @@
 
 import { inertMarkdown } from "../markdown.ts";
 import type { Outcome } from "../outcome.ts";
-import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects } from "../pr_comment/forge_http.ts";
+import {
+  type ForgeEffects,
+  ForgeError,
+  type ForgeHttp,
+  githubApi,
+} from "../pr_comment/forge_http.ts";
 import { githubSummary } from "../report/github.ts";
-import { OUTCOME_LABELS, outcomeText } from "../words.ts";
+import { outcomeLine, outcomeText } from "../words.ts";
 import {
   clip,
   type StatusEnd,
@@ -108,18 +113,7 @@ export class GithubStatuses implements StatusForge {
     this.#sha = options.sha;
     this.#warn = options.warn;
     this.#now = options.now;
-    this.#http = new ForgeHttp({
-      forge: this.forge,
-      baseUrl: options.apiUrl,
-      headers: {
-        Authorization: `Bearer ${options.token}`,
-        Accept: "application/vnd.github+json",
-        "X-GitHub-Api-Version": "2022-11-28",
-        "User-Agent": options.userAgent,
-      },
-      secrets: [options.token],
-      ...pickEffects(options),
-    });
+    this.#http = githubApi(options);
   }
 
   /** Creates the agent's check run `in_progress` (or a `pending` commit status). */
@@ -153,7 +147,7 @@ export class GithubStatuses implements StatusForge {
         output: { title, summary: clip(githubSummary(report), _SUMMARY_MAX) },
       },
       state: COMMIT_STATES[outcome],
-      description: `${OUTCOME_LABELS[agent.outcome].mark} ${title}`,
+      description: outcomeLine(agent.outcome),
       link,
     });
   }

@@ -3,8 +3,13 @@
  * request's pipeline widget shows (docs/ci/gitlab.md, "Commit statuses").
  */
 
-import { type ForgeEffects, ForgeError, ForgeHttp, pickEffects } from "../pr_comment/forge_http.ts";
-import { OUTCOME_LABELS, outcomeText } from "../words.ts";
+import {
+  type ForgeEffects,
+  ForgeError,
+  type ForgeHttp,
+  gitlabApi,
+} from "../pr_comment/forge_http.ts";
+import { outcomeLine } from "../words.ts";
 import {
   clip,
   type StatusEnd,
@@ -73,17 +78,7 @@ export class GitlabStatuses implements StatusForge {
     this.#target = `/projects/${
       encodeURIComponent(options.projectId.trim())
     }/statuses/${options.sha}`;
-    this.#http = new ForgeHttp({
-      forge: this.forge,
-      baseUrl: options.apiUrl,
-      headers: {
-        "PRIVATE-TOKEN": options.token,
-        Accept: "application/json",
-        "User-Agent": options.userAgent,
-      },
-      secrets: [options.token],
-      ...pickEffects(options),
-    });
+    this.#http = gitlabApi(options);
   }
 
   /** Sets the agent's status `running`. */
@@ -96,7 +91,7 @@ export class GitlabStatuses implements StatusForge {
     await this.#post(
       agent.agentId,
       GITLAB_STATES[agent.outcome as EndedOutcome],
-      `${OUTCOME_LABELS[agent.outcome].mark} ${outcomeText(agent.outcome)}`,
+      outcomeLine(agent.outcome),
       link,
     );
   }

@@ -16,12 +16,12 @@ import { maskSecrets, sanitize } from "../sanitize.ts";
 import { userAgent } from "../version.ts";
 import { BitbucketStatuses } from "./bitbucket.ts";
 import { tokenUrlProblem } from "../http_policy.ts";
+import { DEFAULT_GITHUB_API_URL } from "../pr_comment/forge_http.ts";
 import type { StatusForge, StatusSkip } from "./commit_status.ts";
 import { GithubStatuses } from "./github.ts";
 import { GitlabStatuses } from "./gitlab.ts";
 
 /** The default GitHub API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
-const _GITHUB_API_URL = "https://api.github.com";
 /** The proxy every Bitbucket Pipelines step has; `SERVICE_BITBUCKET_PROXY` overrides it. */
 const _BITBUCKET_PROXY = "http://localhost:29418";
 
@@ -94,7 +94,7 @@ export function statusForge(deps: RunDeps, context: OutputsContext): StatusForge
           "GITHUB_TOKEN is not set; set it to ${{ github.token }} and grant the job `permissions: checks: write`",
         );
       }
-      const apiUrl = read("GITHUB_API_URL") ?? _GITHUB_API_URL;
+      const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
       const problem = tokenUrlProblem(apiUrl, "GITHUB_API_URL");
       if (problem !== null) return skip(problem);
       const repository = metadata.repository ?? read("GITHUB_REPOSITORY");

@@ -11,7 +11,7 @@ import {
   recordRun,
 } from "../../src/pr_comment/history.ts";
 import { gateMarker } from "../../src/pr_comment/marker.ts";
-import { render } from "../support/markdown.ts";
+import { cmarkGfm, render } from "../support/markdown.ts";
 import {
   AGENT_IDS,
   githubMetadata,
@@ -419,7 +419,7 @@ toolTest(
   { tools: ["cmark-gfm"] },
   async () => {
     const body = finalComment(marker, twoPassingReport, { history: hostileHistory() });
-    const html = await _cmarkGfm(body);
+    const html = await cmarkGfm(body);
     for (const [, tag] of html.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9]*)/g)) {
       assert.ok(
         ["h3", "p", "table", "thead", "tbody", "tr", "th", "td", "a", "ul", "li", "code"].includes(
@@ -440,19 +440,3 @@ toolTest(
     );
   },
 );
-
-async function _cmarkGfm(markdown: string): Promise<string> {
-  // GitHub's extensions; --unsafe lets raw HTML through so that any would be seen here.
-  const child = new Deno.Command("cmark-gfm", {
-    args: ["--unsafe", "-e", "table", "-e", "autolink", "-e", "strikethrough", "-e", "tagfilter"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(markdown));
-  await writer.close();
-  const { code, stdout, stderr } = await child.output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  return new TextDecoder().decode(stdout);
-}

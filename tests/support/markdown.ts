@@ -61,3 +61,23 @@ export function render(markdown: string): Rendered {
   }
   return result;
 }
+
+/**
+ * Renders `markdown` to HTML with cmark-gfm, GitHub's own renderer, with GitHub's extensions
+ * (tables, autolinks, strikethrough, the tag filter); `--unsafe` lets raw HTML through so that any
+ * would be seen. Needs `cmark-gfm` on PATH (Debian's package of that name).
+ */
+export async function cmarkGfm(markdown: string): Promise<string> {
+  const child = new Deno.Command("cmark-gfm", {
+    args: ["--unsafe", "-e", "table", "-e", "autolink", "-e", "strikethrough", "-e", "tagfilter"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(markdown));
+  await writer.close();
+  const { code, stdout, stderr } = await child.output();
+  if (code !== 0) throw new Error(`cmark-gfm exited ${code}: ${new TextDecoder().decode(stderr)}`);
+  return new TextDecoder().decode(stdout);
+}
