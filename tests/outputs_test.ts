@@ -12,35 +12,19 @@ import { run } from "../src/run.ts";
 import type { RunOutput } from "../src/run_output.ts";
 import { Interrupted } from "../src/interrupted.ts";
 import { readGithubOutput } from "./support/github_output.ts";
+import { makeAgent, makeReport } from "./support/report_fixtures.ts";
 import { AGENT, harness } from "./support/run_harness.ts";
 
-const REPORT: RunReport = {
-  version: "0.0.0",
-  exitCode: 1,
-  startedAt: "2026-11-25T00:00:00.000Z",
-  durationMs: 1000,
-  warnOnly: false,
-  ciMetadata: {
-    commit_sha: null,
-    branch: null,
-    pull_request_number: null,
-    repository: null,
-    actor: null,
-    provider: "local",
-    build_url: null,
-  },
-  agents: [{
+const REPORT: RunReport = makeReport([
+  makeAgent({
     agentId: AGENT,
-    runId: "run_1",
     status: "completed",
     passed: false,
-    durationMs: 1000,
-    url: null,
     outcome: "failed",
     exitCode: 1,
-    error: null,
-  }],
-};
+    durationMs: 1000,
+  }),
+], { exitCode: 1 });
 
 function recorder(
   log: string[],
