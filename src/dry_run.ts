@@ -1,8 +1,11 @@
 /** `--dry-run`: the requests a run would send, with the key masked, and nothing sent. */
 
-import type { CiMetadata } from "./ci_metadata.ts";
+import { type CiContext, type CiMetadata, describeCiMetadata } from "./ci_metadata.ts";
 import type { ServiceClient } from "./client.ts";
 import type { Config } from "./config.ts";
+import { ExitCode } from "./exit_code.ts";
+import type { Output } from "./output.ts";
+import { VERSION } from "./version.ts";
 
 /** One request a run would send. */
 export interface DryRunRequest {
@@ -83,4 +86,41 @@ export function renderDryRun(document: DryRunDocument): string {
       JSON.stringify(request.body, null, 2)
     }\n\n`;
   }).join("");
+}
+
+/**
+ * Runs `--dry-run`: one line on stderr saying what was detected and where requests would go,
+ * then the requests (the `--json` document, or text) on stdout. Nothing is sent. Resolves with
+ * 0, or 3 when stdout could not take the output.
+ *
+ * @example
+ * ```ts
+ * import type { CiContext, CiMetadata } from "./ci_metadata.ts";
+ * import type { ServiceClient } from "./client.ts";
+ * import type { Config } from "./config.ts";
+ * import type { Output } from "./output.ts";
+ * declare const client: ServiceClient;
+ * declare const config: Config;
+ * declare const build: { metadata: CiMetadata; context: CiContext };
+ * declare const output: Output;
+ * const code = dryRun(client, config, build, output);
+ * ```
+ */
+export function dryRun(
+  client: ServiceClient,
+  config: Config,
+  { metadata, context }: { readonly metadata: CiMetadata; readonly context: CiContext },
+  output: Output,
+): number {
+  if (config.json) output.commandsToStderr();
+  output.stderr(
+    `service-ci ${VERSION}: dry run, nothing is sent; ${
+      describeCiMetadata(metadata, context)
+    }; service address ${config.baseUrl.href} from ${config.baseUrlSource}\n`,
+  );
+  const document = dryRunDocument(client, config, metadata);
+  const written = config.json
+    ? output.document(`${JSON.stringify(document, null, 2)}\n`)
+    : output.stdout(renderDryRun(document));
+  return written ? ExitCode.Passed : ExitCode.Unchecked;
 }

@@ -6,15 +6,9 @@
  * each CI's writer behind one interface (run_output.ts); docs/architecture.md draws the flow.
  */
 
-import {
-  type CiContext,
-  type CiMetadata,
-  describeCiMetadata,
-  detectCiBuild,
-  detectProvider,
-} from "./ci_metadata.ts";
+import { detectCiBuild, detectProvider } from "./ci_metadata.ts";
 import { ServiceClient } from "./client.ts";
-import { type Config, parseCommandLine, UsageError } from "./config.ts";
+import { parseCommandLine, UsageError } from "./config.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { ENV_VARIABLES } from "./env_variables.ts";
 import { ExitCode } from "./exit_code.ts";
@@ -127,10 +121,11 @@ export async function run(deps: RunDeps): Promise<number> {
       requestTimeoutMs: config.requestTimeoutMs,
       baseUrlSource: config.baseUrlSource,
       fetch: makeTrustingFetch(deps.makeFetch, caCerts, config.caCertPath),
+      now: deps.now,
     });
     if (config.dryRun) {
-      if (config.json) output.commandsToStderr();
-      return await _dryRun(client, config, { metadata, context }, output);
+      const { dryRun } = await import("./dry_run.ts");
+      return dryRun(client, config, { metadata, context }, output);
     }
     // Every report's path is checked before anything is sent: a bad one is a usage error.
     const outputs = await chooseOutputs(deps, { config, env, metadata, context, output });
@@ -149,23 +144,4 @@ export async function run(deps: RunDeps): Promise<number> {
     );
     return ExitCode.Unchecked;
   }
-}
-
-async function _dryRun(
-  client: ServiceClient,
-  config: Config,
-  { metadata, context }: { metadata: CiMetadata; context: CiContext },
-  output: Output,
-): Promise<number> {
-  output.stderr(
-    `service-ci ${VERSION}: dry run, nothing is sent; ${
-      describeCiMetadata(metadata, context)
-    }; service address ${config.baseUrl.href} from ${config.baseUrlSource}\n`,
-  );
-  const { dryRunDocument, renderDryRun } = await import("./dry_run.ts");
-  const document = dryRunDocument(client, config, metadata);
-  const written = config.json
-    ? output.document(`${JSON.stringify(document, null, 2)}\n`)
-    : output.stdout(renderDryRun(document));
-  return written ? ExitCode.Passed : ExitCode.Unchecked;
 }
