@@ -61,14 +61,31 @@ export function sanitize(text: string, options: SanitizeOptions = {}): string {
   line = neutralizeLine(line);
   if (maxLength < 1) return "";
   if (line.length > maxLength) {
-    let cut = line.slice(0, maxLength - 1);
-    // Never leave half of a surrogate pair (an emoji cut in two) before the ellipsis.
-    if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
     // Every whole secret was masked before the cut; one that straddles it must not leave its
     // first characters behind.
-    line = `${_maskSecretPrefixAtEnd(cut, secrets)}…`;
+    line = `${_maskSecretPrefixAtEnd(_cut(line, maxLength - 1), secrets)}…`;
   }
   return line;
+}
+
+/**
+ * Cuts `text` to at most `max` UTF-16 units, with an ellipsis where it was cut and never half of
+ * a surrogate pair: for the fields a forge or a CI caps (GitHub's status description: 140).
+ * Unlike {@linkcode sanitize} it leaves the text as it is otherwise.
+ *
+ * @example
+ * ```ts
+ * clip("quality gate could not be checked", 12); // "quality gat…"
+ * ```
+ */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${_cut(text, max - 1)}…`;
+}
+
+// The first `length` UTF-16 units of `text`, less half of a surrogate pair (an emoji cut in two).
+function _cut(text: string, length: number): string {
+  const cut = text.slice(0, length);
+  return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
 // The shortest start of a secret that is masked where a cut leaves it at the end of a line.

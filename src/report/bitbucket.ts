@@ -6,6 +6,7 @@
 
 import { fetchFollowing } from "../http_policy.ts";
 import { httpLink } from "../markdown.ts";
+import { clip } from "../sanitize.ts";
 import type { AgentOutcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../words.ts";
 import { outputValues } from "./github.ts";
@@ -152,13 +153,13 @@ export function bitbucketReport(report: RunReport): BitbucketReport {
     return [{
       title: `Agent ${agent.agentId.slice(0, 8)}`,
       type: "LINK",
-      value: { text: _clip(`run ${agent.runId ?? "(no id)"}`, 100), href },
+      value: { text: clip(`run ${agent.runId ?? "(no id)"}`, 100), href },
     }];
   });
   const single = report.agents.length === 1 ? httpLink(report.agents[0]!.url) : null;
   return {
     title: "service-ci quality gate",
-    details: _clip(
+    details: clip(
       [
         `${outputValues(report).passed === "true" ? "Passed" : "Not passed"}; ` +
         `exit code ${report.exitCode}; service-ci ${report.version}.`,
@@ -201,8 +202,8 @@ export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
       annotation_type: "BUG",
       result: "FAILED",
       severity: agent.outcome === "failed" ? "HIGH" : "MEDIUM",
-      summary: _clip(`Agent ${agent.agentId}: ${problem}`, 450),
-      details: _clip(_agentLine(agent), 2000),
+      summary: clip(`Agent ${agent.agentId}: ${problem}`, 450),
+      details: clip(_agentLine(agent), 2000),
       ...(link === null ? {} : { link }),
     }];
   });
@@ -239,13 +240,4 @@ function _target(
     target: `http://api.bitbucket.org/2.0/repositories/${encodeURIComponent(workspace)}/` +
       `${encodeURIComponent(slug)}/commit/${commit}/reports/${BITBUCKET_REPORT_ID}`,
   };
-}
-
-// At most `max` UTF-16 units (stricter than counting code points), an ellipsis where it was cut,
-// never half of a surrogate pair.
-function _clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let cut = text.slice(0, max - 1);
-  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}…`;
 }

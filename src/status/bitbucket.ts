@@ -3,14 +3,9 @@
  * Bitbucket Pipelines step has, so no credential is needed (docs/ci/bitbucket.md).
  */
 
+import { clip } from "../sanitize.ts";
 import { outcomeLine } from "../words.ts";
-import {
-  clip,
-  type StatusEnd,
-  type StatusForge,
-  statusName,
-  type StatusStart,
-} from "./commit_status.ts";
+import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 import type { EndedOutcome } from "./github.ts";
 
 /**

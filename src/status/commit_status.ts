@@ -95,19 +95,3 @@ export interface StatusSkip {
   /** The line, e.g. `service-ci: no commit statuses: GITHUB_TOKEN is not set; …`. */
   readonly skip: string;
 }
-
-/**
- * Cuts `text` to at most `max` UTF-16 units, with an ellipsis where it was cut and never half of
- * a surrogate pair (GitHub's description: 140; GitLab's: 255).
- *
- * @example
- * ```ts
- * clip("quality gate could not be checked", 12); // "quality gat…"
- * ```
- */
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let cut = text.slice(0, max - 1);
-  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}…`;
-}

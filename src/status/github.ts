@@ -12,14 +12,9 @@ import {
   githubApi,
 } from "../pr_comment/forge_http.ts";
 import { githubSummary } from "../report/github.ts";
+import { clip } from "../sanitize.ts";
 import { outcomeLine, outcomeText } from "../words.ts";
-import {
-  clip,
-  type StatusEnd,
-  type StatusForge,
-  statusName,
-  type StatusStart,
-} from "./commit_status.ts";
+import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 
 /** The outcomes a status is completed with (a run not waited for gets none). */
 export type EndedOutcome = Exclude<Outcome, "triggered">;

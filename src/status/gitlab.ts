@@ -9,14 +9,9 @@ import {
   type ForgeHttp,
   gitlabApi,
 } from "../pr_comment/forge_http.ts";
+import { clip } from "../sanitize.ts";
 import { outcomeLine } from "../words.ts";
-import {
-  clip,
-  type StatusEnd,
-  type StatusForge,
-  statusName,
-  type StatusStart,
-} from "./commit_status.ts";
+import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 import type { EndedOutcome } from "./github.ts";
 
 /**
