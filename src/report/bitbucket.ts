@@ -21,6 +21,64 @@ export const BITBUCKET_REPORT_ID = "service-ci";
  */
 export const BITBUCKET_PROXY = "http://localhost:29418";
 
+/**
+ * The API address of a commit of the step's repository (`BITBUCKET_WORKSPACE` and
+ * `BITBUCKET_REPO_SLUG`, else `BITBUCKET_REPO_FULL_NAME`), which the proxy signs: the Code
+ * Insights report and the build statuses hang under it. Else what is missing, in one line.
+ *
+ * @example
+ * ```ts
+ * bitbucketCommitApi((name) => ({ BITBUCKET_REPO_FULL_NAME: "acme/widgets" })[name], "4f1c2d3");
+ * // { url: "http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/4f1c2d3",
+ * //   web: "https://bitbucket.org/acme/widgets/commits/4f1c2d3" }
+ * ```
+ */
+export function bitbucketCommitApi(
+  env: (name: string) => string | undefined,
+  commit: string,
+): { readonly url: string; readonly web: string } | { readonly missing: string } {
+  const [owner, name] = (env("BITBUCKET_REPO_FULL_NAME") ?? "").split("/");
+  const workspace = env("BITBUCKET_WORKSPACE") || owner;
+  const slug = env("BITBUCKET_REPO_SLUG") || name;
+  if (!workspace || !slug) {
+    return {
+      missing:
+        "BITBUCKET_WORKSPACE and BITBUCKET_REPO_SLUG (or BITBUCKET_REPO_FULL_NAME) are not set",
+    };
+  }
+  const repository = `${encodeURIComponent(workspace)}/${encodeURIComponent(slug)}`;
+  return {
+    url: `http://api.bitbucket.org/2.0/repositories/${repository}/commit/${commit}`,
+    web: `https://bitbucket.org/${repository}/commits/${commit}`,
+  };
+}
+
+/**
+ * Sends one JSON request through the pipeline's proxy by the HTTP policy (redirects only on
+ * api.bitbucket.org, whose requests the proxy signs) and resolves with the answer's status; no
+ * body is read.
+ *
+ * @example
+ * ```ts
+ * const status = await sendThroughProxy(fetch, "DELETE", "http://api.bitbucket.org/2.0/x");
+ * ```
+ */
+export async function sendThroughProxy(
+  fetchVia: typeof fetch,
+  method: string,
+  url: string,
+  body?: unknown,
+): Promise<number> {
+  const { response } = await fetchFollowing(new URL(url), {
+    method,
+    ...(body === undefined
+      ? {}
+      : { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+  }, { fetch: fetchVia });
+  await response.body?.cancel();
+  return response.status;
+}
+
 /** The Code Insights report, as `PUT …/reports/{id}` takes it. */
 export interface BitbucketReport {
   /** The report's title in the pull request's Reports panel. */
@@ -99,18 +157,10 @@ export function createBitbucketWriter(): NativeWriter {
       const proxy = io.env("SERVICE_BITBUCKET_PROXY") || BITBUCKET_PROXY;
       const fetchVia = io.makeFetch(proxy);
       const send = async (method: string, url: string, body?: unknown) => {
-        // By the HTTP policy: redirects only on api.bitbucket.org, whose requests the proxy
-        // signs; no body is read.
-        const { response } = await fetchFollowing(new URL(url), {
-          method,
-          ...(body === undefined
-            ? {}
-            : { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
-        }, { fetch: fetchVia });
-        await response.body?.cancel();
+        const status = await sendThroughProxy(fetchVia, method, url, body);
         // A report that was never there is not a failure to delete it.
-        if (!response.ok && !(method === "DELETE" && response.status === 404)) {
-          throw new Error(`${method} answered ${response.status}`);
+        if (!_ok(status) && !(method === "DELETE" && status === 404)) {
+          throw new Error(`${method} answered ${status}`);
         }
       };
       try {
@@ -227,17 +277,11 @@ function _target(
   if (!/^[0-9a-f]{7,64}$/i.test(commit)) {
     return { missing: `the commit is not a hex SHA (got ${JSON.stringify(commit)})` };
   }
-  const [owner, name] = (io.env("BITBUCKET_REPO_FULL_NAME") ?? "").split("/");
-  const workspace = io.env("BITBUCKET_WORKSPACE") || owner;
-  const slug = io.env("BITBUCKET_REPO_SLUG") || name;
-  if (!workspace || !slug) {
-    return {
-      missing:
-        "BITBUCKET_WORKSPACE and BITBUCKET_REPO_SLUG (or BITBUCKET_REPO_FULL_NAME) are not set",
-    };
-  }
-  return {
-    target: `http://api.bitbucket.org/2.0/repositories/${encodeURIComponent(workspace)}/` +
-      `${encodeURIComponent(slug)}/commit/${commit}/reports/${BITBUCKET_REPORT_ID}`,
-  };
+  const api = bitbucketCommitApi(io.env, commit);
+  if ("missing" in api) return { missing: api.missing };
+  return { target: `${api.url}/reports/${BITBUCKET_REPORT_ID}` };
+}
+
+function _ok(status: number): boolean {
+  return status >= 200 && status < 300;
 }

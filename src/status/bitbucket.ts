@@ -3,6 +3,7 @@
  * Bitbucket Pipelines step has, so no credential is needed (docs/ci/bitbucket.md).
  */
 
+import { sendThroughProxy } from "../report/bitbucket.ts";
 import { clip } from "../sanitize.ts";
 import { outcomeLine } from "../words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
@@ -26,12 +27,8 @@ export const BITBUCKET_STATES: Readonly<Record<EndedOutcome, string>> = {
 
 /** Options of {@linkcode BitbucketStatuses}. */
 export interface BitbucketStatusesOptions {
-  /** The repository's workspace. */
-  readonly workspace: string;
-  /** The repository's slug. */
-  readonly repoSlug: string;
-  /** The commit the gate evaluated. */
-  readonly sha: string;
+  /** The commit's API address (`bitbucketCommitApi`), which the proxy signs. */
+  readonly commitApi: string;
   /** The proxy's address, for messages. */
   readonly proxy: string;
   /** The fetch through the proxy, each request bounded in time. */
@@ -43,13 +40,13 @@ export interface BitbucketStatusesOptions {
 /**
  * The build statuses of one commit on Bitbucket Cloud, one per agent, keyed by the agent's
  * UUID (at most 40 characters, as Bitbucket requires): a later run replaces the same status.
+ * Requests go through the proxy by the HTTP policy, as the Code Insights report's do.
  *
  * @example
  * ```ts
  * const statuses = new BitbucketStatuses({
- *   workspace: "acme",
- *   repoSlug: "widgets",
- *   sha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+ *   commitApi:
+ *     "http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
  *   proxy: "http://localhost:29418",
  *   fetch,
  *   fallbackLink: "https://bitbucket.org/acme/widgets/commits/4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
@@ -65,9 +62,7 @@ export class BitbucketStatuses implements StatusForge {
   /** The commit's statuses on Bitbucket Cloud. */
   constructor(options: BitbucketStatusesOptions) {
     this.#options = options;
-    this.#url = `http://api.bitbucket.org/2.0/repositories/${
-      encodeURIComponent(options.workspace)
-    }/${encodeURIComponent(options.repoSlug)}/commit/${options.sha}/statuses/build`;
+    this.#url = `${options.commitApi}/statuses/build`;
   }
 
   /** Sets the agent's status `INPROGRESS`. */
@@ -101,22 +96,17 @@ export class BitbucketStatuses implements StatusForge {
     description: string,
     link: string | null,
   ): Promise<void> {
-    const response = await this.#options.fetch(this.#url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        key: agentId.toLowerCase(),
-        state,
-        name: statusName(agentId),
-        url: link ?? this.#options.fallbackLink,
-        description: clip(description, 255),
-      }),
+    const status = await sendThroughProxy(this.#options.fetch, "POST", this.#url, {
+      key: agentId.toLowerCase(),
+      state,
+      name: statusName(agentId),
+      url: link ?? this.#options.fallbackLink,
+      description: clip(description, 255),
     });
-    await response.body?.cancel();
-    if (!response.ok) {
+    if (status < 200 || status >= 300) {
       throw new _Answered(
-        response.status,
-        `Bitbucket answered POST …/statuses/build with ${response.status} through the proxy ${this.#options.proxy}`,
+        status,
+        `Bitbucket answered POST …/statuses/build with ${status} through the proxy ${this.#options.proxy}`,
       );
     }
   }

@@ -14,6 +14,7 @@ import type { RunDeps } from "../run.ts";
 import type { RunOutput, RunPlan } from "../run_output.ts";
 import { maskSecrets, sanitize } from "../sanitize.ts";
 import { userAgent } from "../version.ts";
+import { BITBUCKET_PROXY, bitbucketCommitApi } from "../report/bitbucket.ts";
 import { BitbucketStatuses } from "./bitbucket.ts";
 import { tokenUrlProblem } from "../http_policy.ts";
 import { DEFAULT_GITHUB_API_URL } from "../pr_comment/forge_http.ts";
@@ -22,8 +23,6 @@ import { GithubStatuses } from "./github.ts";
 import { GitlabStatuses } from "./gitlab.ts";
 
 /** The default GitHub API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
-/** The proxy every Bitbucket Pipelines step has; `SERVICE_BITBUCKET_PROXY` overrides it. */
-const _BITBUCKET_PROXY = "http://localhost:29418";
 
 /**
  * The commit statuses' outputs for this run: one output, or none with one line on stderr saying
@@ -140,25 +139,14 @@ export function statusForge(deps: RunDeps, context: OutputsContext): StatusForge
     }
     case "bitbucket": {
       if (sha === null) return skip(_noSha(metadata));
-      const [owner, name] = (read("BITBUCKET_REPO_FULL_NAME") ?? "").split("/");
-      const workspace = read("BITBUCKET_WORKSPACE") ?? owner;
-      const repoSlug = read("BITBUCKET_REPO_SLUG") ?? name;
-      if (!workspace || !repoSlug) {
-        return skip(
-          "BITBUCKET_WORKSPACE and BITBUCKET_REPO_SLUG (or BITBUCKET_REPO_FULL_NAME) are not set",
-        );
-      }
-      const proxy = read("SERVICE_BITBUCKET_PROXY") ?? _BITBUCKET_PROXY;
+      const api = bitbucketCommitApi((name) => read(name) ?? undefined, sha);
+      if ("missing" in api) return skip(api.missing);
+      const proxy = read("SERVICE_BITBUCKET_PROXY") ?? BITBUCKET_PROXY;
       return new BitbucketStatuses({
-        workspace,
-        repoSlug,
-        sha,
+        commitApi: api.url,
         proxy,
         fetch: deps.makeProxyFetch(proxy, () => config.requestTimeoutMs),
-        fallbackLink: httpLink(metadata.build_url) ??
-          `https://bitbucket.org/${encodeURIComponent(workspace)}/${
-            encodeURIComponent(repoSlug)
-          }/commits/${sha}`,
+        fallbackLink: httpLink(metadata.build_url) ?? api.web,
       });
     }
     default:

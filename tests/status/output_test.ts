@@ -381,6 +381,31 @@ Deno.test("Bitbucket: a proxy that refuses is one line, and the exit code stays 
   assert.equal(proxy.requests.length, 1);
 });
 
+Deno.test("Bitbucket: the proxy's redirect to another origin is refused by the HTTP policy, one line, never followed", async () => {
+  await using proxy = await startFakeProxy(() =>
+    new Response(null, { status: 302, headers: { location: "http://elsewhere.example/steal" } })
+  );
+  const result = await runWith({
+    reads: [{ status: "completed", passed: true }],
+    env: {
+      SERVICE_COMMIT_STATUS: "true",
+      SERVICE_CI_NATIVE: "false",
+      BITBUCKET_BUILD_NUMBER: "7",
+      BITBUCKET_COMMIT: HEAD_SHA,
+      BITBUCKET_REPO_FULL_NAME: "acme/widgets",
+      SERVICE_BITBUCKET_PROXY: proxy.url,
+    },
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.lines.length, 1, result.stderr);
+  assert.match(
+    result.lines[0]!,
+    /Bitbucket commit statuses were not written: POST answered 302 redirect to another origin \(http:\/\/elsewhere\.example\/steal\); refused/,
+  );
+  // Fetch's own following would have asked the proxy for elsewhere.example too.
+  assert.ok(proxy.requests.every((request) => request.url.startsWith("http://api.bitbucket.org/")));
+});
+
 Deno.test("no status, one line and no request: --no-wait, a merge_group event, no token, another CI", async () => {
   await using github = await startFakeStatusForge("github");
   const cases: { args?: string[]; env: Record<string, string>; line: RegExp }[] = [
