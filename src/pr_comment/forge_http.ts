@@ -15,8 +15,10 @@ import {
   readCapped,
   RedirectError,
   requestSignal,
+  tokenUrlProblem,
 } from "../http_policy.ts";
-import { sanitize } from "../sanitize.ts";
+import { optionName, OPTIONS } from "../options.ts";
+import { maskSecrets, sanitize } from "../sanitize.ts";
 import { sleep } from "../sleep.ts";
 
 /**
@@ -485,4 +487,59 @@ export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
     secrets: [options.token],
     ...pickEffects(options),
   });
+}
+
+/** An environment variable, trimmed, or `null` when unset or empty. */
+export type ReadVariable = (name: string) => string | null;
+
+/**
+ * GitHub's API address (`GITHUB_API_URL`, else {@linkcode DEFAULT_GITHUB_API_URL}) and the
+ * repository (`repository` from the metadata, else `GITHUB_REPOSITORY`) the token goes to, as the
+ * comment and the check runs both find them; else what is wrong, in words that name the variable.
+ *
+ * @example
+ * ```ts
+ * githubTarget(() => null, "acme/widgets", "ghs_example");
+ * // { apiUrl: "https://api.github.com", repository: "acme/widgets" }
+ * ```
+ */
+export function githubTarget(
+  read: ReadVariable,
+  repository: string | null,
+  token: string,
+): { readonly apiUrl: string; readonly repository: string } | { readonly problem: string } {
+  const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
+  const problem = tokenUrlProblem(apiUrl, "GITHUB_API_URL");
+  if (problem !== null) return { problem };
+  const slug = repository ?? read("GITHUB_REPOSITORY");
+  if (slug === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(slug)) {
+    return {
+      problem: `the repository must be "owner/name" (got ${
+        JSON.stringify(maskSecrets(slug ?? "", [token]))
+      }; GITHUB_REPOSITORY or ${optionName(OPTIONS.repository)} sets it)`,
+    };
+  }
+  return { apiUrl, repository: slug };
+}
+
+/**
+ * GitLab's API address (`CI_API_V4_URL`) and the project (`CI_PROJECT_ID`) the token goes to, as
+ * the comment and the commit statuses both find them; else what is wrong.
+ *
+ * @example
+ * ```ts
+ * gitlabTarget((name) => ({ CI_API_V4_URL: "https://gitlab.example/api/v4", CI_PROJECT_ID: "7" })[name] ?? null);
+ * // { apiUrl: "https://gitlab.example/api/v4", projectId: "7" }
+ * ```
+ */
+export function gitlabTarget(
+  read: ReadVariable,
+): { readonly apiUrl: string; readonly projectId: string } | { readonly problem: string } {
+  const apiUrl = read("CI_API_V4_URL");
+  if (apiUrl === null) return { problem: "CI_API_V4_URL is not set" };
+  const problem = tokenUrlProblem(apiUrl, "CI_API_V4_URL");
+  if (problem !== null) return { problem };
+  const projectId = read("CI_PROJECT_ID");
+  if (projectId === null) return { problem: "CI_PROJECT_ID is not set" };
+  return { apiUrl, projectId };
 }

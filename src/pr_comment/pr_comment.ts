@@ -5,13 +5,18 @@
  */
 
 import { type CiMetadata, detectMergeKind } from "../ci_metadata.ts";
-import { tokenUrlProblem } from "../http_policy.ts";
 import { optionName, OPTIONS } from "../options.ts";
 import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
-import { type ForgeEffects, ForgeError, pickEffects } from "./forge_http.ts";
-import { DEFAULT_GITHUB_API_URL, GithubThread } from "./github.ts";
+import {
+  type ForgeEffects,
+  ForgeError,
+  githubTarget,
+  gitlabTarget,
+  pickEffects,
+} from "./forge_http.ts";
+import { GithubThread } from "./github.ts";
 import { GitlabThread } from "./gitlab.ts";
 import { type CommentHistory, readHistory, recordRun } from "./history.ts";
 import { gateMarker } from "./marker.ts";
@@ -139,21 +144,12 @@ export class PullRequestComment {
             "no pull-request comment: GITHUB_TOKEN is not set; set it to ${{ github.token }} and grant the job `permissions: pull-requests: write`",
           );
         }
-        const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
-        const problem = tokenUrlProblem(apiUrl, "GITHUB_API_URL");
-        if (problem !== null) return skip(`no pull-request comment: ${problem}`);
-        const repository = metadata.repository ?? read("GITHUB_REPOSITORY");
-        if (repository === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository)) {
-          return skip(
-            `no pull-request comment: the repository must be "owner/name" (got ${
-              JSON.stringify(maskSecrets(repository ?? "", [token]))
-            }; GITHUB_REPOSITORY or ${optionName(OPTIONS.repository)} sets it)`,
-          );
-        }
+        const target = githubTarget(read, metadata.repository, token);
+        if ("problem" in target) return skip(`no pull-request comment: ${target.problem}`);
         const thread = new GithubThread({
           token,
-          apiUrl,
-          repository,
+          apiUrl: target.apiUrl,
+          repository: target.repository,
           pullRequest: number,
           ...effects,
         });
@@ -184,16 +180,12 @@ export class PullRequestComment {
             "no merge-request comment: SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope (CI_JOB_TOKEN cannot write merge request notes)",
           );
         }
-        const apiUrl = read("CI_API_V4_URL");
-        if (apiUrl === null) return skip("no merge-request comment: CI_API_V4_URL is not set");
-        const problem = tokenUrlProblem(apiUrl, "CI_API_V4_URL");
-        if (problem !== null) return skip(`no merge-request comment: ${problem}`);
-        const projectId = read("CI_PROJECT_ID");
-        if (projectId === null) return skip("no merge-request comment: CI_PROJECT_ID is not set");
+        const target = gitlabTarget(read);
+        if ("problem" in target) return skip(`no merge-request comment: ${target.problem}`);
         const thread = new GitlabThread({
           token,
-          apiUrl,
-          projectId,
+          apiUrl: target.apiUrl,
+          projectId: target.projectId,
           mergeRequest: iid,
           ...effects,
         });

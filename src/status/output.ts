@@ -16,8 +16,7 @@ import { maskSecrets, sanitize } from "../sanitize.ts";
 import { userAgent } from "../version.ts";
 import { BITBUCKET_PROXY, bitbucketCommitApi } from "../report/bitbucket.ts";
 import { BitbucketStatuses } from "./bitbucket.ts";
-import { tokenUrlProblem } from "../http_policy.ts";
-import { DEFAULT_GITHUB_API_URL } from "../pr_comment/forge_http.ts";
+import { githubTarget, gitlabTarget } from "../pr_comment/forge_http.ts";
 import type { StatusForge, StatusSkip } from "./commit_status.ts";
 import { GithubStatuses } from "./github.ts";
 import { GitlabStatuses } from "./gitlab.ts";
@@ -93,21 +92,12 @@ export function statusForge(deps: RunDeps, context: OutputsContext): StatusForge
           "GITHUB_TOKEN is not set; set it to ${{ github.token }} and grant the job `permissions: checks: write`",
         );
       }
-      const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
-      const problem = tokenUrlProblem(apiUrl, "GITHUB_API_URL");
-      if (problem !== null) return skip(problem);
-      const repository = metadata.repository ?? read("GITHUB_REPOSITORY");
-      if (repository === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository)) {
-        return skip(
-          `the repository must be "owner/name" (got ${
-            JSON.stringify(maskSecrets(repository ?? "", [token]))
-          }; GITHUB_REPOSITORY or ${optionName(OPTIONS.repository)} sets it)`,
-        );
-      }
+      const target = githubTarget(read, metadata.repository, token);
+      if ("problem" in target) return skip(target.problem);
       return new GithubStatuses({
         token,
-        apiUrl,
-        repository,
+        apiUrl: target.apiUrl,
+        repository: target.repository,
         sha,
         userAgent: userAgent(),
         warn: (line) => output.stderr(`${maskSecrets(line, [token])}\n`),
@@ -122,16 +112,12 @@ export function statusForge(deps: RunDeps, context: OutputsContext): StatusForge
           "SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope and the Developer role (CI_JOB_TOKEN cannot set statuses)",
         );
       }
-      const apiUrl = read("CI_API_V4_URL");
-      if (apiUrl === null) return skip("CI_API_V4_URL is not set");
-      const problem = tokenUrlProblem(apiUrl, "CI_API_V4_URL");
-      if (problem !== null) return skip(problem);
-      const projectId = read("CI_PROJECT_ID");
-      if (projectId === null) return skip("CI_PROJECT_ID is not set");
+      const target = gitlabTarget(read);
+      if ("problem" in target) return skip(target.problem);
       return new GitlabStatuses({
         token,
-        apiUrl,
-        projectId,
+        apiUrl: target.apiUrl,
+        projectId: target.projectId,
         sha,
         userAgent: userAgent(),
         ...effects,
