@@ -10,7 +10,6 @@ import type { CiMetadata } from "./ci_metadata.ts";
 import {
   BodyTooLargeError,
   fetchFollowing,
-  MAX_BODY_BYTES,
   MAX_REDIRECTS,
   readCapped,
   REDIRECT_STATUSES,
@@ -18,8 +17,6 @@ import {
   requestSignal,
 } from "./http_policy.ts";
 import { sanitize } from "./sanitize.ts";
-
-export { MAX_BODY_BYTES, MAX_REDIRECTS };
 
 // How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
 // NotValidForName, Expired, BadSignature, … ("invalid peer certificate: <why>").

@@ -5,11 +5,10 @@ import type { CiMetadata } from "../src/ci_metadata.ts";
 import {
   ApiError,
   type ApiErrorKind,
-  MAX_BODY_BYTES,
-  MAX_REDIRECTS,
   ServiceClient,
   type ServiceClientOptions,
 } from "../src/client.ts";
+import { MAX_BODY_BYTES, MAX_REDIRECTS } from "../src/http_policy.ts";
 import { userAgent, VERSION } from "../src/version.ts";
 import { anyString } from "./support/report_fixtures.ts";
 

@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { PROVIDERS } from "../src/ci_providers.ts";
-import { MAX_BODY_BYTES, MAX_REDIRECTS, ServiceClient } from "../src/client.ts";
+import { ServiceClient } from "../src/client.ts";
+import { MAX_BODY_BYTES, MAX_REDIRECTS } from "../src/http_policy.ts";
 import { MAX_CONSECUTIVE_FAULTS } from "../src/backoff.ts";
 import { NEW_RUN_GRACE_MS } from "../src/poll.ts";
 import {
