@@ -57,7 +57,15 @@ export interface OptionSpec {
     | ((items: readonly string[], name: string) => unknown);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * What an agent id is: a UUID, in either letter case.
+ *
+ * @example
+ * ```ts
+ * AGENT_UUID.test("0B0C4A5E-8F4E-4A8E-9A53-3F1C2B9D7E10"); // true
+ * ```
+ */
+export const AGENT_UUID: RegExp = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function _text(expected: string) {
   return {
@@ -115,7 +123,7 @@ function _switch(flagSets: boolean, fallback: boolean) {
 function _agents(items: readonly string[], name: string): string[] {
   const seen = new Set<string>();
   for (const agent of items) {
-    if (!UUID.test(agent)) {
+    if (!AGENT_UUID.test(agent)) {
       throw new UsageError(
         `${name} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
           JSON.stringify(agent)

@@ -7,6 +7,7 @@
 
 import { httpLink } from "../markdown.ts";
 import type { Outcome, RunReport } from "../outcome.ts";
+import { AGENT_UUID } from "../options.ts";
 import { OUTCOME_LABELS } from "../words.ts";
 import { hasMarker } from "./marker.ts";
 
@@ -94,7 +95,7 @@ export function recordRun(history: CommentHistory, report: RunReport): CommentHi
   const next = new Map<string, readonly HistoryEntry[]>();
   for (const agent of report.agents) {
     const id = agent.agentId.trim().toLowerCase();
-    if (!_UUID.test(id)) continue;
+    if (!AGENT_UUID.test(id)) continue;
     const earlier = history.get(id) ?? [];
     if (sha === null) {
       if (earlier.length > 0) next.set(id, earlier);
@@ -172,7 +173,6 @@ const _LINE = new RegExp(`^${_PREFIX}([A-Za-z0-9_-]{1,${MAX_HISTORY_SIZE}})${_SU
 const _EMPTY: CommentHistory = new Map();
 const _UTF8 = new TextEncoder();
 const _SHA = /^[0-9a-f]{7,40}$/;
-const _UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function _base64url(bytes: Uint8Array): string {
   return bytes.toBase64({ alphabet: "base64url", omitPadding: true });
@@ -191,7 +191,8 @@ function _validHistory(data: unknown, agents: readonly string[]): CommentHistory
   const known = new Set(agents.map((agent) => agent.trim().toLowerCase()));
   const history = new Map<string, readonly HistoryEntry[]>();
   for (const [id, entries] of Object.entries(stored)) {
-    if (!_UUID.test(id) || !known.has(id)) return null;
+    // Stored lower-case, as recordRun writes them; `known` is lower-case too.
+    if (!AGENT_UUID.test(id) || !known.has(id)) return null;
     if (!Array.isArray(entries) || entries.length < 1 || entries.length > HISTORY_LENGTH) {
       return null;
     }
