@@ -6,6 +6,8 @@
  */
 
 import assert from "node:assert/strict";
+import { Ajv, type ErrorObject } from "npm:ajv@8.17.1";
+import addFormatsModule from "npm:ajv-formats@3.0.1";
 import { run } from "../../src/run.ts";
 import { COURTESY_BUDGET_MS } from "../../src/run_output.ts";
 import { sleep } from "../../src/sleep.ts";
@@ -19,6 +21,9 @@ import {
 } from "../support/fake_status.ts";
 import { proxyFetch, startFakeProxy } from "../support/native_io.ts";
 import { AGENT, harness, type HarnessOptions, KEY, type Read } from "../support/run_harness.ts";
+
+// ajv-formats is CommonJS: its function is the default export's own default (as in schema_test).
+const addFormats = addFormatsModule.default ?? addFormatsModule;
 
 const HEAD_SHA = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
 const MERGE_SHA = "0000000000000000000000000000000000000001";
@@ -449,4 +454,95 @@ Deno.test("without --commit-status nothing is sent to the forge", async () => {
   assert.equal(result.code, 0, result.stderr);
   assert.equal(github.requests.length, 0);
   assert.doesNotMatch(result.stderr, /commit status/);
+});
+
+// GitHub's own description of its REST API (octokit/openapi, generated from GitHub's published
+// OpenAPI document): every body the statuses send must be one it accepts.
+const GITHUB_REQUESTS: Record<string, { path: string; method: string }> = {
+  "create a check run": { path: "/repos/{owner}/{repo}/check-runs", method: "post" },
+  "update a check run": {
+    path: "/repos/{owner}/{repo}/check-runs/{check_run_id}",
+    method: "patch",
+  },
+  "create a commit status": { path: "/repos/{owner}/{repo}/statuses/{sha}", method: "post" },
+};
+
+async function githubRequestValidators() {
+  const { default: spec } = await import(
+    "npm:@octokit/openapi@23.0.2/generated/api.github.com.json",
+    { with: { type: "json" } }
+  );
+  // OpenAPI 3.0 schemas: `nullable`, and descriptive keywords Ajv's strict mode does not know.
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  const paths = (spec as { paths: Record<string, Record<string, unknown>> }).paths;
+  return Object.fromEntries(
+    Object.entries(GITHUB_REQUESTS).map(([what, { path, method }]) => {
+      const schema = (paths[path]![method] as {
+        requestBody: { content: { "application/json": { schema: Record<string, unknown> } } };
+      }).requestBody.content["application/json"].schema;
+      const validate = ajv.compile(schema);
+      const known = Object.keys(schema.properties as Record<string, unknown>);
+      return [what, (body: Record<string, unknown>) => {
+        const errors = validate(body)
+          ? []
+          : (validate.errors ?? []).map((error: ErrorObject) =>
+            `${error.instancePath} ${error.message}`
+          );
+        // GitHub ignores a field it does not know: a misspelt one would be lost without a word.
+        const unknown = Object.keys(body).filter((key) => !known.includes(key));
+        return [...errors, ...unknown.map((key) => `unknown field ${key}`)];
+      }];
+    }),
+  );
+}
+
+function githubRequestKind(request: StatusRequest): string {
+  if (request.method === "POST" && /\/check-runs$/.test(request.path)) return "create a check run";
+  if (request.method === "PATCH" && /\/check-runs\/\d+$/.test(request.path)) {
+    return "update a check run";
+  }
+  if (request.method === "POST" && /\/statuses\/[0-9a-f]+$/.test(request.path)) {
+    return "create a commit status";
+  }
+  throw new Error(`unexpected request ${request.method} ${request.path}`);
+}
+
+Deno.test("GitHub: every check run and commit status body is one GitHub's OpenAPI description accepts", async () => {
+  const validators = await githubRequestValidators();
+  const seen = new Set<string>();
+  const runs: { reads: Read[]; checksForbidden: boolean }[] = [
+    { reads: [{ status: "completed", passed: true }], checksForbidden: false },
+    { reads: [{ status: "completed", passed: false }], checksForbidden: false },
+    { reads: [{ status: "completed", passed: "maybe" }], checksForbidden: false },
+    { reads: [{ status: "completed", passed: false }], checksForbidden: true },
+    { reads: [{ status: "completed", passed: "maybe" }], checksForbidden: true },
+  ];
+  for (const { reads, checksForbidden } of runs) {
+    await using github = await startFakeStatusForge("github", { checksForbidden });
+    const result = await runWith({ args: twoAgents, reads, env: githubEnv(github) });
+    assert.ok([0, 1, 3].includes(result.code), result.stderr);
+    for (const request of writes(github)) {
+      const what = githubRequestKind(request);
+      seen.add(what);
+      assert.deepEqual(
+        validators[what]!(request.body),
+        [],
+        `${what}: ${JSON.stringify(request.body)}`,
+      );
+    }
+  }
+  assert.deepEqual([...seen].sort(), Object.keys(GITHUB_REQUESTS).sort());
+});
+
+Deno.test("the OpenAPI check above can fail: a wrong conclusion and a misspelt field are refused", async () => {
+  const validators = await githubRequestValidators();
+  assert.notDeepEqual(
+    validators["update a check run"]!({ status: "completed", conclusion: "passed" }),
+    [],
+  );
+  assert.deepEqual(
+    validators["create a commit status"]!({ state: "success", detail_url: "https://x.example" }),
+    ["unknown field detail_url"],
+  );
 });
