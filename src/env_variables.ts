@@ -2,9 +2,8 @@
 
 import { CI_ENV_VARIABLES } from "./ci_metadata.ts";
 import { CONFIG_ENV_VARIABLES } from "./options.ts";
-import { PR_COMMENT_ENV_VARIABLES } from "./pr_comment/env.ts";
+import { FORGE_ENV_VARIABLES } from "./forge/target.ts";
 import { NATIVE_ENV_VARIABLES } from "./report/native.ts";
-import { COMMIT_STATUS_ENV_VARIABLES } from "./status/commit_status.ts";
 
 /**
  * Variables read besides the configuration's, the CI metadata's and the CI writers': the
@@ -26,7 +25,6 @@ export const ENV_VARIABLES: readonly string[] = [
     ...CI_ENV_VARIABLES,
     ...OUTPUT_ENV_VARIABLES,
     ...NATIVE_ENV_VARIABLES,
-    ...PR_COMMENT_ENV_VARIABLES,
-    ...COMMIT_STATUS_ENV_VARIABLES,
+    ...FORGE_ENV_VARIABLES,
   ]),
 ];

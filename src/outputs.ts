@@ -20,8 +20,11 @@ import type { RunDeps } from "./run.ts";
 import {
   COURTESY_BUDGET_MS,
   INTERRUPTED_COURTESY_BUDGET_MS,
+  INTERRUPTED_MERGE_BUDGET_MS,
+  MERGE_BUDGET_MS,
   type RunOutput,
 } from "./run_output.ts";
+import type { ForgeClients } from "./forge/clients.ts";
 import { userAgent, VERSION } from "./version.ts";
 
 /** What choosing the outputs needs to know of the run. */
@@ -74,9 +77,14 @@ export async function chooseOutputs(
     uuid: deps.uuid,
   });
   if (writer !== undefined) outputs.push(..._ciOutputs(deps, context, writer, stdoutHeldBy));
-  if (config.prComment) outputs.push(...await _comment(deps, context));
-  if (config.commitStatus) {
-    outputs.push(...(await import("./status/output.ts")).commitStatusOutputs(deps, context));
+  if (config.prComment || config.commitStatus) {
+    // One client per forge for every writer, under the forge's limits (src/forge/).
+    const clients = await _forgeClients(deps, context);
+    if (config.prComment) outputs.push(...await _comment(context, clients));
+    if (config.commitStatus) {
+      outputs.push(...(await import("./status/output.ts")).commitStatusOutputs(context, clients));
+    }
+    outputs.push({ kind: "courtesy", name: "the forge clients", settle: () => clients.settle() });
   }
   if (config.junitPath !== undefined) {
     const { renderJunit } = await import("./report/junit.ts");
@@ -159,32 +167,25 @@ export async function finishOutputs(
   const summary = () => eachOutput(consoles, output, (each) => each.finish?.(delivered));
   const interrupted = deps.interrupt.aborted;
   if (interrupted) summary();
-  const budgetMs = interrupted ? INTERRUPTED_COURTESY_BUDGET_MS : COURTESY_BUDGET_MS;
-  const pending = new Set(outputs.filter((each) => each.kind === "courtesy" && each.finish));
-  const courtesy = (async () => {
-    for (const each of [...pending]) {
-      try {
-        await each.finish!(delivered);
-      } catch (error) {
-        output.stderr(`service-ci: ${each.name} could not be written: ${firstLine(error)}\n`);
-      }
-      pending.delete(each);
-    }
-  })();
-  const ended = new AbortController();
-  const inTime = await Promise.race([
-    courtesy.then(() => true),
-    deps.sleep(budgetMs, ended.signal).then(() => false, () => true),
-  ]);
-  ended.abort();
-  if (!inTime) {
-    const names = [...pending].map((each) => each.name);
-    output.stderr(
-      `service-ci: ${names.join(" and ")} did not finish within ${budgetMs / 1000} s and ${
-        names.length === 1 ? "was" : "were"
-      } left; the verdict and exit code are not affected\n`,
-    );
-  }
+  const courtesy = outputs.filter((each) => each.kind === "courtesy" && each.finish);
+  // The statuses decide merges: they finish first, in a time of their own.
+  await _finishWithin(
+    deps,
+    courtesy.filter((each) => each.decidesMerges),
+    delivered,
+    interrupted ? INTERRUPTED_MERGE_BUDGET_MS : MERGE_BUDGET_MS,
+    output,
+  );
+  await _finishWithin(
+    deps,
+    courtesy.filter((each) => !each.decidesMerges),
+    delivered,
+    interrupted ? INTERRUPTED_COURTESY_BUDGET_MS : COURTESY_BUDGET_MS,
+    output,
+  );
+  eachOutput(outputs, output, (each) => {
+    for (const line of each.settle?.() ?? []) output.stderr(`${line}\n`);
+  });
   if (!interrupted) summary();
   return delivered.exitCode;
 }
@@ -245,6 +246,43 @@ export async function reportUsageError(
   await writer?.usageError?.(message, _nativeIo(deps, output, deps.env));
 }
 
+// Finishes `outputs` side by side within `budgetMs`; what is still in flight then is aborted, and
+// one line names what was left.
+async function _finishWithin(
+  deps: RunDeps,
+  outputs: readonly RunOutput[],
+  report: RunReport,
+  budgetMs: number,
+  output: Output,
+): Promise<void> {
+  if (outputs.length === 0) return;
+  const ended = new AbortController();
+  const window = { endsAt: deps.now() + budgetMs, signal: ended.signal };
+  const pending = new Set(outputs);
+  const finished = Promise.all(outputs.map(async (each) => {
+    try {
+      await each.finish!(report, window);
+    } catch (error) {
+      output.stderr(`service-ci: ${each.name} could not be written: ${firstLine(error)}\n`);
+    }
+    pending.delete(each);
+  }));
+  const timer = new AbortController();
+  const inTime = await Promise.race([
+    finished.then(() => true),
+    deps.sleep(budgetMs, timer.signal).then(() => false, () => true),
+  ]);
+  timer.abort();
+  if (inTime) return;
+  ended.abort(new Error(`the ${budgetMs / 1000} s to finish are over`));
+  const names = [...pending].map((each) => each.name);
+  output.stderr(
+    `service-ci: ${names.join(" and ")} did not finish within ${budgetMs / 1000} s and ${
+      names.length === 1 ? "was" : "were"
+    } left; the verdict and exit code are not affected\n`,
+  );
+}
+
 // `--junit` names that mean one of the program's own streams: written through it, not opened
 // (Deno's permission set covers files, not devices).
 const _STREAMS: Readonly<Record<string, "stdout" | "stderr">> = {
@@ -285,30 +323,40 @@ function _ciOutputs(
   return outputs;
 }
 
+// The forge clients of the run, on the run's clock and fetch; an interrupt must not stop the
+// last writes, so their waits end only by their own signals.
+async function _forgeClients(deps: RunDeps, context: OutputsContext): Promise<ForgeClients> {
+  const { ForgeClients } = await import("./forge/clients.ts");
+  const timeoutMs = context.config.requestTimeoutMs;
+  return new ForgeClients({
+    userAgent: userAgent(),
+    now: deps.now,
+    sleep: deps.sleep,
+    fetch: deps.makeProxyFetch(undefined),
+    proxyFetch: (proxy) => deps.makeProxyFetch(proxy, () => timeoutMs),
+    requestTimeoutMs: timeoutMs,
+  });
+}
+
 // Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
-async function _comment(deps: RunDeps, context: OutputsContext): Promise<RunOutput[]> {
+async function _comment(context: OutputsContext, clients: ForgeClients): Promise<RunOutput[]> {
   const { config, env, metadata, output } = context;
-  const [{ PullRequestComment }, { commentOutput }] = await Promise.all([
+  const [{ PullRequestComment }, { commentOutput }, { forgeTarget }] = await Promise.all([
     import("./pr_comment/pr_comment.ts"),
     import("./pr_comment/output.ts"),
+    import("./forge/target.ts"),
   ]);
-  // An interrupt must not stop the last edit, so its waits have a signal of their own.
-  const never = new AbortController().signal;
-  const made = PullRequestComment.fromEnv(env, {
-    metadata,
-    agents: config.agents,
-    key: config.prCommentKey,
-    userAgent: userAgent(),
-    warn: (line) => output.stderr(`${line}\n`),
-    fetch: deps.makeProxyFetch(undefined),
-    sleep: (ms) => deps.sleep(ms, never),
-    now: deps.now,
-  });
-  if ("skip" in made) {
-    output.stderr(`${made.skip}\n`);
+  const target = forgeTarget(env, { metadata, context: context.context }, "comment");
+  if ("skip" in target) {
+    output.stderr(`${target.skip}\n`);
     return [];
   }
-  return [commentOutput(made, output.secrets)];
+  const comment = PullRequestComment.forTarget(target, clients.api(target), {
+    agents: config.agents,
+    key: config.prCommentKey,
+    warn: (line) => output.stderr(`${line}\n`),
+  });
+  return [commentOutput(comment, output.secrets)];
 }
 
 // Every report's path, checked before anything is sent (docs/reports.md).

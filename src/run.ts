@@ -17,7 +17,7 @@ import { firstLine, loadConfig, makeTrustingFetch } from "./load_config.ts";
 import { OPTIONS } from "./options.ts";
 import { Output } from "./output.ts";
 import { chooseOutputs, finishOutputs, reportUsageError } from "./outputs.ts";
-import { forgeTokens } from "./pr_comment/env.ts";
+import { forgeTokens } from "./forge/target.ts";
 import type { ReportFile } from "./report/deliver.ts";
 import type { CommandOptions, CommandResult } from "./report/native_io.ts";
 import { userAgent, VERSION } from "./version.ts";

@@ -5,7 +5,8 @@
  * what its failure means (docs/architecture.md).
  *
  * ```text
- * start(plan) → event(agent, event)* → agentDone(outcome)* → end(report) → deliver → finish(report)
+ * start(plan) → event(agent, event)* → agentDone(outcome)* → end(report) → deliver
+ *   → finish(report, window) (the outputs that decide merges first) → settle()
  * ```
  */
 
@@ -43,6 +44,14 @@ export interface RunPlan {
   readonly ended: AbortSignal;
 }
 
+/** The time an output's finish has. */
+export interface FinishWindow {
+  /** When the time is up, in epoch milliseconds (the run's wall clock). */
+  readonly endsAt: number;
+  /** Aborts when the time is up: what is still in flight then is left. */
+  readonly signal: AbortSignal;
+}
+
 /**
  * One output of a run. Every hook is optional; the run calls them in the order of the module's
  * diagram, each output in the order of the list, and never lets one output's hook throw into
@@ -67,6 +76,11 @@ export interface RunOutput {
   readonly files?: readonly FileReport[];
   /** A `report` written to stdout as one document (`--json`). */
   readonly document?: (report: RunReport) => string;
+  /**
+   * A `courtesy` output that decides merges (the commit statuses): finished before every other
+   * courtesy output, in a time of its own, so a slow comment never delays it.
+   */
+  readonly decidesMerges?: boolean;
   /** The plan is known; nothing has been sent yet. */
   start?(plan: RunPlan): void;
   /** One agent's gate reported an event (triggered, attached, a status, a fault). */
@@ -79,10 +93,19 @@ export interface RunOutput {
    * The reports are written: `report` has the code the process exits with. A `courtesy`
    * output's finish never rejects on purpose; if it does, the run says so in one line.
    */
-  finish?(report: RunReport): void | Promise<void>;
+  finish?(report: RunReport, window?: FinishWindow): void | Promise<void>;
+  /** Every output has finished, or its time is up: the lines still to print, if any. */
+  settle?(): readonly string[];
 }
 
-/** How long the courtesy outputs may take once the verdicts are in. */
+/** How long the outputs that decide merges (the commit statuses) may take to finish. */
+export const MERGE_BUDGET_MS = 45_000;
+/** How long the other courtesy outputs may take once those are done. */
 export const COURTESY_BUDGET_MS = 60_000;
-/** The same, after an interrupt: a CI that cancels a job kills it seconds later. */
-export const INTERRUPTED_COURTESY_BUDGET_MS = 3_000;
+/**
+ * {@linkcode MERGE_BUDGET_MS} after an interrupt: GitHub sends SIGTERM 7.5 s after SIGINT and
+ * kills the job 2.5 s later, so the statuses get 5 s and the rest 2 s, inside that window.
+ */
+export const INTERRUPTED_MERGE_BUDGET_MS = 5_000;
+/** {@linkcode COURTESY_BUDGET_MS} after an interrupt. */
+export const INTERRUPTED_COURTESY_BUDGET_MS = 2_000;

@@ -15,7 +15,7 @@ import {
   type RedirectRefusal,
   requestSignal,
 } from "../src/http_policy.ts";
-import { ForgeError, ForgeHttp } from "../src/pr_comment/forge_http.ts";
+import { ForgeError, ForgeHttp } from "../src/forge/client.ts";
 import { createBitbucketWriter } from "../src/report/bitbucket.ts";
 import { proxyFetch, recordingIo } from "./support/native_io.ts";
 import { githubMetadata, mixedReport } from "./support/report_fixtures.ts";

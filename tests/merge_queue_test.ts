@@ -15,7 +15,8 @@ import {
   detectMergeKind,
   type DetectOptions,
 } from "../src/ci_metadata.ts";
-import { PR_COMMENT_ENV_VARIABLES, PullRequestComment } from "../src/pr_comment/pr_comment.ts";
+import { FORGE_ENV_VARIABLES } from "../src/forge/target.ts";
+import { PullRequestComment } from "../src/pr_comment/pr_comment.ts";
 import { run, type RunDeps } from "../src/run.ts";
 import { AGENT, harness } from "./support/run_harness.ts";
 
@@ -352,7 +353,7 @@ Deno.test("the merge variables are read by exact name and allowed", async () => 
     assert.ok(CI_ENV_VARIABLES.includes(name), name);
   }
   assert.ok(CI_ENV_VARIABLES.includes("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"));
-  assert.ok(PR_COMMENT_ENV_VARIABLES.includes("GITHUB_EVENT_NAME"));
+  assert.ok(FORGE_ENV_VARIABLES.includes("GITHUB_EVENT_NAME"));
   const read = new Set<string>();
   for (const env of [GITHUB_MERGE_GROUP, ...Object.values(GITLAB_EVENTS)]) {
     const recording = new Proxy(env, {

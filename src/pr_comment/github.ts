@@ -1,30 +1,17 @@
 /** The comments of a GitHub pull request, through the REST API's issue comments. */
 
-import {
-  DEFAULT_GITHUB_API_URL,
-  type ForgeEffects,
-  ForgeError,
-  type ForgeHttp,
-  githubApi,
-  tokenUser,
-} from "./forge_http.ts";
+import { ForgeError, type ForgeHttp, type RequestOptions, tokenUser } from "../forge/client.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, type FoundComment, MAX_PAGES, nextLink } from "./thread.ts";
 
-export { DEFAULT_GITHUB_API_URL };
-
 /** Options of {@linkcode GithubThread}. */
-export interface GithubThreadOptions extends ForgeEffects {
-  /** The token (`GITHUB_TOKEN`); sent as `Authorization: Bearer` to `apiUrl`'s origin only. */
-  readonly token: string;
-  /** The API root; default {@linkcode DEFAULT_GITHUB_API_URL}. */
-  readonly apiUrl?: string;
+export interface GithubThreadOptions {
+  /** GitHub's client (`githubApi`, or the run's from `forge/clients.ts`). */
+  readonly http: ForgeHttp;
   /** `owner/name`. */
   readonly repository: string;
   /** The pull request's number. */
   readonly pullRequest: number;
-  /** The `User-Agent` header, which GitHub requires. */
-  readonly userAgent: string;
 }
 
 /**
@@ -32,12 +19,13 @@ export interface GithubThreadOptions extends ForgeEffects {
  *
  * @example
  * ```ts
- * const thread = new GithubThread({
+ * import { githubApi } from "../forge/client.ts";
+ * const http = githubApi({
  *   token: "ghs_example",
- *   repository: "acme/widgets",
- *   pullRequest: 42,
+ *   apiUrl: "https://api.github.com",
  *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
  * });
+ * const thread = new GithubThread({ http, repository: "acme/widgets", pullRequest: 42 });
  * // const found = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
  * ```
  */
@@ -53,7 +41,7 @@ export class GithubThread implements CommentThread {
   /**
    * The pull request's thread on GitHub.
    *
-   * @throws {TypeError} If `repository`, `pullRequest` or `apiUrl` is not usable.
+   * @throws {TypeError} If `repository` or `pullRequest` is not usable.
    */
   constructor(options: GithubThreadOptions) {
     const parts = options.repository.split("/");
@@ -69,18 +57,20 @@ export class GithubThread implements CommentThread {
     }
     this.#repo = `/repos/${parts.map(encodeURIComponent).join("/")}`;
     this.#issue = `${this.#repo}/issues/${options.pullRequest}`;
-    this.#http = githubApi({ ...options, apiUrl: options.apiUrl ?? DEFAULT_GITHUB_API_URL });
+    this.#http = options.http;
   }
 
   /**
-   * Reads the comments page by page (`Link: rel="next"`) until one of the token's own starts
-   * with `marker`. Anyone can post the marker; a comment by another login is never ours.
+   * Reads the comments page by page (`Link: rel="next"`) and returns the token's own that start
+   * with `marker`, oldest first. Anyone can post the marker; a comment by another login is never
+   * ours.
    */
-  async find(marker: string): Promise<FoundComment | null> {
-    const self = (await this.#self()).toLowerCase();
+  async find(marker: string, options: RequestOptions = {}): Promise<FoundComment[]> {
+    const self = (await this.#self(options)).toLowerCase();
+    const found: FoundComment[] = [];
     let target: string | null = `${this.#issue}/comments?per_page=100`;
     for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
-      const answer = await this.#http.request("GET", target);
+      const answer = await this.#http.request("GET", target, undefined, options);
       if (!Array.isArray(answer.data)) {
         throw new ForgeError("unusable", "GitHub listed the comments without a JSON array");
       }
@@ -90,16 +80,16 @@ export class GithubThread implements CommentThread {
         if (
           id !== null && typeof body === "string" && hasMarker(body, marker) &&
           _login(comment)?.toLowerCase() === self
-        ) return { id, body };
+        ) found.push({ id, body });
       }
       target = nextLink(answer.headers.get("link"));
     }
-    return null;
+    return found;
   }
 
   /** Creates the comment: `POST /repos/{owner}/{repo}/issues/{number}/comments`. */
-  async create(body: string): Promise<number> {
-    const answer = await this.#http.request("POST", `${this.#issue}/comments`, { body });
+  async create(body: string, options: RequestOptions = {}): Promise<number> {
+    const answer = await this.#http.request("POST", `${this.#issue}/comments`, { body }, options);
     const id = _commentId(answer.data);
     if (id === null) throw new ForgeError("unusable", "GitHub created a comment without an id");
     // What the forge says we write as beats the guess (a GitHub App's token is `<app>[bot]`).
@@ -109,15 +99,20 @@ export class GithubThread implements CommentThread {
 
   // The token's login: `GET /user` for a personal token; the workflow token (and an app's)
   // cannot read it (403), and writes as `github-actions[bot]`.
-  async #self(): Promise<string> {
+  async #self(options: RequestOptions): Promise<string> {
     if (this.#login !== null) return this.#login;
-    this.#login = _login({ user: await tokenUser(this.#http) }) ?? WORKFLOW_TOKEN_LOGIN;
+    this.#login = _login({ user: await tokenUser(this.#http, options) }) ?? WORKFLOW_TOKEN_LOGIN;
     return this.#login;
   }
 
   /** Edits the comment: `PATCH /repos/{owner}/{repo}/issues/comments/{id}`. */
-  async update(id: number, body: string): Promise<void> {
-    await this.#http.request("PATCH", `${this.#repo}/issues/comments/${id}`, { body });
+  async update(id: number, body: string, options: RequestOptions = {}): Promise<void> {
+    await this.#http.request("PATCH", `${this.#repo}/issues/comments/${id}`, { body }, options);
+  }
+
+  /** Deletes the comment: `DELETE /repos/{owner}/{repo}/issues/comments/{id}`. */
+  async remove(id: number, options: RequestOptions = {}): Promise<void> {
+    await this.#http.request("DELETE", `${this.#repo}/issues/comments/${id}`, undefined, options);
   }
 }
 

@@ -1,27 +1,17 @@
 /** The notes (comments) of a GitLab merge request, through the REST API v4. */
 
-import {
-  type ForgeEffects,
-  ForgeError,
-  type ForgeHttp,
-  gitlabApi,
-  tokenUser,
-} from "./forge_http.ts";
+import { ForgeError, type ForgeHttp, type RequestOptions, tokenUser } from "../forge/client.ts";
 import { hasMarker } from "./marker.ts";
 import { type CommentThread, type FoundComment, MAX_PAGES, nextLink } from "./thread.ts";
 
 /** Options of {@linkcode GitlabThread}. */
-export interface GitlabThreadOptions extends ForgeEffects {
-  /** A project or group access token (or a personal one) with the `api` scope. */
-  readonly token: string;
-  /** The API root, `CI_API_V4_URL` (`https://gitlab.com/api/v4`). */
-  readonly apiUrl: string;
+export interface GitlabThreadOptions {
+  /** GitLab's client (`gitlabApi`, or the run's from `forge/clients.ts`). */
+  readonly http: ForgeHttp;
   /** The project's id or URL-encoded path (`CI_PROJECT_ID`). */
   readonly projectId: string;
   /** The merge request's iid (`CI_MERGE_REQUEST_IID`). */
   readonly mergeRequest: number;
-  /** The `User-Agent` header. */
-  readonly userAgent: string;
 }
 
 /**
@@ -29,13 +19,13 @@ export interface GitlabThreadOptions extends ForgeEffects {
  *
  * @example
  * ```ts
- * const thread = new GitlabThread({
+ * import { gitlabApi } from "../forge/client.ts";
+ * const http = gitlabApi({
  *   token: "glpat-example",
  *   apiUrl: "https://gitlab.com/api/v4",
- *   projectId: "1234",
- *   mergeRequest: 7,
  *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
  * });
+ * const thread = new GitlabThread({ http, projectId: "1234", mergeRequest: 7 });
  * // const found = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
  * ```
  */
@@ -50,7 +40,7 @@ export class GitlabThread implements CommentThread {
   /**
    * The merge request's thread on GitLab.
    *
-   * @throws {TypeError} If `projectId`, `mergeRequest` or `apiUrl` is not usable.
+   * @throws {TypeError} If `projectId` or `mergeRequest` is not usable.
    */
   constructor(options: GitlabThreadOptions) {
     if (options.projectId.trim() === "") {
@@ -64,22 +54,23 @@ export class GitlabThread implements CommentThread {
     this.#notes = `/projects/${
       encodeURIComponent(options.projectId.trim())
     }/merge_requests/${options.mergeRequest}/notes`;
-    this.#http = gitlabApi(options);
+    this.#http = options.http;
   }
 
   /**
-   * Reads the notes oldest first, page by page (`Link: rel="next"`, else `x-next-page`), until
-   * a note that is not a system note starts with `marker`.
+   * Reads the notes oldest first, page by page (`Link: rel="next"`, else `x-next-page`), and
+   * returns the token's own that are not system notes and start with `marker`.
    */
-  async find(marker: string): Promise<FoundComment | null> {
+  async find(marker: string, options: RequestOptions = {}): Promise<FoundComment[]> {
     // Only the token's own notes count: anyone can post the marker, and GitLab lets only a
     // note's author edit it. A token whose user cannot be read edits nothing.
-    const self = await this.#self();
-    if (self === null) return null;
+    const self = await this.#self(options);
+    if (self === null) return [];
+    const found: FoundComment[] = [];
     const first = `${this.#notes}?per_page=100&sort=asc&order_by=created_at`;
     let target: string | null = first;
     for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
-      const answer = await this.#http.request("GET", target);
+      const answer = await this.#http.request("GET", target, undefined, options);
       if (!Array.isArray(answer.data)) {
         throw new ForgeError("unusable", "GitLab listed the notes without a JSON array");
       }
@@ -94,26 +85,26 @@ export class GitlabThread implements CommentThread {
         if (
           typeof id === "number" && Number.isSafeInteger(id) && system !== true &&
           typeof body === "string" && hasMarker(body, marker) && author?.id === self
-        ) return { id, body };
+        ) found.push({ id, body });
       }
       const nextPage = answer.headers.get("x-next-page")?.trim() ?? "";
       target = nextLink(answer.headers.get("link")) ??
         (/^\d+$/.test(nextPage) ? `${first}&page=${nextPage}` : null);
     }
-    return null;
+    return found;
   }
 
   // The token's user: `GET /user` (a project or group access token has a bot user).
-  async #self(): Promise<number | null> {
+  async #self(options: RequestOptions): Promise<number | null> {
     if (this.#userId !== undefined) return this.#userId;
-    const id = (await tokenUser(this.#http) as { id?: unknown } | null)?.id;
+    const id = (await tokenUser(this.#http, options) as { id?: unknown } | null)?.id;
     this.#userId = typeof id === "number" && Number.isSafeInteger(id) ? id : null;
     return this.#userId;
   }
 
   /** Creates the note: `POST /projects/{id}/merge_requests/{iid}/notes`. */
-  async create(body: string): Promise<number> {
-    const answer = await this.#http.request("POST", this.#notes, { body });
+  async create(body: string, options: RequestOptions = {}): Promise<number> {
+    const answer = await this.#http.request("POST", this.#notes, { body }, options);
     const id = (answer.data as { id?: unknown } | null)?.id;
     if (typeof id !== "number" || !Number.isSafeInteger(id)) {
       throw new ForgeError("unusable", "GitLab created a note without an id");
@@ -122,7 +113,12 @@ export class GitlabThread implements CommentThread {
   }
 
   /** Edits the note: `PUT /projects/{id}/merge_requests/{iid}/notes/{note_id}`. */
-  async update(id: number, body: string): Promise<void> {
-    await this.#http.request("PUT", `${this.#notes}/${id}`, { body });
+  async update(id: number, body: string, options: RequestOptions = {}): Promise<void> {
+    await this.#http.request("PUT", `${this.#notes}/${id}`, { body }, options);
+  }
+
+  /** Deletes the note: `DELETE /projects/{id}/merge_requests/{iid}/notes/{note_id}`. */
+  async remove(id: number, options: RequestOptions = {}): Promise<void> {
+    await this.#http.request("DELETE", `${this.#notes}/${id}`, undefined, options);
   }
 }

@@ -62,6 +62,6 @@ export function commentOutput(
         refused: outcome.runId === null ? outcome.error ?? outcome.outcome : null,
       });
     },
-    finish: (report) => comment.finish(report),
+    finish: (report, window) => comment.finish(report, window),
   };
 }

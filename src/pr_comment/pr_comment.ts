@@ -4,30 +4,32 @@
  * cannot be written is one line of diagnostics; it never throws and never touches the verdict.
  */
 
-import { type CiMetadata, detectMergeKind } from "../ci_metadata.ts";
-import { optionName, OPTIONS } from "../options.ts";
+import type { CiContext, CiMetadata } from "../ci_metadata.ts";
 import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
 import {
   type ForgeEffects,
   ForgeError,
-  githubTarget,
-  gitlabTarget,
+  type ForgeHttp,
+  githubApi,
+  gitlabApi,
   pickEffects,
-} from "./forge_http.ts";
+  type RequestOptions,
+} from "../forge/client.ts";
+import { type ForgeTarget, forgeTarget } from "../forge/target.ts";
 import { GithubThread } from "./github.ts";
 import { GitlabThread } from "./gitlab.ts";
 import { type CommentHistory, readHistory, recordRun } from "./history.ts";
 import { gateMarker } from "./marker.ts";
 import type { CommentThread } from "./thread.ts";
 
-export { forgeTokens, PR_COMMENT_ENV_VARIABLES } from "./env.ts";
-
 /** The effects and facts {@linkcode PullRequestComment.fromEnv} needs. */
 export interface PullRequestCommentOptions extends ForgeEffects {
   /** The run's CI metadata: the provider, the pull request's number, the repository. */
   readonly metadata: CiMetadata;
+  /** What kind of build it is (a merge queue has no pull request to comment on). */
+  readonly context?: CiContext | undefined;
   /** The agents of this gate, as given (part of the marker). */
   readonly agents: readonly string[];
   /** `--pr-comment-key` (part of the marker when given). */
@@ -101,107 +103,55 @@ export class PullRequestComment {
   }
 
   /**
-   * The comment for this CI job, or the one line saying why there is none: not GitHub Actions
-   * or GitLab CI, a merge queue run (`GITHUB_EVENT_NAME=merge_group`), no pull/merge request
-   * number, no token, an unusable API address.
-   *
-   * GitHub: `GITHUB_TOKEN` to `GITHUB_API_URL` (default `https://api.github.com`), repository
-   * from the metadata or `GITHUB_REPOSITORY`, marker from `GITHUB_WORKFLOW`, `GITHUB_JOB` and
-   * the agents. GitLab: `SERVICE_GITLAB_TOKEN` to `CI_API_V4_URL`, project `CI_PROJECT_ID`,
-   * merge request `CI_MERGE_REQUEST_IID`, marker from `CI_JOB_NAME` and the agents.
+   * The comment for this CI job, or the one line saying why there is none (`forge/target.ts`
+   * decides: not GitHub Actions or GitLab CI, a merge queue run, no pull/merge request, no
+   * token, an unusable API address). A client of its own; the run shares one per forge
+   * ({@linkcode PullRequestComment.forTarget}).
    */
   static fromEnv(
     env: Readonly<Record<string, string | undefined>>,
     options: PullRequestCommentOptions,
   ): PullRequestComment | PullRequestCommentSkip {
-    const read = (name: string) => env[name]?.trim() || null;
-    const skip = (why: string): PullRequestCommentSkip => ({ skip: `service-ci: ${why}` });
-    const effects = {
+    const target = forgeTarget(env, options, "comment");
+    if ("skip" in target) return target;
+    const make = target.forge === "GitLab" ? gitlabApi : githubApi;
+    const http = make({
+      token: target.token?.value ?? "",
+      apiUrl: target.apiUrl,
       userAgent: options.userAgent,
       ...pickEffects(options),
-    };
-    const { metadata } = options;
-    switch (metadata.provider) {
-      case "github_actions": {
-        // The queue's branch names a pull request, but the event has none: the comment belongs to
-        // the pull request's own run.
-        if (detectMergeKind(env) === "merge_queue") {
-          return skip(
-            "no pull-request comment in a merge queue run (merge_group has no pull request); the pull_request run's comment stands",
-          );
-        }
-        const number = metadata.pull_request_number;
-        if (number === null) {
-          return skip(
-            `no pull-request comment: this build is not for a pull request (no pull request number was detected; ${
-              optionName(OPTIONS.pullRequest)
-            } <n> names one)`,
-          );
-        }
-        const token = read("GITHUB_TOKEN");
-        if (token === null) {
-          return skip(
-            "no pull-request comment: GITHUB_TOKEN is not set; set it to ${{ github.token }} and grant the job `permissions: pull-requests: write`",
-          );
-        }
-        const target = githubTarget(read, metadata.repository, token);
-        if ("problem" in target) return skip(`no pull-request comment: ${target.problem}`);
-        const thread = new GithubThread({
-          token,
-          apiUrl: target.apiUrl,
-          repository: target.repository,
-          pullRequest: number,
-          ...effects,
-        });
-        const marker = gateMarker({
-          workflow: read("GITHUB_WORKFLOW") ?? "",
-          job: read("GITHUB_JOB") ?? "",
-          agents: options.agents,
-          key: options.key,
-        });
-        return new PullRequestComment(thread, { marker, warn: options.warn, secrets: [token] });
-      }
-      case "gitlab": {
-        const iidText = read("CI_MERGE_REQUEST_IID");
-        if (iidText === null && read("CI_EXTERNAL_PULL_REQUEST_IID") !== null) {
-          return skip(
-            "no merge-request comment: this pipeline is for an external pull request, which has no GitLab merge request to comment on",
-          );
-        }
-        const iid = iidText === null ? metadata.pull_request_number : Number(iidText);
-        if (iid === null || !Number.isSafeInteger(iid) || iid < 1) {
-          return skip(
-            'no merge-request comment: this pipeline is not for a merge request (CI_MERGE_REQUEST_IID is set in merge request pipelines: `rules: - if: $CI_PIPELINE_SOURCE == "merge_request_event"`)',
-          );
-        }
-        const token = read("SERVICE_GITLAB_TOKEN");
-        if (token === null) {
-          return skip(
-            "no merge-request comment: SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope (CI_JOB_TOKEN cannot write merge request notes)",
-          );
-        }
-        const target = gitlabTarget(read);
-        if ("problem" in target) return skip(`no merge-request comment: ${target.problem}`);
-        const thread = new GitlabThread({
-          token,
-          apiUrl: target.apiUrl,
-          projectId: target.projectId,
-          mergeRequest: iid,
-          ...effects,
-        });
-        const marker = gateMarker({
-          workflow: "",
-          job: read("CI_JOB_NAME") ?? "",
-          agents: options.agents,
-          key: options.key,
-        });
-        return new PullRequestComment(thread, { marker, warn: options.warn, secrets: [token] });
-      }
-      default:
-        return skip(
-          `no pull-request comment: comments are written from GitHub Actions and GitLab CI only (this build: ${metadata.provider})`,
-        );
-    }
+    });
+    return PullRequestComment.forTarget(target, http, options);
+  }
+
+  /**
+   * The comment on `target`'s pull or merge request, written with `http` (the forge's client).
+   * The marker comes from the gate: the workflow, the job, the agents and the key.
+   */
+  static forTarget(
+    target: ForgeTarget,
+    http: ForgeHttp,
+    options: {
+      readonly agents: readonly string[];
+      readonly key?: string | undefined;
+      readonly warn: (line: string) => void;
+    },
+  ): PullRequestComment {
+    const change = target.change ?? 0;
+    const thread = target.forge === "GitLab"
+      ? new GitlabThread({ http, projectId: target.repository, mergeRequest: change })
+      : new GithubThread({ http, repository: target.repository, pullRequest: change });
+    const marker = gateMarker({
+      workflow: target.gate.workflow,
+      job: target.gate.job,
+      agents: options.agents,
+      key: options.key,
+    });
+    return new PullRequestComment(thread, {
+      marker,
+      warn: options.warn,
+      secrets: target.token === null ? [] : [target.token.value],
+    });
   }
 
   /**
@@ -216,21 +166,30 @@ export class PullRequestComment {
     }, false);
   }
 
-  /** Writes the comment with the verdicts, this run added to the history. Never rejects. */
-  finish(report: RunReport): Promise<void> {
-    return this.#enqueue({
-      agents: report.agents.map((agent) => agent.agentId),
-      body: (history) =>
-        finalComment(this.#marker, report, { history: recordRun(history, report) }),
-    }, true);
+  /**
+   * Writes the comment with the verdicts, this run added to the history. It looks for the gate's
+   * comments again first: when runs of one pull request overlapped, each wrote one, and the
+   * oldest is kept while the others are deleted (only our own: `find` never returns another's).
+   * `window` ends it when the run's time to finish is up. Never rejects.
+   */
+  finish(report: RunReport, window?: { readonly signal: AbortSignal }): Promise<void> {
+    return this.#enqueue(
+      {
+        agents: report.agents.map((agent) => agent.agentId),
+        body: (history) =>
+          finalComment(this.#marker, report, { history: recordRun(history, report) }),
+      },
+      true,
+      { priority: "background", signal: window?.signal },
+    );
   }
 
   // Runs writes one after the other, so the verdicts never land before the "in progress" text.
-  #enqueue(write: _Write, last: boolean): Promise<void> {
+  #enqueue(write: _Write, last: boolean, options: RequestOptions = {}): Promise<void> {
     this.#queue = this.#queue.then(async () => {
       if (this.#givenUp) return;
       try {
-        await this.#write(write);
+        await this.#write(write, last, options);
       } catch (error) {
         this.#report(error, last);
       }
@@ -238,10 +197,10 @@ export class PullRequestComment {
     return this.#queue;
   }
 
-  async #write(write: _Write): Promise<void> {
-    if (this.#commentId !== null && this.#earlier !== null) {
+  async #write(write: _Write, last: boolean, options: RequestOptions): Promise<void> {
+    if (this.#commentId !== null && this.#earlier !== null && !last) {
       try {
-        await this.#thread.update(this.#commentId, write.body(this.#earlier));
+        await this.#thread.update(this.#commentId, write.body(this.#earlier), options);
         return;
       } catch (error) {
         // Someone deleted the comment since: write a new one (the history read stays).
@@ -249,29 +208,35 @@ export class PullRequestComment {
         this.#commentId = null;
       }
     }
-    const found = await this.#thread.find(this.#marker);
+    const [found, ...extra] = await this.#thread.find(this.#marker, options);
     // The history comes only from the gate's own comment, which find() alone returns, and is
     // read once: the verdicts build on what the comment held before this run.
-    this.#earlier ??= found === null
+    this.#earlier ??= found === undefined
       ? new Map()
       : readHistory(found.body, { marker: this.#marker, agents: write.agents });
     const body = write.body(this.#earlier);
-    if (found !== null) {
-      await this.#thread.update(found.id, body);
+    if (found !== undefined) {
+      await this.#thread.update(found.id, body, options);
       this.#commentId = found.id;
+      // One comment per gate: the copies that overlapping runs wrote go.
+      for (const copy of extra) {
+        await this.#thread.remove(copy.id, options).catch((error) => {
+          if (!(error instanceof ForgeError && error.kind === "not_found")) throw error;
+        });
+      }
       return;
     }
     try {
-      this.#commentId = await this.#thread.create(body);
+      this.#commentId = await this.#thread.create(body, options);
     } catch (error) {
       // A create that got no answer may have worked: look again before a second one.
       if (!(error instanceof ForgeError && (error.kind === "server" || error.kind === "network"))) {
         throw error;
       }
-      const again = await this.#thread.find(this.#marker);
-      if (again === null) this.#commentId = await this.#thread.create(body);
+      const [again] = await this.#thread.find(this.#marker, options);
+      if (again === undefined) this.#commentId = await this.#thread.create(body, options);
       else {
-        await this.#thread.update(again.id, body);
+        await this.#thread.update(again.id, body, options);
         this.#commentId = again.id;
       }
     }
@@ -281,6 +246,8 @@ export class PullRequestComment {
     const what = error instanceof ForgeError
       ? error.message
       : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    // A rate limit that outlasts the time left: the forge's one line says how many were given up.
+    if (error instanceof ForgeError && error.givenUp) return;
     const transient = error instanceof ForgeError &&
       ["rate_limited", "server", "network"].includes(error.kind);
     if (!transient) this.#givenUp = true;

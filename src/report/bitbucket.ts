@@ -4,80 +4,17 @@
  * authenticated proxy so no credential is needed.
  */
 
-import { fetchFollowing } from "../http_policy.ts";
+import { BitbucketProxy } from "../forge/bitbucket.ts";
+import { forgeTarget } from "../forge/target.ts";
 import { httpLink } from "../markdown.ts";
 import { clip } from "../sanitize.ts";
 import type { AgentOutcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../words.ts";
 import { outputValues } from "./github.ts";
-import type { NativeIo, NativeWriter } from "./native_io.ts";
+import type { NativeWriter } from "./native_io.ts";
 
 /** The report's id on the commit: a re-run replaces the report instead of adding one. */
 export const BITBUCKET_REPORT_ID = "service-ci";
-
-/**
- * The proxy every Bitbucket Pipelines step has, which adds the pipeline's credentials to
- * requests for `http://api.bitbucket.org`. `SERVICE_BITBUCKET_PROXY` overrides it.
- */
-export const BITBUCKET_PROXY = "http://localhost:29418";
-
-/**
- * The API address of a commit of the step's repository (`BITBUCKET_WORKSPACE` and
- * `BITBUCKET_REPO_SLUG`, else `BITBUCKET_REPO_FULL_NAME`), which the proxy signs: the Code
- * Insights report and the build statuses hang under it. Else what is missing, in one line.
- *
- * @example
- * ```ts
- * bitbucketCommitApi((name) => ({ BITBUCKET_REPO_FULL_NAME: "acme/widgets" })[name], "4f1c2d3");
- * // { url: "http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/4f1c2d3",
- * //   web: "https://bitbucket.org/acme/widgets/commits/4f1c2d3" }
- * ```
- */
-export function bitbucketCommitApi(
-  env: (name: string) => string | undefined,
-  commit: string,
-): { readonly url: string; readonly web: string } | { readonly missing: string } {
-  const [owner, name] = (env("BITBUCKET_REPO_FULL_NAME") ?? "").split("/");
-  const workspace = env("BITBUCKET_WORKSPACE") || owner;
-  const slug = env("BITBUCKET_REPO_SLUG") || name;
-  if (!workspace || !slug) {
-    return {
-      missing:
-        "BITBUCKET_WORKSPACE and BITBUCKET_REPO_SLUG (or BITBUCKET_REPO_FULL_NAME) are not set",
-    };
-  }
-  const repository = `${encodeURIComponent(workspace)}/${encodeURIComponent(slug)}`;
-  return {
-    url: `http://api.bitbucket.org/2.0/repositories/${repository}/commit/${commit}`,
-    web: `https://bitbucket.org/${repository}/commits/${commit}`,
-  };
-}
-
-/**
- * Sends one JSON request through the pipeline's proxy by the HTTP policy (redirects only on
- * api.bitbucket.org, whose requests the proxy signs) and resolves with the answer's status; no
- * body is read.
- *
- * @example
- * ```ts
- * const status = await sendThroughProxy(fetch, "DELETE", "http://api.bitbucket.org/2.0/x");
- * ```
- */
-export async function sendThroughProxy(
-  fetchVia: typeof fetch,
-  method: string,
-  url: string,
-  body?: unknown,
-): Promise<number> {
-  const { response } = await fetchFollowing(new URL(url), {
-    method,
-    ...(body === undefined
-      ? {}
-      : { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
-  }, { fetch: fetchVia });
-  await response.body?.cancel();
-  return response.status;
-}
 
 /** The Code Insights report, as `PUT …/reports/{id}` takes it. */
 export interface BitbucketReport {
@@ -129,13 +66,12 @@ export interface BitbucketAnnotation {
  * deletes the previous report {@linkcode BITBUCKET_REPORT_ID} of the commit (and with it its
  * annotations), puts {@linkcode bitbucketReport}, then posts {@linkcode bitbucketAnnotations}
  * (100 per request), all to `http://api.bitbucket.org/2.0/repositories/{workspace}/{repo_slug}/
- * commit/{commit}/reports/…` through the proxy (`SERVICE_BITBUCKET_PROXY`, else
- * {@linkcode BITBUCKET_PROXY}). The commit is the run's `commit_sha`, else `BITBUCKET_COMMIT`;
- * the repository is `BITBUCKET_WORKSPACE` and `BITBUCKET_REPO_SLUG`, else
- * `BITBUCKET_REPO_FULL_NAME`. Requests follow the HTTP policy (`http_policy.ts`): a redirect is
- * followed only on the same origin, at most five. When something is missing, or a request fails,
- * answers other than 2xx, is redirected elsewhere or gets no answer within its time bound
- * (`io.makeFetch`'s), one line says so and nothing else is sent.
+ * commit/{commit}/reports/…` through the proxy. Where it writes is the one forge target
+ * (`forge/target.ts`: the run's `commit_sha`, else `BITBUCKET_COMMIT`; `BITBUCKET_WORKSPACE` and
+ * `BITBUCKET_REPO_SLUG`, else `BITBUCKET_REPO_FULL_NAME`; `SERVICE_BITBUCKET_PROXY`), and it
+ * sends with Bitbucket's client (`forge/bitbucket.ts`), by the HTTP policy. When something is
+ * missing, or a request fails, answers other than 2xx, is redirected elsewhere or gets no
+ * answer within its time bound (`io.makeFetch`'s), one line says so and nothing else is sent.
  *
  * @example
  * ```ts
@@ -149,26 +85,29 @@ export function createBitbucketWriter(): NativeWriter {
     progressStart: () => [],
     progressEnd: () => [],
     finish: async (report, io) => {
-      const { target, missing } = _target(report, io);
-      if (target === undefined) {
-        io.warn(`Bitbucket Pipelines: no Code Insights report was sent: ${missing}`);
+      const env = Object.fromEntries(
+        ["BITBUCKET_COMMIT", "BITBUCKET_WORKSPACE", "BITBUCKET_REPO_SLUG"]
+          .concat(["BITBUCKET_REPO_FULL_NAME", "SERVICE_BITBUCKET_PROXY"])
+          .map((name) => [name, io.env(name)]),
+      );
+      const target = forgeTarget(env, { metadata: report.ciMetadata }, "insights");
+      if ("skip" in target) {
+        io.warn(target.skip);
         return;
       }
-      const proxy = io.env("SERVICE_BITBUCKET_PROXY") || BITBUCKET_PROXY;
-      const fetchVia = io.makeFetch(proxy);
-      const send = async (method: string, url: string, body?: unknown) => {
-        const status = await sendThroughProxy(fetchVia, method, url, body);
-        // A report that was never there is not a failure to delete it.
-        if (!_ok(status) && !(method === "DELETE" && status === 404)) {
-          throw new Error(`${method} answered ${status}`);
-        }
-      };
+      const proxy = target.proxy ?? "";
+      const bitbucket = new BitbucketProxy({ proxy, fetch: io.makeFetch(proxy) });
+      const url = `${target.apiUrl}/reports/${BITBUCKET_REPORT_ID}`;
       try {
-        await send("DELETE", target);
-        await send("PUT", target, bitbucketReport(report));
+        await bitbucket.request("DELETE", url);
+        await bitbucket.request("PUT", url, bitbucketReport(report));
         const annotations = bitbucketAnnotations(report);
         for (let start = 0; start < annotations.length; start += 100) {
-          await send("POST", `${target}/annotations`, annotations.slice(start, start + 100));
+          await bitbucket.request(
+            "POST",
+            `${url}/annotations`,
+            annotations.slice(start, start + 100),
+          );
         }
       } catch (error) {
         io.warn(
@@ -266,22 +205,4 @@ function _agentLine(agent: AgentOutcome): string {
     ...(agent.status === null ? [] : [`status ${agent.status}`]),
     ...(agent.error === null ? [] : [agent.error]),
   ].join("; ");
-}
-
-// The report's URL, or what is missing to make it. Each part is one path segment.
-function _target(
-  report: RunReport,
-  io: NativeIo,
-): { target: string; missing?: never } | { target?: never; missing: string } {
-  const commit = report.ciMetadata.commit_sha ?? io.env("BITBUCKET_COMMIT") ?? "";
-  if (!/^[0-9a-f]{7,64}$/i.test(commit)) {
-    return { missing: `the commit is not a hex SHA (got ${JSON.stringify(commit)})` };
-  }
-  const api = bitbucketCommitApi(io.env, commit);
-  if ("missing" in api) return { missing: api.missing };
-  return { target: `${api.url}/reports/${BITBUCKET_REPORT_ID}` };
-}
-
-function _ok(status: number): boolean {
-  return status >= 200 && status < 300;
 }

@@ -7,16 +7,14 @@
 
 import type { NativeWriter } from "./native_io.ts";
 
-/** The variables the native writers read, besides the CI metadata's. */
+/**
+ * The variables the native writers read, besides the CI metadata's and the forge's
+ * (`forge/target.ts`, which Bitbucket's Code Insights report reads).
+ */
 export const NATIVE_ENV_VARIABLES: readonly string[] = [
   "GITHUB_OUTPUT",
   "GITHUB_STEP_SUMMARY",
   "AGENT_TEMPDIRECTORY",
-  "SERVICE_BITBUCKET_PROXY",
-  "BITBUCKET_COMMIT",
-  "BITBUCKET_REPO_FULL_NAME",
-  "BITBUCKET_WORKSPACE",
-  "BITBUCKET_REPO_SLUG",
 ];
 
 /** What the writers need from the run. */

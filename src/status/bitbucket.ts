@@ -3,7 +3,9 @@
  * Bitbucket Pipelines step has, so no credential is needed (docs/ci/bitbucket.md).
  */
 
-import { sendThroughProxy } from "../report/bitbucket.ts";
+import type { BitbucketProxy } from "../forge/bitbucket.ts";
+import { ForgeError, type RequestOptions } from "../forge/client.ts";
+import type { ForgeTarget } from "../forge/target.ts";
 import { clip } from "../sanitize.ts";
 import { outcomeLine } from "../words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
@@ -27,12 +29,10 @@ export const BITBUCKET_STATES: Readonly<Record<EndedOutcome, string>> = {
 
 /** Options of {@linkcode BitbucketStatuses}. */
 export interface BitbucketStatusesOptions {
-  /** The commit's API address (`bitbucketCommitApi`), which the proxy signs. */
-  readonly commitApi: string;
-  /** The proxy's address, for messages. */
-  readonly proxy: string;
-  /** The fetch through the proxy, each request bounded in time. */
-  readonly fetch: typeof fetch;
+  /** Where: the commit's API address through the proxy. */
+  readonly target: ForgeTarget;
+  /** Bitbucket's client for the run, through the proxy, under Bitbucket's limits. */
+  readonly bitbucket: BitbucketProxy;
   /** The link a status needs when no run gave one (Bitbucket requires a `url`). */
   readonly fallbackLink: string;
 }
@@ -40,15 +40,16 @@ export interface BitbucketStatusesOptions {
 /**
  * The build statuses of one commit on Bitbucket Cloud, one per agent, keyed by the agent's
  * UUID (at most 40 characters, as Bitbucket requires): a later run replaces the same status.
- * Requests go through the proxy by the HTTP policy, as the Code Insights report's do.
  *
  * @example
  * ```ts
+ * import type { ForgeTarget } from "../forge/target.ts";
+ * import type { BitbucketProxy } from "../forge/bitbucket.ts";
+ * declare const target: ForgeTarget;
+ * declare const bitbucket: BitbucketProxy;
  * const statuses = new BitbucketStatuses({
- *   commitApi:
- *     "http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
- *   proxy: "http://localhost:29418",
- *   fetch,
+ *   target,
+ *   bitbucket,
  *   fallbackLink: "https://bitbucket.org/acme/widgets/commits/4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
  * });
  * ```
@@ -62,32 +63,37 @@ export class BitbucketStatuses implements StatusForge {
   /** The commit's statuses on Bitbucket Cloud. */
   constructor(options: BitbucketStatusesOptions) {
     this.#options = options;
-    this.#url = `${options.commitApi}/statuses/build`;
+    this.#url = `${options.target.apiUrl}/statuses/build`;
   }
 
+  /** Bitbucket's proxy answers at once or not at all: nothing waits for a rate limit here. */
+  finishBy(): void {}
+
   /** Sets the agent's status `INPROGRESS`. */
-  async start(start: StatusStart): Promise<void> {
-    await this.#post(start.agentId, "INPROGRESS", "waiting for the verdict", start.link);
+  async start(start: StatusStart, options: RequestOptions): Promise<void> {
+    await this.#post(start.agentId, "INPROGRESS", "waiting for the verdict", start.link, options);
   }
 
   /** Sets the agent's final status. */
-  async end({ agent, link }: StatusEnd): Promise<void> {
+  async end({ agent, link }: StatusEnd, options: RequestOptions): Promise<void> {
     await this.#post(
       agent.agentId,
       BITBUCKET_STATES[agent.outcome as EndedOutcome],
       outcomeLine(agent.outcome),
       link,
+      options,
     );
   }
 
   /** How to enable what failed. */
   advice(): string {
-    return `Run the step in Bitbucket Pipelines, whose proxy (${this.#options.proxy}, SERVICE_BITBUCKET_PROXY) writes build statuses for the step's own repository.`;
+    return `Run the step in Bitbucket Pipelines, whose proxy (${this.#options.bitbucket.proxy}, SERVICE_BITBUCKET_PROXY) writes build statuses for the step's own repository.`;
   }
 
   /** A 4xx from the proxy would only repeat; no answer or a 5xx might not. */
   final(error: unknown): boolean {
-    return error instanceof _Answered && error.status < 500;
+    return error instanceof ForgeError && error.status !== null && error.status < 500 &&
+      error.kind !== "rate_limited";
   }
 
   async #post(
@@ -95,26 +101,14 @@ export class BitbucketStatuses implements StatusForge {
     state: string,
     description: string,
     link: string | null,
+    options: RequestOptions,
   ): Promise<void> {
-    const status = await sendThroughProxy(this.#options.fetch, "POST", this.#url, {
+    await this.#options.bitbucket.request("POST", this.#url, {
       key: agentId.toLowerCase(),
       state,
       name: statusName(agentId),
       url: link ?? this.#options.fallbackLink,
       description: clip(description, 255),
-    });
-    if (status < 200 || status >= 300) {
-      throw new _Answered(
-        status,
-        `Bitbucket answered POST …/statuses/build with ${status} through the proxy ${this.#options.proxy}`,
-      );
-    }
-  }
-}
-
-class _Answered extends Error {
-  override name = "BitbucketError";
-  constructor(readonly status: number, message: string) {
-    super(message);
+    }, options);
   }
 }

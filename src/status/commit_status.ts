@@ -1,32 +1,10 @@
 /**
- * What every forge's commit status shares: the per-agent name, the variables read, and the
- * interface a forge implements for the output (`output.ts`) that drives it.
+ * What every forge's commit status shares: the per-agent name and the interface a forge's writer
+ * implements for the output (`output.ts`) that drives it.
  */
 
+import type { RequestOptions } from "../forge/client.ts";
 import type { AgentOutcome, RunReport } from "../outcome.ts";
-
-/**
- * Every environment variable the commit statuses may read, by exact name.
- *
- * @example
- * ```ts
- * COMMIT_STATUS_ENV_VARIABLES.includes("GITHUB_EVENT_NAME"); // true
- * ```
- */
-export const COMMIT_STATUS_ENV_VARIABLES: readonly string[] = Object.freeze([
-  "GITHUB_TOKEN",
-  "GITHUB_API_URL",
-  "GITHUB_REPOSITORY",
-  "GITHUB_EVENT_NAME",
-  "SERVICE_GITLAB_TOKEN",
-  "CI_API_V4_URL",
-  "CI_PROJECT_ID",
-  "BITBUCKET_WORKSPACE",
-  "BITBUCKET_REPO_SLUG",
-  "BITBUCKET_REPO_FULL_NAME",
-  "BITBUCKET_COMMIT",
-  "SERVICE_BITBUCKET_PROXY",
-]);
 
 /**
  * The name of an agent's status: stable from run to run (the agent's UUID, lower-cased), so
@@ -63,13 +41,13 @@ export interface StatusEnd {
 }
 
 /**
- * One forge's commit statuses on one commit. Each method throws on failure (a `ForgeError` for
- * GitHub and GitLab, an `Error` for Bitbucket); the output turns that into one line.
+ * One forge's commit statuses on one commit. Each method throws on failure (a `ForgeError`); the output turns that into one line.
  *
  * @example
  * ```ts
  * const forge: StatusForge = {
  *   forge: "Example",
+ *   finishBy: () => {},
  *   start: () => Promise.resolve(),
  *   end: () => Promise.resolve(),
  *   advice: () => "Give the job the permission to write statuses.",
@@ -80,10 +58,12 @@ export interface StatusEnd {
 export interface StatusForge {
   /** The forge's name for messages: `"GitHub"`. */
   readonly forge: string;
+  /** Stops the forge's requests waiting out a rate limit that ends after `endsAt` (epoch ms). */
+  finishBy(endsAt: number): void;
   /** Marks the agent's status in progress. */
-  start(start: StatusStart): Promise<void>;
+  start(start: StatusStart, options: RequestOptions): Promise<void>;
   /** Completes the agent's status with its outcome (creating it if `start` never did). */
-  end(end: StatusEnd): Promise<void>;
+  end(end: StatusEnd, options: RequestOptions): Promise<void>;
   /** How to enable the statuses after `error`, one sentence (may be empty). */
   advice(error: unknown): string;
   /** Whether `error` would only repeat on another attempt (a refused token, a missing scope). */

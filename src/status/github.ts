@@ -3,17 +3,12 @@
  * check runs, one commit status per agent (docs/github-actions.md, "Commit statuses").
  */
 
-import { inertMarkdown } from "../markdown.ts";
-import type { Outcome } from "../outcome.ts";
-import {
-  type ForgeEffects,
-  ForgeError,
-  type ForgeHttp,
-  githubApi,
-} from "../pr_comment/forge_http.ts";
-import { githubSummary } from "../report/github.ts";
+import { httpLink, inertMarkdown } from "../markdown.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
+import { ForgeError, type ForgeHttp, nextLink, type RequestOptions } from "../forge/client.ts";
+import type { ForgeTarget } from "../forge/target.ts";
 import { clip } from "../sanitize.ts";
-import { outcomeLine, outcomeText } from "../words.ts";
+import { formatDuration, outcomeLine, outcomeText } from "../words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 
 /** The outcomes a status is completed with (a run not waited for gets none). */
@@ -55,19 +50,15 @@ export const COMMIT_STATES: Readonly<Record<EndedOutcome, string>> = {
 // GitHub's limits: a check run's output summary, a commit status's description.
 const _SUMMARY_MAX = 65_535;
 const _DESCRIPTION_MAX = 140;
+// The most pages of the head commit's check runs read to find this run's own.
+const _MAX_PAGES = 10;
 
 /** Options of {@linkcode GithubStatuses}. */
-export interface GithubStatusesOptions extends ForgeEffects {
-  /** The token (`GITHUB_TOKEN`); sent as `Authorization: Bearer` to `apiUrl`'s origin only. */
-  readonly token: string;
-  /** The API root (`GITHUB_API_URL`). */
-  readonly apiUrl: string;
-  /** `owner/name`. */
-  readonly repository: string;
-  /** The commit the gate evaluated: the pull request's head. */
-  readonly sha: string;
-  /** The `User-Agent` header, which GitHub requires. */
-  readonly userAgent: string;
+export interface GithubStatusesOptions {
+  /** Where: the repository and the commit (the pull request's or the merge group's head). */
+  readonly target: ForgeTarget;
+  /** GitHub's client for the run (`forge/clients.ts`), under GitHub's limits. */
+  readonly http: ForgeHttp;
   /** Prints one line (the switch to commit statuses). */
   readonly warn: (line: string) => void;
   /** The wall clock, for `started_at` and `completed_at`. */
@@ -76,19 +67,18 @@ export interface GithubStatusesOptions extends ForgeEffects {
 
 /**
  * The check runs of one commit, one per agent; commit statuses once check runs are refused.
+ * Before its first create it reads the commit's check runs, and a check run of an agent that is
+ * still in progress there (left by a run that was killed) is completed rather than doubled; a
+ * create whose answer was lost is looked up by name the same way.
  *
  * @example
  * ```ts
- * const statuses = new GithubStatuses({
- *   token: "ghs_example",
- *   apiUrl: "https://api.github.com",
- *   repository: "acme/widgets",
- *   sha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
- *   userAgent: "service-ci/1.0.0",
- *   warn: console.error,
- *   now: Date.now,
- * });
- * // await statuses.start({ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", link: null });
+ * import type { ForgeTarget } from "../forge/target.ts";
+ * import type { ForgeHttp } from "../forge/client.ts";
+ * declare const target: ForgeTarget;
+ * declare const http: ForgeHttp;
+ * const statuses = new GithubStatuses({ target, http, warn: console.error, now: Date.now });
+ * // await statuses.start({ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", link: null }, {});
  * ```
  */
 export class GithubStatuses implements StatusForge {
@@ -100,19 +90,25 @@ export class GithubStatuses implements StatusForge {
   readonly #warn: (line: string) => void;
   readonly #now: () => number;
   readonly #checkRuns = new Map<string, number>();
+  #existing: Promise<Map<string, number>> | null = null;
   #mode: "checks" | "statuses" = "checks";
 
   /** The commit's statuses on GitHub. */
   constructor(options: GithubStatusesOptions) {
-    this.#repo = `/repos/${options.repository.split("/").map(encodeURIComponent).join("/")}`;
-    this.#sha = options.sha;
+    this.#repo = `/repos/${options.target.repository.split("/").map(encodeURIComponent).join("/")}`;
+    this.#sha = options.target.commit.sha;
     this.#warn = options.warn;
     this.#now = options.now;
-    this.#http = githubApi(options);
+    this.#http = options.http;
+  }
+
+  /** Stops GitHub's requests waiting out a rate limit that ends after `endsAt`. */
+  finishBy(endsAt: number): void {
+    this.#http.limits.finishBy(endsAt);
   }
 
   /** Creates the agent's check run `in_progress` (or a `pending` commit status). */
-  async start(start: StatusStart): Promise<void> {
+  async start(start: StatusStart, options: RequestOptions): Promise<void> {
     const summary = start.runId === null
       ? "The gate is running."
       : `Run ${inertMarkdown(start.runId)} is running; the verdict follows when the gate ends.`;
@@ -126,28 +122,34 @@ export class GithubStatuses implements StatusForge {
       state: "pending",
       description: "waiting for the verdict",
       link: start.link,
-    });
+    }, options);
   }
 
-  /** Completes the agent's check run with its conclusion (or sets the final commit status). */
-  async end({ agent, report, link }: StatusEnd): Promise<void> {
+  /**
+   * Completes the agent's check run with its conclusion (or sets the final commit status). The
+   * check run carries that agent's verdict alone: its title and the summary's first line name
+   * its own outcome, and one line points to the job's summary for the others.
+   */
+  async end({ agent, report, link }: StatusEnd, options: RequestOptions): Promise<void> {
     const outcome = agent.outcome as EndedOutcome;
-    const title = outcomeText(agent.outcome);
     await this.#write(agent.agentId, {
       check: {
         status: "completed",
         conclusion: CHECK_CONCLUSIONS[outcome],
         completed_at: new Date(this.#now()).toISOString(),
         ...(link === null ? {} : { details_url: link }),
-        output: { title, summary: clip(githubSummary(report), _SUMMARY_MAX) },
+        output: {
+          title: outcomeText(agent.outcome),
+          summary: clip(agentSummary(agent, report), _SUMMARY_MAX),
+        },
       },
       state: COMMIT_STATES[outcome],
       description: outcomeLine(agent.outcome),
       link,
-    });
+    }, options);
   }
 
-  /** How to enable what failed. */
+  /** How to enable what failed; never a permission for a rate limit. */
   advice(error: unknown): string {
     const kind = error instanceof ForgeError ? error.kind : null;
     if (kind === "unauthorized") return "Check GITHUB_TOKEN (set it to ${{ github.token }}).";
@@ -174,10 +176,11 @@ export class GithubStatuses implements StatusForge {
       readonly description: string;
       readonly link: string | null;
     },
+    options: RequestOptions,
   ): Promise<void> {
     if (this.#mode === "checks") {
       try {
-        await this.#checkRun(agentId, write.check);
+        await this.#checkRun(agentId, write.check, options);
         return;
       } catch (error) {
         if (!(error instanceof ForgeError && ["forbidden", "not_found"].includes(error.kind))) {
@@ -196,24 +199,118 @@ export class GithubStatuses implements StatusForge {
       context: statusName(agentId),
       description: clip(write.description, _DESCRIPTION_MAX),
       ...(write.link === null ? {} : { target_url: write.link }),
-    });
+    }, options);
   }
 
-  async #checkRun(agentId: string, fields: Record<string, unknown>): Promise<void> {
-    const id = this.#checkRuns.get(agentId);
+  async #checkRun(
+    agentId: string,
+    fields: Record<string, unknown>,
+    options: RequestOptions,
+  ): Promise<void> {
+    const key = agentId.toLowerCase();
+    const id = this.#checkRuns.get(key) ?? (await this.#inProgress(options)).get(key);
     if (id !== undefined) {
-      await this.#http.request("PATCH", `${this.#repo}/check-runs/${id}`, fields);
+      await this.#http.request("PATCH", `${this.#repo}/check-runs/${id}`, fields, options);
+      this.#checkRuns.set(key, id);
       return;
     }
-    const answer = await this.#http.request("POST", `${this.#repo}/check-runs`, {
+    const create = {
       name: statusName(agentId),
       head_sha: this.#sha,
-      external_id: agentId.toLowerCase(),
+      external_id: key,
       ...fields,
-    });
+    };
+    let answer;
+    try {
+      answer = await this.#http.request("POST", `${this.#repo}/check-runs`, create, options);
+    } catch (error) {
+      // The create may have worked with its answer lost: find it by name before another one.
+      if (!(error instanceof ForgeError && ["server", "network"].includes(error.kind))) {
+        throw error;
+      }
+      const lost = await this.#find(
+        `${this.#repo}/commits/${this.#sha}/check-runs?check_name=${
+          encodeURIComponent(statusName(agentId))
+        }&filter=latest&per_page=100`,
+        options,
+      ).catch(() => new Map<string, number>());
+      const found = lost.get(key);
+      if (found === undefined) throw error;
+      this.#checkRuns.set(key, found);
+      await this.#http.request("PATCH", `${this.#repo}/check-runs/${found}`, fields, options);
+      return;
+    }
     const created = (answer.data as { id?: unknown } | null)?.id;
     if (typeof created === "number" && Number.isSafeInteger(created)) {
-      this.#checkRuns.set(agentId, created);
+      this.#checkRuns.set(key, created);
     }
   }
+
+  // This run's agents' check runs still in progress on the commit, read once before the first
+  // create: a run killed before its final write left them, and this run completes them.
+  #inProgress(options: RequestOptions): Promise<Map<string, number>> {
+    this.#existing ??= this.#find(
+      `${this.#repo}/commits/${this.#sha}/check-runs?filter=latest&per_page=100`,
+      options,
+    ).catch(() => new Map());
+    return this.#existing;
+  }
+
+  async #find(first: string, options: RequestOptions): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    let target: string | null = first;
+    for (let page = 1; target !== null && page <= _MAX_PAGES; page++) {
+      // A look-up that fails costs one attempt: the create or the update is what matters.
+      const answer = await this.#http.request("GET", target, undefined, {
+        ...options,
+        attempts: 1,
+      });
+      const runs = (answer.data as { check_runs?: unknown } | null)?.check_runs;
+      if (!Array.isArray(runs)) break;
+      for (const run of runs as unknown[]) {
+        const { id, name, external_id: external, status } =
+          (typeof run === "object" && run !== null ? run : {}) as Record<string, unknown>;
+        if (
+          typeof id === "number" && Number.isSafeInteger(id) && typeof external === "string" &&
+          name === statusName(external) && status !== "completed" && !found.has(external)
+        ) found.set(external, id);
+      }
+      target = nextLink(answer.headers.get("link"));
+    }
+    return found;
+  }
+}
+
+/**
+ * What one agent's check run says: its own verdict first (the mark, the outcome, the agent),
+ * its run, status and reason, and one line pointing to the job's summary for the other agents.
+ *
+ * @example
+ * ```ts
+ * import type { AgentOutcome, RunReport } from "../outcome.ts";
+ * declare const agent: AgentOutcome;
+ * declare const report: RunReport;
+ * agentSummary(agent, report).split("\n")[0]; // e.g. "✅ quality gate passed: agent `0b0c4a5e-…`"
+ * ```
+ */
+export function agentSummary(agent: AgentOutcome, report: RunReport): string {
+  const others = report.agents.length - 1;
+  const job = httpLink(report.ciMetadata.build_url);
+  const run = httpLink(agent.url);
+  return [
+    `${outcomeLine(agent.outcome)}: agent \`${inertMarkdown(agent.agentId)}\``,
+    "",
+    `- Run: ${agent.runId === null ? "none" : `\`${inertMarkdown(agent.runId)}\``}${
+      run === null ? "" : ` ([dashboard](${run}))`
+    }`,
+    ...(agent.status === null ? [] : [`- Status: \`${inertMarkdown(agent.status)}\``]),
+    ...(agent.error === null ? [] : [`- Reason: ${inertMarkdown(agent.error)}`]),
+    `- Duration: ${formatDuration(agent.durationMs)}`,
+    "",
+    others === 0
+      ? `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`
+      : `${others} other ${others === 1 ? "agent" : "agents"} in this gate: see ${
+        job === null ? "the job's summary" : `[the job's summary](${job})`
+      } (exit code ${report.exitCode}).`,
+  ].join("\n");
 }

@@ -3,12 +3,8 @@
  * request's pipeline widget shows (docs/ci/gitlab.md, "Commit statuses").
  */
 
-import {
-  type ForgeEffects,
-  ForgeError,
-  type ForgeHttp,
-  gitlabApi,
-} from "../pr_comment/forge_http.ts";
+import { ForgeError, type ForgeHttp, type RequestOptions } from "../forge/client.ts";
+import type { ForgeTarget } from "../forge/target.ts";
 import { clip } from "../sanitize.ts";
 import { outcomeLine } from "../words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
@@ -34,60 +30,61 @@ export const GITLAB_STATES: Readonly<Record<EndedOutcome, string>> = {
 const _FIELD_MAX = 255;
 
 /** Options of {@linkcode GitlabStatuses}. */
-export interface GitlabStatusesOptions extends ForgeEffects {
-  /** A project access token with the `api` scope (`SERVICE_GITLAB_TOKEN`). */
-  readonly token: string;
-  /** The API root, `CI_API_V4_URL`. */
-  readonly apiUrl: string;
-  /** The project's id (`CI_PROJECT_ID`). */
-  readonly projectId: string;
-  /** The commit the gate evaluated: the merge request's head. */
-  readonly sha: string;
-  /** The `User-Agent` header. */
-  readonly userAgent: string;
+export interface GitlabStatusesOptions {
+  /** Where: the project, the merge request's head, the pipeline's ref and id. */
+  readonly target: ForgeTarget;
+  /** GitLab's client for the run (`forge/clients.ts`), under GitLab's limits. */
+  readonly http: ForgeHttp;
 }
 
 /**
- * The commit statuses of one commit on GitLab, one per agent.
+ * The commit statuses of one commit on GitLab, one per agent. Each carries the pipeline's `ref`
+ * and, when the commit is the pipeline's own, its `pipeline_id`, so a commit with several
+ * pipelines gets the statuses on this one (docs/ci/gitlab.md, "Commit statuses").
  *
  * @example
  * ```ts
- * const statuses = new GitlabStatuses({
- *   token: "glpat-example",
- *   apiUrl: "https://gitlab.com/api/v4",
- *   projectId: "1234",
- *   sha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
- *   userAgent: "service-ci/1.0.0",
- * });
- * // await statuses.start({ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", link: null });
+ * import type { ForgeTarget } from "../forge/target.ts";
+ * import type { ForgeHttp } from "../forge/client.ts";
+ * declare const target: ForgeTarget;
+ * declare const http: ForgeHttp;
+ * const statuses = new GitlabStatuses({ target, http });
  * ```
  */
 export class GitlabStatuses implements StatusForge {
   /** The forge's name for messages. */
   readonly forge = "GitLab";
   readonly #http: ForgeHttp;
-  readonly #target: string;
+  readonly #path: string;
+  readonly #target: ForgeTarget;
 
   /** The commit's statuses on GitLab. */
   constructor(options: GitlabStatusesOptions) {
-    this.#target = `/projects/${
-      encodeURIComponent(options.projectId.trim())
-    }/statuses/${options.sha}`;
-    this.#http = gitlabApi(options);
+    this.#target = options.target;
+    this.#path = `/projects/${
+      encodeURIComponent(options.target.repository.trim())
+    }/statuses/${options.target.commit.sha}`;
+    this.#http = options.http;
+  }
+
+  /** Stops GitLab's requests waiting out a rate limit that ends after `endsAt`. */
+  finishBy(endsAt: number): void {
+    this.#http.limits.finishBy(endsAt);
   }
 
   /** Sets the agent's status `running`. */
-  async start(start: StatusStart): Promise<void> {
-    await this.#post(start.agentId, "running", "waiting for the verdict", start.link);
+  async start(start: StatusStart, options: RequestOptions): Promise<void> {
+    await this.#post(start.agentId, "running", "waiting for the verdict", start.link, options);
   }
 
   /** Sets the agent's final status. */
-  async end({ agent, link }: StatusEnd): Promise<void> {
+  async end({ agent, link }: StatusEnd, options: RequestOptions): Promise<void> {
     await this.#post(
       agent.agentId,
       GITLAB_STATES[agent.outcome as EndedOutcome],
       outcomeLine(agent.outcome),
       link,
+      options,
     );
   }
 
@@ -115,12 +112,16 @@ export class GitlabStatuses implements StatusForge {
     state: string,
     description: string,
     link: string | null,
+    options: RequestOptions,
   ): Promise<void> {
-    await this.#http.request("POST", this.#target, {
+    const { ref, pipelineId } = this.#target;
+    await this.#http.request("POST", this.#path, {
       state,
       name: statusName(agentId),
+      ...(ref === null || ref.length > _FIELD_MAX ? {} : { ref }),
+      ...(pipelineId === null ? {} : { pipeline_id: pipelineId }),
       description: clip(description, _FIELD_MAX),
       ...(link === null || link.length > _FIELD_MAX ? {} : { target_url: link }),
-    });
+    }, options);
   }
 }

@@ -5,41 +5,37 @@
  * touches the verdict or the exit code.
  */
 
-import type { CiMetadata } from "../ci_metadata.ts";
-import type { Config } from "../config.ts";
+import type { ForgeClients } from "../forge/clients.ts";
+import { ForgeError } from "../forge/client.ts";
+import { forgeTarget } from "../forge/target.ts";
 import { httpLink } from "../markdown.ts";
 import { optionName, OPTIONS } from "../options.ts";
 import type { OutputsContext } from "../outputs.ts";
-import type { RunDeps } from "../run.ts";
 import type { RunOutput, RunPlan } from "../run_output.ts";
 import { maskSecrets, sanitize } from "../sanitize.ts";
-import { userAgent } from "../version.ts";
-import { BITBUCKET_PROXY, bitbucketCommitApi } from "../report/bitbucket.ts";
 import { BitbucketStatuses } from "./bitbucket.ts";
-import { githubTarget, gitlabTarget } from "../pr_comment/forge_http.ts";
 import type { StatusForge, StatusSkip } from "./commit_status.ts";
 import { GithubStatuses } from "./github.ts";
 import { GitlabStatuses } from "./gitlab.ts";
 
-/** The default GitHub API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
-
 /**
  * The commit statuses' outputs for this run: one output, or none with one line on stderr saying
- * why (not GitHub Actions, GitLab CI or Bitbucket Pipelines; `--no-wait`; no commit SHA; no token;
- * a merge queue's `merge_group` event).
+ * why (not GitHub Actions, GitLab CI or Bitbucket Pipelines; `--no-wait`; no commit SHA; no
+ * token). A merge queue's `merge_group` run gets them on the merge group's head, which branch
+ * protection requires them on.
  *
  * @example
  * ```ts
- * import type { RunDeps } from "../run.ts";
  * import type { OutputsContext } from "../outputs.ts";
- * declare const deps: RunDeps;
+ * import type { ForgeClients } from "../forge/clients.ts";
  * declare const context: OutputsContext;
- * const outputs = commitStatusOutputs(deps, context);
+ * declare const clients: ForgeClients;
+ * const outputs = commitStatusOutputs(context, clients);
  * ```
  */
-export function commitStatusOutputs(deps: RunDeps, context: OutputsContext): RunOutput[] {
+export function commitStatusOutputs(context: OutputsContext, clients: ForgeClients): RunOutput[] {
   const { output } = context;
-  const made = statusForge(deps, context);
+  const made = statusForge(context, clients);
   if ("skip" in made) {
     output.stderr(`${made.skip}\n`);
     return [];
@@ -51,94 +47,51 @@ export function commitStatusOutputs(deps: RunDeps, context: OutputsContext): Run
 }
 
 /**
- * The forge to write the statuses to, from the CI detected and its environment, or the one line
- * saying why there is none.
+ * The writer of the statuses, from the one forge target (`forge/target.ts`) and the run's
+ * client of that forge, or the one line saying why there is none.
  *
  * @example
  * ```ts
- * import type { RunDeps } from "../run.ts";
  * import type { OutputsContext } from "../outputs.ts";
- * declare const deps: RunDeps;
+ * import type { ForgeClients } from "../forge/clients.ts";
  * declare const context: OutputsContext;
- * const forge = statusForge(deps, context);
+ * declare const clients: ForgeClients;
+ * const forge = statusForge(context, clients);
  * if ("skip" in forge) console.error(forge.skip);
  * ```
  */
-export function statusForge(deps: RunDeps, context: OutputsContext): StatusForge | StatusSkip {
+export function statusForge(
+  context: OutputsContext,
+  clients: ForgeClients,
+): StatusForge | StatusSkip {
   const { config, env, metadata, output } = context;
-  const read = (name: string) => env[name]?.trim() || null;
-  const skip = (why: string): StatusSkip => ({ skip: `service-ci: no commit statuses: ${why}` });
   if (config.noWait) {
-    return skip(
-      `${
+    return {
+      skip: `service-ci: no commit statuses: ${
         optionName(OPTIONS.noWait)
       } leaves each run without a verdict, and a status completed without one could let a required check pass`,
-    );
+    };
   }
-  const sha = _commitSha(
-    metadata,
-    metadata.provider === "bitbucket" ? read("BITBUCKET_COMMIT") : null,
-  );
-  const effects = _effects(deps, config);
-  switch (metadata.provider) {
-    case "github_actions": {
-      if (context.context.kind === "merge_queue") {
-        return skip("no pull request is attached to a merge_group event");
-      }
-      if (sha === null) return skip(_noSha(metadata));
-      const token = read("GITHUB_TOKEN");
-      if (token === null) {
-        return skip(
-          "GITHUB_TOKEN is not set; set it to ${{ github.token }} and grant the job `permissions: checks: write`",
-        );
-      }
-      const target = githubTarget(read, metadata.repository, token);
-      if ("problem" in target) return skip(target.problem);
+  const target = forgeTarget(env, { metadata, context: context.context }, "statuses");
+  if ("skip" in target) return target;
+  switch (target.forge) {
+    case "GitHub": {
+      const token = target.token?.value ?? "";
       return new GithubStatuses({
-        token,
-        apiUrl: target.apiUrl,
-        repository: target.repository,
-        sha,
-        userAgent: userAgent(),
+        target,
+        http: clients.api(target),
         warn: (line) => output.stderr(`${maskSecrets(line, [token])}\n`),
-        ...effects,
+        now: clients.now,
       });
     }
-    case "gitlab": {
-      if (sha === null) return skip(_noSha(metadata));
-      const token = read("SERVICE_GITLAB_TOKEN");
-      if (token === null) {
-        return skip(
-          "SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope and the Developer role (CI_JOB_TOKEN cannot set statuses)",
-        );
-      }
-      const target = gitlabTarget(read);
-      if ("problem" in target) return skip(target.problem);
-      return new GitlabStatuses({
-        token,
-        apiUrl: target.apiUrl,
-        projectId: target.projectId,
-        sha,
-        userAgent: userAgent(),
-        ...effects,
-      });
-    }
-    case "bitbucket": {
-      if (sha === null) return skip(_noSha(metadata));
-      const api = bitbucketCommitApi((name) => read(name) ?? undefined, sha);
-      if ("missing" in api) return skip(api.missing);
-      const proxy = read("SERVICE_BITBUCKET_PROXY") ?? BITBUCKET_PROXY;
+    case "GitLab":
+      return new GitlabStatuses({ target, http: clients.api(target) });
+    case "Bitbucket":
       return new BitbucketStatuses({
-        commitApi: api.url,
-        proxy,
-        fetch: deps.makeProxyFetch(proxy, () => config.requestTimeoutMs),
-        fallbackLink: httpLink(metadata.build_url) ?? api.web,
+        target,
+        bitbucket: clients.bitbucket(target),
+        fallbackLink: httpLink(metadata.build_url) ?? target.web ?? "",
       });
-    }
-    default:
-      return skip(
-        `commit statuses are written from GitHub Actions, GitLab CI and Bitbucket Pipelines only (this build: ${metadata.provider})`,
-      );
   }
 }
 
@@ -168,11 +121,15 @@ export function statusOutput(forge: StatusForge, options: StatusOutputOptions): 
   let plan: RunPlan | undefined;
   const chains = new Map<string, Promise<void>>();
   const started = new Set<string>();
+  // Agents whose final write is queued: an in-progress write not yet sent is skipped.
+  const ending = new Set<string>();
   let givenUp = false;
   let warned = false;
   const clean = (text: string | null) =>
     text === null ? null : sanitize(text, { secrets: options.secrets });
   const fail = (error: unknown, last: boolean) => {
+    // A rate limit that outlasts the time left: the forge's one line says how many were given up.
+    if (error instanceof ForgeError && error.givenUp) return;
     const final = forge.final(error);
     if (final) givenUp = true;
     // A passing fault of the in-progress status says nothing yet: the final write tries again.
@@ -189,7 +146,7 @@ export function statusOutput(forge: StatusForge, options: StatusOutputOptions): 
   };
   const enqueue = (agentId: string, write: () => Promise<void>, last: boolean) => {
     const chain = (chains.get(agentId) ?? Promise.resolve()).then(async () => {
-      if (givenUp) return;
+      if (givenUp || (!last && ending.has(agentId))) return;
       try {
         await write();
       } catch (error) {
@@ -203,47 +160,30 @@ export function statusOutput(forge: StatusForge, options: StatusOutputOptions): 
     if (plan === undefined || started.has(agentId)) return;
     started.add(agentId);
     const link = httpLink(clean(url)) ?? httpLink(plan.metadata.build_url);
-    void enqueue(agentId, () => forge.start({ agentId, runId: clean(runId), link }), false);
+    void enqueue(
+      agentId,
+      () => forge.start({ agentId, runId: clean(runId), link }, { priority: "progress" }),
+      false,
+    );
   };
   return {
     kind: "courtesy",
     name: `the ${forge.forge} commit statuses`,
+    decidesMerges: true,
     start: (given) => plan = given,
     event(agentId, event) {
       if (event.type === "triggered") begin(agentId, event.runId, event.url);
       if (event.type === "attached") begin(agentId, event.runId, null);
     },
-    finish: async (report) => {
+    finish: async (report, window) => {
+      if (window !== undefined) forge.finishBy(window.endsAt);
+      const request = { priority: "final" as const, signal: window?.signal };
       await Promise.all(report.agents.map((agent) => {
         if (agent.outcome === "triggered") return chains.get(agent.agentId);
+        ending.add(agent.agentId);
         const link = httpLink(agent.url) ?? httpLink(report.ciMetadata.build_url);
-        return enqueue(agent.agentId, () => forge.end({ agent, report, link }), true);
+        return enqueue(agent.agentId, () => forge.end({ agent, report, link }, request), true);
       }));
     },
-  };
-}
-
-// The commit the gate evaluated, as a full SHA (the pull request's head: ci_metadata.ts picks
-// it over the merge commit), or null.
-function _commitSha(metadata: CiMetadata, fallback: string | null): string | null {
-  const sha = metadata.commit_sha ?? fallback;
-  return sha !== null && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i.test(sha) ? sha.toLowerCase() : null;
-}
-
-function _noSha(metadata: CiMetadata): string {
-  return `no full commit SHA was detected (got ${JSON.stringify(metadata.commit_sha ?? "")}; ${
-    optionName(OPTIONS.commitSha)
-  } gives one)`;
-}
-
-// A forge request's effects: the program's fetch, waits on the run's clock that an interrupt
-// does not cut short (the final statuses still go out), and --request-timeout-seconds.
-function _effects(deps: RunDeps, config: Config) {
-  const never = new AbortController().signal;
-  return {
-    fetch: deps.makeProxyFetch(undefined),
-    sleep: (ms: number) => deps.sleep(ms, never),
-    now: deps.now,
-    requestTimeoutMs: config.requestTimeoutMs,
   };
 }

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import type { CiMetadata } from "../../src/ci_metadata.ts";
-import { MAX_ATTEMPTS } from "../../src/pr_comment/forge_http.ts";
+import { MAX_ATTEMPTS } from "../../src/forge/client.ts";
 import { readHistory } from "../../src/pr_comment/history.ts";
 import { gateMarker, hasMarker } from "../../src/pr_comment/marker.ts";
+import { forgeTokens } from "../../src/forge/target.ts";
 import {
-  forgeTokens,
   PullRequestComment,
   type PullRequestCommentOptions,
 } from "../../src/pr_comment/pr_comment.ts";
@@ -620,6 +620,7 @@ Deno.test("PullRequestComment turns an unexpected error into one line and stops"
     },
     create: () => Promise.resolve(1),
     update: () => Promise.resolve(),
+    remove: () => Promise.resolve(),
   };
   const comment = new PullRequestComment(thread, {
     marker,

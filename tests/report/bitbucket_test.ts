@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import { BITBUCKET_PROXY } from "../../src/forge/target.ts";
 import {
-  BITBUCKET_PROXY,
   bitbucketAnnotations,
   bitbucketReport,
   createBitbucketWriter,

@@ -1,8 +1,9 @@
 /**
- * Requests to a forge's REST API (GitHub, GitLab) for the pull-request comment, sent by the one
- * HTTP policy (`http_policy.ts`): the token only ever goes to the API's origin, answers are read
- * up to a cap, failures become one typed error, and transient faults are retried a bounded number
- * of times with an injected sleep.
+ * One client per forge (GitHub, GitLab) for every writer of the run, sent by the one HTTP policy
+ * (`http_policy.ts`) under the forge's limits (`limits.ts`): the token only ever goes to the
+ * API's origin, answers are read up to a cap, every failure becomes one {@linkcode ForgeError},
+ * transient faults are retried a bounded number of times with an injected sleep, a rate limit
+ * pauses every writer of the forge, and a refused token (401) ends every later request.
  */
 
 import { exponentialDelay, parseRetryAfter } from "../backoff.ts";
@@ -15,38 +16,45 @@ import {
   readCapped,
   RedirectError,
   requestSignal,
-  tokenUrlProblem,
 } from "../http_policy.ts";
-import { optionName, OPTIONS } from "../options.ts";
-import { maskSecrets, sanitize } from "../sanitize.ts";
+import { sanitize } from "../sanitize.ts";
 import { sleep } from "../sleep.ts";
+import { ForgeLimits, LimitRefusal, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts";
 
 /**
  * Attempts per request, in all. A 5xx answer or no answer is tried again only for methods other
- * than `POST`; a rate limit's short `Retry-After` ({@linkcode MAX_RETRY_AFTER_MS}) for every
- * method.
+ * than `POST`; a rate limit, once the pause it asks for is over, for every method (it was not
+ * handled), at most {@linkcode MAX_RATE_LIMITED} times.
  */
 export const MAX_ATTEMPTS = 3;
+/** The most times one request is sent again after a rate limit's pause. */
+export const MAX_RATE_LIMITED = 3;
 /**
  * The wait before the second attempt; it doubles for each further one. A 5xx's `Retry-After` up
  * to {@linkcode MAX_RETRY_AFTER_MS} replaces it.
  */
 export const RETRY_DELAY_MS = 1_000;
 /**
- * The longest `Retry-After` waited out. On a rate limit a longer one gives up at once; on a 5xx
- * it is ignored, and the attempt waits {@linkcode RETRY_DELAY_MS} doubled as usual.
+ * The longest `Retry-After` of a 5xx waited out; a longer one is ignored, and the attempt waits
+ * {@linkcode RETRY_DELAY_MS} doubled as usual. (A rate limit's is waited out whatever its length,
+ * within the time left to finish: `limits.ts`.)
  */
 export const MAX_RETRY_AFTER_MS = 10_000;
 /** The default time one attempt (its redirects and its answer's body included) may take. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /**
- * Why a forge request failed.
+ * Why a forge request failed. Refused: `unauthorized` (final for the run) and `forbidden`;
+ * rate-limited: `rate_limited` (with {@linkcode ForgeError.until}); not found: `not_found`;
+ * unreachable: `network`; answered badly: `server`, `refused`, `unusable`.
  *
- * - `unauthorized`: 401, the token is missing, wrong or expired;
+ * - `unauthorized`: 401, the token is missing, wrong or expired; no later request of the run
+ *   is sent to that forge;
  * - `forbidden`: 403 without a rate limit, e.g. a read-only token;
  * - `not_found`: 404, the repository, pull request or comment is not visible to the token;
- * - `rate_limited`: 429, or 403 with `x-ratelimit-remaining: 0`, or a long `Retry-After`;
+ * - `rate_limited`: 429, or 403 with `x-ratelimit-remaining: 0`, a `Retry-After` or a message
+ *   that says so (GitHub's secondary limit), after waiting the pause out, or given up because
+ *   the pause outlasts the time left ({@linkcode ForgeError.givenUp});
  * - `server`: 5xx, after the retries ({@linkcode MAX_ATTEMPTS}; none for a `POST`);
  * - `network`: no answer (refused, reset, DNS, timeout), after the retries (none for a `POST`);
  * - `refused`: a redirect to another origin or to an address with credentials, or too many;
@@ -81,16 +89,27 @@ export class ForgeError extends Error {
   readonly kind: ForgeFailure;
   /** The HTTP status, when there was an answer. */
   readonly status: number | null;
+  /** A rate limit's end, in epoch milliseconds, when the forge said (or a minute on). */
+  readonly until: number | null;
+  /** The request was never sent: a rate limit's pause outlasts the time left to finish. */
+  readonly givenUp: boolean;
 
   /** Makes the error; `options.cause` keeps the underlying error. */
   constructor(
     kind: ForgeFailure,
     message: string,
-    options: { readonly status?: number; readonly cause?: unknown } = {},
+    options: {
+      readonly status?: number;
+      readonly cause?: unknown;
+      readonly until?: number;
+      readonly givenUp?: boolean;
+    } = {},
   ) {
     super(message, { cause: options.cause });
     this.kind = kind;
     this.status = options.status ?? null;
+    this.until = options.until ?? null;
+    this.givenUp = options.givenUp ?? false;
   }
 }
 
@@ -98,12 +117,14 @@ export class ForgeError extends Error {
 export interface ForgeEffects {
   /** The fetch to use; default the global one. */
   readonly fetch?: typeof fetch;
-  /** Waits between attempts; default a real timer. */
-  readonly sleep?: (ms: number) => Promise<void>;
+  /** Waits between attempts and out a rate limit's pause; default a real timer. */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** The clock, in epoch milliseconds (for `Retry-After` dates and rate-limit resets). */
   readonly now?: () => number;
   /** How long one attempt may take; default {@linkcode DEFAULT_REQUEST_TIMEOUT_MS}. */
   readonly requestTimeoutMs?: number;
+  /** The forge's limits, shared by every client of the run; default limits of its own. */
+  readonly limits?: ForgeLimits;
 }
 
 /**
@@ -124,6 +145,7 @@ export function pickEffects(
     ...(options.sleep ? { sleep: options.sleep } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
   };
 }
 
@@ -137,6 +159,16 @@ export interface ForgeHttpOptions extends ForgeEffects {
   readonly headers: Readonly<Record<string, string>>;
   /** Values never to show in a message (the token). */
   readonly secrets: readonly string[];
+}
+
+/** How one request goes: how urgent it is, and what ends it early. */
+export interface RequestOptions {
+  /** Default `background`: the comment's. */
+  readonly priority?: Priority;
+  /** Ends the request (and its wait for a slot) early: the end of the time left to finish. */
+  readonly signal?: AbortSignal | undefined;
+  /** Attempts after a 5xx or no answer; default {@linkcode MAX_ATTEMPTS}. */
+  readonly attempts?: number;
 }
 
 /** A successful answer: its JSON, its headers and the address that gave it. */
@@ -166,6 +198,7 @@ export interface ForgeAnswer {
 export class ForgeHttp {
   readonly #options: ForgeHttpOptions;
   readonly #base: URL;
+  readonly #limits: ForgeLimits;
 
   /**
    * A client for one forge's API.
@@ -182,6 +215,11 @@ export class ForgeHttp {
     }
     this.#options = options;
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
+    this.#limits = options.limits ?? new ForgeLimits({
+      forge: options.forge,
+      now: options.now ?? Date.now,
+      sleep: options.sleep ?? sleep,
+    });
   }
 
   /** The API's origin: the only place the token is sent. */
@@ -189,30 +227,77 @@ export class ForgeHttp {
     return this.#base.origin;
   }
 
+  /** The forge's name for messages: `"GitHub"`. */
+  get forge(): string {
+    return this.#options.forge;
+  }
+
+  /** The limits this client's requests go under (shared with the forge's other clients). */
+  get limits(): ForgeLimits {
+    return this.#limits;
+  }
+
   /**
-   * Sends one request and returns its JSON answer. `target` is a path under the API root
-   * (`/repos/…`) or an absolute URL on the API's origin (a pagination link). A POST is not
-   * retried after a 5xx or a network error, which may have created the comment, even with a
-   * `Retry-After`; a rate limit's short `Retry-After` is waited out for every method.
+   * Sends one request, once the forge's limits let it go, and returns its JSON answer. `target`
+   * is a path under the API root (`/repos/…`) or an absolute URL on the API's origin (a
+   * pagination link). A POST is not retried after a 5xx or a network error, which may have
+   * created what it asked for; a rate limit pauses every request of the forge for the time it
+   * gives (a minute when it gives none), then this one is sent again; a 401 ends every later
+   * request of the run.
    *
    * @throws {ForgeError} For every failure; never another error.
    */
-  async request(method: string, target: string, body?: unknown): Promise<ForgeAnswer> {
+  async request(
+    method: string,
+    target: string,
+    body?: unknown,
+    options: RequestOptions = {},
+  ): Promise<ForgeAnswer> {
     const url = this.#resolve(target);
     const idempotent = method !== "POST";
-    for (let attempt = 1;; attempt++) {
+    const write = method !== "GET";
+    let limited = 0;
+    for (let attempt = 1;;) {
+      const slot = await this.#acquire(write, options);
+      let failure: _Retry;
       try {
-        return await this.#attempt(method, url, body);
+        return await this.#attempt(method, url, body, slot.signal, options.signal);
       } catch (error) {
-        const failure = error instanceof _Retry ? error : null;
-        if (failure === null) throw error;
-        // A POST that met a 5xx or no answer may have created the comment: it is not sent again
-        // here (the comment looks again first); only a rate limit, which means it was not
-        // handled, is waited out.
-        const retryable = idempotent || failure.error.kind === "rate_limited";
-        if (!retryable || attempt >= MAX_ATTEMPTS) throw failure.error;
-        await this.#sleep(failure.waitMs ?? exponentialDelay(attempt, RETRY_DELAY_MS));
+        if (error instanceof ForgeError && error.kind === "unauthorized") {
+          this.#limits.refuse(error);
+        }
+        if (!(error instanceof _Retry)) throw error;
+        failure = error;
+      } finally {
+        slot.release();
       }
+      if (failure.error.kind === "rate_limited") {
+        this.#limits.pause(failure.waitMs ?? MIN_RATE_LIMIT_PAUSE_MS, failure.error.message);
+        if (++limited > MAX_RATE_LIMITED) throw failure.error;
+        continue;
+      }
+      if (!idempotent || attempt >= (options.attempts ?? MAX_ATTEMPTS)) throw failure.error;
+      await this.#sleep(failure.waitMs ?? exponentialDelay(attempt, RETRY_DELAY_MS));
+      attempt++;
+    }
+  }
+
+  async #acquire(write: boolean, options: RequestOptions) {
+    try {
+      return await this.#limits.acquire(
+        { write, priority: options.priority ?? "background" },
+        options.signal,
+      );
+    } catch (error) {
+      if (error instanceof LimitRefusal && error.reason === "refused") {
+        throw error.error instanceof ForgeError
+          ? error.error
+          : new ForgeError("unauthorized", error.message);
+      }
+      if (error instanceof LimitRefusal) {
+        throw new ForgeError("rate_limited", error.message, { givenUp: true });
+      }
+      throw this.#unreached(error).error;
     }
   }
 
@@ -231,9 +316,18 @@ export class ForgeHttp {
     return url;
   }
 
-  async #attempt(method: string, start: URL, body: unknown): Promise<ForgeAnswer> {
+  async #attempt(
+    method: string,
+    start: URL,
+    body: unknown,
+    preempted: AbortSignal,
+    caller: AbortSignal | undefined,
+  ): Promise<ForgeAnswer> {
     const forge = this.#options.forge;
-    const { signal } = requestSignal(this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    const { signal } = requestSignal(
+      this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      caller === undefined ? preempted : AbortSignal.any([preempted, caller]),
+    );
     const sendsBody = body !== undefined && method !== "GET";
     let answer: Followed;
     try {
@@ -325,19 +419,20 @@ export class ForgeHttp {
         );
       }
     }
-    const what = `${forge} answered ${method} ${url.pathname} with ${status}${this.#detail(text)}`;
+    const detail = this.#detail(text);
+    const what = `${forge} answered ${method} ${url.pathname} with ${status}${detail}`;
     const now = (this.#options.now ?? Date.now)();
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), now);
     const exhausted = response.headers.get("x-ratelimit-remaining") === "0";
-    if (status === 429 || (status === 403 && (exhausted || retryAfterMs !== undefined))) {
+    // GitHub's secondary limit may come as a 403 with neither header: its message says so.
+    const says = /rate limit/i.test(detail);
+    if (status === 429 || (status === 403 && (exhausted || retryAfterMs !== undefined || says))) {
+      const waitMs = retryAfterMs ?? this.#resetMs(response, now) ?? MIN_RATE_LIMIT_PAUSE_MS;
       const error = new ForgeError("rate_limited", `${what}${this.#reset(response, now)}`, {
         status,
+        until: now + waitMs,
       });
-      // A short wait is worth it; a reset in an hour is not something a CI job waits for.
-      if (!exhausted && retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS) {
-        throw new _Retry(error, retryAfterMs);
-      }
-      throw error;
+      throw new _Retry(error, waitMs);
     }
     if (status >= 500) {
       const error = new ForgeError("server", what, { status });
@@ -354,6 +449,15 @@ export class ForgeHttp {
       ? "not_found"
       : "unusable";
     throw new ForgeError(kind, what, { status });
+  }
+
+  // How long until the rate limit resets (GitHub's `x-ratelimit-reset`, epoch seconds), when the
+  // limit is used up and the reset is ahead.
+  #resetMs(response: Response, now: number): number | undefined {
+    if (response.headers.get("x-ratelimit-remaining") !== "0") return undefined;
+    const reset = Number(response.headers.get("x-ratelimit-reset"));
+    if (!Number.isFinite(reset) || reset * 1000 <= now) return undefined;
+    return reset * 1000 - now;
   }
 
   // When the rate limit resets, from GitHub's `x-ratelimit-reset` (epoch seconds).
@@ -387,13 +491,14 @@ export class ForgeHttp {
   }
 
   #sleep(ms: number): Promise<void> {
-    return (this.#options.sleep ?? ((wait) => sleep(wait, new AbortController().signal)))(ms);
+    return (this.#options.sleep ?? sleep)(ms, new AbortController().signal);
   }
 }
 
 /**
- * The token's own user, `GET /user`: its JSON, or `null` when the token may not read it (401,
- * 403, 404: GitHub's workflow token). Any other failure is thrown.
+ * The token's own user, `GET /user`: its JSON, or `null` when the token may not read it (403,
+ * 404: GitHub's workflow token). Any other failure is thrown: a 401 is final, and no further
+ * request is sent to the forge.
  *
  * @example
  * ```ts
@@ -401,12 +506,15 @@ export class ForgeHttp {
  * const user = await tokenUser(http); // { login: "octocat", … } or null
  * ```
  */
-export async function tokenUser(http: ForgeHttp): Promise<unknown> {
+export async function tokenUser(
+  http: ForgeHttp,
+  options: RequestOptions = {},
+): Promise<unknown> {
   try {
-    return (await http.request("GET", "/user")).data;
+    return (await http.request("GET", "/user", undefined, options)).data;
   } catch (error) {
     if (
-      error instanceof ForgeError && ["forbidden", "unauthorized", "not_found"].includes(error.kind)
+      error instanceof ForgeError && ["forbidden", "not_found"].includes(error.kind)
     ) {
       return null;
     }
@@ -418,9 +526,6 @@ export async function tokenUser(http: ForgeHttp): Promise<unknown> {
 class _Retry {
   constructor(readonly error: ForgeError, readonly waitMs?: number) {}
 }
-
-/** The default GitHub API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
-export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
 
 /** What a forge's API client needs: the token, the API root and who is asking. */
 export interface ForgeApiOptions extends ForgeEffects {
@@ -440,7 +545,7 @@ export interface ForgeApiOptions extends ForgeEffects {
  * ```ts
  * const http = githubApi({
  *   token: "ghs_example",
- *   apiUrl: DEFAULT_GITHUB_API_URL,
+ *   apiUrl: "https://api.github.com",
  *   userAgent: "service-ci/1.0.0",
  * });
  * http.origin; // "https://api.github.com"
@@ -489,57 +594,20 @@ export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
   });
 }
 
-/** An environment variable, trimmed, or `null` when unset or empty. */
-export type ReadVariable = (name: string) => string | null;
-
 /**
- * GitHub's API address (`GITHUB_API_URL`, else {@linkcode DEFAULT_GITHUB_API_URL}) and the
- * repository (`repository` from the metadata, else `GITHUB_REPOSITORY`) the token goes to, as the
- * comment and the check runs both find them; else what is wrong, in words that name the variable.
+ * The `rel="next"` address of an RFC 8288 `Link` header, or `null`.
  *
  * @example
  * ```ts
- * githubTarget(() => null, "acme/widgets", "ghs_example");
- * // { apiUrl: "https://api.github.com", repository: "acme/widgets" }
+ * nextLink('<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last"');
+ * // "https://api.github.com/x?page=2"
  * ```
  */
-export function githubTarget(
-  read: ReadVariable,
-  repository: string | null,
-  token: string,
-): { readonly apiUrl: string; readonly repository: string } | { readonly problem: string } {
-  const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
-  const problem = tokenUrlProblem(apiUrl, "GITHUB_API_URL");
-  if (problem !== null) return { problem };
-  const slug = repository ?? read("GITHUB_REPOSITORY");
-  if (slug === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(slug)) {
-    return {
-      problem: `the repository must be "owner/name" (got ${
-        JSON.stringify(maskSecrets(slug ?? "", [token]))
-      }; GITHUB_REPOSITORY or ${optionName(OPTIONS.repository)} sets it)`,
-    };
+export function nextLink(header: string | null): string | null {
+  if (header === null) return null;
+  for (const match of header.matchAll(/<([^>]*)>((?:\s*;\s*[^,;]+)*)/g)) {
+    const rel = /;\s*rel\s*=\s*"?([^";]*)"?/i.exec(match[2] ?? "")?.[1] ?? "";
+    if (rel.toLowerCase().split(/\s+/).includes("next")) return match[1] ?? null;
   }
-  return { apiUrl, repository: slug };
-}
-
-/**
- * GitLab's API address (`CI_API_V4_URL`) and the project (`CI_PROJECT_ID`) the token goes to, as
- * the comment and the commit statuses both find them; else what is wrong.
- *
- * @example
- * ```ts
- * gitlabTarget((name) => ({ CI_API_V4_URL: "https://gitlab.example/api/v4", CI_PROJECT_ID: "7" })[name] ?? null);
- * // { apiUrl: "https://gitlab.example/api/v4", projectId: "7" }
- * ```
- */
-export function gitlabTarget(
-  read: ReadVariable,
-): { readonly apiUrl: string; readonly projectId: string } | { readonly problem: string } {
-  const apiUrl = read("CI_API_V4_URL");
-  if (apiUrl === null) return { problem: "CI_API_V4_URL is not set" };
-  const problem = tokenUrlProblem(apiUrl, "CI_API_V4_URL");
-  if (problem !== null) return { problem };
-  const projectId = read("CI_PROJECT_ID");
-  if (projectId === null) return { problem: "CI_PROJECT_ID is not set" };
-  return { apiUrl, projectId };
+  return null;
 }

@@ -1,0 +1,150 @@
+/**
+ * Bitbucket Cloud's client: JSON requests through the pipeline's authenticated proxy by the HTTP
+ * policy (redirects only on api.bitbucket.org, whose requests the proxy signs), under the forge's
+ * limits, every failure one {@linkcode ForgeError}. The build statuses and the Code Insights
+ * report both send through it.
+ */
+
+import { fetchFollowing, RedirectError } from "../http_policy.ts";
+import { sanitize } from "../sanitize.ts";
+import { sleep } from "../sleep.ts";
+import { ForgeError, type RequestOptions } from "./client.ts";
+import { ForgeLimits, LimitRefusal, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
+import { parseRetryAfter } from "../backoff.ts";
+
+/** Options of {@linkcode BitbucketProxy}. */
+export interface BitbucketProxyOptions {
+  /** The proxy's address, for messages. */
+  readonly proxy: string;
+  /** The fetch through the proxy, each request bounded in time. */
+  readonly fetch: typeof fetch;
+  /** Bitbucket's limits, shared by every writer of the run; default limits of its own. */
+  readonly limits?: ForgeLimits | undefined;
+  /** Wall-clock time in epoch milliseconds (`Retry-After` dates). */
+  readonly now?: () => number;
+}
+
+/**
+ * Requests to Bitbucket Cloud through the pipeline's proxy.
+ *
+ * @example
+ * ```ts
+ * const bitbucket = new BitbucketProxy({ proxy: "http://localhost:29418", fetch });
+ * // await bitbucket.request("DELETE", "http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/4f1c2d3/reports/service-ci");
+ * ```
+ */
+export class BitbucketProxy {
+  /** The forge's name for messages. */
+  readonly forge = "Bitbucket";
+  readonly #options: BitbucketProxyOptions;
+  readonly #limits: ForgeLimits;
+
+  /** A client through `options.proxy`. */
+  constructor(options: BitbucketProxyOptions) {
+    this.#options = options;
+    this.#limits = options.limits ??
+      new ForgeLimits({ forge: "Bitbucket", now: options.now ?? Date.now, sleep });
+  }
+
+  /** The proxy's address, for messages. */
+  get proxy(): string {
+    return this.#options.proxy;
+  }
+
+  /**
+   * Sends one JSON request and resolves with the answer's status (2xx); no body is read. A 404
+   * to a `DELETE` counts as done: what was to be deleted is not there. A rate limit pauses every
+   * Bitbucket request and this one is sent again.
+   *
+   * @throws {ForgeError} For every failure.
+   */
+  async request(
+    method: string,
+    url: string,
+    body?: unknown,
+    options: RequestOptions = {},
+  ): Promise<number> {
+    for (let limited = 0;; limited++) {
+      const slot = await this.#acquire(method !== "GET", options);
+      let status: number;
+      let retryAfter: string | null = null;
+      try {
+        const signal = options.signal === undefined
+          ? slot.signal
+          : AbortSignal.any([slot.signal, options.signal]);
+        const { response } = await fetchFollowing(new URL(url), {
+          method,
+          signal,
+          ...(body === undefined
+            ? {}
+            : { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
+        }, { fetch: this.#options.fetch });
+        await response.body?.cancel();
+        status = response.status;
+        retryAfter = response.headers.get("retry-after");
+      } catch (cause) {
+        if (cause instanceof RedirectError) {
+          throw new ForgeError("refused", `${cause.message} through the proxy ${this.proxy}`, {
+            status: cause.status,
+            cause,
+          });
+        }
+        const text = cause instanceof Error ? cause.message : String(cause);
+        throw new ForgeError(
+          "network",
+          `${method} got no answer through the proxy ${this.proxy} (${
+            sanitize(text, { maxLength: 200 })
+          })`,
+          { cause },
+        );
+      } finally {
+        slot.release();
+      }
+      if ((status >= 200 && status < 300) || (method === "DELETE" && status === 404)) {
+        return status;
+      }
+      const path = new URL(url).pathname.split("/").slice(-2).join("/");
+      const what = `${method} …/${path} answered ${status} through the proxy ${this.proxy}`;
+      if (status === 429 && limited < 3) {
+        const now = (this.#options.now ?? Date.now)();
+        this.#limits.pause(parseRetryAfter(retryAfter, now) ?? MIN_RATE_LIMIT_PAUSE_MS, what);
+        continue;
+      }
+      const kind = status === 401
+        ? "unauthorized"
+        : status === 403
+        ? "forbidden"
+        : status === 404
+        ? "not_found"
+        : status === 429
+        ? "rate_limited"
+        : status >= 500
+        ? "server"
+        : "unusable";
+      const error = new ForgeError(kind, what, { status });
+      if (kind === "unauthorized") this.#limits.refuse(error);
+      throw error;
+    }
+  }
+
+  async #acquire(write: boolean, options: RequestOptions) {
+    try {
+      return await this.#limits.acquire(
+        { write, priority: options.priority ?? "background" },
+        options.signal,
+      );
+    } catch (error) {
+      if (error instanceof LimitRefusal && error.reason === "refused") {
+        throw error.error instanceof ForgeError
+          ? error.error
+          : new ForgeError("unauthorized", error.message);
+      }
+      if (error instanceof LimitRefusal) {
+        throw new ForgeError("rate_limited", error.message, { givenUp: true });
+      }
+      throw new ForgeError("network", `no answer through the proxy ${this.proxy}`, {
+        cause: error,
+      });
+    }
+  }
+}

@@ -1,0 +1,342 @@
+/**
+ * The one answer, for the comment, the commit statuses and Bitbucket's Code Insights alike, to
+ * "which forge, which API address, which token, which commit, which pull or merge request — or
+ * why there is nothing to write" (docs/architecture.md, "The forge").
+ */
+
+import type { CiContext, CiMetadata } from "../ci_metadata.ts";
+import { tokenUrlProblem } from "../http_policy.ts";
+import { optionName, OPTIONS } from "../options.ts";
+import { maskSecrets } from "../sanitize.ts";
+
+/** The forges service-ci writes to. */
+export type ForgeName = "GitHub" | "GitLab" | "Bitbucket";
+
+/** What is written: the comment, the commit statuses, or Bitbucket's Code Insights report. */
+export type ForgeUse = "comment" | "statuses" | "insights";
+
+/**
+ * Which commit the verdict is about: a pull request's head, a merge group's head (GitHub's merge
+ * queue), a merge request's head (also in a GitLab merge train or merged-results pipeline, whose
+ * merge result is another commit), or the commit built.
+ */
+export type CommitOf = "pull_request_head" | "merge_group_head" | "merge_request_head" | "build";
+
+/** Where a forge's verdict goes. */
+export interface ForgeTarget {
+  /** Which forge. */
+  readonly forge: ForgeName;
+  /** The API root (GitHub, GitLab), or the commit's API address through the proxy (Bitbucket). */
+  readonly apiUrl: string;
+  /** The token and the variable it came from; none for Bitbucket, whose proxy signs. */
+  readonly token: { readonly value: string; readonly variable: string } | null;
+  /** Bitbucket's pipeline proxy; `null` elsewhere. */
+  readonly proxy: string | null;
+  /** GitHub's `owner/name`, GitLab's project id, Bitbucket's `workspace/slug`. */
+  readonly repository: string;
+  /** The commit the verdict is about (lower-case hex), and what it is. */
+  readonly commit: { readonly sha: string; readonly of: CommitOf };
+  /** The pull request's number or the merge request's iid, when there is one. */
+  readonly change: number | null;
+  /** GitLab: the ref of the pipeline (a status carries it); `null` elsewhere. */
+  readonly ref: string | null;
+  /** GitLab: the pipeline, when the status's commit is the pipeline's own; else `null`. */
+  readonly pipelineId: number | null;
+  /** What tells this gate's comment from another's: the workflow and the job. */
+  readonly gate: { readonly workflow: string; readonly job: string };
+  /** A web link to the commit (a Bitbucket status needs a link). */
+  readonly web: string | null;
+}
+
+/** Why nothing is written, as one line for the user. */
+export interface ForgeSkip {
+  /** The line, e.g. `service-ci: no commit statuses: GITHUB_TOKEN is not set; …`. */
+  readonly skip: string;
+}
+
+/** The build the verdict is about: its metadata and, when known, its context. */
+export interface ForgeBuild {
+  /** The CI metadata (provider, commit, pull request, repository). */
+  readonly metadata: CiMetadata;
+  /** What kind of build it is (a merge queue, a merge train). */
+  readonly context?: CiContext | undefined;
+}
+
+/** The default GitHub API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
+export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
+
+/**
+ * The proxy every Bitbucket Pipelines step has, which adds the pipeline's credentials to
+ * requests for `http://api.bitbucket.org`. `SERVICE_BITBUCKET_PROXY` overrides it.
+ */
+export const BITBUCKET_PROXY = "http://localhost:29418";
+
+/**
+ * Every environment variable the forge outputs read (the comment, the statuses, Code Insights),
+ * by exact name, besides the CI metadata's.
+ *
+ * @example
+ * ```ts
+ * FORGE_ENV_VARIABLES.includes("CI_PIPELINE_ID"); // true
+ * ```
+ */
+export const FORGE_ENV_VARIABLES: readonly string[] = Object.freeze([
+  "GITHUB_TOKEN",
+  "GITHUB_API_URL",
+  "GITHUB_EVENT_NAME",
+  "GITHUB_REPOSITORY",
+  "GITHUB_WORKFLOW",
+  "GITHUB_JOB",
+  "SERVICE_GITLAB_TOKEN",
+  "CI_API_V4_URL",
+  "CI_PROJECT_ID",
+  "CI_MERGE_REQUEST_IID",
+  "CI_EXTERNAL_PULL_REQUEST_IID",
+  "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
+  "CI_COMMIT_REF_NAME",
+  "CI_COMMIT_SHA",
+  "CI_PIPELINE_ID",
+  "CI_JOB_NAME",
+  "BITBUCKET_WORKSPACE",
+  "BITBUCKET_REPO_SLUG",
+  "BITBUCKET_REPO_FULL_NAME",
+  "BITBUCKET_COMMIT",
+  "SERVICE_BITBUCKET_PROXY",
+]);
+
+/** The forge tokens: secrets to mask in every output, whether or not a forge is written to. */
+export const FORGE_TOKEN_VARIABLES: readonly string[] = Object.freeze([
+  "GITHUB_TOKEN",
+  "SERVICE_GITLAB_TOKEN",
+]);
+
+/**
+ * The forge tokens set in `env`: secrets to mask in every output, like the service key.
+ *
+ * @example
+ * ```ts
+ * forgeTokens({ GITHUB_TOKEN: "ghs_example", SERVICE_GITLAB_TOKEN: "" }); // ["ghs_example"]
+ * ```
+ */
+export function forgeTokens(env: Readonly<Record<string, string | undefined>>): string[] {
+  return FORGE_TOKEN_VARIABLES
+    .map((name) => env[name]?.trim() ?? "")
+    .filter((token) => token !== "");
+}
+
+const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> = {
+  comment: (forge) => `no ${forge === "GitLab" ? "merge-request" : "pull-request"} comment`,
+  statuses: () => "no commit statuses",
+  insights: () => "no Code Insights report was sent",
+};
+
+/**
+ * Where `use` writes for this build, or the one line saying why nothing is written: not GitHub
+ * Actions, GitLab CI (or, for statuses and Code Insights, Bitbucket Pipelines); no pull or merge
+ * request for the comment (a merge queue's `merge_group` has none); no full commit SHA; no
+ * token; an unusable API address.
+ *
+ * GitHub: `GITHUB_TOKEN` to `GITHUB_API_URL` (default {@linkcode DEFAULT_GITHUB_API_URL}), the
+ * repository from the metadata or `GITHUB_REPOSITORY`, the commit the metadata's (a pull
+ * request's head, a merge group's head). GitLab: `SERVICE_GITLAB_TOKEN` to `CI_API_V4_URL`,
+ * project `CI_PROJECT_ID`, merge request `CI_MERGE_REQUEST_IID`, the merge request's head, with
+ * the pipeline's ref and, when the head is the pipeline's own commit, `CI_PIPELINE_ID`.
+ * Bitbucket: the commit's API address through `SERVICE_BITBUCKET_PROXY` (default
+ * {@linkcode BITBUCKET_PROXY}).
+ *
+ * @example
+ * ```ts
+ * import type { CiMetadata } from "../ci_metadata.ts";
+ * declare const metadata: CiMetadata;
+ * const target = forgeTarget({ GITHUB_TOKEN: "ghs_example" }, { metadata }, "statuses");
+ * if ("skip" in target) console.error(target.skip);
+ * ```
+ */
+export function forgeTarget(
+  env: Readonly<Record<string, string | undefined>>,
+  build: ForgeBuild,
+  use: ForgeUse,
+): ForgeTarget | ForgeSkip {
+  const read = (name: string) => env[name]?.trim() || null;
+  const { metadata } = build;
+  const forge: ForgeName | null = metadata.provider === "github_actions"
+    ? "GitHub"
+    : metadata.provider === "gitlab"
+    ? "GitLab"
+    : metadata.provider === "bitbucket" && use !== "comment"
+    ? "Bitbucket"
+    : null;
+  const skip = (why: string): ForgeSkip => ({
+    skip: use === "insights"
+      ? `Bitbucket Pipelines: ${_NOTHING[use](forge)}: ${why}`
+      : `service-ci: ${_NOTHING[use](forge)}: ${why}`,
+  });
+  if (forge === null) {
+    return skip(
+      use === "comment"
+        ? `comments are written from GitHub Actions and GitLab CI only (this build: ${metadata.provider})`
+        : `commit statuses are written from GitHub Actions, GitLab CI and Bitbucket Pipelines only (this build: ${metadata.provider})`,
+    );
+  }
+  const mergeQueue = (build.context?.kind ?? null) === "merge_queue" ||
+    (forge === "GitHub" && read("GITHUB_EVENT_NAME") === "merge_group");
+  let change: number | null = null;
+  if (use === "comment" && forge === "GitHub") {
+    // The queue's branch names a pull request, but the event has none: the comment belongs to
+    // the pull request's own run.
+    if (mergeQueue) {
+      return {
+        skip:
+          "service-ci: no pull-request comment in a merge queue run (merge_group has no pull request); the pull_request run's comment stands",
+      };
+    }
+    change = metadata.pull_request_number;
+    if (change === null) {
+      return skip(
+        `this build is not for a pull request (no pull request number was detected; ${
+          optionName(OPTIONS.pullRequest)
+        } <n> names one)`,
+      );
+    }
+  }
+  if (use === "comment" && forge === "GitLab") {
+    const iidText = read("CI_MERGE_REQUEST_IID");
+    if (iidText === null && read("CI_EXTERNAL_PULL_REQUEST_IID") !== null) {
+      return skip(
+        "this pipeline is for an external pull request, which has no GitLab merge request to comment on",
+      );
+    }
+    const iid = iidText === null ? metadata.pull_request_number : Number(iidText);
+    if (iid === null || !Number.isSafeInteger(iid) || iid < 1) {
+      return skip(
+        'this pipeline is not for a merge request (CI_MERGE_REQUEST_IID is set in merge request pipelines: `rules: - if: $CI_PIPELINE_SOURCE == "merge_request_event"`)',
+      );
+    }
+    change = iid;
+  }
+  const commit = _commit(metadata, forge === "Bitbucket" ? read("BITBUCKET_COMMIT") : null, {
+    full: use !== "insights",
+  });
+  if (commit === null && use !== "comment") return skip(_noSha(metadata, use));
+  const of: CommitOf = forge === "GitHub"
+    ? mergeQueue
+      ? "merge_group_head"
+      : metadata.pull_request_number === null
+      ? "build"
+      : "pull_request_head"
+    : forge === "GitLab" && read("CI_MERGE_REQUEST_IID") !== null
+    ? "merge_request_head"
+    : "build";
+  const base = {
+    forge,
+    commit: { sha: commit ?? "", of },
+    change: change ?? metadata.pull_request_number,
+    web: null,
+  };
+  switch (forge) {
+    case "GitHub": {
+      const value = read("GITHUB_TOKEN");
+      if (value === null) {
+        return skip(
+          `GITHUB_TOKEN is not set; set it to \${{ github.token }} and grant the job \`permissions: ${
+            use === "comment" ? "pull-requests" : "checks"
+          }: write\``,
+        );
+      }
+      const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
+      const problem = tokenUrlProblem(apiUrl, "GITHUB_API_URL");
+      if (problem !== null) return skip(problem);
+      const slug = metadata.repository ?? read("GITHUB_REPOSITORY");
+      if (slug === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(slug)) {
+        return skip(
+          `the repository must be "owner/name" (got ${
+            JSON.stringify(maskSecrets(slug ?? "", [value]))
+          }; GITHUB_REPOSITORY or ${optionName(OPTIONS.repository)} sets it)`,
+        );
+      }
+      return {
+        ...base,
+        apiUrl,
+        token: { value, variable: "GITHUB_TOKEN" },
+        proxy: null,
+        repository: slug,
+        ref: null,
+        pipelineId: null,
+        gate: { workflow: read("GITHUB_WORKFLOW") ?? "", job: read("GITHUB_JOB") ?? "" },
+      };
+    }
+    case "GitLab": {
+      const value = read("SERVICE_GITLAB_TOKEN");
+      if (value === null) {
+        return skip(
+          use === "comment"
+            ? "SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope (CI_JOB_TOKEN cannot write merge request notes)"
+            : "SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope and the Developer role (CI_JOB_TOKEN cannot set statuses)",
+        );
+      }
+      const apiUrl = read("CI_API_V4_URL");
+      if (apiUrl === null) return skip("CI_API_V4_URL is not set");
+      const problem = tokenUrlProblem(apiUrl, "CI_API_V4_URL");
+      if (problem !== null) return skip(problem);
+      const projectId = read("CI_PROJECT_ID");
+      if (projectId === null) return skip("CI_PROJECT_ID is not set");
+      const pipeline = Number(read("CI_PIPELINE_ID"));
+      const own = commit !== null && read("CI_COMMIT_SHA")?.toLowerCase() === commit;
+      return {
+        ...base,
+        apiUrl,
+        token: { value, variable: "SERVICE_GITLAB_TOKEN" },
+        proxy: null,
+        repository: projectId,
+        ref: read("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") ?? read("CI_COMMIT_REF_NAME") ??
+          metadata.branch,
+        pipelineId: own && Number.isSafeInteger(pipeline) && pipeline > 0 ? pipeline : null,
+        gate: { workflow: "", job: read("CI_JOB_NAME") ?? "" },
+      };
+    }
+    case "Bitbucket": {
+      const [owner, name] = (read("BITBUCKET_REPO_FULL_NAME") ?? "").split("/");
+      const workspace = read("BITBUCKET_WORKSPACE") || owner;
+      const slug = read("BITBUCKET_REPO_SLUG") || name;
+      if (!workspace || !slug) {
+        return skip(
+          "BITBUCKET_WORKSPACE and BITBUCKET_REPO_SLUG (or BITBUCKET_REPO_FULL_NAME) are not set",
+        );
+      }
+      const repository = `${encodeURIComponent(workspace)}/${encodeURIComponent(slug)}`;
+      return {
+        ...base,
+        apiUrl: `http://api.bitbucket.org/2.0/repositories/${repository}/commit/${commit}`,
+        token: null,
+        proxy: read("SERVICE_BITBUCKET_PROXY") ?? BITBUCKET_PROXY,
+        repository,
+        ref: null,
+        pipelineId: null,
+        gate: { workflow: "", job: "" },
+        web: `https://bitbucket.org/${repository}/commits/${commit}`,
+      };
+    }
+  }
+}
+
+// The commit the verdict is about (the pull or merge request's head: ci_metadata.ts picks it
+// over the merge commit), lower-cased; a full SHA unless `full` is false (Code Insights takes an
+// abbreviated one).
+function _commit(
+  metadata: CiMetadata,
+  fallback: string | null,
+  options: { readonly full: boolean },
+): string | null {
+  const sha = metadata.commit_sha ?? fallback;
+  const valid = options.full ? /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i : /^[0-9a-f]{7,64}$/i;
+  return sha !== null && valid.test(sha) ? sha.toLowerCase() : null;
+}
+
+function _noSha(metadata: CiMetadata, use: ForgeUse): string {
+  if (use === "insights") {
+    return `the commit is not a hex SHA (got ${JSON.stringify(metadata.commit_sha ?? "")})`;
+  }
+  return `no full commit SHA was detected (got ${JSON.stringify(metadata.commit_sha ?? "")}; ${
+    optionName(OPTIONS.commitSha)
+  } gives one)`;
+}
