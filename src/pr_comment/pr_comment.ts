@@ -17,7 +17,9 @@ import {
   pickEffects,
   type RequestOptions,
 } from "../forge/client.ts";
+import type { ForgeLimits } from "../forge/limits.ts";
 import { type ForgeTarget, forgeTarget } from "../forge/target.ts";
+import type { FinishWindow } from "../run_output.ts";
 import { GithubThread } from "./github.ts";
 import { GitlabThread } from "./gitlab.ts";
 import { type CommentHistory, readHistory, recordRun } from "./history.ts";
@@ -74,6 +76,7 @@ export class PullRequestComment {
   readonly #secrets: readonly string[];
   readonly #noun: string;
   readonly #advice: Readonly<Partial<Record<ForgeError["kind"], string>>>;
+  readonly #limits: ForgeLimits | undefined;
   #queue: Promise<void> = Promise.resolve();
   #commentId: number | null = null;
   // The history the comment held before this run, once read (docs/pr-comment.md, "History
@@ -92,8 +95,11 @@ export class PullRequestComment {
       readonly marker: string;
       readonly warn: (line: string) => void;
       readonly secrets: readonly string[];
+      /** The forge's limits, told when the time to finish ends. */
+      readonly limits?: ForgeLimits;
     },
   ) {
+    this.#limits = options.limits;
     this.#thread = thread;
     this.#marker = options.marker;
     this.#warn = options.warn;
@@ -151,6 +157,7 @@ export class PullRequestComment {
       marker,
       warn: options.warn,
       secrets: target.token === null ? [] : [target.token.value],
+      limits: http.limits,
     });
   }
 
@@ -172,7 +179,8 @@ export class PullRequestComment {
    * oldest is kept while the others are deleted (only our own: `find` never returns another's).
    * `window` ends it when the run's time to finish is up. Never rejects.
    */
-  finish(report: RunReport, window?: { readonly signal: AbortSignal }): Promise<void> {
+  finish(report: RunReport, window?: FinishWindow): Promise<void> {
+    if (window !== undefined) this.#limits?.finishBy(window.endsAt);
     return this.#enqueue(
       {
         agents: report.agents.map((agent) => agent.agentId),

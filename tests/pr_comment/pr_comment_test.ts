@@ -130,9 +130,11 @@ Deno.test("PullRequestComment on GitHub creates the in-progress comment, then ed
   assert.match(github.comments[0]!.body, /✅ service-ci: quality gate passed/);
   assert.ok(hasMarker(github.comments[0]!.body, marker));
 
+  // The verdicts look again first: an overlapping run may have written a copy to remove.
   assert.deepEqual(github.commentRequests.map((request) => `${request.method} ${request.path}`), [
     "GET /repos/acme/widgets/issues/42/comments?per_page=100",
     "POST /repos/acme/widgets/issues/42/comments",
+    "GET /repos/acme/widgets/issues/42/comments?per_page=100",
     `PATCH /repos/acme/widgets/issues/comments/${created.id}`,
   ]);
   assert.deepEqual(warnings, []);
@@ -144,7 +146,7 @@ Deno.test("PullRequestComment on GitHub sends the token, headers and a JSON body
   const { comment } = harness(githubEnv(github));
   await comment.begin(progress);
   await comment.finish(mixedReport);
-  assert.equal(github.commentRequests.length, 3);
+  assert.equal(github.commentRequests.length, 4);
   for (const request of github.commentRequests) {
     assert.equal(request.headers.authorization, `Bearer ${FORGE_TOKENS.github}`);
     assert.equal(request.headers.accept, "application/vnd.github+json");
@@ -289,18 +291,24 @@ Deno.test("PullRequestComment on GitHub with a read-only token warns once and le
   assert.deepEqual(github.commentRequests.map((request) => request.method), ["GET", "POST"]);
 });
 
-Deno.test("PullRequestComment on GitHub with a wrong token says so without printing it", async () => {
+Deno.test("PullRequestComment on GitHub with a wrong token says so without printing it, and sends nothing more", async () => {
   await using github = await startFakeGithub();
   const wrong = "ghs_wrongToken_abcdef123456";
   github.script({
+    path: "/user",
     answer: () => Response.json({ message: `Bad credentials for ${wrong}` }, { status: 401 }),
   });
   const { comment, warnings } = harness(githubEnv(github, wrong));
+  await comment.begin(progress);
   await comment.finish(passingReport);
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!, /401: Bad credentials for \*\*\*/);
+  assert.match(warnings[0]!, /GET \/user with 401: Bad credentials for \*\*\*/);
   assert.match(warnings[0]!, /Check GITHUB_TOKEN/);
   assert.ok(!warnings[0]!.includes(wrong));
+  // A 401 is final: no request follows it (docs/pr-comment.md).
+  assert.deepEqual(github.requests.map((request) => `${request.method} ${request.path}`), [
+    "GET /user",
+  ]);
 });
 
 Deno.test("PullRequestComment on GitHub reports a repository the token cannot see", async () => {
@@ -313,7 +321,7 @@ Deno.test("PullRequestComment on GitHub reports a repository the token cannot se
   assert.match(warnings[0]!, /with 404: Not Found\. The token cannot see this repository/);
 });
 
-Deno.test("PullRequestComment on GitHub gives up at once when the rate limit is used up", async () => {
+Deno.test("PullRequestComment on GitHub waits until a used-up rate limit resets, then writes", async () => {
   await using github = await startFakeGithub();
   const reset = Date.UTC(2026, 0, 1) / 1000 + 30 * 60;
   github.script({
@@ -327,11 +335,29 @@ Deno.test("PullRequestComment on GitHub gives up at once when the rate limit is 
   const { comment, warnings, sleeps } = harness(githubEnv(github));
   await comment.begin(progress);
   await comment.finish(passingReport);
-  assert.deepEqual(sleeps, []);
-  // One line, from the verdicts' attempt: the in-progress comment's fault says nothing yet.
-  assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!, /API rate limit exceeded \(the limit resets in 30 min\)/);
-  assert.equal(github.commentRequests.length, 2);
+  // Each answer paused the forge until x-ratelimit-reset; then the same request went again.
+  assert.deepEqual(sleeps, [30 * 60_000, 30 * 60_000]);
+  assert.deepEqual(warnings, []);
+  assert.equal(github.comments.length, 1);
+});
+
+Deno.test("PullRequestComment gives up, saying nothing itself, when the pause outlasts the time left", async () => {
+  await using github = await startFakeGithub();
+  github.script({
+    answer: () =>
+      Response.json({ message: "You have exceeded a secondary rate limit" }, { status: 403 }),
+  });
+  const { comment, warnings, sleeps } = harness(githubEnv(github));
+  const window = { endsAt: Date.UTC(2026, 0, 1) + 5_000, signal: new AbortController().signal };
+  await comment.finish(passingReport, window);
+  // A 403 whose message says rate limit is a rate limit (GitHub's secondary limit gives no
+  // header): a minute's pause, past the 5 s left, so the write is given up; the run's forge
+  // clients say so in one line (forge/clients.ts), and no permission is asked for. The pause
+  // began; nothing waited for it.
+  assert.deepEqual(sleeps, [60_000]);
+  assert.deepEqual(warnings, []);
+  assert.equal(github.comments.length, 0);
+  assert.equal(github.commentRequests.length, 1);
 });
 
 Deno.test("PullRequestComment on GitHub waits out a short Retry-After and then writes", async () => {
@@ -350,7 +376,7 @@ Deno.test("PullRequestComment on GitHub waits out a short Retry-After and then w
   assert.equal(github.comments.length, 1);
 });
 
-Deno.test("PullRequestComment on GitHub does not wait out a long Retry-After", async () => {
+Deno.test("PullRequestComment on GitHub waits out a long Retry-After when no time limit is set", async () => {
   await using github = await startFakeGithub();
   github.script({
     answer: () =>
@@ -361,9 +387,9 @@ Deno.test("PullRequestComment on GitHub does not wait out a long Retry-After", a
   });
   const { comment, warnings, sleeps } = harness(githubEnv(github));
   await comment.finish(passingReport);
-  assert.deepEqual(sleeps, []);
-  assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!, /429: slow down\. GitHub's API rate limit is used up/);
+  assert.deepEqual(sleeps, [600_000]);
+  assert.deepEqual(warnings, []);
+  assert.equal(github.comments.length, 1);
 });
 
 Deno.test("PullRequestComment on GitHub retries 5xx answers a bounded number of times", async () => {
@@ -492,6 +518,7 @@ Deno.test("PullRequestComment on GitLab creates the note, then edits it with the
   assert.deepEqual(gitlab.commentRequests.map((request) => `${request.method} ${request.path}`), [
     `GET ${notes}?per_page=100&sort=asc&order_by=created_at`,
     `POST ${notes}`,
+    `GET ${notes}?per_page=100&sort=asc&order_by=created_at`,
     `PUT ${notes}/${note.id}`,
   ]);
   for (const request of gitlab.commentRequests) {
@@ -584,7 +611,7 @@ Deno.test("PullRequestComment on GitLab with a wrong token says so without print
   assert.ok(!warnings.join("").includes(wrong));
 });
 
-Deno.test("PullRequestComment on GitLab gives up on a long Retry-After and tries again with the verdicts", async () => {
+Deno.test("PullRequestComment on GitLab waits out a Retry-After, and the note is written", async () => {
   await using gitlab = await startFakeGitlab();
   gitlab.script({
     answer: () =>
@@ -593,7 +620,7 @@ Deno.test("PullRequestComment on GitLab gives up on a long Retry-After and tries
   const { comment, warnings, sleeps } = harness(gitlabEnv(gitlab), { metadata: gitlabMetadata });
   await comment.begin(progress);
   await comment.finish(passingReport);
-  assert.deepEqual(sleeps, []);
+  assert.deepEqual(sleeps, [60_000]);
   // The verdicts were written, so nothing needs saying.
   assert.deepEqual(warnings, []);
   assert.equal(gitlab.comments.length, 1);
