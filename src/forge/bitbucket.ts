@@ -84,27 +84,17 @@ export class BitbucketProxy {
         retryAfter = response.headers.get("retry-after");
       } catch (cause) {
         if (cause instanceof RedirectError) {
-          throw new ForgeError("refused", `${cause.message} through the proxy ${this.proxy}`, {
-            status: cause.status,
-            cause,
-          });
+          throw new ForgeError("refused", cause.message, { cause });
         }
         const text = cause instanceof Error ? cause.message : String(cause);
-        throw new ForgeError(
-          "network",
-          `${method} got no answer through the proxy ${this.proxy} (${
-            sanitize(text, { maxLength: 200 })
-          })`,
-          { cause },
-        );
+        throw new ForgeError("network", sanitize(text, { maxLength: 200 }), { cause });
       } finally {
         slot.release();
       }
       if ((status >= 200 && status < 300) || (method === "DELETE" && status === 404)) {
         return status;
       }
-      const path = new URL(url).pathname.split("/").slice(-2).join("/");
-      const what = `${method} …/${path} answered ${status} through the proxy ${this.proxy}`;
+      const what = `${method} answered ${status}`;
       if (status === 429 && limited < 3) {
         const now = (this.#options.now ?? Date.now)();
         this.#limits.pause(parseRetryAfter(retryAfter, now) ?? MIN_RATE_LIMIT_PAUSE_MS, what);

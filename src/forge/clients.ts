@@ -121,7 +121,7 @@ export class ForgeClients {
       if (count === 0) continue;
       lines.push(
         `service-ci: ${limits.forge} asked to wait out a rate limit past the time left to finish (${why}); ${count} ${
-          count === 1 ? "write was" : "writes were"
+          count === 1 ? "request was" : "requests were"
         } given up. The gate's verdict and exit code are not affected.`,
       );
     }

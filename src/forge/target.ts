@@ -159,7 +159,10 @@ export function forgeTarget(
 ): ForgeTarget | ForgeSkip {
   const read = (name: string) => env[name]?.trim() || null;
   const { metadata } = build;
-  const forge: ForgeName | null = metadata.provider === "github_actions"
+  // Code Insights is Bitbucket's alone: its writer runs only in Bitbucket Pipelines.
+  const forge: ForgeName | null = use === "insights"
+    ? "Bitbucket"
+    : metadata.provider === "github_actions"
     ? "GitHub"
     : metadata.provider === "gitlab"
     ? "GitLab"

@@ -103,12 +103,21 @@ export class BitbucketStatuses implements StatusForge {
     link: string | null,
     options: RequestOptions,
   ): Promise<void> {
-    await this.#options.bitbucket.request("POST", this.#url, {
-      key: agentId.toLowerCase(),
-      state,
-      name: statusName(agentId),
-      url: link ?? this.#options.fallbackLink,
-      description: clip(description, 255),
-    }, options);
+    try {
+      await this.#options.bitbucket.request("POST", this.#url, {
+        key: agentId.toLowerCase(),
+        state,
+        name: statusName(agentId),
+        url: link ?? this.#options.fallbackLink,
+        description: clip(description, 255),
+      }, options);
+    } catch (error) {
+      if (!(error instanceof ForgeError) || error.status === null || error.givenUp) throw error;
+      throw new ForgeError(
+        error.kind,
+        `Bitbucket answered POST …/statuses/build with ${error.status} through the proxy ${this.#options.bitbucket.proxy}`,
+        { status: error.status, cause: error },
+      );
+    }
   }
 }
