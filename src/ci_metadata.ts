@@ -7,6 +7,7 @@ import {
   PROVIDERS,
   type Read,
 } from "./ci_providers.ts";
+import { FileRefused, quoteValue, UsageError } from "./errors.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "./sanitize.ts";
 
@@ -143,7 +144,10 @@ export const CI_ENV_VARIABLES: readonly string[] = Object.freeze([
 export interface DetectOptions {
   /** Values from the command line that win over detected ones. */
   readonly overrides?: MetadataOverrides;
-  /** Reads a text file (GitHub's event JSON at GITHUB_EVENT_PATH); resolves undefined when it cannot be read. */
+  /**
+   * Reads a text file (GitHub's event JSON at GITHUB_EVENT_PATH); resolves undefined when it
+   * cannot be read, rejects with {@linkcode FileRefused} for a path that must not be read.
+   */
   readonly readTextFile?: (path: string) => Promise<string | undefined>;
   /** Runs `git <args>` in the working directory; resolves trimmed stdout, or undefined on ANY failure (no git, not a repo, non-zero exit). */
   readonly git?: (args: readonly string[]) => Promise<string | undefined>;
@@ -335,8 +339,10 @@ async function _fromProvider(
   readTextFile: DetectOptions["readTextFile"],
 ): Promise<_Found> {
   const files = new Map<string, Promise<unknown>>();
-  const readJson = (path: string): Promise<unknown> => {
-    if (!files.has(path)) files.set(path, _readJson(path, readTextFile));
+  const readJson = (variable: string): Promise<unknown> => {
+    const path = read(variable);
+    if (path === null) return Promise.resolve(undefined);
+    if (!files.has(path)) files.set(path, _readJson(variable, path, readTextFile));
     return files.get(path) as Promise<unknown>;
   };
   const base = { read, git, readJson };
@@ -418,13 +424,23 @@ function _neverFailing(git: DetectOptions["git"]): GitRunner {
 }
 
 async function _readJson(
+  variable: string,
   path: string,
   readTextFile: DetectOptions["readTextFile"],
 ): Promise<unknown> {
   try {
     const text = await readTextFile?.(path);
     return text === undefined ? undefined : JSON.parse(text);
-  } catch {
+  } catch (error) {
+    // A pipe or a huge file where the runner puts a small regular one would hang or flood the
+    // run before anything is sent.
+    if (error instanceof FileRefused) {
+      throw new UsageError(
+        `${variable} ${
+          quoteValue(path)
+        } ${error.message}: the CI writes its event there as a regular file; unset or correct it (nothing was sent)`,
+      );
+    }
     return undefined;
   }
 }

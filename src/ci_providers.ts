@@ -36,8 +36,12 @@ export interface ProviderContext<V extends string = string> {
   readonly read: Read<V>;
   /** Runs a read-only git command in the working directory. */
   readonly git: GitRunner;
-  /** The parsed JSON file at a path, or `undefined` when it cannot be read or parsed. */
-  readonly readJson: (path: string) => Promise<unknown>;
+  /**
+   * The parsed JSON file that one of the provider's variables names, or `undefined` when it is
+   * not set, cannot be read or parsed. A path that is not a regular file, or too large, is a
+   * usage error naming the variable.
+   */
+  readonly readJson: (variable: V) => Promise<unknown>;
   /** The pull-request number already found, so commit and branch can pick the change's head. */
   readonly pullRequest: number | null;
 }
@@ -155,11 +159,10 @@ function _text(value: unknown): string | null {
 
 // One object of the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
 async function _githubEvent(
-  { read, readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "read" | "readJson">,
+  { readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "readJson">,
   key: "pull_request" | "merge_group",
 ): Promise<unknown> {
-  const path = read("GITHUB_EVENT_PATH");
-  return path === null ? undefined : _property(await readJson(path), key);
+  return _property(await readJson("GITHUB_EVENT_PATH"), key);
 }
 
 // The queue's branch is `gh-readonly-queue/<base>/pr-<number>-<sha>`: the number is the pull

@@ -7,17 +7,11 @@
 import type { MetadataOverrides } from "./ci_metadata.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { checkHttps, isLoopbackHost } from "./http_policy.ts";
-import {
-  type Flags,
-  OPTION_NAMES,
-  optionName,
-  OPTIONS,
-  type OptionSpec,
-  UsageError,
-} from "./options.ts";
+import { type Flags, OPTION_NAMES, optionName, OPTIONS, type OptionSpec } from "./options.ts";
+import { quoteValue, UsageError } from "./errors.ts";
 import { parseArgTokens, type TokenOption } from "./parse_args.ts";
 
-export { type Flags, OPTION_NAMES, UsageError } from "./options.ts";
+export type { Flags } from "./options.ts";
 
 /**
  * Everything one invocation needs, validated. A field named after an option (see
@@ -111,9 +105,11 @@ const API_KEY_REFUSED =
 const HELP = `run \`service-ci ${optionName(OPTIONS.help)}\` for the valid options`;
 
 /**
- * Parses the command line. `--help` and `--version` win over everything else; `--api-key` (in
- * any spelling) is refused with why the key is read only from `SERVICE_API_KEY`. Values are
- * checked later, by {@linkcode resolveConfig}.
+ * Parses the command line. `--api-key` (in any spelling) is refused first, with why the key is
+ * read only from `SERVICE_API_KEY`. An option that takes a value never takes another option as
+ * it (`--junit --help` is refused, naming both), so `--help` and `--version` win over everything
+ * else only where they stand as options of their own. A single-value option given twice is
+ * refused, naming both values. Values are checked later, by {@linkcode resolveConfig}.
  *
  * @example
  * ```ts
@@ -121,49 +117,66 @@ const HELP = `run \`service-ci ${optionName(OPTIONS.help)}\` for the valid optio
  * // { kind: "run", flags: { agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], json: true } }
  * ```
  *
- * @throws {UsageError} For an unknown option, a missing or unexpected value, or an argument
- * that is not an option.
+ * @throws {UsageError} For an unknown option, a missing or unexpected value, an option where a
+ * value should be, a repeated single-value option, or an argument that is not an option.
  */
 export function parseCommandLine(args: readonly string[]): Invocation {
-  const { help, version } = OPTIONS;
-  if (args.includes(optionName(help)) || args.includes(`-${help.short}`)) return { kind: "help" };
-  if (args.includes(optionName(version))) return { kind: "version" };
   // Before the tokenizer: the key given after the flag must not reach any message.
   if (args.some((arg) => API_KEY_FLAG.test(arg))) throw new UsageError(API_KEY_REFUSED);
+  const tokens = parseArgTokens(args, TOKEN_OPTIONS);
+  // First, what the tokenizer took as a value but is an option: `--pr-comment-key --version`
+  // with an empty variable before it must never print the version and exit 0.
+  for (const token of tokens) {
+    if (token.kind !== "option" || token.inlineValue !== false || token.value === undefined) {
+      continue;
+    }
+    if (token.value.length > 1 && token.value.startsWith("-")) {
+      const [, option] = BY_FLAG.get(token.name)!;
+      const name = optionName(option);
+      throw new UsageError(
+        `${name} needs a value (${option.expected ?? "a non-empty value"}), but the next argument ${
+          quoteValue(token.value)
+        } looks like an option; write ${name}=${
+          quoteValue(token.value).slice(1, -1)
+        } if it is the value, or check that the variable meant to give ${name} its value is set`,
+      );
+    }
+  }
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const option = BY_FLAG.get(token.name)?.[1];
+    if (option === OPTIONS.help) return { kind: "help" };
+    if (option === OPTIONS.version) return { kind: "version" };
+  }
   const flags: Record<string, string | boolean | string[]> = {};
-  for (const token of parseArgTokens(args, TOKEN_OPTIONS)) {
+  for (const token of tokens) {
     if (token.kind === "option-terminator") continue;
     if (token.kind === "positional") {
       throw new UsageError(
-        `unexpected argument ${
-          JSON.stringify(token.value)
-        }: service-ci takes only options; ${HELP}`,
+        `unexpected argument ${quoteValue(token.value)}: service-ci takes only options; ${HELP}`,
       );
     }
     const entry = BY_FLAG.get(token.name);
     if (entry === undefined) throw new UsageError(_unknownOption(token.rawName));
     const [key, option] = entry;
-    if (option === OPTIONS.help) return { kind: "help" };
-    if (option === OPTIONS.version) return { kind: "version" };
     const name = optionName(option);
     if (option.type === "boolean" || option.type === "switch") {
       if (token.value !== undefined) throw new UsageError(`${name} takes no value; ${HELP}`);
       flags[key] = option.flagSets ?? true;
       continue;
     }
-    const expected = `${name} needs a value (${option.expected ?? "a non-empty value"})`;
-    if (token.value === undefined) throw new UsageError(expected);
-    // The next argument is read as the value only when it does not look like an option.
-    if (!token.inlineValue && token.value.length > 1 && token.value.startsWith("-")) {
-      throw new UsageError(
-        `${expected}; ${
-          JSON.stringify(token.value)
-        } looks like an option: write ${name}=${token.value} if it is the value`,
-      );
+    if (token.value === undefined) {
+      throw new UsageError(`${name} needs a value (${option.expected ?? "a non-empty value"})`);
     }
+    const earlier = flags[key];
     if (option.type === "list") {
-      const list = flags[key];
-      flags[key] = Array.isArray(list) ? [...list, token.value] : [token.value];
+      flags[key] = Array.isArray(earlier) ? [...earlier, token.value] : [token.value];
+    } else if (typeof earlier === "string") {
+      throw new UsageError(
+        `${name} is given twice (${quoteValue(earlier)} and ${
+          quoteValue(token.value)
+        }); give it once`,
+      );
     } else {
       flags[key] = token.value;
     }
@@ -373,7 +386,7 @@ export function parseBaseUrl(text: string, name: string): URL {
     }
     const scheme = isLoopbackHost(host) ? "http" : "https";
     throw new UsageError(
-      `${name} must be an https:// URL (http:// for loopback hosts) (got ${JSON.stringify(text)}${
+      `${name} must be an https:// URL (http:// for loopback hosts) (got ${quoteValue(text)}${
         host === "" ? "" : `; did you mean ${scheme}://${text}?`
       })`,
     );
@@ -382,7 +395,7 @@ export function parseBaseUrl(text: string, name: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`${name} must be an https:// URL (got ${JSON.stringify(text)})`);
+    throw new UsageError(`${name} must be an https:// URL (got ${quoteValue(text)})`);
   }
   const insecure = checkHttps(url, name, text);
   if (insecure !== null) throw new UsageError(insecure);
@@ -394,14 +407,14 @@ export function parseBaseUrl(text: string, name: string): URL {
   if (url.search !== "" || url.hash !== "") {
     throw new UsageError(
       `${name} must not have a query or fragment; give the address and optional path prefix only (got ${
-        JSON.stringify(text)
+        quoteValue(text)
       })`,
     );
   }
   if (url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))) {
     throw new UsageError(
       `${name} must not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port (got ${
-        JSON.stringify(text)
+        quoteValue(text)
       })`,
     );
   }

@@ -26,6 +26,8 @@ Usage:
              [options]
 
 The API key is read from ${apiKey.variable} (environment or .env file), never from a flag.
+The forge tokens too, and every one of them is masked in all output:
+${_tokenLines().join("\n")}
 
 Options ([VARIABLE] sets the same):
 ${_optionLines(defaultBaseUrl).join("\n")}
@@ -38,6 +40,13 @@ Exit codes:
 
 Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 `;
+}
+
+// The secrets other than the key: a variable each, with its help line.
+function _tokenLines(): string[] {
+  return Object.values(OPTIONS as Record<string, OptionSpec>)
+    .filter((option) => option.secret === true && option !== OPTIONS.apiKey)
+    .map((option) => `  ${option.variable!.padEnd(COLUMN - 2)}${option.help.join(" ")}`);
 }
 
 function _usage(option: OptionSpec): string {

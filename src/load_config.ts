@@ -4,16 +4,19 @@
  * anything is sent. Every failure is a {@linkcode UsageError} naming the input at fault.
  */
 
-import { type Config, type Flags, resolveConfig, UsageError } from "./config.ts";
+import { type Config, type Flags, resolveConfig } from "./config.ts";
+import { firstLine, UsageError } from "./errors.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
-import { optionName, OPTIONS } from "./options.ts";
+import { optionName, OPTIONS, secretValues } from "./options.ts";
 
 /** The effects loading needs. */
 export interface LoadDeps {
   /** Reads one environment variable. */
   readonly env: (name: string) => string | undefined;
-  /** Reads a text file; rejects as `Deno.readTextFile` does. */
+  /** Reads a regular text file; rejects as `Deno.readTextFile` does, or with `FileRefused`. */
   readonly readTextFile: (path: string) => Promise<string>;
+  /** Told each secret value as soon as it is read, before anything is checked. */
+  readonly addSecret?: (secret: string) => void;
 }
 
 /** A loaded configuration and what it was loaded from. */
@@ -54,6 +57,7 @@ export async function loadConfig(
 ): Promise<LoadedConfig> {
   const dotenv = await _readDotenv(deps, flags.envFile);
   const env = mergeEnv(names, deps.env, dotenv);
+  for (const secret of secretValues((name) => env[name])) deps.addSecret?.(secret);
   const fromDotenv = new Set(
     names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
   );
@@ -88,18 +92,6 @@ export function makeTrustingFetch(
       `${CA_CERT} must name a PEM file of valid certificates (${path}): ${firstLine(error)}`,
     );
   }
-}
-
-/**
- * The first line of an error's message, for one-line diagnostics.
- *
- * @example
- * ```ts
- * firstLine(new Error("no such file\nat …")); // "no such file"
- * ```
- */
-export function firstLine(error: unknown): string {
-  return error instanceof Error ? error.message.split("\n")[0]! : String(error).split("\n")[0]!;
 }
 
 async function _readDotenv(

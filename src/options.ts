@@ -6,12 +6,7 @@
  */
 
 import { pullRequestNumber } from "./ci_metadata.ts";
-
-/** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
-export class UsageError extends Error {
-  /** Names the error. */
-  override name = "UsageError";
-}
+import { quoteValue, UsageError } from "./errors.ts";
 
 /**
  * How an option is given. `boolean`: a flag alone; `switch`: a flag alone that sets
@@ -36,6 +31,11 @@ export interface OptionSpec {
   readonly input?: string;
   /** The input's default in action.yml, where it is not the one derived from the option's. */
   readonly inputDefault?: string;
+  /**
+   * A secret: its value is masked in every output, usage errors included, from the moment the
+   * program starts (the API key and the forge tokens).
+   */
+  readonly secret?: boolean;
   /** The value when neither flag nor variable is given. */
   readonly default?: number | boolean;
   /** The default as docs/options.md words it, where it is not a plain value. */
@@ -93,7 +93,7 @@ function _number(limits: { unit: string; default: number; max: number; min?: num
       const value = valid ? Number(text) : NaN;
       if (!(value > 0) || value < min || value > limits.max) {
         throw new UsageError(
-          `${name} must be ${expected} ${range}, decimals allowed (got ${JSON.stringify(text)})`,
+          `${name} must be ${expected} ${range}, decimals allowed (got ${quoteValue(text)})`,
         );
       }
       return value;
@@ -114,7 +114,7 @@ function _switch(flagSets: boolean, fallback: boolean) {
       if (["true", "1", "yes", "on"].includes(word)) return true;
       if (["false", "0", "no", "off"].includes(word)) return false;
       throw new UsageError(
-        `${name} must be true or false (also 1/0, yes/no, on/off) (got ${JSON.stringify(text)})`,
+        `${name} must be true or false (also 1/0, yes/no, on/off) (got ${quoteValue(text)})`,
       );
     },
   } as const;
@@ -126,7 +126,7 @@ function _agents(items: readonly string[], name: string): string[] {
     if (!AGENT_UUID.test(agent)) {
       throw new UsageError(
         `${name} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
-          JSON.stringify(agent)
+          quoteValue(agent)
         })`,
       );
     }
@@ -161,7 +161,7 @@ function _pullRequest(text: string, name: string): number {
   const number = pullRequestNumber(text);
   if (number === null) {
     throw new UsageError(
-      `${name} must be a pull request number like 42 (got ${JSON.stringify(text)})`,
+      `${name} must be a pull request number like 42 (got ${quoteValue(text)})`,
     );
   }
   return number;
@@ -177,9 +177,7 @@ function _key(text: string, name: string): string {
 function _runId(text: string, name: string): string {
   if (text.trim() === "" || text === "." || text === "..") {
     throw new UsageError(
-      `${name} must be a run id (got ${
-        text.trim() === "" ? "an empty value" : JSON.stringify(text)
-      })`,
+      `${name} must be a run id (got ${text.trim() === "" ? "an empty value" : quoteValue(text)})`,
     );
   }
   return text;
@@ -239,9 +237,28 @@ export const OPTIONS = {
     variable: "SERVICE_API_KEY",
     input: "api-key",
     defaultText: "required",
+    secret: true,
     help: [],
     expected: "the API key",
     parse: _apiKey,
+  },
+  githubToken: {
+    // Read by the comment and the commit statuses, on GitHub.
+    type: "string",
+    variable: "GITHUB_TOKEN",
+    defaultText: "none",
+    secret: true,
+    help: ["GitHub's token for --pr-comment and --commit-status"],
+    expected: "a GitHub token",
+  },
+  gitlabToken: {
+    // Read by the comment and the commit statuses, on GitLab.
+    type: "string",
+    variable: "SERVICE_GITLAB_TOKEN",
+    defaultText: "none",
+    secret: true,
+    help: ["a GitLab project access token for --pr-comment and --commit-status"],
+    expected: "a GitLab token",
   },
   json: {
     type: "boolean",
@@ -420,6 +437,38 @@ export const OPTION_NAMES: readonly string[] = Object.values(OPTIONS as Record<s
 export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
   OPTIONS as Record<string, OptionSpec>,
 ).flatMap((option) => option.variable === undefined ? [] : [option.variable]);
+
+/**
+ * The variables that hold a secret ({@linkcode OptionSpec.secret}): masked in every output.
+ *
+ * @example
+ * ```ts
+ * SECRET_VARIABLES.includes("GITHUB_TOKEN"); // true
+ * ```
+ */
+export const SECRET_VARIABLES: readonly string[] = Object.values(
+  OPTIONS as Record<string, OptionSpec>,
+).flatMap((option) =>
+  option.secret === true && option.variable !== undefined ? [option.variable] : []
+);
+
+/**
+ * The values of the secret variables set in `env`, as given and without the blanks around them:
+ * what every output masks.
+ *
+ * @example
+ * ```ts
+ * secretValues((name) => ({ GITHUB_TOKEN: " ghs_example\n" })[name]);
+ * // [" ghs_example\n", "ghs_example"]
+ * ```
+ */
+export function secretValues(env: (name: string) => string | undefined): string[] {
+  return SECRET_VARIABLES.flatMap((name) => {
+    const value = env(name);
+    if (value === undefined || value.trim() === "") return [];
+    return value === value.trim() ? [value] : [value, value.trim()];
+  });
+}
 
 /**
  * An option as the user types it: `--flag`, or its variable when it has no flag.

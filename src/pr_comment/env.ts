@@ -1,7 +1,7 @@
 /**
- * What the pull-request comment reads from the environment, and which of it is secret: kept apart
- * from the comment itself, so a run without `--pr-comment` loads none of it but still masks the
- * forge tokens.
+ * What the pull-request comment reads from the environment: kept apart from the comment itself,
+ * so a run without `--pr-comment` loads none of it. Which of it is secret is the option table's
+ * to say (`SECRET_VARIABLES`, options.ts).
  */
 
 /**
@@ -26,18 +26,3 @@ export const PR_COMMENT_ENV_VARIABLES: readonly string[] = Object.freeze([
   "CI_EXTERNAL_PULL_REQUEST_IID",
   "CI_JOB_NAME",
 ]);
-
-/**
- * The forge tokens set in `env` (`GITHUB_TOKEN`, `SERVICE_GITLAB_TOKEN`): secrets to mask in
- * every output, like the service key, whether or not a comment is written.
- *
- * @example
- * ```ts
- * forgeTokens({ GITHUB_TOKEN: "ghs_example", SERVICE_GITLAB_TOKEN: "" }); // ["ghs_example"]
- * ```
- */
-export function forgeTokens(env: Readonly<Record<string, string | undefined>>): string[] {
-  return ["GITHUB_TOKEN", "SERVICE_GITLAB_TOKEN"]
-    .map((name) => env[name]?.trim() ?? "")
-    .filter((token) => token !== "");
-}

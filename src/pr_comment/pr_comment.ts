@@ -22,7 +22,7 @@ import { type CommentHistory, readHistory, recordRun } from "./history.ts";
 import { gateMarker } from "./marker.ts";
 import type { CommentThread } from "./thread.ts";
 
-export { forgeTokens, PR_COMMENT_ENV_VARIABLES } from "./env.ts";
+export { PR_COMMENT_ENV_VARIABLES } from "./env.ts";
 
 /** The effects and facts {@linkcode PullRequestComment.fromEnv} needs. */
 export interface PullRequestCommentOptions extends ForgeEffects {

@@ -4,7 +4,6 @@ import { MAX_ATTEMPTS } from "../../src/pr_comment/forge_http.ts";
 import { readHistory } from "../../src/pr_comment/history.ts";
 import { gateMarker, hasMarker } from "../../src/pr_comment/marker.ts";
 import {
-  forgeTokens,
   PullRequestComment,
   type PullRequestCommentOptions,
 } from "../../src/pr_comment/pr_comment.ts";
@@ -598,15 +597,6 @@ Deno.test("PullRequestComment on GitLab gives up on a long Retry-After and tries
   assert.deepEqual(warnings, []);
   assert.equal(gitlab.comments.length, 1);
   assert.match(gitlab.comments[0]!.body, /quality gate passed/);
-});
-
-Deno.test("forgeTokens() lists the forge tokens that are set, to be masked", () => {
-  assert.deepEqual(forgeTokens({}), []);
-  assert.deepEqual(
-    forgeTokens({ GITHUB_TOKEN: " ghs_a ", SERVICE_GITLAB_TOKEN: "glpat-b", SERVICE_API_KEY: "k" }),
-    ["ghs_a", "glpat-b"],
-  );
-  assert.deepEqual(forgeTokens({ GITHUB_TOKEN: "", SERVICE_GITLAB_TOKEN: undefined }), []);
 });
 
 Deno.test("PullRequestComment turns an unexpected error into one line and stops", async () => {
