@@ -7,7 +7,14 @@
 import type { MetadataOverrides } from "./ci_metadata.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { checkHttps, isLoopbackHost } from "./http_policy.ts";
-import { type Flags, OPTION_NAMES, optionName, OPTIONS, type OptionSpec } from "./options.ts";
+import {
+  type Flags,
+  nearMissNames,
+  OPTION_NAMES,
+  optionName,
+  OPTIONS,
+  type OptionSpec,
+} from "./options.ts";
 import { quoteValue, UsageError } from "./errors.ts";
 import { parseArgTokens, type TokenOption } from "./parse_args.ts";
 
@@ -74,6 +81,11 @@ export interface ResolveOptions {
   readonly fromDotenv?: ReadonlySet<string>;
   /** The release's built-in service address; default {@linkcode DEFAULT_BASE_URL}. */
   readonly defaultBaseUrl?: string | undefined;
+  /**
+   * Which `.env` file was read, or that none was, for the message of a missing setting:
+   * `"read /work/app/.env"`, `"no .env in /work/app/src"`.
+   */
+  readonly envFileNote?: string;
 }
 
 /** What the command line asks for. */
@@ -254,7 +266,8 @@ export function resolveConfig(
   const o = OPTIONS;
   const noWait = flags.noWait ?? o.noWait.default;
   const runId = _given(o.runId, flags.runId, env);
-  const agents = _agents(flags, env);
+  const missing = (variable: string) => _missingNote(variable, env, options);
+  const agents = _agents(flags, env, missing);
   if (runId !== undefined) {
     const [name, agent] = [optionName(o.runId), optionName(o.agent)];
     if (agents.length !== 1) {
@@ -267,14 +280,14 @@ export function resolveConfig(
     }
   }
   const defaultBaseUrl = "defaultBaseUrl" in options ? options.defaultBaseUrl : DEFAULT_BASE_URL;
-  const base = _baseUrl(flags, env, options.fromDotenv ?? new Set(), defaultBaseUrl);
+  const base = _baseUrl(flags, env, options.fromDotenv ?? new Set(), defaultBaseUrl, missing);
   const config: Config = {
     agents,
     baseUrl: base.url,
     baseUrlSource: base.source,
     timeoutMs: (_given(o.timeoutMinutes, flags.timeoutMinutes, env) ?? o.timeoutMinutes.default) *
       60_000,
-    apiKey: _apiKey(env),
+    apiKey: _apiKey(env, missing),
     overrides: _overrides(flags, env),
     json: flags.json ?? o.json.default,
     junitPath: _given(o.junit, flags.junit, env),
@@ -318,7 +331,18 @@ function _given<T>(
   return option.parse(text, option.variable!) as Exclude<T, undefined> | undefined;
 }
 
-function _agents(flags: Flags, env: ConfigEnv): string[] {
+// What a message about a missing required variable adds: a near miss that is set (its name,
+// never its value), and which .env file was read.
+function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions): string {
+  const set = nearMissNames(variable).filter((name) => (env[name] ?? "").trim() !== "");
+  const notes = set.length === 0 ? [] : [
+    `${set.join(" and ")} ${set.length === 1 ? "is" : "are"} set: did you mean ${variable}?`,
+  ];
+  if (options.envFileNote !== undefined) notes.push(options.envFileNote);
+  return notes.length === 0 ? "" : ` (${notes.join("; ")})`;
+}
+
+function _agents(flags: Flags, env: ConfigEnv, missing: (variable: string) => string): string[] {
   const option = OPTIONS.agent;
   if (flags.agent !== undefined && flags.agent.length > 0) {
     return option.parse(flags.agent, optionName(option));
@@ -330,7 +354,9 @@ function _agents(flags: Flags, env: ConfigEnv): string[] {
     throw new UsageError(
       `no agent given: pass ${
         optionName(option)
-      } ${option.valueName} (repeatable) or set ${option.variable} to a comma-separated list of agent UUIDs`,
+      } ${option.valueName} (repeatable) or set ${option.variable} to a comma-separated list of agent UUIDs${
+        missing(option.variable)
+      }`,
     );
   }
   return option.parse(given, option.variable);
@@ -341,6 +367,7 @@ function _baseUrl(
   env: ConfigEnv,
   fromDotenv: ReadonlySet<string>,
   defaultBaseUrl: string | undefined,
+  missing: (variable: string) => string,
 ): { url: URL; source: BaseUrlSource } {
   const option = OPTIONS.baseUrl;
   const flag = optionName(option) as `--${typeof option.flag}`;
@@ -359,14 +386,24 @@ function _baseUrl(
     };
   }
   throw new UsageError(
-    `no service address: pass ${flag} https://…, set ${option.variable} (environment or .env), or use a release build with a built-in default (this build has none)`,
+    `no service address: pass ${flag} https://…, set ${option.variable} (environment or .env), or use a release build with a built-in default (this build has none)${
+      missing(option.variable)
+    }`,
   );
 }
 
 /**
+ * The longest service address accepted. fetch refuses a URL of about 64 KiB ("Invalid URL"), and
+ * servers refuse far shorter ones; an address this long is a mistake, not an installation.
+ */
+export const MAX_BASE_URL_LENGTH = 2048;
+
+/**
  * Checks a service address by the `--base-url` rules: `https://` (plain `http://` only for
- * loopback hosts), no credentials, no query or fragment, not a port fetch refuses
- * ({@linkcode FETCH_BLOCKED_PORTS}). `name` is the input the message names.
+ * loopback hosts), no credentials, no query or fragment, at most
+ * {@linkcode MAX_BASE_URL_LENGTH} characters, not ending in the API's own path (`/api`,
+ * `/api/v1`), not a port fetch refuses ({@linkcode FETCH_BLOCKED_PORTS}). `name` is the input the
+ * message names.
  *
  * @example
  * ```ts
@@ -411,6 +448,24 @@ export function parseBaseUrl(text: string, name: string): URL {
       })`,
     );
   }
+  if (text.length > MAX_BASE_URL_LENGTH) {
+    throw new UsageError(
+      `${name} must be at most ${MAX_BASE_URL_LENGTH} characters, the address and optional path prefix only (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  // The service's API lives under /api/v1 of its address, which service-ci adds itself: given
+  // again, every request would miss and the 404 would blame the agent.
+  const apiPath = /\/api(?:\/v1)?\/*$/i.exec(url.pathname);
+  if (apiPath !== null) {
+    const fixed = `${url.origin}${url.pathname.slice(0, apiPath.index)}`;
+    throw new UsageError(
+      `${name} must be the service's address without its API path: service-ci adds /api/v1 itself; give ${fixed} (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
   if (url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))) {
     throw new UsageError(
       `${name} must not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port (got ${
@@ -421,12 +476,14 @@ export function parseBaseUrl(text: string, name: string): URL {
   return url;
 }
 
-function _apiKey(env: ConfigEnv): string {
+function _apiKey(env: ConfigEnv, missing: (variable: string) => string): string {
   const option = OPTIONS.apiKey;
   const key = _given(option, undefined, env);
   if (key === undefined) {
     throw new UsageError(
-      `${option.variable} is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file`,
+      `${option.variable} is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file${
+        missing(option.variable)
+      }`,
     );
   }
   return key;

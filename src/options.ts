@@ -123,6 +123,11 @@ function _switch(flagSets: boolean, fallback: boolean) {
 function _agents(items: readonly string[], name: string): string[] {
   const seen = new Set<string>();
   for (const agent of items) {
+    if (agent.includes(",") && name.startsWith("--")) {
+      throw new UsageError(
+        `${name} takes one agent UUID; give ${name} once per agent (got ${quoteValue(agent)})`,
+      );
+    }
     if (!AGENT_UUID.test(agent)) {
       throw new UsageError(
         `${name} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
@@ -437,6 +442,54 @@ export const OPTION_NAMES: readonly string[] = Object.values(OPTIONS as Record<s
 export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
   OPTIONS as Record<string, OptionSpec>,
 ).flatMap((option) => option.variable === undefined ? [] : [option.variable]);
+
+/**
+ * The misspellings of `variable` a user is likely to set instead of it, all within `SERVICE_*`
+ * (the only names the permission set lets the program read besides the CIs'): one underscore
+ * dropped (`SERVICE_APIKEY`), a plural or the id left off (`SERVICE_AGENTS`, `SERVICE_AGENT`),
+ * the key called a token (`SERVICE_API_TOKEN`, `SERVICE_TOKEN`, `SERVICE_KEY`), the base URL
+ * without "base" (`SERVICE_URL`). Only their names are ever printed, never their values.
+ *
+ * @example
+ * ```ts
+ * nearMissNames("SERVICE_API_KEY").includes("SERVICE_APIKEY"); // true
+ * ```
+ */
+export function nearMissNames(variable: string): string[] {
+  const rest = variable.replace(/^SERVICE_/, "");
+  const words = rest.split("_");
+  const names = new Set<string>();
+  for (let i = 1; i < words.length; i++) {
+    names.add(`SERVICE_${words.slice(0, i).join("_")}${words.slice(i).join("_")}`);
+  }
+  names.add(`${variable}S`);
+  if (rest.endsWith("_ID")) {
+    names.add(`SERVICE_${rest.slice(0, -3)}`).add(`SERVICE_${rest.slice(0, -3)}S`);
+  }
+  if (rest.endsWith("_KEY")) {
+    names.add(`SERVICE_${rest.slice(0, -4)}_TOKEN`).add("SERVICE_TOKEN").add("SERVICE_KEY");
+  }
+  if (rest.endsWith("_URL")) names.add("SERVICE_URL");
+  names.delete(variable);
+  return [...names].filter((name) => !CONFIG_ENV_VARIABLES.includes(name));
+}
+
+/**
+ * The near misses ({@linkcode nearMissNames}) of the required variables: read only to say
+ * "did you mean" when a required one is unset.
+ *
+ * @example
+ * ```ts
+ * NEAR_MISS_VARIABLES.includes("SERVICE_APIKEY"); // true
+ * ```
+ */
+export const NEAR_MISS_VARIABLES: readonly string[] = [
+  ...new Set(
+    [OPTIONS.apiKey.variable, OPTIONS.agent.variable, OPTIONS.baseUrl.variable].flatMap(
+      nearMissNames,
+    ),
+  ),
+];
 
 /**
  * The variables that hold a secret ({@linkcode OptionSpec.secret}): masked in every output.

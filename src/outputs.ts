@@ -7,7 +7,7 @@
 
 import type { CiContext, CiMetadata } from "./ci_metadata.ts";
 import type { Config } from "./config.ts";
-import { firstLine, UsageError } from "./errors.ts";
+import { firstLine, quoteValue, UsageError } from "./errors.ts";
 import { optionName, OPTIONS } from "./options.ts";
 import { formatMinutes, type RunReport } from "./outcome.ts";
 import type { Output } from "./output.ts";
@@ -316,10 +316,11 @@ async function _checkReportPaths(deps: RunDeps, outputs: readonly RunOutput[]): 
     if (file.stream !== undefined) continue;
     const problem = await deps.checkReportPath(file.path, file.append);
     if (problem !== null) {
+      const fix = problem.includes("create it first") ? " or" : ":";
       throw new UsageError(
         `${file.source} ${
-          JSON.stringify(file.path)
-        } ${problem}: give ${file.fixedBy} a writable file path (nothing was sent)`,
+          quoteValue(file.path)
+        } ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
       );
     }
   }

@@ -343,6 +343,16 @@ export async function checkReportPath(path: string, append: boolean): Promise<st
     await Deno.remove(probe);
     return null;
   } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      const cut = Math.max(
+        path.lastIndexOf("/"),
+        Deno.build.os === "windows" ? path.lastIndexOf("\\") : -1,
+      );
+      const directory = path.slice(0, Math.max(cut, 1));
+      return `is in a directory that does not exist; create it first (mkdir -p '${
+        directory.replaceAll("'", "'\\''")
+      }')`;
+    }
     return _pathProblem(error);
   }
 }
@@ -357,7 +367,7 @@ async function _stat(path: string): Promise<Deno.FileInfo | null> {
 }
 
 function _pathProblem(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) return "its directory does not exist";
+  if (error instanceof Deno.errors.NotFound) return "is in a directory that does not exist";
   if (error instanceof Deno.errors.NotADirectory) {
     return "a part of its directory is not a directory";
   }

@@ -153,6 +153,18 @@ Deno.test("parseCommandLine() refuses every repeated single-value option, naming
   });
 });
 
+Deno.test("--agent with a comma says to give --agent once per agent; SERVICE_AGENT_ID splits on commas", () => {
+  usageError(
+    ["--agent", `${A},${B}`],
+    ENV,
+    /^--agent takes one agent UUID; give --agent once per agent \(got "0b0c4a5e-.*,1c1d5b6f-.*"\)$/,
+  );
+  assert.deepEqual(resolveConfig(flags([]), { ...ENV, SERVICE_AGENT_ID: `${A},${B}` }).agents, [
+    A,
+    B,
+  ]);
+});
+
 Deno.test("a huge bad value is quoted to 200 characters and its length", () => {
   const huge = "9".repeat(100_000);
   assert.throws(
@@ -319,6 +331,25 @@ Deno.test("resolveConfig() refuses every bad input with one line naming it and w
     /must not contain credentials/,
   );
   usageError(["--agent", A, "--base-url", "https://x.example/?a=1"], ENV, /must not have a query/);
+  for (
+    const url of ["https://x.example/api/v1", "https://x.example/api", "https://x.example/API/v1/"]
+  ) {
+    usageError(
+      ["--agent", A, "--base-url", url],
+      ENV,
+      /^--base-url must be the service's address without its API path: service-ci adds \/api\/v1 itself; give https:\/\/x\.example \(got /,
+    );
+  }
+  usageError(
+    ["--agent", A],
+    { ...ENV, SERVICE_BASE_URL: "https://x.example/eval/api/v1" },
+    /^SERVICE_BASE_URL must be .*; give https:\/\/x\.example\/eval \(got/,
+  );
+  usageError(
+    ["--agent", A, "--base-url", `https://x.example/${"a".repeat(100_000)}`],
+    ENV,
+    /^--base-url must be at most 2048 characters, .*\(got "https:\/\/x\.example\/a+…" \(100018 characters\)\)$/,
+  );
   for (const bad of ["0", "soon", "", "1e3", "Infinity", "20000"]) {
     usageError(
       ["--agent", A, "--timeout-minutes", bad],

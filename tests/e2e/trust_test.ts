@@ -121,3 +121,56 @@ Deno.test({
     assert.equal(service.requests.length, 0);
   },
 });
+
+Deno.test("a missing setting names a near-miss variable that is set (never its value) and which .env was read", async () => {
+  const root = await Deno.makeTempDir({ prefix: "service-ci-trust-" });
+  await Deno.mkdir(`${root}/sub`);
+  await Deno.writeTextFile(
+    `${root}/.env`,
+    "SERVICE_AGENT_ID=0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10\n",
+  );
+  const fromSub = await runProgram(["--agent", AGENTS.passing, "--base-url", "https://x.example"], {
+    env: { SERVICE_APIKEY: "sk_near_miss_value" },
+    cwd: `${root}/sub`,
+  });
+  assert.equal(fromSub.code, 2);
+  assert.match(
+    fromSub.stderr,
+    /^service-ci: SERVICE_API_KEY is not set: .* \(SERVICE_APIKEY is set: did you mean SERVICE_API_KEY\?; no \.env in .*\/sub; only the working directory's \.env is read, so run from the directory that holds it or pass --env-file\)\n$/,
+  );
+  assert.ok(!fromSub.stderr.includes("sk_near_miss_value"));
+  const noAgent = await runProgram(["--base-url", "https://x.example"], {
+    env: { SERVICE_API_KEY: KEYS.ci },
+    cwd: `${root}/sub`,
+  });
+  assert.equal(noAgent.code, 2);
+  assert.match(noAgent.stderr, /^service-ci: no agent given: .*\(no \.env in .*\/sub;/);
+});
+
+Deno.test("a base URL with the API path, or longer than any server takes, is exit 2 with nothing sent", async () => {
+  await using service = await startFakeService();
+  const withApi = await runProgram([
+    "--agent",
+    AGENTS.passing,
+    "--base-url",
+    `${service.url}/api/v1`,
+  ], {
+    env: { SERVICE_API_KEY: KEYS.ci },
+  });
+  assert.equal(withApi.code, 2);
+  assert.match(
+    withApi.stderr,
+    /service-ci adds \/api\/v1 itself; give http:\/\/127\.0\.0\.1:\d+ \(got/,
+  );
+  const huge = await runProgram([
+    "--agent",
+    AGENTS.passing,
+    "--base-url",
+    `${service.url}/${"a".repeat(100_000)}`,
+  ], {
+    env: { SERVICE_API_KEY: KEYS.ci },
+  });
+  assert.equal(huge.code, 2);
+  assert.ok(huge.stderr.length < 500, `${huge.stderr.length} characters`);
+  assert.equal(service.requests.length, 0);
+});
