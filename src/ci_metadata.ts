@@ -81,6 +81,11 @@ export interface CiContext {
    * (which is `commit_sha` too), otherwise `commit_sha`.
    */
   readonly evaluatedSha: string | null;
+  /**
+   * In a local run, why a CI whose variables are set was not detected (`GITLAB_CI` is "false"),
+   * for the "no CI detected" line; absent otherwise.
+   */
+  readonly almostDetected?: string;
 }
 
 /**
@@ -213,6 +218,7 @@ export async function detectCiBuild(
     evaluatedSha: found.merge === null
       ? metadata.commit_sha
       : found.mergeSha ?? metadata.commit_sha,
+    ...(provider !== undefined ? {} : _almostDetected(read)),
   });
   return { metadata, context };
 }
@@ -286,7 +292,7 @@ function _detect(read: Read): CiProvider | undefined {
  *     build_url: null,
  *   },
  *   { kind: "merge_train", baseRef: "main", evaluatedSha: "c0ffee00c0" },
- * ); // "detected GitLab CI, PR #7 @ 4f1c2d3 (feature/login), merge train into main: evaluating merge result c0ffee0"
+ * ); // "detected GitLab CI, MR !7 @ 4f1c2d3 (feature/login), merge train into main: evaluating merge result c0ffee0"
  * ```
  */
 export function describeCiMetadata(
@@ -294,11 +300,12 @@ export function describeCiMetadata(
   context?: CiContext,
 ): string {
   const { commit_sha: commit, branch, pull_request_number: pr, repository } = metadata;
+  const provider = PROVIDERS.find((each) => each.id === metadata.provider);
   const lead = metadata.provider === "local"
-    ? "no CI detected (local)"
-    : `detected ${
-      PROVIDERS.find((provider) => provider.id === metadata.provider)?.name ?? metadata.provider
-    }`;
+    ? `no CI detected (local${
+      context?.almostDetected === undefined ? "" : `: ${context.almostDetected}`
+    })`
+    : `detected ${provider?.name ?? metadata.provider}`;
   const kind = context?.kind;
   const baseRef = context?.baseRef ?? null;
   const into = baseRef === null ? "" : ` into ${baseRef}`;
@@ -307,7 +314,7 @@ export function describeCiMetadata(
   let what = kind === "merge_queue"
     ? `merge queue${into}`
     : pr !== null
-    ? `PR #${pr}`
+    ? provider?.changeLabel?.(pr) ?? `PR #${pr}`
     : branch ?? "";
   if (commit !== null) {
     what += what === "" ? `commit ${commit.slice(0, 7)}` : ` @ ${commit.slice(0, 7)}`;
@@ -391,6 +398,14 @@ async function _fromLocalCheckout(git: GitRunner): Promise<CiMetadata> {
     provider: "local",
     build_url: null,
   };
+}
+
+function _almostDetected(read: Read): { almostDetected?: string } {
+  for (const provider of PROVIDERS) {
+    const why = provider.almostDetected?.(read) ?? null;
+    if (why !== null) return { almostDetected: why };
+  }
+  return {};
 }
 
 function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): CiMetadata {

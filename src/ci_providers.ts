@@ -110,6 +110,13 @@ export interface CiProvider<V extends string = string> {
   readonly baseRef?: (context: ProviderContext<V>) => RawValue;
   /** In a merge build, the merge commit the CI built and tested (not sent: contract §1). */
   readonly mergeSha?: (context: ProviderContext<V>) => RawValue;
+  /** How the CI's people write a change's number; default `PR #7`. */
+  readonly changeLabel?: (number: number) => string;
+  /**
+   * Why an environment that looks like this CI's was not detected as it (a local runner that
+   * sets the CI's variables but not its switch), or `null`; said in the "no CI detected" line.
+   */
+  readonly almostDetected?: (read: Read<V>) => string | null;
 }
 
 // Declares a provider; `const V` makes `variables` the exact set of names its functions may read.
@@ -255,6 +262,14 @@ const GITLAB = _provider({
     "CI_JOB_URL",
   ],
   detect: (read) => _isTrue(read("GITLAB_CI")),
+  changeLabel: (number) => `MR !${number}`,
+  // gitlab-ci-local sets GITLAB_CI=false and the rest of GitLab's variables.
+  almostDetected: (read) =>
+    read("GITLAB_CI") !== null && (read("CI_COMMIT_SHA") ?? read("CI_PROJECT_PATH")) !== null
+      ? `GITLAB_CI is ${
+        JSON.stringify(read("GITLAB_CI"))
+      } although GitLab's other variables are set, as gitlab-ci-local sets them; set GITLAB_CI=true to gate as GitLab CI`
+      : null,
   // Not CI_MERGE_REQUEST_ID: that one is unique across the whole GitLab instance.
   pullRequest: _variable("CI_MERGE_REQUEST_IID", "CI_EXTERNAL_PULL_REQUEST_IID"),
   // The source SHAs are set only in merged-results and merge-train pipelines, where CI_COMMIT_SHA
