@@ -26,8 +26,8 @@ Usage:
              [options]
 
 The API key is read from ${apiKey.variable} (environment or .env file), never from a flag.
-The forge tokens too, and every one of them is masked in all output:
-${_tokenLines().join("\n")}
+Variables without a flag (environment or .env); the tokens are masked in all output like the key:
+${_variableLines().join("\n")}
 
 Options ([VARIABLE] sets the same):
 ${_optionLines(defaultBaseUrl).join("\n")}
@@ -42,11 +42,13 @@ Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 `;
 }
 
-// The secrets other than the key: a variable each, with its help line.
-function _tokenLines(): string[] {
+// The options that are a variable only, but for the key: a line each, with its help.
+function _variableLines(): string[] {
   return Object.values(OPTIONS as Record<string, OptionSpec>)
-    .filter((option) => option.secret === true && option !== OPTIONS.apiKey)
-    .map((option) => `  ${option.variable!.padEnd(COLUMN - 2)}${option.help.join(" ")}`);
+    .filter((option) => option.flag === undefined && option !== OPTIONS.apiKey)
+    .map((option) =>
+      `  ${_variable(option)!.slice(1, -1).padEnd(COLUMN - 2)}${option.help.join(" ")}`
+    );
 }
 
 function _usage(option: OptionSpec): string {

@@ -29,6 +29,11 @@ export interface OptionSpec {
   readonly variable?: string;
   /** The GitHub action's input for it (action.yml). */
   readonly input?: string;
+  /**
+   * How the action hands the input on: as the flag (the default) or by setting the variable.
+   * Messages in the action name the input where they would name that flag or variable.
+   */
+  readonly inputVia?: "flag" | "variable";
   /** The input's default in action.yml, where it is not the one derived from the option's. */
   readonly inputDefault?: string;
   /**
@@ -241,6 +246,7 @@ export const OPTIONS = {
     type: "string",
     variable: "SERVICE_API_KEY",
     input: "api-key",
+    inputVia: "variable",
     defaultText: "required",
     secret: true,
     help: [],
@@ -348,6 +354,7 @@ export const OPTIONS = {
     flag: "pr-comment",
     variable: "SERVICE_PR_COMMENT",
     input: "pr-comment",
+    inputVia: "variable",
     // The action's auto: on for pull_request events (scripts/action.sh).
     inputDefault: "auto",
     help: ["keep one comment with the verdicts on the pull/merge request"],
@@ -367,11 +374,18 @@ export const OPTIONS = {
     flag: "commit-status",
     variable: "SERVICE_COMMIT_STATUS",
     input: "commit-status",
+    inputVia: "variable",
     inputDefault: "false",
     help: [
       "one commit status per agent on the forge (GitHub check run,",
       "GitLab/Bitbucket status)",
     ],
+    ..._switch(true, false),
+  },
+  action: {
+    // Set by scripts/action.sh, never by hand.
+    variable: "SERVICE_CI_ACTION",
+    help: ["set by the GitHub action: messages name its inputs, not flags"],
     ..._switch(true, false),
   },
   commitSha: { flag: "commit-sha", ..._METADATA },
@@ -490,6 +504,30 @@ export const NEAR_MISS_VARIABLES: readonly string[] = [
     ),
   ),
 ];
+
+/**
+ * A message as the GitHub action's user reads it: each flag or variable the action sets from one
+ * of its inputs ({@linkcode OptionSpec.inputVia}) named as that input, `timeout-minutes:`.
+ *
+ * @example
+ * ```ts
+ * inActionTerms("--timeout-minutes must be a positive number of minutes (got \"soon\")");
+ * // "timeout-minutes: must be a positive number of minutes (got \"soon\")"
+ * ```
+ */
+export function inActionTerms(message: string): string {
+  let text = message;
+  for (const option of Object.values(OPTIONS as Record<string, OptionSpec>)) {
+    if (option.input === undefined) continue;
+    const name = option.inputVia === "variable" ? option.variable : `--${option.flag}`;
+    if (name === undefined) continue;
+    text = text.replace(
+      new RegExp(`(?<![\\w-])${name.replaceAll("-", "\\-")}(?![\\w-])`, "g"),
+      `${option.input}:`,
+    );
+  }
+  return text;
+}
 
 /**
  * The variables that hold a secret ({@linkcode OptionSpec.secret}): masked in every output.

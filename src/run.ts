@@ -15,7 +15,7 @@ import { ENV_VARIABLES } from "./env_variables.ts";
 import { ExitCode } from "./exit_code.ts";
 import { runGates } from "./gates.ts";
 import { loadConfig, makeTrustingFetch } from "./load_config.ts";
-import { secretValues } from "./options.ts";
+import { inActionTerms, OPTIONS, secretValues } from "./options.ts";
 import { Output } from "./output.ts";
 import { chooseOutputs, finishOutputs, reportUsageError } from "./outputs.ts";
 import type { ReportFile } from "./report/deliver.ts";
@@ -143,9 +143,10 @@ export async function run(deps: RunDeps): Promise<number> {
     return await finishOutputs(deps, outputs, report, output);
   } catch (error) {
     if (error instanceof UsageError) {
-      output.stderr(`service-ci: ${error.message}\n`);
+      const message = _fromAction(deps) ? inActionTerms(error.message) : error.message;
+      output.stderr(`service-ci: ${message}\n`);
       const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, deps.env(name)]));
-      await reportUsageError(deps, error.message, detectProvider(env), output);
+      await reportUsageError(deps, message, detectProvider(env), output);
       return ExitCode.Usage;
     }
     // No stack trace: one line, and a code that never reads as a verdict.
@@ -153,5 +154,14 @@ export async function run(deps: RunDeps): Promise<number> {
       `service-ci: internal error, the gate could not be checked: ${firstLine(error)}\n`,
     );
     return ExitCode.Unchecked;
+  }
+}
+
+// Whether the GitHub action runs the program (scripts/action.sh says so).
+function _fromAction(deps: RunDeps): boolean {
+  try {
+    return OPTIONS.action.parse(deps.env(OPTIONS.action.variable) ?? "", "") === true;
+  } catch {
+    return false;
   }
 }
