@@ -18,6 +18,7 @@
  * ```
  */
 
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Ajv2020 } from "npm:ajv@8.17.1/dist/2020.js";
@@ -285,7 +286,10 @@ export async function smoke(
   command: readonly string[],
   options: SmokeOptions,
 ): Promise<CheckResult[]> {
-  if (command.length === 0) throw new TypeError("smoke() needs a command (got none)");
+  const [program, ...fixed] = command;
+  if (program === undefined) throw new TypeError("smoke() needs a command (got none)");
+  // The command runs in a directory of its own; a relative path names a file from here.
+  const started = [/[\\/]/.test(program) ? resolve(program) : program, ...fixed];
   const cwd = await Deno.makeTempDir({ prefix: "service-ci-smoke-" });
   const reports = options.reports ?? cwd;
   const reportsAs = options.reportsAs ?? reports;
@@ -300,7 +304,7 @@ export async function smoke(
     ...extra,
   ];
   const run = (args: readonly string[]) =>
-    new _Started(command, args, cwd).finished(timeout).catch((error: Error) => error);
+    new _Started(started, args, cwd).finished(timeout).catch((error: Error) => error);
   const results: CheckResult[] = [];
   const runs: _Run[] = [];
   const record = (run: _Run | Error) => {
@@ -354,7 +358,7 @@ export async function smoke(
   );
 
   if (options.sigint ?? Deno.build.os !== "windows") {
-    results.push(await _sigintCheck(command, gate([SMOKE_AGENTS.slow]), cwd, timeout, record));
+    results.push(await _sigintCheck(started, gate([SMOKE_AGENTS.slow]), cwd, timeout, record));
   } else {
     results.push({
       name: "SIGINT during a wait exits 130",

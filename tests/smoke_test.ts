@@ -5,12 +5,13 @@
  */
 
 import assert from "node:assert/strict";
+import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileArgs } from "../scripts/build.ts";
 import { denoNoise, formatResults, main, sourceCommand } from "../scripts/smoke.ts";
 import { runCommand } from "./support/command.ts";
 import { taskArgs } from "./support/tasks.ts";
-import { onPath } from "./support/tools.ts";
+import { onPath, toolTest } from "./support/tools.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -151,4 +152,107 @@ Deno.test("the smoke script's usage errors exit 2: no command, or a command and 
   assert.match(printed.join("\n"), /give the command that starts service-ci after --, or --source/);
   assert.match(printed.join("\n"), /give --source or a command, not both/);
   assert.match(printed.join("\n"), /--reports-as needs --reports/);
+});
+
+// A stand-in for docker: `image inspect` answers the user and size given in FAKE_USER and
+// FAKE_SIZE, `run … id -u` the uid in FAKE_UID, and `run … <image> service-ci <args>` runs the
+// source with the compile step's flags, the mounted directory's container path turned into its
+// host path, as docker would have it. It logs its calls to <dir>/calls itself: the smoke script
+// gives the commands it runs none of its own environment.
+async function _fakeDocker(dir: string): Promise<string> {
+  const bin = join(dir, "bin");
+  await Deno.mkdir(bin);
+  const source = sourceCommand().map((arg) => `'${arg}'`).join(" ");
+  await Deno.writeTextFile(
+    join(bin, "docker"),
+    `#!/bin/sh
+printf '%s\\n' "docker $*" >> '${join(dir, "calls")}'
+case "$1 $2" in
+  "image inspect")
+    case "$4" in
+      *User*) printf '%s\\n' "$FAKE_USER" ;;
+      *Size*) printf '%s\\n' "$FAKE_SIZE" ;;
+    esac
+    exit 0
+    ;;
+esac
+host=
+while [ "$#" -gt 0 ] && [ "$1" != service-ci ] && [ "$1" != id ]; do
+  if [ "$1" = --volume ]; then host=\${2%%:*}; fi
+  shift
+done
+if [ "$1" = id ]; then printf '%s\\n' "$FAKE_UID"; exit 0; fi
+shift
+for arg in "$@"; do
+  shift
+  case $arg in /reports/*) arg=$host\${arg#/reports} ;; esac
+  set -- "$@" "$arg"
+done
+exec ${source} "$@"
+`,
+    { mode: 0o755 },
+  );
+  return bin;
+}
+
+async function _smokeImage(env: Record<string, string>) {
+  const dir = await Deno.makeTempDir({ prefix: "service-ci-smoke-image-" });
+  try {
+    const bin = await _fakeDocker(dir);
+    const calls = join(dir, "calls");
+    await Deno.writeTextFile(calls, "");
+    const result = await runCommand("sh", ["scripts/smoke_image.sh", "ci:smoke"], {
+      cwd: ROOT,
+      env: { PATH: `${bin}${delimiter}${Deno.env.get("PATH") ?? ""}`, ...env },
+    });
+    return { ...result, calls: (await Deno.readTextFile(calls)).trimEnd().split("\n") };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const IMAGE_OK = { FAKE_USER: "10001:10001", FAKE_UID: "10001", FAKE_SIZE: "180000000" };
+
+toolTest(
+  "smoke_image.sh runs the smoke checks through docker run with a mounted report directory, and checks the user and the size",
+  { tools: ["sh"], notOn: ["windows"] },
+  async () => {
+    const result = await _smokeImage(IMAGE_OK);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /^ok {4}--junit writes a report/m);
+    assert.match(result.stdout, /^ok {4}the image runs as a user that is not root \(USER 10001/m);
+    assert.match(result.stdout, /^ok {4}the image is within its size budget: 180 MB of \d+ MB$/m);
+    assert.ok(
+      result.calls.some((call) =>
+        /^docker run --rm --network host --env SERVICE_API_KEY --volume \S+:\/reports ci:smoke service-ci --version$/
+          .test(call)
+      ),
+      result.calls.join("\n"),
+    );
+  },
+);
+
+toolTest(
+  "smoke_image.sh fails an image that runs as root, or is over its size budget",
+  { tools: ["sh"], notOn: ["windows"] },
+  async () => {
+    for (const user of ["", "root", "0:0"]) {
+      const root = await _smokeImage({ ...IMAGE_OK, FAKE_USER: user });
+      assert.equal(root.code, 1, `USER "${user}"`);
+      assert.match(root.stdout, /^FAIL {2}the image runs as a user that is not root/m);
+    }
+    const uid = await _smokeImage({ ...IMAGE_OK, FAKE_UID: "0" });
+    assert.match(uid.stdout, /^FAIL {2}the image runs as a user that is not root/m);
+    const big = await _smokeImage({ ...IMAGE_OK, FAKE_SIZE: "900000000" });
+    assert.equal(big.code, 1);
+    assert.match(big.stdout, /^FAIL {2}the image is within its size budget: 900 MB/m);
+  },
+);
+
+Deno.test("docs/develop.md states the image's size budget that smoke_image.sh holds it to", () => {
+  const script = Deno.readTextFileSync(join(ROOT, "scripts", "smoke_image.sh"));
+  const budget = /^budget_mb=(\d+)$/m.exec(script)?.[1];
+  assert.ok(budget, "smoke_image.sh sets budget_mb");
+  const docs = Deno.readTextFileSync(join(ROOT, "docs", "develop.md"));
+  assert.match(docs, new RegExp(`size budget of ${budget} MB`));
 });
