@@ -9,7 +9,7 @@ import { httpLink } from "../markdown.ts";
 import { clip } from "../sanitize.ts";
 import type { AgentOutcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../words.ts";
-import { outputValues } from "./github.ts";
+import { outputValues } from "./model.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 
 /** The report's id on the commit: a re-run replaces the report instead of adding one. */

@@ -11,7 +11,7 @@ import {
   type ForgeHttp,
   githubApi,
 } from "../pr_comment/forge_http.ts";
-import { githubSummary } from "../report/github.ts";
+import { summaryMarkdown } from "../report/model.ts";
 import { clip } from "../sanitize.ts";
 import { outcomeLine, outcomeText } from "../words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
@@ -139,7 +139,7 @@ export class GithubStatuses implements StatusForge {
         conclusion: CHECK_CONCLUSIONS[outcome],
         completed_at: new Date(this.#now()).toISOString(),
         ...(link === null ? {} : { details_url: link }),
-        output: { title, summary: clip(githubSummary(report), _SUMMARY_MAX) },
+        output: { title, summary: clip(summaryMarkdown(report), _SUMMARY_MAX) },
       },
       state: COMMIT_STATES[outcome],
       description: outcomeLine(agent.outcome),
