@@ -206,7 +206,9 @@ fi
 # service-ci masks the token and sends it only to GITHUB_API_URL.
 SERVICE_PR_COMMENT=$pr_comment
 SERVICE_COMMIT_STATUS=$commit_status
-export SERVICE_PR_COMMENT SERVICE_COMMIT_STATUS
+# service-ci's refusals then name the action's inputs (timeout-minutes:), not its flags.
+SERVICE_CI_ACTION=true
+export SERVICE_PR_COMMENT SERVICE_COMMIT_STATUS SERVICE_CI_ACTION
 if { [ "$pr_comment" = true ] || [ "$commit_status" = true ]; } &&
   [ -n "${SERVICE_CI_GITHUB_TOKEN:-}" ]; then
   GITHUB_TOKEN=$SERVICE_CI_GITHUB_TOKEN

@@ -11,7 +11,8 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseBaseUrl, UsageError } from "../src/config.ts";
+import { parseBaseUrl } from "../src/config.ts";
+import { UsageError } from "../src/errors.ts";
 
 /** The module a release rewrites, relative to the repository root. */
 export const DEFAULT_BASE_URL_MODULE = "src/default_base_url.ts";

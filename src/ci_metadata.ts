@@ -7,6 +7,7 @@ import {
   PROVIDERS,
   type Read,
 } from "./ci_providers.ts";
+import { FileRefused, quoteValue, UsageError } from "./errors.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "./sanitize.ts";
 
@@ -80,6 +81,11 @@ export interface CiContext {
    * (which is `commit_sha` too), otherwise `commit_sha`.
    */
   readonly evaluatedSha: string | null;
+  /**
+   * In a local run, why a CI whose variables are set was not detected (`GITLAB_CI` is "false"),
+   * for the "no CI detected" line; absent otherwise.
+   */
+  readonly almostDetected?: string;
 }
 
 /**
@@ -143,7 +149,10 @@ export const CI_ENV_VARIABLES: readonly string[] = Object.freeze([
 export interface DetectOptions {
   /** Values from the command line that win over detected ones. */
   readonly overrides?: MetadataOverrides;
-  /** Reads a text file (GitHub's event JSON at GITHUB_EVENT_PATH); resolves undefined when it cannot be read. */
+  /**
+   * Reads a text file (GitHub's event JSON at GITHUB_EVENT_PATH); resolves undefined when it
+   * cannot be read, rejects with {@linkcode FileRefused} for a path that must not be read.
+   */
   readonly readTextFile?: (path: string) => Promise<string | undefined>;
   /** Runs `git <args>` in the working directory; resolves trimmed stdout, or undefined on ANY failure (no git, not a repo, non-zero exit). */
   readonly git?: (args: readonly string[]) => Promise<string | undefined>;
@@ -209,6 +218,7 @@ export async function detectCiBuild(
     evaluatedSha: found.merge === null
       ? metadata.commit_sha
       : found.mergeSha ?? metadata.commit_sha,
+    ...(provider !== undefined ? {} : _almostDetected(read)),
   });
   return { metadata, context };
 }
@@ -282,7 +292,7 @@ function _detect(read: Read): CiProvider | undefined {
  *     build_url: null,
  *   },
  *   { kind: "merge_train", baseRef: "main", evaluatedSha: "c0ffee00c0" },
- * ); // "detected GitLab CI, PR #7 @ 4f1c2d3 (feature/login), merge train into main: evaluating merge result c0ffee0"
+ * ); // "detected GitLab CI, MR !7 @ 4f1c2d3 (feature/login), merge train into main: evaluating merge result c0ffee0"
  * ```
  */
 export function describeCiMetadata(
@@ -290,11 +300,12 @@ export function describeCiMetadata(
   context?: CiContext,
 ): string {
   const { commit_sha: commit, branch, pull_request_number: pr, repository } = metadata;
+  const provider = PROVIDERS.find((each) => each.id === metadata.provider);
   const lead = metadata.provider === "local"
-    ? "no CI detected (local)"
-    : `detected ${
-      PROVIDERS.find((provider) => provider.id === metadata.provider)?.name ?? metadata.provider
-    }`;
+    ? `no CI detected (local${
+      context?.almostDetected === undefined ? "" : `: ${context.almostDetected}`
+    })`
+    : `detected ${provider?.name ?? metadata.provider}`;
   const kind = context?.kind;
   const baseRef = context?.baseRef ?? null;
   const into = baseRef === null ? "" : ` into ${baseRef}`;
@@ -303,7 +314,7 @@ export function describeCiMetadata(
   let what = kind === "merge_queue"
     ? `merge queue${into}`
     : pr !== null
-    ? `PR #${pr}`
+    ? provider?.changeLabel?.(pr) ?? `PR #${pr}`
     : branch ?? "";
   if (commit !== null) {
     what += what === "" ? `commit ${commit.slice(0, 7)}` : ` @ ${commit.slice(0, 7)}`;
@@ -335,8 +346,10 @@ async function _fromProvider(
   readTextFile: DetectOptions["readTextFile"],
 ): Promise<_Found> {
   const files = new Map<string, Promise<unknown>>();
-  const readJson = (path: string): Promise<unknown> => {
-    if (!files.has(path)) files.set(path, _readJson(path, readTextFile));
+  const readJson = (variable: string): Promise<unknown> => {
+    const path = read(variable);
+    if (path === null) return Promise.resolve(undefined);
+    if (!files.has(path)) files.set(path, _readJson(variable, path, readTextFile));
     return files.get(path) as Promise<unknown>;
   };
   const base = { read, git, readJson };
@@ -387,6 +400,14 @@ async function _fromLocalCheckout(git: GitRunner): Promise<CiMetadata> {
   };
 }
 
+function _almostDetected(read: Read): { almostDetected?: string } {
+  for (const provider of PROVIDERS) {
+    const why = provider.almostDetected?.(read) ?? null;
+    if (why !== null) return { almostDetected: why };
+  }
+  return {};
+}
+
 function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): CiMetadata {
   const { pullRequest } = overrides;
   if (pullRequest !== undefined && pullRequestNumber(String(pullRequest)) !== pullRequest) {
@@ -418,13 +439,23 @@ function _neverFailing(git: DetectOptions["git"]): GitRunner {
 }
 
 async function _readJson(
+  variable: string,
   path: string,
   readTextFile: DetectOptions["readTextFile"],
 ): Promise<unknown> {
   try {
     const text = await readTextFile?.(path);
     return text === undefined ? undefined : JSON.parse(text);
-  } catch {
+  } catch (error) {
+    // A pipe or a huge file where the runner puts a small regular one would hang or flood the
+    // run before anything is sent.
+    if (error instanceof FileRefused) {
+      throw new UsageError(
+        `${variable} ${
+          quoteValue(path)
+        } ${error.message}: the CI writes its event there as a regular file; unset or correct it (nothing was sent)`,
+      );
+    }
     return undefined;
   }
 }

@@ -36,8 +36,12 @@ export interface ProviderContext<V extends string = string> {
   readonly read: Read<V>;
   /** Runs a read-only git command in the working directory. */
   readonly git: GitRunner;
-  /** The parsed JSON file at a path, or `undefined` when it cannot be read or parsed. */
-  readonly readJson: (path: string) => Promise<unknown>;
+  /**
+   * The parsed JSON file that one of the provider's variables names, or `undefined` when it is
+   * not set, cannot be read or parsed. A path that is not a regular file, or too large, is a
+   * usage error naming the variable.
+   */
+  readonly readJson: (variable: V) => Promise<unknown>;
   /** The pull-request number already found, so commit and branch can pick the change's head. */
   readonly pullRequest: number | null;
 }
@@ -106,6 +110,13 @@ export interface CiProvider<V extends string = string> {
   readonly baseRef?: (context: ProviderContext<V>) => RawValue;
   /** In a merge build, the merge commit the CI built and tested (not sent: contract §1). */
   readonly mergeSha?: (context: ProviderContext<V>) => RawValue;
+  /** How the CI's people write a change's number; default `PR #7`. */
+  readonly changeLabel?: (number: number) => string;
+  /**
+   * Why an environment that looks like this CI's was not detected as it (a local runner that
+   * sets the CI's variables but not its switch), or `null`; said in the "no CI detected" line.
+   */
+  readonly almostDetected?: (read: Read<V>) => string | null;
 }
 
 // Declares a provider; `const V` makes `variables` the exact set of names its functions may read.
@@ -155,11 +166,10 @@ function _text(value: unknown): string | null {
 
 // One object of the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
 async function _githubEvent(
-  { read, readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "read" | "readJson">,
+  { readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "readJson">,
   key: "pull_request" | "merge_group",
 ): Promise<unknown> {
-  const path = read("GITHUB_EVENT_PATH");
-  return path === null ? undefined : _property(await readJson(path), key);
+  return _property(await readJson("GITHUB_EVENT_PATH"), key);
 }
 
 // The queue's branch is `gh-readonly-queue/<base>/pr-<number>-<sha>`: the number is the pull
@@ -252,6 +262,14 @@ const GITLAB = _provider({
     "CI_JOB_URL",
   ],
   detect: (read) => _isTrue(read("GITLAB_CI")),
+  changeLabel: (number) => `MR !${number}`,
+  // gitlab-ci-local sets GITLAB_CI=false and the rest of GitLab's variables.
+  almostDetected: (read) =>
+    read("GITLAB_CI") !== null && (read("CI_COMMIT_SHA") ?? read("CI_PROJECT_PATH")) !== null
+      ? `GITLAB_CI is ${
+        JSON.stringify(read("GITLAB_CI"))
+      } although GitLab's other variables are set, as gitlab-ci-local sets them; set GITLAB_CI=true to gate as GitLab CI`
+      : null,
   // Not CI_MERGE_REQUEST_ID: that one is unique across the whole GitLab instance.
   pullRequest: _variable("CI_MERGE_REQUEST_IID", "CI_EXTERNAL_PULL_REQUEST_IID"),
   // The source SHAs are set only in merged-results and merge-train pipelines, where CI_COMMIT_SHA

@@ -9,15 +9,16 @@ import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { checkHttps, isLoopbackHost } from "./http_policy.ts";
 import {
   type Flags,
+  nearMissNames,
   OPTION_NAMES,
   optionName,
   OPTIONS,
   type OptionSpec,
-  UsageError,
 } from "./options.ts";
+import { quoteValue, UsageError } from "./errors.ts";
 import { parseArgTokens, type TokenOption } from "./parse_args.ts";
 
-export { type Flags, OPTION_NAMES, UsageError } from "./options.ts";
+export type { Flags } from "./options.ts";
 
 /**
  * Everything one invocation needs, validated. A field named after an option (see
@@ -80,6 +81,11 @@ export interface ResolveOptions {
   readonly fromDotenv?: ReadonlySet<string>;
   /** The release's built-in service address; default {@linkcode DEFAULT_BASE_URL}. */
   readonly defaultBaseUrl?: string | undefined;
+  /**
+   * Which `.env` file was read, or that none was, for the message of a missing setting:
+   * `"read /work/app/.env"`, `"no .env in /work/app/src"`.
+   */
+  readonly envFileNote?: string;
 }
 
 /** What the command line asks for. */
@@ -111,9 +117,11 @@ const API_KEY_REFUSED =
 const HELP = `run \`service-ci ${optionName(OPTIONS.help)}\` for the valid options`;
 
 /**
- * Parses the command line. `--help` and `--version` win over everything else; `--api-key` (in
- * any spelling) is refused with why the key is read only from `SERVICE_API_KEY`. Values are
- * checked later, by {@linkcode resolveConfig}.
+ * Parses the command line. `--api-key` (in any spelling) is refused first, with why the key is
+ * read only from `SERVICE_API_KEY`. An option that takes a value never takes another option as
+ * it (`--junit --help` is refused, naming both), so `--help` and `--version` win over everything
+ * else only where they stand as options of their own. A single-value option given twice is
+ * refused, naming both values. Values are checked later, by {@linkcode resolveConfig}.
  *
  * @example
  * ```ts
@@ -121,49 +129,66 @@ const HELP = `run \`service-ci ${optionName(OPTIONS.help)}\` for the valid optio
  * // { kind: "run", flags: { agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], json: true } }
  * ```
  *
- * @throws {UsageError} For an unknown option, a missing or unexpected value, or an argument
- * that is not an option.
+ * @throws {UsageError} For an unknown option, a missing or unexpected value, an option where a
+ * value should be, a repeated single-value option, or an argument that is not an option.
  */
 export function parseCommandLine(args: readonly string[]): Invocation {
-  const { help, version } = OPTIONS;
-  if (args.includes(optionName(help)) || args.includes(`-${help.short}`)) return { kind: "help" };
-  if (args.includes(optionName(version))) return { kind: "version" };
   // Before the tokenizer: the key given after the flag must not reach any message.
   if (args.some((arg) => API_KEY_FLAG.test(arg))) throw new UsageError(API_KEY_REFUSED);
+  const tokens = parseArgTokens(args, TOKEN_OPTIONS);
+  // First, what the tokenizer took as a value but is an option: `--pr-comment-key --version`
+  // with an empty variable before it must never print the version and exit 0.
+  for (const token of tokens) {
+    if (token.kind !== "option" || token.inlineValue !== false || token.value === undefined) {
+      continue;
+    }
+    if (token.value.length > 1 && token.value.startsWith("-")) {
+      const [, option] = BY_FLAG.get(token.name)!;
+      const name = optionName(option);
+      throw new UsageError(
+        `${name} needs a value (${option.expected ?? "a non-empty value"}), but the next argument ${
+          quoteValue(token.value)
+        } looks like an option; write ${name}=${
+          quoteValue(token.value).slice(1, -1)
+        } if it is the value, or check that the variable meant to give ${name} its value is set`,
+      );
+    }
+  }
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const option = BY_FLAG.get(token.name)?.[1];
+    if (option === OPTIONS.help) return { kind: "help" };
+    if (option === OPTIONS.version) return { kind: "version" };
+  }
   const flags: Record<string, string | boolean | string[]> = {};
-  for (const token of parseArgTokens(args, TOKEN_OPTIONS)) {
+  for (const token of tokens) {
     if (token.kind === "option-terminator") continue;
     if (token.kind === "positional") {
       throw new UsageError(
-        `unexpected argument ${
-          JSON.stringify(token.value)
-        }: service-ci takes only options; ${HELP}`,
+        `unexpected argument ${quoteValue(token.value)}: service-ci takes only options; ${HELP}`,
       );
     }
     const entry = BY_FLAG.get(token.name);
     if (entry === undefined) throw new UsageError(_unknownOption(token.rawName));
     const [key, option] = entry;
-    if (option === OPTIONS.help) return { kind: "help" };
-    if (option === OPTIONS.version) return { kind: "version" };
     const name = optionName(option);
     if (option.type === "boolean" || option.type === "switch") {
       if (token.value !== undefined) throw new UsageError(`${name} takes no value; ${HELP}`);
       flags[key] = option.flagSets ?? true;
       continue;
     }
-    const expected = `${name} needs a value (${option.expected ?? "a non-empty value"})`;
-    if (token.value === undefined) throw new UsageError(expected);
-    // The next argument is read as the value only when it does not look like an option.
-    if (!token.inlineValue && token.value.length > 1 && token.value.startsWith("-")) {
-      throw new UsageError(
-        `${expected}; ${
-          JSON.stringify(token.value)
-        } looks like an option: write ${name}=${token.value} if it is the value`,
-      );
+    if (token.value === undefined) {
+      throw new UsageError(`${name} needs a value (${option.expected ?? "a non-empty value"})`);
     }
+    const earlier = flags[key];
     if (option.type === "list") {
-      const list = flags[key];
-      flags[key] = Array.isArray(list) ? [...list, token.value] : [token.value];
+      flags[key] = Array.isArray(earlier) ? [...earlier, token.value] : [token.value];
+    } else if (typeof earlier === "string") {
+      throw new UsageError(
+        `${name} is given twice (${quoteValue(earlier)} and ${
+          quoteValue(token.value)
+        }); give it once`,
+      );
     } else {
       flags[key] = token.value;
     }
@@ -241,7 +266,8 @@ export function resolveConfig(
   const o = OPTIONS;
   const noWait = flags.noWait ?? o.noWait.default;
   const runId = _given(o.runId, flags.runId, env);
-  const agents = _agents(flags, env);
+  const missing = (variable: string) => _missingNote(variable, env, options);
+  const agents = _agents(flags, env, missing);
   if (runId !== undefined) {
     const [name, agent] = [optionName(o.runId), optionName(o.agent)];
     if (agents.length !== 1) {
@@ -254,14 +280,14 @@ export function resolveConfig(
     }
   }
   const defaultBaseUrl = "defaultBaseUrl" in options ? options.defaultBaseUrl : DEFAULT_BASE_URL;
-  const base = _baseUrl(flags, env, options.fromDotenv ?? new Set(), defaultBaseUrl);
+  const base = _baseUrl(flags, env, options.fromDotenv ?? new Set(), defaultBaseUrl, missing);
   const config: Config = {
     agents,
     baseUrl: base.url,
     baseUrlSource: base.source,
     timeoutMs: (_given(o.timeoutMinutes, flags.timeoutMinutes, env) ?? o.timeoutMinutes.default) *
       60_000,
-    apiKey: _apiKey(env),
+    apiKey: _apiKey(env, missing),
     overrides: _overrides(flags, env),
     json: flags.json ?? o.json.default,
     junitPath: _given(o.junit, flags.junit, env),
@@ -305,7 +331,18 @@ function _given<T>(
   return option.parse(text, option.variable!) as Exclude<T, undefined> | undefined;
 }
 
-function _agents(flags: Flags, env: ConfigEnv): string[] {
+// What a message about a missing required variable adds: a near miss that is set (its name,
+// never its value), and which .env file was read.
+function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions): string {
+  const set = nearMissNames(variable).filter((name) => (env[name] ?? "").trim() !== "");
+  const notes = set.length === 0 ? [] : [
+    `${set.join(" and ")} ${set.length === 1 ? "is" : "are"} set: did you mean ${variable}?`,
+  ];
+  if (options.envFileNote !== undefined) notes.push(options.envFileNote);
+  return notes.length === 0 ? "" : ` (${notes.join("; ")})`;
+}
+
+function _agents(flags: Flags, env: ConfigEnv, missing: (variable: string) => string): string[] {
   const option = OPTIONS.agent;
   if (flags.agent !== undefined && flags.agent.length > 0) {
     return option.parse(flags.agent, optionName(option));
@@ -317,7 +354,9 @@ function _agents(flags: Flags, env: ConfigEnv): string[] {
     throw new UsageError(
       `no agent given: pass ${
         optionName(option)
-      } ${option.valueName} (repeatable) or set ${option.variable} to a comma-separated list of agent UUIDs`,
+      } ${option.valueName} (repeatable) or set ${option.variable} to a comma-separated list of agent UUIDs${
+        missing(option.variable)
+      }`,
     );
   }
   return option.parse(given, option.variable);
@@ -328,6 +367,7 @@ function _baseUrl(
   env: ConfigEnv,
   fromDotenv: ReadonlySet<string>,
   defaultBaseUrl: string | undefined,
+  missing: (variable: string) => string,
 ): { url: URL; source: BaseUrlSource } {
   const option = OPTIONS.baseUrl;
   const flag = optionName(option) as `--${typeof option.flag}`;
@@ -346,14 +386,24 @@ function _baseUrl(
     };
   }
   throw new UsageError(
-    `no service address: pass ${flag} https://…, set ${option.variable} (environment or .env), or use a release build with a built-in default (this build has none)`,
+    `no service address: pass ${flag} https://…, set ${option.variable} (environment or .env), or use a release build with a built-in default (this build has none)${
+      missing(option.variable)
+    }`,
   );
 }
 
 /**
+ * The longest service address accepted. fetch refuses a URL of about 64 KiB ("Invalid URL"), and
+ * servers refuse far shorter ones; an address this long is a mistake, not an installation.
+ */
+export const MAX_BASE_URL_LENGTH = 2048;
+
+/**
  * Checks a service address by the `--base-url` rules: `https://` (plain `http://` only for
- * loopback hosts), no credentials, no query or fragment, not a port fetch refuses
- * ({@linkcode FETCH_BLOCKED_PORTS}). `name` is the input the message names.
+ * loopback hosts), no credentials, no query or fragment, at most
+ * {@linkcode MAX_BASE_URL_LENGTH} characters, not ending in the API's own path (`/api`,
+ * `/api/v1`), not a port fetch refuses ({@linkcode FETCH_BLOCKED_PORTS}). `name` is the input the
+ * message names.
  *
  * @example
  * ```ts
@@ -373,7 +423,7 @@ export function parseBaseUrl(text: string, name: string): URL {
     }
     const scheme = isLoopbackHost(host) ? "http" : "https";
     throw new UsageError(
-      `${name} must be an https:// URL (http:// for loopback hosts) (got ${JSON.stringify(text)}${
+      `${name} must be an https:// URL (http:// for loopback hosts) (got ${quoteValue(text)}${
         host === "" ? "" : `; did you mean ${scheme}://${text}?`
       })`,
     );
@@ -382,7 +432,7 @@ export function parseBaseUrl(text: string, name: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`${name} must be an https:// URL (got ${JSON.stringify(text)})`);
+    throw new UsageError(`${name} must be an https:// URL (got ${quoteValue(text)})`);
   }
   const insecure = checkHttps(url, name, text);
   if (insecure !== null) throw new UsageError(insecure);
@@ -394,26 +444,46 @@ export function parseBaseUrl(text: string, name: string): URL {
   if (url.search !== "" || url.hash !== "") {
     throw new UsageError(
       `${name} must not have a query or fragment; give the address and optional path prefix only (got ${
-        JSON.stringify(text)
+        quoteValue(text)
+      })`,
+    );
+  }
+  if (text.length > MAX_BASE_URL_LENGTH) {
+    throw new UsageError(
+      `${name} must be at most ${MAX_BASE_URL_LENGTH} characters, the address and optional path prefix only (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  // The service's API lives under /api/v1 of its address, which service-ci adds itself: given
+  // again, every request would miss and the 404 would blame the agent.
+  const apiPath = /\/api(?:\/v1)?\/*$/i.exec(url.pathname);
+  if (apiPath !== null) {
+    const fixed = `${url.origin}${url.pathname.slice(0, apiPath.index)}`;
+    throw new UsageError(
+      `${name} must be the service's address without its API path: service-ci adds /api/v1 itself; give ${fixed} (got ${
+        quoteValue(text)
       })`,
     );
   }
   if (url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))) {
     throw new UsageError(
       `${name} must not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port (got ${
-        JSON.stringify(text)
+        quoteValue(text)
       })`,
     );
   }
   return url;
 }
 
-function _apiKey(env: ConfigEnv): string {
+function _apiKey(env: ConfigEnv, missing: (variable: string) => string): string {
   const option = OPTIONS.apiKey;
   const key = _given(option, undefined, env);
   if (key === undefined) {
     throw new UsageError(
-      `${option.variable} is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file`,
+      `${option.variable} is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file${
+        missing(option.variable)
+      }`,
     );
   }
   return key;

@@ -1,7 +1,7 @@
 /** Every environment variable the program reads: the only ones `main.ts` asks the system for. */
 
 import { CI_ENV_VARIABLES } from "./ci_metadata.ts";
-import { CONFIG_ENV_VARIABLES } from "./options.ts";
+import { CONFIG_ENV_VARIABLES, NEAR_MISS_VARIABLES } from "./options.ts";
 import { FORGE_ENV_VARIABLES } from "./forge/target.ts";
 import { NATIVE_ENV_VARIABLES } from "./report/native.ts";
 
@@ -22,6 +22,7 @@ export const OUTPUT_ENV_VARIABLES: readonly string[] = ["NO_COLOR"];
 export const ENV_VARIABLES: readonly string[] = [
   ...new Set([
     ...CONFIG_ENV_VARIABLES,
+    ...NEAR_MISS_VARIABLES,
     ...CI_ENV_VARIABLES,
     ...OUTPUT_ENV_VARIABLES,
     ...NATIVE_ENV_VARIABLES,

@@ -26,6 +26,8 @@ Usage:
              [options]
 
 The API key is read from ${apiKey.variable} (environment or .env file), never from a flag.
+Variables without a flag (environment or .env); the tokens are masked in all output like the key:
+${_variableLines().join("\n")}
 
 Options ([VARIABLE] sets the same):
 ${_optionLines(defaultBaseUrl).join("\n")}
@@ -38,6 +40,15 @@ Exit codes:
 
 Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 `;
+}
+
+// The options that are a variable only, but for the key: a line each, with its help.
+function _variableLines(): string[] {
+  return Object.values(OPTIONS as Record<string, OptionSpec>)
+    .filter((option) => option.flag === undefined && option !== OPTIONS.apiKey)
+    .map((option) =>
+      `  ${_variable(option)!.slice(1, -1).padEnd(COLUMN - 2)}${option.help.join(" ")}`
+    );
 }
 
 function _usage(option: OptionSpec): string {

@@ -4,16 +4,21 @@
  * anything is sent. Every failure is a {@linkcode UsageError} naming the input at fault.
  */
 
-import { type Config, type Flags, resolveConfig, UsageError } from "./config.ts";
+import { type Config, type Flags, resolveConfig } from "./config.ts";
+import { firstLine, UsageError } from "./errors.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
-import { optionName, OPTIONS } from "./options.ts";
+import { optionName, OPTIONS, secretValues } from "./options.ts";
 
 /** The effects loading needs. */
 export interface LoadDeps {
   /** Reads one environment variable. */
   readonly env: (name: string) => string | undefined;
-  /** Reads a text file; rejects as `Deno.readTextFile` does. */
+  /** Reads a regular text file; rejects as `Deno.readTextFile` does, or with `FileRefused`. */
   readonly readTextFile: (path: string) => Promise<string>;
+  /** Told each secret value as soon as it is read, before anything is checked. */
+  readonly addSecret?: (secret: string) => void;
+  /** The absolute working directory, for saying which `.env` was read. */
+  readonly cwd?: string;
 }
 
 /** A loaded configuration and what it was loaded from. */
@@ -52,12 +57,13 @@ export async function loadConfig(
   names: readonly string[],
   deps: LoadDeps,
 ): Promise<LoadedConfig> {
-  const dotenv = await _readDotenv(deps, flags.envFile);
+  const { values: dotenv, note: envFileNote } = await _readDotenv(deps, flags.envFile);
   const env = mergeEnv(names, deps.env, dotenv);
+  for (const secret of secretValues((name) => env[name])) deps.addSecret?.(secret);
   const fromDotenv = new Set(
     names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
   );
-  const config = resolveConfig(flags, env, { fromDotenv });
+  const config = resolveConfig(flags, env, { fromDotenv, envFileNote });
   const caCerts = config.caCertPath === undefined
     ? undefined
     : await _readCaCerts(deps, config.caCertPath);
@@ -90,32 +96,37 @@ export function makeTrustingFetch(
   }
 }
 
-/**
- * The first line of an error's message, for one-line diagnostics.
- *
- * @example
- * ```ts
- * firstLine(new Error("no such file\nat …")); // "no such file"
- * ```
- */
-export function firstLine(error: unknown): string {
-  return error instanceof Error ? error.message.split("\n")[0]! : String(error).split("\n")[0]!;
-}
-
+// The `.env` values, and which file that was for a message: only the working directory's is read
+// unless --env-file names another, so one in the repository's root is missed from a subdirectory.
 async function _readDotenv(
   deps: LoadDeps,
   explicit: string | undefined,
-): Promise<Record<string, string>> {
+): Promise<{ values: Record<string, string>; note: string }> {
   const path = explicit ?? ".env";
+  const where = deps.cwd === undefined ? "the working directory" : deps.cwd;
   try {
-    return await parseEnvFile(await deps.readTextFile(path));
+    const values = await parseEnvFile(await deps.readTextFile(path));
+    const shown = explicit ?? (deps.cwd === undefined ? ".env" : _join(deps.cwd, ".env"));
+    return { values, note: `read ${shown}` };
   } catch (error) {
-    if (explicit === undefined && error instanceof Deno.errors.NotFound) return {};
+    if (explicit === undefined && error instanceof Deno.errors.NotFound) {
+      return {
+        values: {},
+        note:
+          `no .env in ${where}; only the working directory's .env is read, so run from the directory that holds it or pass ${
+            optionName(OPTIONS.envFile)
+          }`,
+      };
+    }
     const name = explicit === undefined
       ? "the .env file in the working directory"
       : optionName(OPTIONS.envFile);
     throw new UsageError(`${name} cannot be read (${path}): ${firstLine(error)}`);
   }
+}
+
+function _join(directory: string, name: string): string {
+  return /[\\/]$/.test(directory) ? `${directory}${name}` : `${directory}/${name}`;
 }
 
 // Deno ignores a file without a certificate block, which would leave the CA silently untrusted.

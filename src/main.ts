@@ -13,6 +13,7 @@ import {
   makeFetch,
   makeProxyFetch,
   openReportFile,
+  readTextFile,
   runCommand,
 } from "./system.ts";
 import { sleep } from "./sleep.ts";
@@ -59,7 +60,7 @@ listenForSignals(interrupt);
 const code = await run({
   args: Deno.args,
   env: readEnv,
-  readTextFile: (path) => Deno.readTextFile(path),
+  readTextFile,
   checkReportPath,
   openReportFile,
   stdout: (text) => writeAll(Deno.stdout, text),

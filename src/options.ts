@@ -6,12 +6,7 @@
  */
 
 import { pullRequestNumber } from "./ci_metadata.ts";
-
-/** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
-export class UsageError extends Error {
-  /** Names the error. */
-  override name = "UsageError";
-}
+import { quoteValue, UsageError } from "./errors.ts";
 
 /**
  * How an option is given. `boolean`: a flag alone; `switch`: a flag alone that sets
@@ -34,8 +29,18 @@ export interface OptionSpec {
   readonly variable?: string;
   /** The GitHub action's input for it (action.yml). */
   readonly input?: string;
+  /**
+   * How the action hands the input on: as the flag (the default) or by setting the variable.
+   * Messages in the action name the input where they would name that flag or variable.
+   */
+  readonly inputVia?: "flag" | "variable";
   /** The input's default in action.yml, where it is not the one derived from the option's. */
   readonly inputDefault?: string;
+  /**
+   * A secret: its value is masked in every output, usage errors included, from the moment the
+   * program starts (the API key and the forge tokens).
+   */
+  readonly secret?: boolean;
   /** The value when neither flag nor variable is given. */
   readonly default?: number | boolean;
   /** The default as docs/options.md words it, where it is not a plain value. */
@@ -93,7 +98,7 @@ function _number(limits: { unit: string; default: number; max: number; min?: num
       const value = valid ? Number(text) : NaN;
       if (!(value > 0) || value < min || value > limits.max) {
         throw new UsageError(
-          `${name} must be ${expected} ${range}, decimals allowed (got ${JSON.stringify(text)})`,
+          `${name} must be ${expected} ${range}, decimals allowed (got ${quoteValue(text)})`,
         );
       }
       return value;
@@ -114,7 +119,7 @@ function _switch(flagSets: boolean, fallback: boolean) {
       if (["true", "1", "yes", "on"].includes(word)) return true;
       if (["false", "0", "no", "off"].includes(word)) return false;
       throw new UsageError(
-        `${name} must be true or false (also 1/0, yes/no, on/off) (got ${JSON.stringify(text)})`,
+        `${name} must be true or false (also 1/0, yes/no, on/off) (got ${quoteValue(text)})`,
       );
     },
   } as const;
@@ -123,10 +128,15 @@ function _switch(flagSets: boolean, fallback: boolean) {
 function _agents(items: readonly string[], name: string): string[] {
   const seen = new Set<string>();
   for (const agent of items) {
+    if (agent.includes(",") && name.startsWith("--")) {
+      throw new UsageError(
+        `${name} takes one agent UUID; give ${name} once per agent (got ${quoteValue(agent)})`,
+      );
+    }
     if (!AGENT_UUID.test(agent)) {
       throw new UsageError(
         `${name} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
-          JSON.stringify(agent)
+          quoteValue(agent)
         })`,
       );
     }
@@ -161,7 +171,7 @@ function _pullRequest(text: string, name: string): number {
   const number = pullRequestNumber(text);
   if (number === null) {
     throw new UsageError(
-      `${name} must be a pull request number like 42 (got ${JSON.stringify(text)})`,
+      `${name} must be a pull request number like 42 (got ${quoteValue(text)})`,
     );
   }
   return number;
@@ -177,9 +187,7 @@ function _key(text: string, name: string): string {
 function _runId(text: string, name: string): string {
   if (text.trim() === "" || text === "." || text === "..") {
     throw new UsageError(
-      `${name} must be a run id (got ${
-        text.trim() === "" ? "an empty value" : JSON.stringify(text)
-      })`,
+      `${name} must be a run id (got ${text.trim() === "" ? "an empty value" : quoteValue(text)})`,
     );
   }
   return text;
@@ -238,10 +246,54 @@ export const OPTIONS = {
     type: "string",
     variable: "SERVICE_API_KEY",
     input: "api-key",
+    inputVia: "variable",
     defaultText: "required",
+    secret: true,
     help: [],
     expected: "the API key",
     parse: _apiKey,
+  },
+  githubToken: {
+    // Read by the comment and the commit statuses, on GitHub.
+    type: "string",
+    variable: "GITHUB_TOKEN",
+    defaultText: "none",
+    secret: true,
+    help: ["GitHub's token for --pr-comment and --commit-status"],
+    expected: "a GitHub token",
+  },
+  gitlabToken: {
+    // Read by the comment and the commit statuses, on GitLab.
+    type: "string",
+    variable: "SERVICE_GITLAB_TOKEN",
+    defaultText: "none",
+    secret: true,
+    help: ["a GitLab project access token for --pr-comment and --commit-status"],
+    expected: "a GitLab token",
+  },
+  githubApiUrl: {
+    // Read by the forge target (forge/target.ts): GitHub Enterprise Server's API address.
+    type: "string",
+    variable: "GITHUB_API_URL",
+    defaultText: "`https://api.github.com`",
+    help: ["GitHub's API address for --pr-comment and --commit-status"],
+    expected: "an https:// URL",
+  },
+  gitlabApiUrl: {
+    // Read by the forge target (forge/target.ts).
+    type: "string",
+    variable: "CI_API_V4_URL",
+    defaultText: "set by GitLab CI",
+    help: ["GitLab's API address for --pr-comment and --commit-status"],
+    expected: "an https:// URL",
+  },
+  bitbucketProxy: {
+    // Read by the forge target (forge/target.ts): where Bitbucket's requests are signed.
+    type: "string",
+    variable: "SERVICE_BITBUCKET_PROXY",
+    defaultText: "`http://localhost:29418`",
+    help: ["the Bitbucket Pipelines proxy that signs Bitbucket's requests"],
+    expected: "a proxy address",
   },
   json: {
     type: "boolean",
@@ -326,6 +378,7 @@ export const OPTIONS = {
     flag: "pr-comment",
     variable: "SERVICE_PR_COMMENT",
     input: "pr-comment",
+    inputVia: "variable",
     // The action's auto: on for pull_request events (scripts/action.sh).
     inputDefault: "auto",
     help: ["keep one comment with the verdicts on the pull/merge request"],
@@ -345,11 +398,18 @@ export const OPTIONS = {
     flag: "commit-status",
     variable: "SERVICE_COMMIT_STATUS",
     input: "commit-status",
+    inputVia: "variable",
     inputDefault: "false",
     help: [
       "one commit status per agent on the forge (GitHub check run,",
       "GitLab/Bitbucket status)",
     ],
+    ..._switch(true, false),
+  },
+  action: {
+    // Set by scripts/action.sh, never by hand.
+    variable: "SERVICE_CI_ACTION",
+    help: ["set by the GitHub action: messages name its inputs, not flags"],
     ..._switch(true, false),
   },
   commitSha: { flag: "commit-sha", ..._METADATA },
@@ -420,6 +480,110 @@ export const OPTION_NAMES: readonly string[] = Object.values(OPTIONS as Record<s
 export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
   OPTIONS as Record<string, OptionSpec>,
 ).flatMap((option) => option.variable === undefined ? [] : [option.variable]);
+
+/**
+ * The misspellings of `variable` a user is likely to set instead of it, all within `SERVICE_*`
+ * (the only names the permission set lets the program read besides the CIs'): one underscore
+ * dropped (`SERVICE_APIKEY`), a plural or the id left off (`SERVICE_AGENTS`, `SERVICE_AGENT`),
+ * the key called a token (`SERVICE_API_TOKEN`, `SERVICE_TOKEN`, `SERVICE_KEY`), the base URL
+ * without "base" (`SERVICE_URL`). Only their names are ever printed, never their values.
+ *
+ * @example
+ * ```ts
+ * nearMissNames("SERVICE_API_KEY").includes("SERVICE_APIKEY"); // true
+ * ```
+ */
+export function nearMissNames(variable: string): string[] {
+  const rest = variable.replace(/^SERVICE_/, "");
+  const words = rest.split("_");
+  const names = new Set<string>();
+  for (let i = 1; i < words.length; i++) {
+    names.add(`SERVICE_${words.slice(0, i).join("_")}${words.slice(i).join("_")}`);
+  }
+  names.add(`${variable}S`);
+  if (rest.endsWith("_ID")) {
+    names.add(`SERVICE_${rest.slice(0, -3)}`).add(`SERVICE_${rest.slice(0, -3)}S`);
+  }
+  if (rest.endsWith("_KEY")) {
+    names.add(`SERVICE_${rest.slice(0, -4)}_TOKEN`).add("SERVICE_TOKEN").add("SERVICE_KEY");
+  }
+  if (rest.endsWith("_URL")) names.add("SERVICE_URL");
+  names.delete(variable);
+  return [...names].filter((name) => !CONFIG_ENV_VARIABLES.includes(name));
+}
+
+/**
+ * The near misses ({@linkcode nearMissNames}) of the required variables: read only to say
+ * "did you mean" when a required one is unset.
+ *
+ * @example
+ * ```ts
+ * NEAR_MISS_VARIABLES.includes("SERVICE_APIKEY"); // true
+ * ```
+ */
+export const NEAR_MISS_VARIABLES: readonly string[] = [
+  ...new Set(
+    [OPTIONS.apiKey.variable, OPTIONS.agent.variable, OPTIONS.baseUrl.variable].flatMap(
+      nearMissNames,
+    ),
+  ),
+];
+
+/**
+ * A message as the GitHub action's user reads it: each flag or variable the action sets from one
+ * of its inputs ({@linkcode OptionSpec.inputVia}) named as that input, `timeout-minutes:`.
+ *
+ * @example
+ * ```ts
+ * inActionTerms("--timeout-minutes must be a positive number of minutes (got \"soon\")");
+ * // "timeout-minutes: must be a positive number of minutes (got \"soon\")"
+ * ```
+ */
+export function inActionTerms(message: string): string {
+  let text = message;
+  for (const option of Object.values(OPTIONS as Record<string, OptionSpec>)) {
+    if (option.input === undefined) continue;
+    const name = option.inputVia === "variable" ? option.variable : `--${option.flag}`;
+    if (name === undefined) continue;
+    text = text.replace(
+      new RegExp(`(?<![\\w-])${name.replaceAll("-", "\\-")}(?![\\w-])`, "g"),
+      `${option.input}:`,
+    );
+  }
+  return text;
+}
+
+/**
+ * The variables that hold a secret ({@linkcode OptionSpec.secret}): masked in every output.
+ *
+ * @example
+ * ```ts
+ * SECRET_VARIABLES.includes("GITHUB_TOKEN"); // true
+ * ```
+ */
+export const SECRET_VARIABLES: readonly string[] = Object.values(
+  OPTIONS as Record<string, OptionSpec>,
+).flatMap((option) =>
+  option.secret === true && option.variable !== undefined ? [option.variable] : []
+);
+
+/**
+ * The values of the secret variables set in `env`, as given and without the blanks around them:
+ * what every output masks.
+ *
+ * @example
+ * ```ts
+ * secretValues((name) => ({ GITHUB_TOKEN: " ghs_example\n" })[name]);
+ * // [" ghs_example\n", "ghs_example"]
+ * ```
+ */
+export function secretValues(env: (name: string) => string | undefined): string[] {
+  return SECRET_VARIABLES.flatMap((name) => {
+    const value = env(name);
+    if (value === undefined || value.trim() === "") return [];
+    return value === value.trim() ? [value] : [value, value.trim()];
+  });
+}
 
 /**
  * An option as the user types it: `--flag`, or its variable when it has no flag.

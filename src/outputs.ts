@@ -7,8 +7,7 @@
 
 import type { CiContext, CiMetadata } from "./ci_metadata.ts";
 import type { Config } from "./config.ts";
-import { UsageError } from "./config.ts";
-import { firstLine } from "./load_config.ts";
+import { firstLine, quoteValue, UsageError } from "./errors.ts";
 import { optionName, OPTIONS } from "./options.ts";
 import { formatMinutes, type RunReport } from "./outcome.ts";
 import type { Output } from "./output.ts";
@@ -363,12 +362,13 @@ async function _comment(context: OutputsContext, clients: ForgeClients): Promise
 async function _checkReportPaths(deps: RunDeps, outputs: readonly RunOutput[]): Promise<void> {
   for (const file of outputs.flatMap((each) => each.files ?? [])) {
     if (file.stream !== undefined) continue;
-    const problem = await deps.checkReportPath(file.path);
+    const problem = await deps.checkReportPath(file.path, file.append);
     if (problem !== null) {
+      const fix = problem.includes("create it first") ? " or" : ":";
       throw new UsageError(
         `${file.source} ${
-          JSON.stringify(file.path)
-        } ${problem}: give ${file.fixedBy} a writable file path (nothing was sent)`,
+          quoteValue(file.path)
+        } ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
       );
     }
   }
@@ -383,7 +383,8 @@ function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile 
       return Promise.resolve();
     },
     rewind: () => Promise.reject(new Error(`${stream} cannot be rewritten`)),
-    close: () => {},
+    close: () => Promise.resolve(),
+    discard: () => Promise.resolve(),
   };
 }
 

@@ -8,16 +8,16 @@
 
 import { detectCiBuild, detectProvider } from "./ci_metadata.ts";
 import { ServiceClient } from "./client.ts";
-import { parseCommandLine, UsageError } from "./config.ts";
+import { parseCommandLine } from "./config.ts";
+import { FileRefused, firstLine, UsageError } from "./errors.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { ENV_VARIABLES } from "./env_variables.ts";
 import { ExitCode } from "./exit_code.ts";
 import { runGates } from "./gates.ts";
-import { firstLine, loadConfig, makeTrustingFetch } from "./load_config.ts";
-import { OPTIONS } from "./options.ts";
+import { loadConfig, makeTrustingFetch } from "./load_config.ts";
+import { inActionTerms, OPTIONS, secretValues } from "./options.ts";
 import { Output } from "./output.ts";
 import { chooseOutputs, finishOutputs, reportUsageError } from "./outputs.ts";
-import { forgeTokens } from "./forge/target.ts";
 import type { ReportFile } from "./report/deliver.ts";
 import type { CommandOptions, CommandResult } from "./report/native_io.ts";
 import { userAgent, VERSION } from "./version.ts";
@@ -30,13 +30,16 @@ export interface RunDeps {
   readonly args: readonly string[];
   /** Reads one environment variable. */
   readonly env: (name: string) => string | undefined;
-  /** Reads a text file; rejects as `Deno.readTextFile` does. */
+  /**
+   * Reads a regular text file; rejects as `Deno.readTextFile` does, and with `FileRefused` for a
+   * path that is not a regular file or is too large to be one the program reads.
+   */
   readonly readTextFile: (path: string) => Promise<string>;
   /**
    * What keeps a report from being written at a path, or `null` (checked before anything is
-   * sent, without writing to it).
+   * sent, without writing to it); `append` for a file the runner owns.
    */
-  readonly checkReportPath: (path: string) => Promise<string | null>;
+  readonly checkReportPath: (path: string, append: boolean) => Promise<string | null>;
   /** Opens a report file: created, and truncated unless `append`. */
   readonly openReportFile: (path: string, append: boolean) => Promise<ReportFile>;
   /** Writes to stdout; may throw (a closed pipe). */
@@ -91,7 +94,9 @@ export interface RunDeps {
  */
 export async function run(deps: RunDeps): Promise<number> {
   const output = new Output(deps);
-  output.addSecret(deps.env(OPTIONS.apiKey.variable));
+  // Every secret the environment holds is masked before anything can be said, usage errors
+  // included; those of a .env file as soon as it is read (loadConfig).
+  for (const secret of secretValues(deps.env)) output.addSecret(secret);
   try {
     const invocation = parseCommandLine(deps.args);
     if (invocation.kind === "help") {
@@ -104,14 +109,19 @@ export async function run(deps: RunDeps): Promise<number> {
       }\n`;
       return output.stdout(text) ? ExitCode.Passed : ExitCode.Unchecked;
     }
-    const { config, env, caCerts } = await loadConfig(invocation.flags, ENV_VARIABLES, deps);
-    output.addSecret(config.apiKey);
-    for (const token of forgeTokens(env)) output.addSecret(token);
+    const { config, env, caCerts } = await loadConfig(invocation.flags, ENV_VARIABLES, {
+      ...deps,
+      addSecret: (secret) => output.addSecret(secret),
+    });
     // The one answer to "which CI is this" (ci_metadata.ts): sent to the service, and choosing
     // the CI's writer among the outputs.
     const { metadata, context } = await detectCiBuild(env, {
       overrides: config.overrides,
-      readTextFile: (path) => deps.readTextFile(path).catch(() => undefined),
+      readTextFile: (path) =>
+        deps.readTextFile(path).catch((error) => {
+          if (error instanceof FileRefused) throw error;
+          return undefined;
+        }),
       git: deps.git,
     });
     const client = new ServiceClient({
@@ -133,9 +143,10 @@ export async function run(deps: RunDeps): Promise<number> {
     return await finishOutputs(deps, outputs, report, output);
   } catch (error) {
     if (error instanceof UsageError) {
-      output.stderr(`service-ci: ${error.message}\n`);
+      const message = _fromAction(deps) ? inActionTerms(error.message) : error.message;
+      output.stderr(`service-ci: ${message}\n`);
       const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, deps.env(name)]));
-      await reportUsageError(deps, error.message, detectProvider(env), output);
+      await reportUsageError(deps, message, detectProvider(env), output);
       return ExitCode.Usage;
     }
     // No stack trace: one line, and a code that never reads as a verdict.
@@ -143,5 +154,14 @@ export async function run(deps: RunDeps): Promise<number> {
       `service-ci: internal error, the gate could not be checked: ${firstLine(error)}\n`,
     );
     return ExitCode.Unchecked;
+  }
+}
+
+// Whether the GitHub action runs the program (scripts/action.sh says so).
+function _fromAction(deps: RunDeps): boolean {
+  try {
+    return OPTIONS.action.parse(deps.env(OPTIONS.action.variable) ?? "", "") === true;
+  } catch {
+    return false;
   }
 }

@@ -177,7 +177,8 @@ function _tryEncode(encode: (text: string) => string, text: string): string | un
 
 /**
  * Replaces every occurrence of each secret, in every spelling of {@linkcode secretForms}, with
- * `***`. Secrets shorter than {@linkcode MIN_SECRET_LENGTH} characters are ignored.
+ * `***`, and the start of one that a cut left just before an ellipsis (`…`). Secrets shorter
+ * than {@linkcode MIN_SECRET_LENGTH} characters are ignored.
  *
  * @example
  * ```ts
@@ -192,5 +193,10 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
       if (masked.includes(form)) masked = masked.split(form).join("***");
     }
   }
-  return masked;
+  // A value cut short (`clip`, `quoteValue`) may end in the start of a secret.
+  if (!masked.includes("…")) return masked;
+  const pieces = masked.split("…");
+  return pieces.map((piece, index) =>
+    index === pieces.length - 1 ? piece : _maskSecretPrefixAtEnd(piece, secrets)
+  ).join("…");
 }

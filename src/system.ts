@@ -4,6 +4,7 @@
  * HTTP policy, `http_policy.ts`), report files and CI tools.
  */
 
+import { FileRefused } from "./errors.ts";
 import { makePolicyFetch, requestSignal } from "./http_policy.ts";
 import type { ReportFile } from "./report/deliver.ts";
 import { type CommandOptions, type CommandResult, formatBound } from "./report/native_io.ts";
@@ -51,6 +52,45 @@ export function makeProxyFetch(
       throw error;
     }
   };
+}
+
+/** The largest file the program reads: a `.env`, a CA bundle, a CI's event payload. */
+export const MAX_READ_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads a text file, only when it is a regular file (a link to one included) of at most
+ * {@linkcode MAX_READ_BYTES}: a named pipe, a device such as `/dev/zero` or a huge file planted
+ * where a small one belongs would block or flood the run before anything is sent.
+ *
+ * @example
+ * ```ts
+ * const text = await readTextFile(".env").catch(() => "");
+ * ```
+ *
+ * @throws {FileRefused} For a path that is not a regular file, or is too large.
+ */
+export async function readTextFile(path: string): Promise<string> {
+  const info = await Deno.stat(path);
+  if (!info.isFile) throw new FileRefused(_notAFile(info) ?? "is not a regular file");
+  const file = await Deno.open(path, { read: true });
+  try {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (const buffer = new Uint8Array(64 * 1024);;) {
+      const read = await file.read(buffer);
+      if (read === null) break;
+      total += read;
+      if (total > MAX_READ_BYTES) {
+        throw new FileRefused(`is larger than ${MAX_READ_BYTES / 1024 / 1024} MiB`);
+      }
+      chunks.push(buffer.slice(0, read));
+    }
+    const bytes = new Uint8Array(total);
+    chunks.reduce((offset, chunk) => (bytes.set(chunk, offset), offset + chunk.length), 0);
+    return new TextDecoder().decode(bytes);
+  } finally {
+    file.close();
+  }
 }
 
 /**
@@ -144,17 +184,67 @@ async function _stop(child: Deno.ChildProcess, killAfterMs: number): Promise<voi
 }
 
 /**
- * Opens a report file before anything is rendered: created, and truncated unless `append`;
- * `rewind` puts back the length it had when opened.
+ * Opens a report file before anything is rendered. One the runner owns and the program appends
+ * to (`append`: `GITHUB_OUTPUT`) is opened in place, and `rewind` puts back the length it had.
+ * One the program creates is written to a new file beside it, which `close` moves over the path:
+ * a link planted at the path (a fork's pull request can commit one) is replaced, never written
+ * through, and no half-written report is ever seen. A character device (`/dev/null`, a terminal)
+ * is written in place; any other kind of file is refused.
  *
  * @example
  * ```ts
  * const file = await openReportFile("gate.xml", false);
  * await file.write("<testsuites/>\n");
- * file.close();
+ * await file.close();
  * ```
  */
 export async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
+  if (append) return await _openInPlace(path, true);
+  const info = await _lstat(path);
+  if (info?.isCharDevice) return await _openInPlace(path, false);
+  const problem = info === null ? null : _notAFile(info);
+  if (problem !== null) throw new Error(problem);
+  return await _openReplacing(path, info?.isFile ? info.mode : null);
+}
+
+async function _lstat(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
+// What is wrong with a path that is neither a regular file, a link nor a character device.
+function _notAFile(info: Deno.FileInfo): string | null {
+  if (info.isDirectory) return "is a directory";
+  if (info.isCharDevice) return "is a character device, not a regular file";
+  if (info.isFifo) return "is a named pipe (FIFO), not a regular file";
+  if (info.isSocket) return "is a socket, not a regular file";
+  if (info.isBlockDevice) return "is a block device, not a regular file";
+  return null;
+}
+
+function _writer(file: Deno.FsFile): (text: string) => Promise<void> {
+  const encoder = new TextEncoder();
+  return async (text) => {
+    const bytes = encoder.encode(text);
+    for (let written = 0; written < bytes.length;) {
+      written += await file.write(bytes.subarray(written));
+    }
+  };
+}
+
+function _closeQuietly(file: Deno.FsFile): void {
+  try {
+    file.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+async function _openInPlace(path: string, append: boolean): Promise<ReportFile> {
   const file = await Deno.open(path, { write: true, create: true, append, truncate: !append });
   let start = 0;
   try {
@@ -162,60 +252,122 @@ export async function openReportFile(path: string, append: boolean): Promise<Rep
   } catch {
     // Not a regular file (a pipe, /dev/full): there is no length to go back to.
   }
-  const encoder = new TextEncoder();
+  const rewind = async () => {
+    await file.truncate(start);
+    if (!append) await file.seek(0, Deno.SeekMode.Start);
+  };
   return {
-    write: async (text) => {
-      const bytes = encoder.encode(text);
-      for (let written = 0; written < bytes.length;) {
-        written += await file.write(bytes.subarray(written));
-      }
-    },
-    rewind: async () => {
-      await file.truncate(start);
-      if (!append) await file.seek(0, Deno.SeekMode.Start);
-    },
+    write: _writer(file),
+    rewind,
     close: () => {
+      _closeQuietly(file);
+      return Promise.resolve();
+    },
+    discard: async () => {
+      await rewind().catch(() => {});
+      _closeQuietly(file);
+    },
+  };
+}
+
+// A new file in the path's own directory (so the rename is one step on one file system), named
+// so that no two runs meet.
+function _temporaryPath(path: string): string {
+  const cut = Math.max(
+    path.lastIndexOf("/"),
+    Deno.build.os === "windows" ? path.lastIndexOf("\\") : -1,
+  );
+  return `${path.slice(0, cut + 1)}.${path.slice(cut + 1)}.${
+    crypto.randomUUID().slice(0, 8)
+  }.service-ci.tmp`;
+}
+
+// Created only if nothing is there, so never through a link.
+async function _openReplacing(path: string, mode: number | null): Promise<ReportFile> {
+  const temporary = _temporaryPath(path);
+  const file = await Deno.open(temporary, { write: true, createNew: true });
+  if (mode !== null && Deno.build.os !== "windows") {
+    await Deno.chmod(temporary, mode & 0o777).catch(() => {});
+  }
+  const remove = () => Deno.remove(temporary).catch(() => {});
+  return {
+    write: _writer(file),
+    rewind: async () => {
+      await file.truncate(0);
+      await file.seek(0, Deno.SeekMode.Start);
+    },
+    close: async () => {
+      _closeQuietly(file);
       try {
-        file.close();
-      } catch {
-        // Already closed.
+        await Deno.rename(temporary, path);
+      } catch (error) {
+        await remove();
+        throw error;
       }
+    },
+    // Nothing half-written stays, nor a report of an earlier run that would now be stale.
+    discard: async () => {
+      _closeQuietly(file);
+      await remove();
+      await Deno.remove(path).catch(() => {});
     },
   };
 }
 
 /**
  * Checks, before anything is sent, that a report can be written at `path` without writing to
- * it: resolves with what is wrong (one phrase), or `null`. An existing file is opened for writing
- * and closed, untouched; a new one must have an existing directory, which is tried by creating
- * and removing the file. Deno's own permission errors become a phrase, never its prompt text.
+ * it: resolves with what is wrong (one phrase), or `null`. Nothing is opened that could block: a
+ * named pipe, a socket or a block device is refused as not a regular file. A file the program
+ * replaces must have a directory that takes a new file (tried by creating one and removing it);
+ * a link there is replaced, so what it points to is never opened. An existing regular file, a
+ * character device and a file the runner owns (`append`) are opened for writing and closed,
+ * untouched. Deno's own permission errors become a phrase, never its prompt text.
  *
  * @example
  * ```ts
- * const problem = await checkReportPath("reports/gate.xml"); // null, or e.g. "is a directory"
+ * const problem = await checkReportPath("reports/gate.xml", false); // null, or "is a directory"
  * ```
  */
-export async function checkReportPath(path: string): Promise<string | null> {
+export async function checkReportPath(path: string, append: boolean): Promise<string | null> {
   try {
-    const info = await Deno.stat(path).catch((error) => {
-      if (error instanceof Deno.errors.NotFound) return null;
-      throw error;
-    });
-    if (info?.isDirectory) return "is a directory";
-    if (info !== null && info !== undefined) {
+    const info = append ? await _stat(path) : await _lstat(path);
+    const problem = info === null || info.isCharDevice ? null : _notAFile(info);
+    if (problem !== null) return problem;
+    if (info !== null && (append || info.isCharDevice || info.isFile)) {
       (await Deno.open(path, { write: true })).close();
-      return null;
+      if (append || info.isCharDevice) return null;
     }
-    (await Deno.open(path, { write: true, createNew: true })).close();
-    await Deno.remove(path);
+    // The directory must take a new file: the one a report is written to before it is moved.
+    const probe = append ? path : _temporaryPath(path);
+    (await Deno.open(probe, { write: true, createNew: true })).close();
+    await Deno.remove(probe);
     return null;
   } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      const cut = Math.max(
+        path.lastIndexOf("/"),
+        Deno.build.os === "windows" ? path.lastIndexOf("\\") : -1,
+      );
+      const directory = path.slice(0, Math.max(cut, 1));
+      return `is in a directory that does not exist; create it first (mkdir -p '${
+        directory.replaceAll("'", "'\\''")
+      }')`;
+    }
     return _pathProblem(error);
   }
 }
 
+async function _stat(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.stat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
 function _pathProblem(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) return "its directory does not exist";
+  if (error instanceof Deno.errors.NotFound) return "is in a directory that does not exist";
   if (error instanceof Deno.errors.NotADirectory) {
     return "a part of its directory is not a directory";
   }

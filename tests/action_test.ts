@@ -405,6 +405,41 @@ toolTest(
 );
 
 toolTest(
+  "version: source: a refusal names the action's inputs (timeout-minutes:, base-url:), not flags",
+  STEP_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using service = await startFakeService({ agents: defaultAgents(50) });
+
+    const badTimeout = await _runAction(scratch.dir, {
+      agent: AGENTS.passing,
+      "api-key": KEYS.ci,
+      "base-url": service.url,
+      version: "source",
+      "timeout-minutes": "soon",
+    });
+    assert.equal(badTimeout.code, 2, _log(badTimeout));
+    assert.match(
+      _log(badTimeout),
+      /service-ci: timeout-minutes: must be a positive number of minutes up to 10080, decimals allowed \(got "soon"\)/,
+    );
+    assert.doesNotMatch(_log(badTimeout), /--timeout-minutes/);
+    const badUrl = await _runAction(scratch.dir, {
+      agent: AGENTS.passing,
+      "api-key": KEYS.ci,
+      "base-url": `${service.url}/api/v1`,
+      version: "source",
+    });
+    assert.equal(badUrl.code, 2, _log(badUrl));
+    assert.match(
+      _log(badUrl),
+      /service-ci: base-url: must be the service's address without its API path/,
+    );
+    assert.equal(service.requests.length, 0);
+  },
+);
+
+toolTest(
   "version: source runs src/main.ts with exactly deno.json's default permission set (-P)",
   STEP_TOOLS,
   async () => {

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  FETCH_BLOCKED_PORTS,
-  type Flags,
-  parseCommandLine,
-  resolveConfig,
-  UsageError,
-} from "../src/config.ts";
+import { FETCH_BLOCKED_PORTS, type Flags, parseCommandLine, resolveConfig } from "../src/config.ts";
+import { UsageError } from "../src/errors.ts";
 import { mergeEnv, parseEnvFile } from "../src/env_file.ts";
 import { OPTIONS } from "../src/options.ts";
 
@@ -54,11 +49,11 @@ Deno.test("parseCommandLine() judges the tokens itself: a value that looks like 
   const cases: Array<[string[], RegExp]> = [
     [
       ["--agent", "--json"],
-      /^--agent needs a value \(an agent UUID\); "--json" looks like an option: write --agent=--json if it is the value$/,
+      /^--agent needs a value \(an agent UUID\), but the next argument "--json" looks like an option; write --agent=--json if it is the value, or check that the variable meant to give --agent its value is set$/,
     ],
     [
       ["--timeout-minutes", "-5"],
-      /^--timeout-minutes needs a value \(a positive number of minutes\);/,
+      /^--timeout-minutes needs a value \(a positive number of minutes\), but the next argument "-5"/,
     ],
     [["--no-wait=1"], /^--no-wait takes no value; run `service-ci --help`/],
     [["--no-ci-native=false"], /^--no-ci-native takes no value;/],
@@ -88,7 +83,6 @@ Deno.test("parseCommandLine() keys the flags as the table: a list in order, the 
       "--agent",
       A,
       `--agent=${B}`,
-      "--timeout-minutes=5",
       "--timeout-minutes",
       "6",
       "--no-ci-native",
@@ -98,6 +92,88 @@ Deno.test("parseCommandLine() keys the flags as the table: a list in order, the 
     {
       kind: "run",
       flags: { agent: [A, B], timeoutMinutes: "6", ciNative: false, prComment: true, runId: "-r1" },
+    },
+  );
+});
+
+Deno.test("parseCommandLine() never takes --help, --version or any option as a value: exit 2 naming both", () => {
+  const cases: Array<[string[], RegExp]> = [
+    [
+      ["--pr-comment-key", "--version"],
+      /^--pr-comment-key needs a value \(a name\), but the next argument "--version" looks like an option/,
+    ],
+    [
+      ["--agent", A, "--junit", "--help"],
+      /^--junit needs a value \(a file path\), but the next argument "--help"/,
+    ],
+    [["--junit", "-h"], /^--junit needs a value \(a file path\), but the next argument "-h"/],
+    [["--base-url", "--agent", A], /^--base-url needs a value .* "--agent" looks like an option/],
+    [
+      ["--help", "--run-id", "--version"],
+      /^--run-id needs a value \(a run id\), but .*"--version"/,
+    ],
+  ];
+  for (const [args, message] of cases) {
+    assert.throws(() => parseCommandLine(args), (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, message);
+      return true;
+    }, args.join(" "));
+  }
+  // Written as the value on purpose, it is the value.
+  assert.deepEqual(parseCommandLine(["--pr-comment-key=--version"]), {
+    kind: "run",
+    flags: { prCommentKey: "--version" },
+  });
+});
+
+Deno.test("parseCommandLine() refuses every repeated single-value option, naming both values", () => {
+  const cases: Array<[string[], RegExp]> = [
+    [
+      ["--base-url", "https://a.example", "--base-url=https://b.example"],
+      /^--base-url is given twice \("https:\/\/a\.example" and "https:\/\/b\.example"\); give it once$/,
+    ],
+    [
+      ["--timeout-minutes=5", "--timeout-minutes", "6"],
+      /^--timeout-minutes is given twice \("5" and "6"\)/,
+    ],
+    [["--junit", "a.xml", "--junit", "a.xml"], /^--junit is given twice/],
+  ];
+  for (const [args, message] of cases) {
+    assert.throws(() => parseCommandLine(args), (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, message);
+      return true;
+    }, args.join(" "));
+  }
+  // A list repeats; a switch given twice says the same thing twice.
+  assert.deepEqual(parseCommandLine(["--agent", A, "--agent", B, "--json", "--json"]), {
+    kind: "run",
+    flags: { agent: [A, B], json: true },
+  });
+});
+
+Deno.test("--agent with a comma says to give --agent once per agent; SERVICE_AGENT_ID splits on commas", () => {
+  usageError(
+    ["--agent", `${A},${B}`],
+    ENV,
+    /^--agent takes one agent UUID; give --agent once per agent \(got "0b0c4a5e-.*,1c1d5b6f-.*"\)$/,
+  );
+  assert.deepEqual(resolveConfig(flags([]), { ...ENV, SERVICE_AGENT_ID: `${A},${B}` }).agents, [
+    A,
+    B,
+  ]);
+});
+
+Deno.test("a huge bad value is quoted to 200 characters and its length", () => {
+  const huge = "9".repeat(100_000);
+  assert.throws(
+    () => resolveConfig(flags(["--agent", A, "--timeout-minutes", huge]), ENV),
+    (error: unknown) => {
+      assert.ok(error instanceof UsageError);
+      assert.ok(error.message.length < 400, `${error.message.length} characters`);
+      assert.match(error.message, /\(got "9{199}…" \(100000 characters\)\)$/);
+      return true;
     },
   );
 });
@@ -255,6 +331,25 @@ Deno.test("resolveConfig() refuses every bad input with one line naming it and w
     /must not contain credentials/,
   );
   usageError(["--agent", A, "--base-url", "https://x.example/?a=1"], ENV, /must not have a query/);
+  for (
+    const url of ["https://x.example/api/v1", "https://x.example/api", "https://x.example/API/v1/"]
+  ) {
+    usageError(
+      ["--agent", A, "--base-url", url],
+      ENV,
+      /^--base-url must be the service's address without its API path: service-ci adds \/api\/v1 itself; give https:\/\/x\.example \(got /,
+    );
+  }
+  usageError(
+    ["--agent", A],
+    { ...ENV, SERVICE_BASE_URL: "https://x.example/eval/api/v1" },
+    /^SERVICE_BASE_URL must be .*; give https:\/\/x\.example\/eval \(got/,
+  );
+  usageError(
+    ["--agent", A, "--base-url", `https://x.example/${"a".repeat(100_000)}`],
+    ENV,
+    /^--base-url must be at most 2048 characters, .*\(got "https:\/\/x\.example\/a+…" \(100018 characters\)\)$/,
+  );
   for (const bad of ["0", "soon", "", "1e3", "Infinity", "20000"]) {
     usageError(
       ["--agent", A, "--timeout-minutes", bad],

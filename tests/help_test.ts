@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { OPTION_NAMES } from "../src/config.ts";
+import { OPTION_NAMES } from "../src/options.ts";
 import { helpText } from "../src/help.ts";
 import { REPOSITORY_URL, VERSION } from "../src/version.ts";
 

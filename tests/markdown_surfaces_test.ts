@@ -14,7 +14,7 @@ import type { AgentOutcome, RunReport } from "../src/outcome.ts";
 import { finalComment, progressComment } from "../src/pr_comment/content.ts";
 import { createAzureWriter } from "../src/report/azure.ts";
 import { createBuildkiteWriter } from "../src/report/buildkite.ts";
-import { githubSummary } from "../src/report/github.ts";
+import { summaryMarkdown } from "../src/report/model.ts";
 import { cmarkGfm } from "./support/markdown.ts";
 import { recordingIo } from "./support/native_io.ts";
 import { anyString, githubMetadata, makeAgent, makeReport } from "./support/report_fixtures.ts";
@@ -128,7 +128,7 @@ async function surfaces(report: RunReport): Promise<Surface[]> {
   return [
     {
       name: "GitHub step summary",
-      markdown: githubSummary(report),
+      markdown: summaryMarkdown(report),
       links: [runLink],
       cells: summaryCells,
     },

@@ -262,27 +262,27 @@ const DESCRIPTIONS: readonly [CiMetadata, CiContext, string][] = [
   [
     GITLAB_METADATA,
     { kind: "merge_train", baseRef: "main", evaluatedSha: TRAIN_RESULT },
-    "detected GitLab CI, PR #7 @ 4f1c2d3 (feature/login) in acme/widgets, merge train into main: evaluating merge result c0ffee0",
+    "detected GitLab CI, MR !7 @ 4f1c2d3 (feature/login) in acme/widgets, merge train into main: evaluating merge result c0ffee0",
   ],
   [
     GITLAB_METADATA,
     { kind: "merged_result", baseRef: "main", evaluatedSha: MERGE_RESULT },
-    "detected GitLab CI, PR #7 @ 4f1c2d3 (feature/login) in acme/widgets, merged results into main: evaluating merge result 7a8b9c0",
+    "detected GitLab CI, MR !7 @ 4f1c2d3 (feature/login) in acme/widgets, merged results into main: evaluating merge result 7a8b9c0",
   ],
   [
     GITLAB_METADATA,
     { kind: "merge_train", baseRef: null, evaluatedSha: null },
-    "detected GitLab CI, PR #7 @ 4f1c2d3 (feature/login) in acme/widgets, merge train",
+    "detected GitLab CI, MR !7 @ 4f1c2d3 (feature/login) in acme/widgets, merge train",
   ],
   [
     GITLAB_METADATA,
     { kind: "pull_request", baseRef: "main", evaluatedSha: HEAD },
-    "detected GitLab CI, PR #7 @ 4f1c2d3 (feature/login) in acme/widgets",
+    "detected GitLab CI, MR !7 @ 4f1c2d3 (feature/login) in acme/widgets",
   ],
   [
     { ...GITLAB_METADATA, branch: "evil\n::error::x" },
     { kind: "merge_train", baseRef: "main\x1b[31m", evaluatedSha: TRAIN_RESULT },
-    "detected GitLab CI, PR #7 @ 4f1c2d3 (evil ::error::x) in acme/widgets, merge train into main: evaluating merge result c0ffee0",
+    "detected GitLab CI, MR !7 @ 4f1c2d3 (evil ::error::x) in acme/widgets, merge train into main: evaluating merge result c0ffee0",
   ],
 ];
 
@@ -444,4 +444,31 @@ Deno.test("run() in a merge queue sends the seven fields, says merge queue, and 
   const sent = (bodies[0] as { ci_metadata: Record<string, unknown> }).ci_metadata;
   assert.deepStrictEqual(Object.keys(sent).toSorted(), SEVEN_FIELDS);
   assert.deepStrictEqual(sent, { ...QUEUE_METADATA });
+});
+
+Deno.test("describeCiMetadata() says MR !7 on GitLab and PR #7 elsewhere; a local run names GITLAB_CI when GitLab's other variables are set", async () => {
+  const base = {
+    commit_sha: "4f1c2d3e5a",
+    branch: "feature/login",
+    pull_request_number: 7,
+    repository: null,
+    actor: null,
+    build_url: null,
+  };
+  assert.match(describeCiMetadata({ ...base, provider: "gitlab" }), /^detected GitLab CI, MR !7 @/);
+  for (const provider of ["github_actions", "bitbucket"]) {
+    assert.match(describeCiMetadata({ ...base, provider }), /, PR #7 @ 4f1c2d3/);
+  }
+  const local = await detectCiBuild({
+    GITLAB_CI: "false",
+    CI_COMMIT_SHA: "4f1c2d3e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d",
+    CI_PROJECT_PATH: "acme/widgets",
+  }, { git: () => Promise.resolve(undefined) });
+  assert.equal(local.metadata.provider, "local");
+  assert.match(
+    describeCiMetadata(local.metadata, local.context),
+    /^no CI detected \(local: GITLAB_CI is "false" although GitLab's other variables are set, as gitlab-ci-local sets them; set GITLAB_CI=true to gate as GitLab CI\)$/,
+  );
+  const plain = await detectCiBuild({}, { git: () => Promise.resolve(undefined) });
+  assert.equal(describeCiMetadata(plain.metadata, plain.context), "no CI detected (local)");
 });

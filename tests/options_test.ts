@@ -13,8 +13,9 @@ import {
   optionName,
   OPTIONS,
   type OptionSpec,
-  UsageError,
+  secretValues,
 } from "../src/options.ts";
+import { UsageError } from "../src/errors.ts";
 import { parseYaml } from "./support/yaml.ts";
 
 const read = (path: string) => Deno.readTextFileSync(new URL(`../${path}`, import.meta.url));
@@ -139,7 +140,13 @@ Deno.test("OPTIONS spells each flag, short alias, variable and input once", () =
   }
   for (const option of ALL) {
     assert.ok(option.flag === undefined || /^[a-z][a-z-]*[a-z]$/.test(option.flag), option.flag);
-    assert.ok(option.variable === undefined || /^SERVICE_[A-Z_]+$/.test(option.variable));
+    // Our own variables are SERVICE_*; a forge's own variable (its token, its API address)
+    // keeps the forge's name, and has no flag.
+    assert.ok(
+      option.variable === undefined || /^SERVICE_[A-Z_]+$/.test(option.variable) ||
+        (/^(GITHUB|CI)_[A-Z0-9_]+$/.test(option.variable) && option.flag === undefined),
+      option.variable,
+    );
     const takesValue = option.type !== "boolean" && option.type !== "switch";
     assert.equal(option.valueName !== undefined, takesValue && option.flag !== undefined);
   }
@@ -172,4 +179,16 @@ Deno.test("each option's check names the input and says what is valid", () => {
   assert.equal(OPTIONS.prComment.parse(" ", "SERVICE_PR_COMMENT"), undefined);
   assert.equal(OPTIONS.prCommentKey.parse(" leg-1 ", "--pr-comment-key"), "leg-1");
   assert.equal(OPTIONS.timeoutMinutes.parse(".5", "--timeout-minutes"), 0.5);
+});
+
+Deno.test("secretValues() lists every secret variable that is set, as given and trimmed", () => {
+  assert.deepEqual(secretValues(() => undefined), []);
+  const env: Record<string, string> = {
+    SERVICE_API_KEY: "sk_key",
+    GITHUB_TOKEN: " ghs_a ",
+    SERVICE_GITLAB_TOKEN: "glpat-b",
+    SERVICE_BASE_URL: "https://x.example",
+  };
+  assert.deepEqual(secretValues((name) => env[name]), ["sk_key", " ghs_a ", "ghs_a", "glpat-b"]);
+  assert.deepEqual(secretValues((name) => ({ GITHUB_TOKEN: " " })[name]), []);
 });

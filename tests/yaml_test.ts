@@ -244,6 +244,8 @@ Deno.test("release.yml gives each job only the permissions it needs", () => {
   assert.deepEqual(RELEASE.jobs.address?.permissions, {});
   assert.deepEqual(RELEASE.jobs.test?.permissions, { contents: "read" });
   assert.deepEqual(RELEASE.jobs.build?.permissions, { contents: "read", ...attest });
+  assert.deepEqual(RELEASE.jobs.verify?.permissions, { contents: "read" });
+  assert.deepEqual(RELEASE.jobs["verify-image"]?.permissions, { contents: "read" });
   assert.deepEqual(RELEASE.jobs.release?.permissions, { contents: "write" });
   assert.deepEqual(RELEASE.jobs.image?.permissions, {
     contents: "read",
@@ -307,7 +309,7 @@ Deno.test("release.yml bakes the address job's SERVICE_DEFAULT_BASE_URL into the
 
 Deno.test("release.yml publishes to JSR with deno publish after baking in the default address", () => {
   const job = RELEASE.jobs.jsr;
-  assert.deepEqual(job?.needs, ["address", "build", "release"]);
+  assert.deepEqual(job?.needs, ["address", "build", "verify", "verify-image", "release"]);
   const runs = (job?.steps ?? []).flatMap((step) => step.run ?? []);
   assert.deepEqual(runs, ["deno task bake-default", "deno publish --allow-dirty"]);
   // Provenance comes with OIDC (id-token: write) unless it is turned off.

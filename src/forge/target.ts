@@ -62,8 +62,20 @@ export interface ForgeBuild {
   readonly context?: CiContext | undefined;
 }
 
+// The forge's own variables, declared in the option table: the tokens (secret) and where they go.
+const _TOKEN = { github: OPTIONS.githubToken.variable!, gitlab: OPTIONS.gitlabToken.variable! };
+const _API = { github: OPTIONS.githubApiUrl.variable!, gitlab: OPTIONS.gitlabApiUrl.variable! };
+const _PROXY = OPTIONS.bitbucketProxy.variable!;
+const _TABLE = [
+  OPTIONS.githubToken,
+  OPTIONS.githubApiUrl,
+  OPTIONS.gitlabToken,
+  OPTIONS.gitlabApiUrl,
+  OPTIONS.bitbucketProxy,
+] as { readonly variable: string; readonly secret?: boolean }[];
+
 /** The default GitHub API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
-export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
+export const GITHUB_DEFAULT_API = "https://api.github.com";
 
 /**
  * The proxy every Bitbucket Pipelines step has, which adds the pipeline's credentials to
@@ -81,14 +93,11 @@ export const BITBUCKET_PROXY = "http://localhost:29418";
  * ```
  */
 export const FORGE_ENV_VARIABLES: readonly string[] = Object.freeze([
-  "GITHUB_TOKEN",
-  "GITHUB_API_URL",
+  ..._TABLE.map((option) => option.variable),
   "GITHUB_EVENT_NAME",
   "GITHUB_REPOSITORY",
   "GITHUB_WORKFLOW",
   "GITHUB_JOB",
-  "SERVICE_GITLAB_TOKEN",
-  "CI_API_V4_URL",
   "CI_PROJECT_ID",
   "CI_MERGE_REQUEST_IID",
   "CI_EXTERNAL_PULL_REQUEST_IID",
@@ -101,14 +110,15 @@ export const FORGE_ENV_VARIABLES: readonly string[] = Object.freeze([
   "BITBUCKET_REPO_SLUG",
   "BITBUCKET_REPO_FULL_NAME",
   "BITBUCKET_COMMIT",
-  "SERVICE_BITBUCKET_PROXY",
 ]);
 
-/** The forge tokens: secrets to mask in every output, whether or not a forge is written to. */
-export const FORGE_TOKEN_VARIABLES: readonly string[] = Object.freeze([
-  "GITHUB_TOKEN",
-  "SERVICE_GITLAB_TOKEN",
-]);
+/**
+ * The forge tokens: secrets to mask in every output, whether or not a forge is written to (the
+ * option table marks them secret, so every output masks them from the first line).
+ */
+export const FORGE_TOKEN_VARIABLES: readonly string[] = Object.freeze(
+  _TABLE.filter((option) => option.secret === true).map((option) => option.variable),
+);
 
 /**
  * The forge tokens set in `env`: secrets to mask in every output, like the service key.
@@ -136,7 +146,7 @@ const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> 
  * request for the comment (a merge queue's `merge_group` has none); no full commit SHA; no
  * token; an unusable API address.
  *
- * GitHub: `GITHUB_TOKEN` to `GITHUB_API_URL` (default {@linkcode DEFAULT_GITHUB_API_URL}), the
+ * GitHub: `GITHUB_TOKEN` to `GITHUB_API_URL` (default {@linkcode GITHUB_DEFAULT_API}), the
  * repository from the metadata or `GITHUB_REPOSITORY`, the commit the metadata's (a pull
  * request's head, a merge group's head). GitLab: `SERVICE_GITLAB_TOKEN` to `CI_API_V4_URL`,
  * project `CI_PROJECT_ID`, merge request `CI_MERGE_REQUEST_IID`, the merge request's head, with
@@ -238,16 +248,16 @@ export function forgeTarget(
   };
   switch (forge) {
     case "GitHub": {
-      const value = read("GITHUB_TOKEN");
+      const value = read(_TOKEN.github);
       if (value === null) {
         return skip(
-          `GITHUB_TOKEN is not set; set it to \${{ github.token }} and grant the job \`permissions: ${
+          `${_TOKEN.github} is not set; set it to \${{ github.token }} and grant the job \`permissions: ${
             use === "comment" ? "pull-requests" : "checks"
           }: write\``,
         );
       }
-      const apiUrl = read("GITHUB_API_URL") ?? DEFAULT_GITHUB_API_URL;
-      const problem = tokenUrlProblem(apiUrl, "GITHUB_API_URL");
+      const apiUrl = read(_API.github) ?? GITHUB_DEFAULT_API;
+      const problem = tokenUrlProblem(apiUrl, _API.github);
       if (problem !== null) return skip(problem);
       const slug = metadata.repository ?? read("GITHUB_REPOSITORY");
       if (slug === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(slug)) {
@@ -260,7 +270,7 @@ export function forgeTarget(
       return {
         ...base,
         apiUrl,
-        token: { value, variable: "GITHUB_TOKEN" },
+        token: { value, variable: _TOKEN.github },
         proxy: null,
         repository: slug,
         ref: null,
@@ -269,17 +279,17 @@ export function forgeTarget(
       };
     }
     case "GitLab": {
-      const value = read("SERVICE_GITLAB_TOKEN");
+      const value = read(_TOKEN.gitlab);
       if (value === null) {
         return skip(
           use === "comment"
-            ? "SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope (CI_JOB_TOKEN cannot write merge request notes)"
-            : "SERVICE_GITLAB_TOKEN is not set; set it to a project access token with the api scope and the Developer role (CI_JOB_TOKEN cannot set statuses)",
+            ? `${_TOKEN.gitlab} is not set; set it to a project access token with the api scope (CI_JOB_TOKEN cannot write merge request notes)`
+            : `${_TOKEN.gitlab} is not set; set it to a project access token with the api scope and the Developer role (CI_JOB_TOKEN cannot set statuses)`,
         );
       }
-      const apiUrl = read("CI_API_V4_URL");
-      if (apiUrl === null) return skip("CI_API_V4_URL is not set");
-      const problem = tokenUrlProblem(apiUrl, "CI_API_V4_URL");
+      const apiUrl = read(_API.gitlab);
+      if (apiUrl === null) return skip(`${_API.gitlab} is not set`);
+      const problem = tokenUrlProblem(apiUrl, _API.gitlab);
       if (problem !== null) return skip(problem);
       const projectId = read("CI_PROJECT_ID");
       if (projectId === null) return skip("CI_PROJECT_ID is not set");
@@ -288,7 +298,7 @@ export function forgeTarget(
       return {
         ...base,
         apiUrl,
-        token: { value, variable: "SERVICE_GITLAB_TOKEN" },
+        token: { value, variable: _TOKEN.gitlab },
         proxy: null,
         repository: projectId,
         ref: read("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") ?? read("CI_COMMIT_REF_NAME") ??
@@ -311,7 +321,7 @@ export function forgeTarget(
         ...base,
         apiUrl: `http://api.bitbucket.org/2.0/repositories/${repository}/commit/${commit}`,
         token: null,
-        proxy: read("SERVICE_BITBUCKET_PROXY") ?? BITBUCKET_PROXY,
+        proxy: read(_PROXY) ?? BITBUCKET_PROXY,
         repository,
         ref: null,
         pipelineId: null,

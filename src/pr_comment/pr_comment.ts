@@ -4,6 +4,7 @@
  * cannot be written is one line of diagnostics; it never throws and never touches the verdict.
  */
 
+import { OPTIONS } from "../options.ts";
 import type { CiContext, CiMetadata } from "../ci_metadata.ts";
 import type { RunReport } from "../outcome.ts";
 import { maskSecrets } from "../sanitize.ts";
@@ -278,7 +279,7 @@ interface _Write {
 }
 
 const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
-  unauthorized: "Check GITHUB_TOKEN (set it to ${{ github.token }}).",
+  unauthorized: `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`,
   forbidden:
     "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
   not_found:
@@ -287,10 +288,10 @@ const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
 };
 
 const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
-  unauthorized: "Check SERVICE_GITLAB_TOKEN: a project access token with the api scope.",
+  unauthorized: `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`,
   forbidden:
-    "SERVICE_GITLAB_TOKEN needs the api scope and a role that may comment (Reporter or higher).",
+    `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment (Reporter or higher).`,
   not_found:
-    "SERVICE_GITLAB_TOKEN cannot see this project or merge request; use a token of this project.",
+    `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
   rate_limited: "GitLab's API rate limit is used up for now.",
 };

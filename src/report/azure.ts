@@ -5,7 +5,7 @@
 
 import { neutralizeLine } from "../log_commands.ts";
 import type { RunReport } from "../outcome.ts";
-import { gateProblems, githubSummary, outputValues } from "./github.ts";
+import { gateProblems, outputValues, summaryMarkdown } from "./model.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 
 /**
@@ -143,7 +143,7 @@ async function _finish(report: RunReport, io: NativeIo, path: string): Promise<v
     }
   }
   try {
-    await io.writeTextFile(path, githubSummary(report), false);
+    await io.writeTextFile(path, summaryMarkdown(report), false);
   } catch (error) {
     io.warn(`Azure Pipelines: could not write the job summary to ${path} (${_reason(error)})`);
     return;

@@ -5,12 +5,12 @@
  */
 
 import { BitbucketProxy } from "../forge/bitbucket.ts";
-import { forgeTarget } from "../forge/target.ts";
+import { FORGE_ENV_VARIABLES, forgeTarget } from "../forge/target.ts";
 import { httpLink } from "../markdown.ts";
 import { clip } from "../sanitize.ts";
 import type { AgentOutcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../words.ts";
-import { outputValues } from "./github.ts";
+import { outputValues } from "./model.ts";
 import type { NativeWriter } from "./native_io.ts";
 
 /** The report's id on the commit: a re-run replaces the report instead of adding one. */
@@ -85,11 +85,7 @@ export function createBitbucketWriter(): NativeWriter {
     progressStart: () => [],
     progressEnd: () => [],
     finish: async (report, io) => {
-      const env = Object.fromEntries(
-        ["BITBUCKET_COMMIT", "BITBUCKET_WORKSPACE", "BITBUCKET_REPO_SLUG"]
-          .concat(["BITBUCKET_REPO_FULL_NAME", "SERVICE_BITBUCKET_PROXY"])
-          .map((name) => [name, io.env(name)]),
-      );
+      const env = Object.fromEntries(FORGE_ENV_VARIABLES.map((name) => [name, io.env(name)]));
       const target = forgeTarget(env, { metadata: report.ciMetadata }, "insights");
       if ("skip" in target) {
         io.warn(target.skip);

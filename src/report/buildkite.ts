@@ -5,7 +5,7 @@
 
 import type { RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS } from "../words.ts";
-import { githubSummary, outputValues } from "./github.ts";
+import { outputValues, summaryMarkdown } from "./model.ts";
 import { type CommandResult, formatBound, type NativeIo, type NativeWriter } from "./native_io.ts";
 import { sanitize } from "../sanitize.ts";
 
@@ -41,7 +41,7 @@ export function createBuildkiteWriter(): NativeWriter {
       const annotated = await io.runCommand(
         "buildkite-agent",
         ["annotate", "--style", buildkiteAnnotationStyle(report), "--context", BUILDKITE_CONTEXT],
-        githubSummary(report),
+        summaryMarkdown(report),
       );
       if (annotated.kind === "not-run") {
         io.warn(

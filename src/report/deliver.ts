@@ -14,8 +14,13 @@ export interface ReportFile {
   write(text: string): Promise<void>;
   /** Puts the file back as it was when it was opened (truncated to its length then). */
   rewind(): Promise<void>;
-  /** Closes the file; never throws. */
-  close(): void;
+  /**
+   * Closes the file, and puts what was written in place: a report the program creates is moved
+   * over its path only now. Rejects when it cannot be put there.
+   */
+  close(): Promise<void>;
+  /** Closes the file and leaves nothing of what was written; never rejects. */
+  discard(): Promise<void>;
 }
 
 /** One report written to a file. */
@@ -92,8 +97,7 @@ export async function deliverReports(
       return true;
     } catch (error) {
       fail(entry.report.what, entry.report.path, error);
-      await entry.file.rewind().catch(() => {});
-      entry.file.close();
+      await entry.file.discard();
       open.splice(open.indexOf(entry), 1);
       return false;
     }
@@ -125,8 +129,19 @@ export async function deliverReports(
         await writeAll();
       }
     }
+    // Each report is put in place; one that cannot be changes the code, and those already in
+    // place are written again with it (the code changes once at most, so this ends).
+    const code = current.exitCode;
+    const placed: FileReport[] = [];
+    for (const entry of [...open]) {
+      if (await attempt(entry, () => entry.file.close())) placed.push(entry.report);
+    }
+    open.length = 0;
+    if (current.exitCode !== code && placed.length > 0) {
+      return await deliverReports(current, placed, { ...deps, document: undefined });
+    }
   } finally {
-    for (const entry of open) entry.file.close();
+    for (const entry of open) await entry.file.discard();
   }
   return current;
 }
@@ -150,9 +165,11 @@ export async function writeReportFile(
   const file = await open(path, append);
   try {
     await file.write(text);
-  } finally {
-    file.close();
+  } catch (error) {
+    await file.discard();
+    throw error;
   }
+  await file.close();
 }
 
 /**

@@ -4,17 +4,9 @@
  * annotations; and what a usage error tells the workflow.
  */
 
-import { inertMarkdown, markdownDestination } from "../markdown.ts";
-import type { AgentOutcome, RunReport } from "../outcome.ts";
-import {
-  formatDuration,
-  headline,
-  markedOutcome,
-  OUTCOME_LABELS,
-  outcomeCounts,
-} from "../words.ts";
+import type { RunReport } from "../outcome.ts";
 import { cannotWrite, type FileReport } from "./deliver.ts";
-import { toJsonAgent } from "./json.ts";
+import { gateProblems, outputValues, summaryMarkdown } from "./model.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 
 /** What GitHub's writer needs from the run. */
@@ -61,7 +53,7 @@ export function createGithubWriter(options: GithubWriterOptions): NativeWriter {
           fixedBy: "the step",
           path: summary,
           append: true,
-          render: githubSummary,
+          render: summaryMarkdown,
         });
       }
       return files;
@@ -119,48 +111,6 @@ export function githubOutputs(report: RunReport, delimiter: string): string {
   return _outputFile(Object.entries(outputValues(report)), delimiter);
 }
 
-/** The outputs of a run, by their GitHub names; see {@linkcode githubOutputs} for each meaning. */
-export interface OutputValues {
-  /** `true` when every agent's gate passed. */
-  readonly passed: string;
-  /** The run id, or a JSON array of them. */
-  readonly "run-id": string;
-  /** The run's last status, or a JSON array of them. */
-  readonly status: string;
-  /** The run's dashboard link, or a JSON array of them. */
-  readonly url: string;
-  /** The process exit code. */
-  readonly "exit-code": string;
-  /** A JSON array with one object per agent. */
-  readonly agents: string;
-}
-
-/**
- * The values of the run's outputs, as {@linkcode githubOutputs} writes them and every other CI's
- * native writer sets them under its own names.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../outcome.ts";
- * declare const report: RunReport;
- * const passed = outputValues(report).passed === "true";
- * ```
- */
-export function outputValues(report: RunReport): OutputValues {
-  const agents = report.agents;
-  const single = agents.length === 1 ? agents[0] : undefined;
-  const values = (pick: (agent: AgentOutcome) => string | null): string =>
-    single ? pick(single) ?? "" : JSON.stringify(agents.map(pick));
-  return {
-    passed: String(_allPassed(report)),
-    "run-id": values((agent) => agent.runId),
-    status: values((agent) => agent.status),
-    url: values((agent) => agent.url),
-    "exit-code": String(report.exitCode),
-    agents: JSON.stringify(agents.map(toJsonAgent)),
-  };
-}
-
 // The GITHUB_OUTPUT text of `outputs`, each value in the multi-line-safe heredoc form.
 function _outputFile(outputs: readonly (readonly [string, string])[], delimiter: string): string {
   if (delimiter === "" || /[\r\n]/.test(delimiter)) {
@@ -180,47 +130,6 @@ function _outputFile(outputs: readonly (readonly [string, string])[], delimiter:
 }
 
 /**
- * The Markdown to append to the file named by `GITHUB_STEP_SUMMARY`: a heading with the
- * overall verdict, then a table with one row per agent (agent | run | status | verdict |
- * duration | link). Text from the service is escaped so it cannot break the table, add
- * markup, HTML or links; a link appears only for an `http:`/`https:` URL.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../outcome.ts";
- * declare const report: RunReport;
- * const path = Deno.env.get("GITHUB_STEP_SUMMARY");
- * if (path) await Deno.writeTextFile(path, githubSummary(report), { append: true });
- * ```
- */
-export function githubSummary(report: RunReport): string {
-  const rows = report.agents.map((agent) =>
-    `| ${
-      [
-        inertMarkdown(agent.agentId),
-        agent.runId === null ? "—" : inertMarkdown(agent.runId),
-        agent.status === null ? "—" : inertMarkdown(agent.status),
-        _verdictCell(agent),
-        formatDuration(agent.durationMs),
-        _linkCell(agent.url),
-      ].join(" | ")
-    } |`
-  );
-  return [
-    `### ${headline(report)}`,
-    "",
-    outcomeCounts(report.agents),
-    "",
-    "| Agent | Run | Status | Verdict | Duration | Link |",
-    "| --- | --- | --- | --- | --- | --- |",
-    ...rows,
-    "",
-    `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`,
-    "",
-  ].join("\n");
-}
-
-/**
  * One `::error` workflow command per agent whose gate failed or could not be checked
  * (`failed`, `unchecked`, `timed_out`, `interrupted`); none for `passed` or `triggered`.
  * The message names the agent, the outcome, the run, the reason and the run's link; control
@@ -237,44 +146,6 @@ export function githubAnnotations(report: RunReport): string[] {
   return gateProblems(report).map(({ title, message }) =>
     _errorAnnotation(`service-ci: ${title}`, message)
   );
-}
-
-/** One agent whose gate failed or could not be checked, in the words of its annotation. */
-export interface GateProblem {
-  /** The agent's outcome: `failed`, `unchecked`, `timed_out` or `interrupted`. */
-  readonly agent: AgentOutcome;
-  /** What happened, e.g. `"quality gate failed"`. */
-  readonly title: string;
-  /** The agent, the title, the run, the reason and the run's link, in one text. */
-  readonly message: string;
-}
-
-/**
- * The agents whose gate failed or could not be checked, each with the title and message that
- * every CI's error annotation shows (GitHub's `::error`, Azure's `task.logissue`, TeamCity's
- * `testFailed`).
- *
- * @example
- * ```ts
- * import type { RunReport } from "../outcome.ts";
- * declare const report: RunReport;
- * for (const { title, message } of gateProblems(report)) console.error(`${title}: ${message}`);
- * ```
- */
-export function gateProblems(report: RunReport): GateProblem[] {
-  return report.agents.flatMap((agent) => {
-    const title = OUTCOME_LABELS[agent.outcome].problem;
-    if (title === null) return [];
-    const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
-    const parts = [
-      `Agent ${agent.agentId}: ${title} (${run}${
-        agent.status === null ? "" : `, status ${agent.status}`
-      })`,
-      ...(agent.error === null ? [] : [agent.error]),
-      ...(agent.url === null ? [] : [agent.url]),
-    ];
-    return [{ agent, title, message: parts.join(". ") }];
-  });
 }
 
 // One `::error` workflow command. The line is printed to the job log too, where a raw control
@@ -311,16 +182,6 @@ export function escapeWorkflowProperty(s: string): string {
   return escapeWorkflowData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
 }
 
-function _linkCell(url: string | null): string {
-  const destination = markdownDestination(url, Infinity);
-  return destination === null ? "—" : `[open](<${destination}>)`;
-}
-
-function _verdictCell(agent: AgentOutcome): string {
-  const verdict = markedOutcome(agent.outcome);
-  return agent.error === null ? verdict : `${verdict}: ${inertMarkdown(agent.error)}`;
-}
-
 /**
  * What a run that stopped on a usage error (exit 2, nothing sent) reports to the workflow: one
  * `::error` annotation, and the step outputs `passed=false` and `exit-code=2` for the
@@ -339,8 +200,4 @@ export function githubUsageError(
     annotation: _errorAnnotation("service-ci: usage error", message),
     outputs: _outputFile([["passed", "false"], ["exit-code", "2"]], delimiter),
   };
-}
-
-function _allPassed(report: RunReport): boolean {
-  return report.agents.length > 0 && report.agents.every((agent) => agent.outcome === "passed");
 }

@@ -6,7 +6,7 @@
 import type { RunReport } from "../outcome.ts";
 import { httpLink } from "../markdown.ts";
 import { outcomeText } from "../words.ts";
-import { outputValues } from "./github.ts";
+import { outputValues } from "./model.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { sanitize } from "../sanitize.ts";
 

@@ -6,7 +6,7 @@
 
 import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../words.ts";
-import { gateProblems, outputValues } from "./github.ts";
+import { gateProblems, outputValues } from "./model.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { optionName, OPTIONS } from "../options.ts";
 

@@ -3,6 +3,7 @@
  * Bitbucket Pipelines step has, so no credential is needed (docs/ci/bitbucket.md).
  */
 
+import { OPTIONS } from "../options.ts";
 import type { BitbucketProxy } from "../forge/bitbucket.ts";
 import { ForgeError, type RequestOptions } from "../forge/client.ts";
 import type { ForgeTarget } from "../forge/target.ts";
@@ -87,7 +88,7 @@ export class BitbucketStatuses implements StatusForge {
 
   /** How to enable what failed. */
   advice(): string {
-    return `Run the step in Bitbucket Pipelines, whose proxy (${this.#options.bitbucket.proxy}, SERVICE_BITBUCKET_PROXY) writes build statuses for the step's own repository.`;
+    return `Run the step in Bitbucket Pipelines, whose proxy (${this.#options.bitbucket.proxy}, ${OPTIONS.bitbucketProxy.variable}) writes build statuses for the step's own repository.`;
   }
 
   /** A 4xx from the proxy would only repeat; no answer or a 5xx might not. */

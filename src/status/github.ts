@@ -3,6 +3,7 @@
  * check runs, one commit status per agent (docs/github-actions.md, "Commit statuses").
  */
 
+import { OPTIONS } from "../options.ts";
 import { httpLink, inertMarkdown } from "../markdown.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../outcome.ts";
 import { ForgeError, type ForgeHttp, nextLink, type RequestOptions } from "../forge/client.ts";
@@ -152,7 +153,9 @@ export class GithubStatuses implements StatusForge {
   /** How to enable what failed; never a permission for a rate limit. */
   advice(error: unknown): string {
     const kind = error instanceof ForgeError ? error.kind : null;
-    if (kind === "unauthorized") return "Check GITHUB_TOKEN (set it to ${{ github.token }}).";
+    if (kind === "unauthorized") {
+      return `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`;
+    }
     if (kind === "forbidden" || kind === "not_found") {
       return this.#mode === "checks"
         ? "Give the job `permissions: checks: write`."

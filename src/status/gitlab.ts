@@ -3,6 +3,7 @@
  * request's pipeline widget shows (docs/ci/gitlab.md, "Commit statuses").
  */
 
+import { OPTIONS } from "../options.ts";
 import { ForgeError, type ForgeHttp, type RequestOptions } from "../forge/client.ts";
 import type { ForgeTarget } from "../forge/target.ts";
 import { clip } from "../sanitize.ts";
@@ -92,10 +93,10 @@ export class GitlabStatuses implements StatusForge {
   advice(error: unknown): string {
     const kind = error instanceof ForgeError ? error.kind : null;
     if (kind === "unauthorized") {
-      return "Check SERVICE_GITLAB_TOKEN: a project access token with the api scope.";
+      return `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`;
     }
     if (kind === "forbidden" || kind === "not_found") {
-      return "SERVICE_GITLAB_TOKEN needs the api scope and the Developer role on this project (CI_JOB_TOKEN cannot set statuses).";
+      return `${OPTIONS.gitlabToken.variable} needs the api scope and the Developer role on this project (CI_JOB_TOKEN cannot set statuses).`;
     }
     if (kind === "rate_limited") return "GitLab's API rate limit is used up for now.";
     return "";

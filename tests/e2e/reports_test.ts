@@ -190,7 +190,7 @@ const BAD_PATHS: Array<
     "--junit into a missing directory",
     (dir) => ["--junit", `${dir}/nope/gates.xml`],
     () => ({}),
-    /^service-ci: --junit "[^"]*\/nope\/gates\.xml" its directory does not exist: give it a writable file path \(nothing was sent\)\n$/,
+    /^service-ci: --junit "[^"]*\/nope\/gates\.xml" is in a directory that does not exist; create it first \(mkdir -p '[^']*\/nope'\) or give it a writable file path \(nothing was sent\)\n$/,
   ],
   [
     "--junit that is a directory",
@@ -214,7 +214,7 @@ const BAD_PATHS: Array<
     "GITHUB_OUTPUT in a missing directory (GITHUB_ACTIONS in any letter case)",
     () => [],
     (dir) => ({ GITHUB_ACTIONS: "TRUE", GITHUB_OUTPUT: `${dir}/nope/output` }),
-    /^service-ci: GITHUB_OUTPUT "[^"]*" its directory does not exist: /,
+    /^service-ci: GITHUB_OUTPUT "[^"]*" is in a directory that does not exist; create it first/,
   ],
 ];
 

@@ -627,15 +627,6 @@ Deno.test("PullRequestComment on GitLab waits out a Retry-After, and the note is
   assert.match(gitlab.comments[0]!.body, /quality gate passed/);
 });
 
-Deno.test("forgeTokens() lists the forge tokens that are set, to be masked", () => {
-  assert.deepEqual(forgeTokens({}), []);
-  assert.deepEqual(
-    forgeTokens({ GITHUB_TOKEN: " ghs_a ", SERVICE_GITLAB_TOKEN: "glpat-b", SERVICE_API_KEY: "k" }),
-    ["ghs_a", "glpat-b"],
-  );
-  assert.deepEqual(forgeTokens({ GITHUB_TOKEN: "", SERVICE_GITLAB_TOKEN: undefined }), []);
-});
-
 Deno.test("PullRequestComment turns an unexpected error into one line and stops", async () => {
   const warnings: string[] = [];
   let calls = 0;

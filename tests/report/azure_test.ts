@@ -6,7 +6,7 @@ import {
   TaskCommand,
 } from "npm:azure-pipelines-task-lib@5.281.0/taskcommand.js";
 import { azureCommand, azureSummaryFile, createAzureWriter } from "../../src/report/azure.ts";
-import { gateProblems, githubSummary } from "../../src/report/github.ts";
+import { gateProblems, summaryMarkdown } from "../../src/report/model.ts";
 import { azureAgentParse, commandsIn } from "../support/ci_log_parsers.ts";
 import { fakeNativeIo } from "../support/native_io.ts";
 import {
@@ -96,7 +96,7 @@ Deno.test("finish() writes the Markdown summary to AGENT_TEMPDIRECTORY and uploa
   const { io, record } = fakeNativeIo({ env: { AGENT_TEMPDIRECTORY: "/agent/_temp" } });
   await writer.finish(passingReport, io);
   const path = join("/agent/_temp", SUMMARY_FILE);
-  assert.equal(record.files.get(path), githubSummary(passingReport));
+  assert.equal(record.files.get(path), summaryMarkdown(passingReport));
   const last = parsed(record.commands).at(-1);
   assert.equal(last?.command, "task.uploadsummary");
   assert.equal(last?.message, path);
@@ -123,8 +123,8 @@ Deno.test("two steps of one job write two summary files and upload each", async 
   }
   const paths = ids.map((id) => join("/agent/_temp", `service-ci-summary-${id}.md`));
   assert.deepEqual([...record.files.keys()], paths);
-  assert.equal(record.files.get(paths[0]!), githubSummary(passingReport));
-  assert.equal(record.files.get(paths[1]!), githubSummary(mixedReport));
+  assert.equal(record.files.get(paths[0]!), summaryMarkdown(passingReport));
+  assert.equal(record.files.get(paths[1]!), summaryMarkdown(mixedReport));
   const uploads = parsed(record.commands).filter((c) => c.command === "task.uploadsummary");
   assert.deepEqual(uploads.map((c) => c.message), paths);
 });

@@ -6,7 +6,7 @@ import {
   buildkiteMetaData,
   createBuildkiteWriter,
 } from "../../src/report/buildkite.ts";
-import { githubSummary } from "../../src/report/github.ts";
+import { summaryMarkdown } from "../../src/report/model.ts";
 import {
   anyString,
   hostileReport,
@@ -114,7 +114,7 @@ Deno.test("createBuildkiteWriter().finish() annotates the build with the summary
     const made = await calls();
     assert.deepEqual(made[0], {
       args: ["annotate", "--style", "error", "--context", "service-ci"],
-      stdin: githubSummary(mixedReport),
+      stdin: summaryMarkdown(mixedReport),
     });
     assert.deepEqual(
       made.slice(1),

@@ -8,8 +8,8 @@ import {
   escapeWorkflowProperty,
   githubAnnotations,
   githubOutputs,
-  githubSummary,
 } from "../../src/report/github.ts";
+import { summaryMarkdown } from "../../src/report/model.ts";
 import {
   AGENT_IDS,
   anyString,
@@ -236,8 +236,8 @@ Deno.test("githubOutputs() parses back for any strings the service sends", () =>
   );
 });
 
-Deno.test("githubSummary() writes a heading and one six-column row per agent", () => {
-  const summary = githubSummary(mixedReport);
+Deno.test("summaryMarkdown() writes a heading and one six-column row per agent", () => {
+  const summary = summaryMarkdown(mixedReport);
   assert.match(summary, /^### ⚠️ service-ci: quality gates could not be checked\n/);
   assert.ok(
     summary.includes(
@@ -266,8 +266,8 @@ Deno.test("githubSummary() writes a heading and one six-column row per agent", (
   assert.ok(summary.endsWith("Exit code 3 · service-ci 1\\.0\\.0\n"));
 });
 
-Deno.test("githubSummary() renders as a table with the right cells and links only", () => {
-  const { rows, links } = rendered(githubSummary(mixedReport));
+Deno.test("summaryMarkdown() renders as a table with the right cells and links only", () => {
+  const { rows, links } = rendered(summaryMarkdown(mixedReport));
   assert.equal(rows.length, 6);
   assert.ok(rows.every((row) => row.length === 6));
   assert.deepEqual(rows.map((row) => row[0]), mixedReport.agents.map((agent) => agent.agentId));
@@ -277,8 +277,8 @@ Deno.test("githubSummary() renders as a table with the right cells and links onl
   );
 });
 
-Deno.test("githubSummary() words the heading after the overall result", () => {
-  const heading = (report: typeof passingReport) => githubSummary(report).split("\n")[0];
+Deno.test("summaryMarkdown() words the heading after the overall result", () => {
+  const heading = (report: typeof passingReport) => summaryMarkdown(report).split("\n")[0];
   assert.equal(heading(passingReport), "### ✅ service-ci: quality gate passed");
   assert.equal(heading(twoPassingReport), "### ✅ service-ci: quality gates passed");
   assert.equal(
@@ -303,8 +303,8 @@ Deno.test("githubSummary() words the heading after the overall result", () => {
   );
 });
 
-Deno.test("githubSummary() keeps hostile strings from breaking the table or adding markup", () => {
-  const summary = githubSummary(hostileReport);
+Deno.test("summaryMarkdown() keeps hostile strings from breaking the table or adding markup", () => {
+  const summary = summaryMarkdown(hostileReport);
   const rows = tableRows(summary);
   assert.equal(rows.length, 2 + hostileReport.agents.length);
   assert.ok(rows.every((row) => row.length === 6), JSON.stringify(rows));
@@ -333,10 +333,10 @@ Deno.test("githubSummary() keeps hostile strings from breaking the table or addi
   ]);
 });
 
-Deno.test("githubSummary() shows each hostile string as its literal text", () => {
+Deno.test("summaryMarkdown() shows each hostile string as its literal text", () => {
   for (const hostile of HOSTILE_STRINGS) {
     const report = makeReport([makeAgent({ runId: hostile, status: "ok", url: null })]);
-    const { rows, links } = rendered(githubSummary(report));
+    const { rows, links } = rendered(summaryMarkdown(report));
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.length, 6);
     assert.deepEqual(links, []);
@@ -351,11 +351,11 @@ Deno.test("githubSummary() shows each hostile string as its literal text", () =>
   }
 });
 
-Deno.test("githubSummary() keeps six columns for any strings the service sends", () => {
+Deno.test("summaryMarkdown() keeps six columns for any strings the service sends", () => {
   fc.assert(
     fc.property(anyString(), anyString(), anyString(), (runId, status, error) => {
       const report = makeReport([makeAgent({ runId, status, error, outcome: "unchecked" })]);
-      const { rows, links } = rendered(githubSummary(report));
+      const { rows, links } = rendered(summaryMarkdown(report));
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.length, 6);
       assert.equal(links.length, 1);

@@ -7,7 +7,7 @@ import {
   teamcityMessage,
   teamcityProblemIdentity,
 } from "../../src/report/teamcity.ts";
-import { gateProblems } from "../../src/report/github.ts";
+import { gateProblems } from "../../src/report/model.ts";
 import { commandsIn, type TeamcityMessage, teamcityParse } from "../support/ci_log_parsers.ts";
 import { fakeNativeIo } from "../support/native_io.ts";
 import {

@@ -58,7 +58,7 @@ export async function runInProcess(
     // As main.ts: only the variables the program declares are read.
     env: (name) => ENV_VARIABLES.includes(name) ? env[name] : undefined,
     readTextFile: (name) => Deno.readTextFile(path(name)),
-    checkReportPath: (name) => checkReportPath(path(name)),
+    checkReportPath: (name, append) => checkReportPath(path(name), append),
     openReportFile: (name, append) => openReportFile(path(name), append),
     stdout: (text) => {
       stdout += text;

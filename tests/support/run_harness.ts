@@ -82,7 +82,7 @@ export function harness(options: HarnessOptions = {}): Harness {
       args: options.args ?? ["--agent", AGENT],
       env: (name) => env[name],
       readTextFile: () => Promise.reject(new Deno.errors.NotFound("no such file")),
-      checkReportPath: (path) => Promise.resolve(options.badPaths?.[path] ?? null),
+      checkReportPath: (path, _append) => Promise.resolve(options.badPaths?.[path] ?? null),
       openReportFile: (path, append) => {
         if (options.failOpen?.includes(path)) {
           return Promise.reject(new Error("Is a directory (os error 21)"));
@@ -101,7 +101,13 @@ export function harness(options: HarnessOptions = {}): Harness {
             files.set(path, start);
             return Promise.resolve();
           },
-          close: () => {},
+          close: () => Promise.resolve(),
+          // As the real one: an appended file goes back to what it held, a created one goes.
+          discard: () => {
+            if (append) files.set(path, start);
+            else files.delete(path);
+            return Promise.resolve();
+          },
         };
         return Promise.resolve(file);
       },
