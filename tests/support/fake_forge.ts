@@ -196,6 +196,15 @@ export function startFakeGithub(options: FakeForgeOptions = {}): Promise<FakeFor
         return _json(200, shown(comment));
       });
     }
+    if (edit && request.method === "DELETE") {
+      if (options.readOnly) {
+        return _json(403, { message: "Resource not accessible by integration" });
+      }
+      const index = forge.comments.findIndex((each) => each.id === Number(edit[1]));
+      if (index < 0) return _json(404, { message: "Not Found" });
+      forge.comments.splice(index, 1);
+      return new Response(null, { status: 204 });
+    }
     return _json(404, { message: "Not Found" });
   });
 }
@@ -240,6 +249,16 @@ export function startFakeGitlab(options: FakeForgeOptions = {}): Promise<FakeFor
         note.body = text;
         return _json(200, shown(note));
       });
+    }
+    if (edit && request.method === "DELETE") {
+      const index = forge.comments.findIndex((each) => each.id === Number(edit[1]));
+      if (index < 0) return _json(404, { message: "404 Not found" });
+      const note = forge.comments[index]!;
+      if ((typeof note.author === "number" ? note.author : self.id) !== self.id) {
+        return _json(403, { message: "403 Forbidden" });
+      }
+      forge.comments.splice(index, 1);
+      return new Response(null, { status: 204 });
     }
     return _json(404, { message: "404 Not Found" });
   });

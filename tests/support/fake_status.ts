@@ -34,6 +34,8 @@ export interface FakeStatusOptions {
     request: StatusRequest,
     signal: AbortSignal,
   ) => Response | Promise<Response> | undefined;
+  /** Does the work, then answers 502 instead when this says so: an answer lost on its way. */
+  readonly loseAnswer?: (request: StatusRequest) => boolean;
 }
 
 /** A running fake. Use with `await using`. */
@@ -46,6 +48,8 @@ export interface FakeStatusForge extends AsyncDisposable {
   readonly requests: StatusRequest[];
   /** GitHub's check runs by id, as last written (creation fields merged with updates). */
   readonly checkRuns: Map<number, Record<string, unknown>>;
+  /** The most requests in flight at once, and the most writes (anything but GET). */
+  readonly peak: { requests: number; writes: number };
 }
 
 /**
@@ -59,6 +63,8 @@ export function startFakeStatusForge(
   const token = options.token ?? FORGE_TOKENS[forge];
   const requests: StatusRequest[] = [];
   const checkRuns = new Map<number, Record<string, unknown>>();
+  const peak = { requests: 0, writes: 0 };
+  const now = { requests: 0, writes: 0 };
   const repo = `/repos/${FORGE_TARGET.repository}`;
   const handle = (request: StatusRequest): Response => {
     if (forge === "gitlab") {
@@ -85,6 +91,17 @@ export function startFakeStatusForge(
       const id = 9000 + checkRuns.size + 1;
       checkRuns.set(id, { ...request.body });
       return _json(201, { id, ...request.body });
+    }
+    const list = new RegExp(`^${repo}/commits/([0-9a-f]{40})/check-runs\\?(.*)$`).exec(
+      request.path,
+    );
+    if (request.method === "GET" && list) {
+      const query = new URLSearchParams(list[2]);
+      const name = query.get("check_name");
+      const runs = [...checkRuns.entries()]
+        .filter(([, run]) => run.head_sha === list[1] && (name === null || run.name === name))
+        .map(([id, run]) => ({ id, ...run }));
+      return _json(200, { total_count: runs.length, check_runs: runs });
     }
     const patch = new RegExp(`^${repo}/check-runs/(\\d+)$`).exec(request.path);
     if (request.method === "PATCH" && patch) {
@@ -114,6 +131,7 @@ export function startFakeStatusForge(
         apiUrl: forge === "gitlab" ? `${origin}/api/v4` : origin,
         requests,
         checkRuns,
+        peak,
         [Symbol.asyncDispose]: () => server.shutdown(),
       });
     },
@@ -133,7 +151,20 @@ export function startFakeStatusForge(
       body,
     };
     requests.push(request);
-    return await options.fault?.(request, raw.signal) ?? handle(request);
+    const write = request.method !== "GET";
+    now.requests++;
+    if (write) now.writes++;
+    peak.requests = Math.max(peak.requests, now.requests);
+    peak.writes = Math.max(peak.writes, now.writes);
+    try {
+      // A turn of the event loop, so requests sent together overlap here as on a real server.
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const answer = await options.fault?.(request, raw.signal) ?? handle(request);
+      return options.loseAnswer?.(request) ? _json(502, { message: "Bad Gateway" }) : answer;
+    } finally {
+      now.requests--;
+      if (write) now.writes--;
+    }
   });
   return promise;
 }

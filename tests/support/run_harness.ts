@@ -25,6 +25,8 @@ export interface Harness {
   /** The programs run, as `runCommand` got them. */
   readonly commands: { program: string; args: string[]; stdin: string | undefined }[];
   readonly interrupt: AbortController;
+  /** The virtual time every wait runs on. */
+  readonly time: FakeTime;
 }
 
 /** What the faked service and effects do. */
@@ -78,6 +80,7 @@ export function harness(options: HarnessOptions = {}): Harness {
     requests,
     commands,
     interrupt,
+    time,
     deps: {
       args: options.args ?? ["--agent", AGENT],
       env: (name) => env[name],
