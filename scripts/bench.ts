@@ -8,7 +8,9 @@
  *
  * Options: `--long` adds the 120 s runs; `--reps <n>` repeats each measurement (default 5);
  * `--quick` runs 1 repetition of the 3 s case only (a smoke test of the script itself);
- * `--startup` measures only the floor, start-up and overhead.
+ * `--startup` measures only the floor, start-up and overhead; `--forge` only the forge run (300
+ * agents with `--commit-status --pr-comment` against a fake GitHub: time, peak memory, requests
+ * and bytes sent).
  */
 
 import { parseArgs } from "node:util";
@@ -19,6 +21,8 @@ import {
   KEYS,
   startFakeService,
 } from "../tests/support/fake_service.ts";
+import { startFakeStatusForge } from "../tests/support/fake_status.ts";
+import { FORGE_TARGET, FORGE_TOKENS } from "../tests/support/fake_forge.ts";
 import { MAIN, PERMISSIONS } from "../tests/support/program.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -29,6 +33,7 @@ const { values: options } = parseArgs({
     long: { type: "boolean", default: false },
     quick: { type: "boolean", default: false },
     startup: { type: "boolean", default: false },
+    forge: { type: "boolean", default: false },
     reps: { type: "string", default: "5" },
   },
 });
@@ -101,6 +106,7 @@ async function runOnce(
   baseUrl: string,
   agents: readonly string[],
   extraArgs: readonly string[] = [],
+  extraEnv: Record<string, string> = {},
 ): Promise<{ wallMs: number; endedAt: number; code: number; peakRssKb: number | null }> {
   const started = performance.now();
   let child: Deno.ChildProcess;
@@ -117,7 +123,7 @@ async function runOnce(
         ...agents.flatMap((agent) => ["--agent", agent]),
         ...extraArgs,
       ],
-      env: cleanEnv({ SERVICE_API_KEY: KEYS.ci }),
+      env: cleanEnv({ SERVICE_API_KEY: KEYS.ci, ...extraEnv }),
       clearEnv: true,
       stdin: "null",
       stdout: "null",
@@ -263,7 +269,7 @@ function median(values: readonly number[]): number {
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const rows: string[] = [];
 const targets: Array<{ what: string; value: string; target: string; met: boolean }> = [];
-const durations = options.startup
+const durations = options.startup || options.forge
   ? []
   : options.quick
   ? [3_000]
@@ -312,8 +318,8 @@ for (const runMs of durations) {
 
 // Start-up and overhead, as ratios to Deno's floor. Each round runs the floor, `--version` and
 // the two full runs one after the other, so a busy moment weighs on all four alike.
-console.error("bench: floor, start-up and overhead …");
-{
+if (!options.forge) {
+  console.error("bench: floor, start-up and overhead …");
   await using service = await startFakeService({ agents: [] });
   const serviceMs = _timeService(service);
   const samples = { floor: [] as number[], version: [] as number[], ci: [] as number[] };
@@ -364,6 +370,76 @@ console.error("bench: floor, start-up and overhead …");
 }
 
 if (!options.startup) {
+  // The forge: 300 agents, a check run each and the comment, against a fake GitHub that counts
+  // what it is sent (issue 27: under 120 s, 150 MB and 3 MB sent).
+  console.error("bench: forge, 300 agents …");
+  await using service = await startFakeService({ agents: [] });
+  let bytes = 0;
+  const comments: { id: number; body: string }[] = [];
+  await using github = await startFakeStatusForge("github", {
+    fault: (request) => {
+      bytes += request.method.length + request.path.length + JSON.stringify(request.body).length +
+        Object.entries(request.headers).reduce((sum, [k, v]) => sum + k.length + v.length + 4, 0);
+      if (request.path === "/user") return Response.json({ message: "no" }, { status: 403 });
+      if (!request.path.includes("/issues/")) return undefined;
+      const user = { login: "github-actions[bot]" };
+      if (request.method === "GET") return Response.json(comments.map((c) => ({ ...c, user })));
+      if (request.method === "POST") {
+        comments.push({ id: 5000 + comments.length, body: String(request.body.body) });
+        return Response.json({ ...comments.at(-1), user }, { status: 201 });
+      }
+      return Response.json({ id: 1, user });
+    },
+  });
+  const agents = Array.from({ length: 300 }, () => newAgent(3_000));
+  agents.forEach((agent) => service.setAgent(agent));
+  const forge = await runOnce(
+    "service-ci",
+    service.url,
+    agents.map((agent) => agent.id),
+    ["--commit-status", "--pr-comment", "--no-ci-native"],
+    {
+      GITHUB_ACTIONS: "true",
+      GITHUB_EVENT_NAME: "pull_request",
+      GITHUB_REF: `refs/pull/${FORGE_TARGET.pullRequest}/merge`,
+      GITHUB_SHA: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+      GITHUB_REPOSITORY: FORGE_TARGET.repository,
+      GITHUB_TOKEN: FORGE_TOKENS.github,
+      GITHUB_API_URL: github.apiUrl,
+    },
+  );
+  const mb = (value: number) => `${(value / 1024 / 1024).toFixed(1)} MB`;
+  const completed = [...github.checkRuns.values()].filter((run) => run.status === "completed");
+  rows.push(
+    `| forge | 300 agents, --commit-status --pr-comment | ${seconds(forge.wallMs)} | peak RSS ${
+      forge.peakRssKb === null ? "n/a" : mb(forge.peakRssKb * 1024)
+    }, ${github.requests.length} requests, ${
+      mb(bytes)
+    } sent, ${completed.length} check runs completed, ${github.peak.requests} in flight at most |`,
+  );
+  targets.push(
+    {
+      what: "forge run time (300 agents)",
+      value: seconds(forge.wallMs),
+      target: "< 120 s",
+      met: forge.wallMs < 120_000 && forge.code === 0 && completed.length === 300,
+    },
+    {
+      what: "forge run peak memory (300 agents)",
+      value: forge.peakRssKb === null ? "n/a" : mb(forge.peakRssKb * 1024),
+      target: "< 150 MB",
+      met: forge.peakRssKb !== null && forge.peakRssKb < 150 * 1024,
+    },
+    {
+      what: "forge run bytes sent (300 agents)",
+      value: mb(bytes),
+      target: "< 3 MB",
+      met: bytes < 3 * 1024 * 1024,
+    },
+  );
+}
+
+if (!options.startup && !options.forge) {
   console.error("bench: fan-out …");
   await using service = await startFakeService({ agents: [] });
   // Fan-out: 1 agent, then 50 in one invocation, each repeated; medians of wall time and RSS.
