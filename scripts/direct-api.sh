@@ -38,9 +38,10 @@
 #   - an address on one of the Fetch standard's "bad ports" (6000, 10080, …) is used: curl
 #     connects there, while service-ci refuses it (exit 2) because Deno's fetch never does.
 #
-# Exit codes: 0 the gate passed; 1 the gate failed; 2 usage error (nothing sent); 3 the gate could
-# not be checked (refused, run ended without a verdict, no boolean verdict, 10 faults in a row,
-# refused redirect); 4 the timeout ran out; 130/143 interrupted.
+# Exit codes: 0 the gate passed; 1 the gate failed, and nothing else; 2 usage error (nothing sent);
+# 3 the gate could not be checked (refused, run ended without a verdict, no boolean verdict, 10
+# faults in a row, refused redirect, or an unexpected error of the script's own); 4 the timeout
+# ran out; 130/143 interrupted.
 set -eu
 
 # Byte-wise, predictable tr, awk and case patterns whatever the caller's locale.
@@ -177,12 +178,23 @@ if command -v jq >/dev/null 2>&1; then json_reader='jq'; else json_reader='awk';
 # ---- scratch files, signals ------------------------------------------------------------------
 
 umask 077
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/direct-api.XXXXXX")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/direct-api.XXXXXX") || {
+  say "cannot make a scratch directory in ${TMPDIR:-/tmp}: the gate was not checked"
+  exit 3
+}
 child=''
+# Exit 1 means a failed gate, and only the verdict below sets it: a command that fails under
+# set -e (a full disk, a missing tool) would otherwise exit 1 too, and read as a failed gate.
+gate_failed=''
 # shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
+  status=$?
   if [ -n "$child" ]; then kill "$child" 2>/dev/null || :; fi
   rm -rf "$tmp"
+  if [ "$status" -eq 1 ] && [ -z "$gate_failed" ]; then
+    say "stopped by an unexpected error (above): the gate was not checked"
+    exit 3
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -1004,6 +1016,7 @@ case $passed_type:$passed_value in
     ;;
   boolean:false)
     say "FAILED: the quality gate of agent $agent failed ($where)"
+    gate_failed=1
     exit 1
     ;;
 esac

@@ -83,7 +83,7 @@ export interface ResolveOptions {
   readonly defaultBaseUrl?: string | undefined;
   /**
    * Which `.env` file was read, or that none was, for the message of a missing setting:
-   * `"read /work/app/.env"`, `"no .env in /work/app/src"`.
+   * `"read ./.env"`, `"no .env in the working directory"`.
    */
   readonly envFileNote?: string;
 }

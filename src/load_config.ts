@@ -8,11 +8,14 @@ import { type Config, type Flags, resolveConfig } from "./config.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
 import { optionName, OPTIONS, secretValues } from "./options.ts";
+import { refusedReadError } from "./refused_env.ts";
 
 /** The effects loading needs. */
 export interface LoadDeps {
   /** Reads one environment variable. */
   readonly env: (name: string) => string | undefined;
+  /** Whether Deno's permission list refused reading the variable `env` said was unset. */
+  readonly envRefused?: (name: string) => boolean;
   /** Reads a regular text file; rejects as `Deno.readTextFile` does, or with `FileRefused`. */
   readonly readTextFile: (path: string) => Promise<string>;
   /** Told each secret value as soon as it is read, before anything is checked. */
@@ -63,7 +66,12 @@ export async function loadConfig(
   const fromDotenv = new Set(
     names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
   );
-  const config = resolveConfig(flags, env, { fromDotenv, envFileNote });
+  let config: Config;
+  try {
+    config = resolveConfig(flags, env, { fromDotenv, envFileNote });
+  } catch (error) {
+    throw refusedReadError(flags, env, deps.envRefused) ?? error;
+  }
   const caCerts = config.caCertPath === undefined
     ? undefined
     : await _readCaCerts(deps, config.caCertPath);

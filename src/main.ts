@@ -4,23 +4,33 @@
  * `system.ts`) passed in.
  */
 
-import { ENV_VARIABLES } from "./env_variables.ts";
-import { runGit } from "./git.ts";
-import { Interrupted } from "./interrupted.ts";
-import { run } from "./run.ts";
-import {
-  checkReportPath,
-  makeFetch,
-  makeProxyFetch,
-  openReportFile,
-  readTextFile,
-  runCommand,
-} from "./system.ts";
-import { sleep } from "./sleep.ts";
+import { denoVersionRefusal } from "./deno_version.ts";
+
+// First, before any module that an old Deno could crash on (with exit 1, a failed gate's code)
+// is loaded: those are imported below, once the Deno is known to run them.
+const refusal = denoVersionRefusal(Deno.version.deno);
+if (refusal !== undefined) {
+  writeAll(Deno.stderr, `${refusal}\n`);
+  Deno.exit(2);
+}
+
+const [{ ENV_VARIABLES }, { runGit }, { Interrupted }, { run }, system, { sleep }] = await Promise
+  .all([
+    import("./env_variables.ts"),
+    import("./git.ts"),
+    import("./interrupted.ts"),
+    import("./run.ts"),
+    import("./system.ts"),
+    import("./sleep.ts"),
+  ]);
+
+/** The variables Deno's permission list (`--allow-env`) refused to let the program read. */
+const refusedEnv = new Set<string>();
 
 /**
- * Reads one variable. Only the variables of {@linkcode ENV_VARIABLES} are asked for; one the
- * permissions do not grant reads as unset rather than crashing a gate over metadata.
+ * Reads one variable. Only the variables of `ENV_VARIABLES` are asked for; one the permissions
+ * do not grant reads as unset rather than crashing a gate over metadata, and is remembered, so
+ * that a required setting missing for that reason is said as such.
  */
 function readEnv(name: string): string | undefined {
   if (!ENV_VARIABLES.includes(name)) return undefined;
@@ -28,6 +38,7 @@ function readEnv(name: string): string | undefined {
     return Deno.env.get(name);
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+      refusedEnv.add(name);
       return undefined;
     }
     throw error;
@@ -60,22 +71,23 @@ listenForSignals(interrupt);
 const code = await run({
   args: Deno.args,
   env: readEnv,
-  readTextFile,
-  checkReportPath,
-  openReportFile,
+  envRefused: (name) => refusedEnv.has(name),
+  readTextFile: system.readTextFile,
+  checkReportPath: system.checkReportPath,
+  openReportFile: system.openReportFile,
   stdout: (text) => writeAll(Deno.stdout, text),
   stderr: (text) => writeAll(Deno.stderr, text),
   stderrIsTerminal: Deno.stderr.isTerminal(),
   interrupt: interrupt.signal,
   git: (args) => runGit(args),
-  makeFetch,
+  makeFetch: system.makeFetch,
   clock: () => performance.now(),
   sleep,
   random: Math.random,
   uuid: () => crypto.randomUUID(),
   now: Date.now,
   cwd: Deno.cwd(),
-  runCommand,
-  makeProxyFetch,
+  runCommand: system.runCommand,
+  makeProxyFetch: system.makeProxyFetch,
 });
 Deno.exit(code);

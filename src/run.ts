@@ -30,6 +30,8 @@ export interface RunDeps {
   readonly args: readonly string[];
   /** Reads one environment variable. */
   readonly env: (name: string) => string | undefined;
+  /** Whether Deno's permission list refused reading the variable `env` said was unset. */
+  readonly envRefused?: (name: string) => boolean;
   /**
    * Reads a regular text file; rejects as `Deno.readTextFile` does, and with `FileRefused` for a
    * path that is not a regular file or is too large to be one the program reads.

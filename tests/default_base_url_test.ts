@@ -112,7 +112,7 @@ Deno.test("a build without a default: exit 2 with one line naming all three ways
   assert.equal(result.code, 2);
   assert.match(
     result.stderr,
-    /^service-ci: no service address: pass --base-url https:\/\/…, set SERVICE_BASE_URL .*, or use a release build with a built-in default \(this build has none\)\n$/,
+    /^service-ci: no service address: pass --base-url https:\/\/…, set SERVICE_BASE_URL .*, or use a release build with a built-in default \(this build has none\) \(no \.env in [^;]+; only the working directory.s \.env is read, so run from the directory that holds it or pass --env-file\)\n$/,
   );
 });
 

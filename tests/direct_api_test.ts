@@ -844,3 +844,32 @@ _test("difference: the timeout is rounded up to a whole second", async (mode) =>
   const nextSecond = (Math.floor(started / 1000) + 1) * 1000;
   assert.ok(ended >= nextSecond, `ended ${nextSecond - ended} ms before the next whole second`);
 });
+
+_test("the script's own failures exit 3, never 1: 1 is only a failed gate", async (mode) => {
+  await using service = await startFakeService({ agents: defaultAgents(100) });
+  // No scratch directory: before the trap.
+  const noTmp = await _run(mode, ["--agent", AGENTS.failing], {
+    ..._env(service.url),
+    TMPDIR: "/nonexistent/direct-api",
+  });
+  assert.equal(noTmp.code, 3, noTmp.stderr);
+  assert.match(noTmp.stderr, /cannot make a scratch directory in \/nonexistent\/direct-api/);
+  // A tool that fails under set -e after the trap is set (here: date, the script's clock).
+  const stubs = await Deno.makeTempDir({ prefix: "direct-api-stubs-" });
+  try {
+    await Deno.writeTextFile(join(stubs, "date"), "#!/bin/sh\nexit 1\n");
+    await Deno.chmod(join(stubs, "date"), 0o755);
+    const broken = await _run(mode, ["--agent", AGENTS.failing], {
+      ..._env(service.url),
+      PATH: `${stubs}:${mode.path}`,
+    });
+    assert.equal(broken.code, 3, broken.stderr);
+    assert.match(
+      broken.stderr,
+      /stopped by an unexpected error \(above\): the gate was not checked/,
+    );
+    assert.doesNotMatch(broken.stderr, /FAILED/);
+  } finally {
+    await Deno.remove(stubs, { recursive: true });
+  }
+});

@@ -331,15 +331,34 @@ Deno.test("every service-ci command in the recipes uses only flags and values se
   }
 });
 
-Deno.test("every deno run in the recipes has exactly deno.json's permissions and the pinned release", () => {
+Deno.test("every deno run in the recipes has exactly deno.json's permissions, the pinned release and an address", () => {
   const runs = INVOCATIONS.filter((invocation) => invocation.kind === "deno");
-  assert.ok(runs.length >= 2, `found ${runs.length} deno run commands`);
+  assert.ok(runs.length >= 4, `found ${runs.length} deno run commands`);
   for (const { file, words } of runs) {
     const entry = words.findIndex((word) => !word.startsWith("-"));
     assert.deepEqual(words.slice(0, entry), URL_RUN_FLAGS, file);
-    const url = /https:\/\/[^\s}"]+/.exec(words[entry]!)?.[0];
-    assert.equal(url, `${RAW_URL}v${VERSION}/src/main.ts`, file);
-    _checkServiceCiArgs(file, words.slice(entry + 1));
+    const args = words.slice(entry + 1);
+    // The entry is the release tag's main.ts (on GitHub, or a mirror's copy), or a variable
+    // whose default in the same recipe is.
+    const literal = /^https?:\/\/[^\s}"]+$/.exec(words[entry]!)?.[0];
+    const variable = /^\$\{?(\w+)\}?$/.exec(words[entry]!)?.[1];
+    const text = TEXTS.get(file)!;
+    const byDefault = variable === undefined
+      ? undefined
+      : (new RegExp(`\\b${variable} = '(https?://[^']+)'`).exec(text) ??
+        new RegExp(`\\b${variable}=\\$\\{${variable}:-(https?://[^}]+)\\}`).exec(text))?.[1];
+    const url = literal ?? byDefault;
+    assert.ok(typeof url === "string", `${file}: deno run ${words[entry]}`);
+    assert.match(url, new RegExp(`/v${VERSION.replaceAll(".", "\\.")}/src/main\\.ts$`), file);
+    if (url.startsWith("https://raw.githubusercontent.com/")) {
+      assert.equal(url, `${RAW_URL}v${VERSION}/src/main.ts`, file);
+    }
+    _checkServiceCiArgs(file, args);
+    // A release tag has no built-in address: every gate run from a URL names one (the hook's
+    // comes from .env's SERVICE_BASE_URL).
+    if (args[0] !== "--version" && file !== "pre-push.md") {
+      assert.ok(args.includes("--base-url"), `${file}: deno run ${words[entry]} has no --base-url`);
+    }
   }
 });
 
@@ -455,80 +474,99 @@ toolTest("the shell of every recipe passes shellcheck", SHELLCHECK, async () => 
   }
 });
 
-toolTest("the pre-push hook lets a push through when the gate passes and stops it when it fails", {
-  tools: ["git", "sh"],
-  notOn: ["windows"],
-}, async () => {
-  const install = BLOCKS.find((block) =>
-    block.file === "pre-push.md" && block.text.includes("<<'HOOK'")
-  );
-  assert.ok(install, "pre-push.md has the install command");
-  await using service = await startFakeService({ agents: defaultAgents(200) });
-  const dir = await Deno.makeTempDir({ prefix: "service-ci-pre-push-" });
-  try {
-    const repo = join(dir, "repo");
-    const remote = join(dir, "remote.git");
-    // No service-ci binary on PATH: the hook runs the checkout's src/main.ts with Deno, with the
-    // permission flags the recipe gives.
-    const path = [dirname(Deno.execPath()), "/usr/local/bin", "/usr/bin", "/bin"].join(delimiter);
-    const env: Record<string, string> = {
-      PATH: path,
-      HOME: dir,
-      NO_COLOR: "1",
-      SERVICE_CI_URL: MAIN,
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_AUTHOR_NAME: "test",
-      GIT_AUTHOR_EMAIL: "test@example.com",
-      GIT_COMMITTER_NAME: "test",
-      GIT_COMMITTER_EMAIL: "test@example.com",
-      ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
-    };
-    const git = async (args: string[], cwd = repo) => {
-      const result = await _output("git", args, { cwd, env, clearEnv: true });
-      return result;
-    };
-    assert.equal((await git(["init", "-q", "--bare", remote], dir)).code, 0);
-    assert.equal((await git(["init", "-q", "-b", "main", repo], dir)).code, 0);
-    await Deno.writeTextFile(join(repo, ".gitignore"), ".env\n");
-    await git(["add", ".gitignore"]);
-    await git(["commit", "-q", "-m", "one"]);
-    await git(["remote", "add", "origin", remote]);
-    const writeEnv = (agent: string) =>
-      Deno.writeTextFile(
-        join(repo, ".env"),
-        `SERVICE_API_KEY=${KEYS.ci}\nSERVICE_BASE_URL=${service.url}\nSERVICE_AGENT_ID=${agent}\n`,
+toolTest(
+  "the pre-push hook lets a push through when the gate passes, stops it when it fails or cannot load service-ci",
+  {
+    tools: ["git", "sh"],
+    notOn: ["windows"],
+  },
+  async () => {
+    const install = BLOCKS.find((block) =>
+      block.file === "pre-push.md" && block.text.includes("<<'HOOK'")
+    );
+    assert.ok(install, "pre-push.md has the install command");
+    await using service = await startFakeService({ agents: defaultAgents(200) });
+    const dir = await Deno.makeTempDir({ prefix: "service-ci-pre-push-" });
+    try {
+      const repo = join(dir, "repo");
+      const remote = join(dir, "remote.git");
+      // No service-ci binary on PATH: the hook runs the checkout's src/main.ts with Deno, with the
+      // permission flags the recipe gives.
+      const path = [dirname(Deno.execPath()), "/usr/local/bin", "/usr/bin", "/bin"].join(delimiter);
+      const env: Record<string, string> = {
+        PATH: path,
+        HOME: dir,
+        NO_COLOR: "1",
+        GIT_CONFIG_NOSYSTEM: "1",
+        GIT_AUTHOR_NAME: "test",
+        GIT_AUTHOR_EMAIL: "test@example.com",
+        GIT_COMMITTER_NAME: "test",
+        GIT_COMMITTER_EMAIL: "test@example.com",
+        ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
+      };
+      const git = async (args: string[], cwd = repo) => {
+        const result = await _output("git", args, { cwd, env, clearEnv: true });
+        return result;
+      };
+      assert.equal((await git(["init", "-q", "--bare", remote], dir)).code, 0);
+      assert.equal((await git(["init", "-q", "-b", "main", repo], dir)).code, 0);
+      await Deno.writeTextFile(join(repo, ".gitignore"), ".env\n");
+      await git(["add", ".gitignore"]);
+      await git(["commit", "-q", "-m", "one"]);
+      await git(["remote", "add", "origin", remote]);
+      // The hook reads SERVICE_CI_URL from .env, as service-ci reads the rest.
+      const writeEnv = (agent: string, url = MAIN) =>
+        Deno.writeTextFile(
+          join(repo, ".env"),
+          `SERVICE_API_KEY=${KEYS.ci}\nSERVICE_BASE_URL=${service.url}\nSERVICE_AGENT_ID=${agent}\nSERVICE_CI_URL=${url}\n`,
+        );
+
+      const installed = await _output("sh", ["-c", install.text], {
+        cwd: repo,
+        env,
+        clearEnv: true,
+      });
+      assert.equal(installed.code, 0, installed.text);
+
+      await writeEnv(AGENTS.passing);
+      const head = (await git(["rev-parse", "HEAD"])).text.trim();
+      const pushed = await git(["push", "origin", "main"]);
+      assert.equal(pushed.code, 0, pushed.text);
+      assert.match(pushed.text, /pre-push: checking the quality gate/);
+      assert.match(pushed.text, /PASSED/);
+      assert.ok(!pushed.text.includes(KEYS.ci));
+      assert.equal((await git(["rev-parse", "main"], remote)).text.trim(), head);
+      const [trigger] = service.requestsOf("POST");
+      const metadata = JSON.parse(trigger!.body).ci_metadata;
+      assert.equal(metadata.commit_sha, head);
+      assert.equal(metadata.branch, "main");
+      assert.equal(metadata.provider, "local");
+
+      await writeEnv(AGENTS.failing);
+      await Deno.writeTextFile(join(repo, "two.txt"), "two\n");
+      await git(["add", "two.txt"]);
+      await git(["commit", "-q", "-m", "two"]);
+      const refused = await git(["push", "origin", "main"]);
+      assert.notEqual(refused.code, 0, refused.text);
+      assert.match(refused.text, /FAILED/);
+      assert.match(refused.text, /failed to push/);
+      assert.equal((await git(["rev-parse", "main"], remote)).text.trim(), head);
+
+      // Deno cannot load service-ci (nothing listens there): said as that, not as a failed gate.
+      await writeEnv(AGENTS.passing, "http://127.0.0.1:9/v1.1.0/src/main.ts");
+      const unloaded = await git(["push", "origin", "main"]);
+      assert.notEqual(unloaded.code, 0, unloaded.text);
+      assert.match(
+        unloaded.text,
+        /pre-push: service-ci could not be loaded from http:\/\/127\.0\.0\.1:9\//,
       );
-
-    const installed = await _output("sh", ["-c", install.text], { cwd: repo, env, clearEnv: true });
-    assert.equal(installed.code, 0, installed.text);
-
-    await writeEnv(AGENTS.passing);
-    const head = (await git(["rev-parse", "HEAD"])).text.trim();
-    const pushed = await git(["push", "origin", "main"]);
-    assert.equal(pushed.code, 0, pushed.text);
-    assert.match(pushed.text, /pre-push: checking the quality gate/);
-    assert.match(pushed.text, /PASSED/);
-    assert.ok(!pushed.text.includes(KEYS.ci));
-    assert.equal((await git(["rev-parse", "main"], remote)).text.trim(), head);
-    const [trigger] = service.requestsOf("POST");
-    const metadata = JSON.parse(trigger!.body).ci_metadata;
-    assert.equal(metadata.commit_sha, head);
-    assert.equal(metadata.branch, "main");
-    assert.equal(metadata.provider, "local");
-
-    await writeEnv(AGENTS.failing);
-    await Deno.writeTextFile(join(repo, "two.txt"), "two\n");
-    await git(["add", "two.txt"]);
-    await git(["commit", "-q", "-m", "two"]);
-    const refused = await git(["push", "origin", "main"]);
-    assert.notEqual(refused.code, 0, refused.text);
-    assert.match(refused.text, /FAILED/);
-    assert.match(refused.text, /failed to push/);
-    assert.equal((await git(["rev-parse", "main"], remote)).text.trim(), head);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+      assert.doesNotMatch(unloaded.text, /FAILED/);
+      assert.equal(service.requestsOf("POST").length, 2);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
 
 Deno.test("the YAML examples of README.md and docs/github-actions.md parse too", () => {
   let count = 0;
