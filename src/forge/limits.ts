@@ -29,7 +29,7 @@ export interface Concurrency {
  *
  * @example
  * ```ts
- * FORGE_CONCURRENCY.GitHub.writes; // 1
+ * FORGE_CONCURRENCY.GitHub?.writes; // 1
  * ```
  */
 export const FORGE_CONCURRENCY: Readonly<Record<string, Concurrency>> = {

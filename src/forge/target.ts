@@ -112,28 +112,6 @@ export const FORGE_ENV_VARIABLES: readonly string[] = Object.freeze([
   "BITBUCKET_COMMIT",
 ]);
 
-/**
- * The forge tokens: secrets to mask in every output, whether or not a forge is written to (the
- * option table marks them secret, so every output masks them from the first line).
- */
-export const FORGE_TOKEN_VARIABLES: readonly string[] = Object.freeze(
-  _TABLE.filter((option) => option.secret === true).map((option) => option.variable),
-);
-
-/**
- * The forge tokens set in `env`: secrets to mask in every output, like the service key.
- *
- * @example
- * ```ts
- * forgeTokens({ GITHUB_TOKEN: "ghs_example", SERVICE_GITLAB_TOKEN: "" }); // ["ghs_example"]
- * ```
- */
-export function forgeTokens(env: Readonly<Record<string, string | undefined>>): string[] {
-  return FORGE_TOKEN_VARIABLES
-    .map((name) => env[name]?.trim() ?? "")
-    .filter((token) => token !== "");
-}
-
 const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> = {
   comment: (forge) => `no ${forge === "GitLab" ? "merge-request" : "pull-request"} comment`,
   statuses: () => "no commit statuses",

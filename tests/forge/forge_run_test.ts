@@ -12,7 +12,7 @@ import { COURTESY_BUDGET_MS, MERGE_BUDGET_MS } from "../../src/run_output.ts";
 import { sleep } from "../../src/sleep.ts";
 import { statusName } from "../../src/status/commit_status.ts";
 import { FORGE_TARGET, FORGE_TOKENS, startFakeGithub } from "../support/fake_forge.ts";
-import { type FakeStatusForge, hangUntil, startFakeStatusForge } from "../support/fake_status.ts";
+import { hangUntil, startFakeStatusForge } from "../support/fake_status.ts";
 import { proxyFetch } from "../support/native_io.ts";
 import { harness, type HarnessOptions } from "../support/run_harness.ts";
 import { gitlabStatusErrors } from "../support/forge_schemas.ts";

@@ -3,7 +3,6 @@ import type { CiMetadata } from "../../src/ci_metadata.ts";
 import { MAX_ATTEMPTS } from "../../src/forge/client.ts";
 import { readHistory } from "../../src/pr_comment/history.ts";
 import { gateMarker, hasMarker } from "../../src/pr_comment/marker.ts";
-import { forgeTokens } from "../../src/forge/target.ts";
 import {
   PullRequestComment,
   type PullRequestCommentOptions,
