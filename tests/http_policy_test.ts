@@ -576,7 +576,8 @@ for (const user of USERS) {
     assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
   });
 
-  Deno.test(`${user.name} ${user.retries ? "waits out" : "keeps"} a short Retry-After`, async () => {
+  const waits = user.retries || user.name === "Bitbucket's proxy";
+  Deno.test(`${user.name} ${waits ? "waits out" : "keeps"} a short Retry-After`, async () => {
     await using server = serve((_, index) =>
       index === 0
         ? Response.json({ message: "slow down" }, { status: 429, headers: { "retry-after": "2" } })
@@ -591,7 +592,8 @@ for (const user of USERS) {
       // The poller waits it out (tests/poll_test.ts); the client hands it over in the error.
       assert.match(failure ?? "", /^transient: GET answered 429/);
     } else {
-      assert.match(failure ?? "", /DELETE answered 429/);
+      // Bitbucket's client pauses every Bitbucket request for the Retry-After, then sends again.
+      assert.equal(failure, null);
     }
   });
 }

@@ -130,7 +130,7 @@ Deno.test("finishOutputs(): a courtesy output that hangs is left after the budge
       output,
     );
     assert.equal(code, 1);
-    const seconds = interrupted ? 3 : 60;
+    const seconds = interrupted ? 2 : 60;
     const left =
       `service-ci: the stuck comment did not finish within ${seconds} s and was left; the verdict and exit code are not affected\n`;
     assert.equal(h.stderr.join(""), interrupted ? `summary\n${left}` : `${left}summary\n`);

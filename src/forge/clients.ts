@@ -31,11 +31,12 @@ export interface ForgeClientsOptions {
  * @example
  * ```ts
  * import type { ForgeTarget } from "./target.ts";
+ * import { sleep } from "../sleep.ts";
  * declare const target: ForgeTarget;
  * const clients = new ForgeClients({
  *   userAgent: "service-ci/1.0.0",
  *   now: Date.now,
- *   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+ *   sleep,
  *   fetch,
  *   proxyFetch: () => fetch,
  * });

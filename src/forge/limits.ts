@@ -98,11 +98,8 @@ const _RANK: Readonly<Record<Priority, number>> = { final: 0, progress: 1, backg
  *
  * @example
  * ```ts
- * const limits = new ForgeLimits({
- *   forge: "GitHub",
- *   now: Date.now,
- *   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
- * });
+ * import { sleep } from "../sleep.ts";
+ * const limits = new ForgeLimits({ forge: "GitHub", now: Date.now, sleep });
  * const slot = await limits.acquire({ write: true, priority: "final" });
  * slot.release();
  * ```

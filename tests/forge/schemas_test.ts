@@ -1,6 +1,6 @@
 /**
  * Every body service-ci sends to GitLab and Bitbucket validates against the forges' own request
- * schemas (tests/fixtures/forges/, copied from /work/shared/schemas/forges), fields outside them
+ * schemas (tests/fixtures/forges/, copied from the forges' API descriptions), fields outside them
  * refused, as GitHub's bodies are against its OpenAPI description (tests/status/output_test.ts).
  */
 
