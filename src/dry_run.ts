@@ -4,6 +4,9 @@ import { type CiContext, type CiMetadata, describeCiMetadata } from "./ci_metada
 import type { ServiceClient } from "./client.ts";
 import type { Config } from "./config.ts";
 import { ExitCode } from "./exit_code.ts";
+import { describeTarget, forgeTarget } from "./forge/target.ts";
+import { optionName, OPTIONS } from "./options.ts";
+import { statusesSkipped } from "./status/output.ts";
 import type { Output } from "./output.ts";
 import { VERSION } from "./version.ts";
 
@@ -89,9 +92,57 @@ export function renderDryRun(document: DryRunDocument): string {
 }
 
 /**
- * Runs `--dry-run`: one line on stderr saying what was detected and where requests would go,
- * then the requests (the `--json` document, or text) on stdout. Nothing is sent. Resolves with
- * 0, or 3 when stdout could not take the output.
+ * What `--dry-run` says of the forge outputs: one line each for the comment and the commit
+ * statuses, saying whether it would be written, where, and with which token's variable (never
+ * its value), or why not.
+ *
+ * @example
+ * ```ts
+ * import type { CiContext, CiMetadata } from "./ci_metadata.ts";
+ * declare const metadata: CiMetadata;
+ * declare const context: CiContext;
+ * const lines = forgeOutputLines(
+ *   { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], prComment: false, commitStatus: false, noWait: false },
+ *   {},
+ *   { metadata, context },
+ * );
+ * // ["service-ci: --pr-comment is off: no comment would be written", …]
+ * ```
+ */
+export function forgeOutputLines(
+  config: Pick<Config, "agents" | "prComment" | "commitStatus" | "noWait">,
+  env: Readonly<Record<string, string | undefined>>,
+  build: { readonly metadata: CiMetadata; readonly context: CiContext },
+): string[] {
+  const off = (option: { flag?: string; variable?: string }, what: string) =>
+    `service-ci: ${optionName(option)} is off: ${what} would be written`;
+  const comment = (): string => {
+    if (!config.prComment) return off(OPTIONS.prComment, "no comment");
+    const target = forgeTarget(env, build, "comment");
+    return "skip" in target
+      ? target.skip
+      : `service-ci: the comment would be kept ${describeTarget(target)}`;
+  };
+  const statuses = (): string => {
+    if (!config.commitStatus) return off(OPTIONS.commitStatus, "no commit status");
+    const skipped = statusesSkipped(config);
+    if (skipped !== null) return skipped;
+    const target = forgeTarget(env, build, "statuses");
+    const count = config.agents.length;
+    return "skip" in target
+      ? target.skip
+      : `service-ci: ${count} commit status${
+        count === 1 ? "" : "es"
+      } (one per agent) would be written ${describeTarget(target)}`;
+  };
+  return [comment(), statuses()];
+}
+
+/**
+ * Runs `--dry-run`: one line on stderr saying what was detected and where requests would go, and
+ * one each for the comment and the commit statuses ({@linkcode forgeOutputLines}); then the
+ * requests (the `--json` document, or text) on stdout. Nothing is sent. Resolves with 0, or 3
+ * when stdout could not take the output.
  *
  * @example
  * ```ts
@@ -103,13 +154,17 @@ export function renderDryRun(document: DryRunDocument): string {
  * declare const config: Config;
  * declare const build: { metadata: CiMetadata; context: CiContext };
  * declare const output: Output;
- * const code = dryRun(client, config, build, output);
+ * const code = dryRun(client, config, { ...build, env: {} }, output);
  * ```
  */
 export function dryRun(
   client: ServiceClient,
   config: Config,
-  { metadata, context }: { readonly metadata: CiMetadata; readonly context: CiContext },
+  { metadata, context, env }: {
+    readonly metadata: CiMetadata;
+    readonly context: CiContext;
+    readonly env: Readonly<Record<string, string | undefined>>;
+  },
   output: Output,
 ): number {
   if (config.json) output.commandsToStderr();
@@ -118,6 +173,9 @@ export function dryRun(
       describeCiMetadata(metadata, context)
     }; service address ${config.baseUrl.href} from ${config.baseUrlSource}\n`,
   );
+  for (const line of forgeOutputLines(config, env, { metadata, context })) {
+    output.stderr(`${line}\n`);
+  }
   const document = dryRunDocument(client, config, metadata);
   const written = config.json
     ? output.document(`${JSON.stringify(document, null, 2)}\n`)

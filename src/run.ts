@@ -137,7 +137,7 @@ export async function run(deps: RunDeps): Promise<number> {
     });
     if (config.dryRun) {
       const { dryRun } = await import("./dry_run.ts");
-      return dryRun(client, config, { metadata, context }, output);
+      return dryRun(client, config, { metadata, context, env }, output);
     }
     // Every report's path is checked before anything is sent: a bad one is a usage error.
     const outputs = await chooseOutputs(deps, { config, env, metadata, context, output });

@@ -331,3 +331,37 @@ function _noSha(metadata: CiMetadata, use: ForgeUse): string {
     optionName(OPTIONS.commitSha)
   } gives one)`;
 }
+
+const _COMMIT_OF: Readonly<Record<CommitOf, string>> = {
+  pull_request_head: "the pull request's head",
+  merge_group_head: "the merge group's head",
+  merge_request_head: "the merge request's head",
+  build: "the commit built",
+};
+
+/**
+ * Where a target would be written, in one phrase for `--dry-run`: the forge, the pull or merge
+ * request, the commit and what it is, the repository, and the token's variable (never its
+ * value) or the proxy that signs.
+ *
+ * @example
+ * ```ts
+ * declare const target: ForgeTarget;
+ * describeTarget(target);
+ * // "on GitHub pull request #7, commit 4f1c2d3 (the pull request's head) of acme/widgets,
+ * //  with GITHUB_TOKEN to https://api.github.com"
+ * ```
+ */
+export function describeTarget(target: ForgeTarget): string {
+  const change = target.change === null
+    ? ""
+    : target.forge === "GitLab"
+    ? ` merge request !${target.change},`
+    : ` pull request #${target.change},`;
+  const how = target.token !== null
+    ? `with ${target.token.variable} to ${target.apiUrl}`
+    : `through the pipeline's proxy ${target.proxy ?? BITBUCKET_PROXY}`;
+  return `on ${target.forge}${change} commit ${target.commit.sha.slice(0, 7)} (${
+    _COMMIT_OF[target.commit.of]
+  }) of ${target.repository}, ${how}`;
+}

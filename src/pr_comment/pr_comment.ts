@@ -290,7 +290,7 @@ const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
 const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
   unauthorized: `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`,
   forbidden:
-    `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment (Reporter or higher).`,
+    `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,
   not_found:
     `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
   rate_limited: "GitLab's API rate limit is used up for now.",

@@ -5,6 +5,7 @@
  * touches the verdict or the exit code.
  */
 
+import type { Config } from "../config.ts";
 import type { ForgeClients } from "../forge/clients.ts";
 import { ForgeError } from "../forge/client.ts";
 import { forgeTarget } from "../forge/target.ts";
@@ -65,13 +66,8 @@ export function statusForge(
   clients: ForgeClients,
 ): StatusForge | StatusSkip {
   const { config, env, metadata, output } = context;
-  if (config.noWait) {
-    return {
-      skip: `service-ci: no commit statuses: ${
-        optionName(OPTIONS.noWait)
-      } leaves each run without a verdict, and a status completed without one could let a required check pass`,
-    };
-  }
+  const skipped = statusesSkipped(config);
+  if (skipped !== null) return { skip: skipped };
   const target = forgeTarget(env, { metadata, context: context.context }, "statuses");
   if ("skip" in target) return target;
   switch (target.forge) {
@@ -93,6 +89,22 @@ export function statusForge(
         fallbackLink: httpLink(metadata.build_url) ?? target.web ?? "",
       });
   }
+}
+
+/**
+ * Why the configuration itself rules the statuses out (`--no-wait`), as the one line said, or
+ * `null`.
+ *
+ * @example
+ * ```ts
+ * statusesSkipped({ noWait: false }); // null
+ * ```
+ */
+export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
+  if (!config.noWait) return null;
+  return `service-ci: no commit statuses: ${
+    optionName(OPTIONS.noWait)
+  } leaves each run without a verdict, and a status completed without one could let a required check pass`;
 }
 
 /** What {@linkcode statusOutput} writes lines with. */

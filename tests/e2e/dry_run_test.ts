@@ -97,3 +97,49 @@ Deno.test("a PR build's trigger carries the PR head, source branch and number, a
   assert.equal(body.ci_metadata.pull_request_number, 42);
   assert.equal(Object.keys(body.ci_metadata).length, 7);
 });
+
+Deno.test("--dry-run says whether the comment and the statuses would be written, where, and with which token's name", async () => {
+  await using service = await startFakeService();
+  const token = "ghs_dryRunTokenValue0123456789abcdef";
+  const env = {
+    SERVICE_API_KEY: KEYS.ci,
+    SERVICE_BASE_URL: service.url,
+    ...PR_BUILD,
+    GITHUB_EVENT_PATH: await prEvent(),
+    GITHUB_EVENT_NAME: "pull_request",
+    GITHUB_TOKEN: token,
+  };
+  const on = await runProgram(
+    [
+      "--agent",
+      AGENTS.passing,
+      "--agent",
+      AGENTS.failing,
+      "--dry-run",
+      "--pr-comment",
+      "--commit-status",
+    ],
+    { env },
+  );
+  assert.equal(on.code, 0, on.stderr);
+  assert.equal(service.requests.length, 0);
+  assert.match(
+    on.stderr,
+    /^service-ci: the comment would be kept on GitHub pull request #42, commit 4f1caaa \(the pull request's head\) of acme\/widgets, with GITHUB_TOKEN to https:\/\/api\.github\.com$/m,
+  );
+  assert.match(
+    on.stderr,
+    /^service-ci: 2 commit statuses \(one per agent\) would be written on GitHub pull request #42, commit 4f1caaa \(the pull request's head\) of acme\/widgets, with GITHUB_TOKEN to https:\/\/api\.github\.com$/m,
+  );
+  assert.ok(!on.stderr.includes(token.slice(0, 8)) && !on.stdout.includes(token.slice(0, 8)));
+  const off = await runProgram(["--agent", AGENTS.passing, "--dry-run"], { env });
+  assert.match(off.stderr, /^service-ci: --pr-comment is off: no comment would be written$/m);
+  assert.match(
+    off.stderr,
+    /^service-ci: --commit-status is off: no commit status would be written$/m,
+  );
+  const noToken = await runProgram(["--agent", AGENTS.passing, "--dry-run", "--commit-status"], {
+    env: { ...env, GITHUB_TOKEN: "" },
+  });
+  assert.match(noToken.stderr, /^service-ci: no commit statuses: GITHUB_TOKEN is not set/m);
+});
