@@ -75,16 +75,23 @@ export async function chooseOutputs(
     now: deps.now,
     uuid: deps.uuid,
   });
-  if (writer !== undefined) outputs.push(..._ciOutputs(deps, context, writer, stdoutHeldBy));
-  if (config.prComment || config.commitStatus) {
-    // One client per forge for every writer, under the forge's limits (src/forge/).
-    const clients = await _forgeClients(deps, context);
-    if (config.prComment) outputs.push(...await _comment(context, clients));
-    if (config.commitStatus) {
-      outputs.push(...(await import("./status/output.ts")).commitStatusOutputs(context, clients));
-    }
-    outputs.push({ kind: "courtesy", name: "the forge clients", settle: () => clients.settle() });
+  // One client per forge for every writer (the comment, the statuses, Code Insights), under the
+  // forge's limits (src/forge/), made when the first writer asks.
+  let clients: ForgeClients | undefined;
+  const forgeClients = async () => clients ??= await _forgeClients(deps, context);
+  if (writer !== undefined) {
+    outputs.push(..._ciOutputs(deps, context, writer, stdoutHeldBy, forgeClients));
   }
+  if (config.prComment) outputs.push(...await _comment(context, await forgeClients()));
+  if (config.commitStatus) {
+    const { commitStatusOutputs } = await import("./status/output.ts");
+    outputs.push(...commitStatusOutputs(context, await forgeClients()));
+  }
+  outputs.push({
+    kind: "courtesy",
+    name: "the forge clients",
+    settle: () => clients?.settle() ?? [],
+  });
   if (config.junitPath !== undefined) {
     const { renderJunit } = await import("./report/junit.ts");
     outputs.push({
@@ -242,7 +249,15 @@ export async function reportUsageError(
     now: deps.now,
     uuid: deps.uuid,
   });
-  await writer?.usageError?.(message, _nativeIo(deps, output, deps.env));
+  await writer?.usageError?.(
+    message,
+    _nativeIo(
+      deps,
+      output,
+      deps.env,
+      () => Promise.reject(new Error("nothing is sent on a usage error")),
+    ),
+  );
 }
 
 // Finishes `outputs` side by side within `budgetMs`; what is still in flight then is aborted, and
@@ -299,6 +314,7 @@ function _ciOutputs(
   context: OutputsContext,
   writer: NativeWriter,
   stdoutHeldBy: string | null,
+  forgeClients: () => Promise<ForgeClients>,
 ): RunOutput[] {
   const { config, env, output } = context;
   const outputs: RunOutput[] = [];
@@ -317,7 +333,8 @@ function _ciOutputs(
     name: `the ${writer.ci} channels`,
     start: (plan) => commands(writer.progressStart(plan.title)),
     end: (report) => commands(writer.progressEnd(report)),
-    finish: (report) => writer.finish(report, _nativeIo(deps, output, (name) => env[name])),
+    finish: (report) =>
+      writer.finish(report, _nativeIo(deps, output, (name) => env[name], forgeClients)),
   });
   return outputs;
 }
@@ -332,7 +349,7 @@ async function _forgeClients(deps: RunDeps, context: OutputsContext): Promise<Fo
     now: deps.now,
     sleep: deps.sleep,
     fetch: deps.makeProxyFetch(undefined),
-    proxyFetch: (proxy) => deps.makeProxyFetch(proxy, () => timeoutMs),
+    proxyFetch: (proxy, bound) => deps.makeProxyFetch(proxy, bound ?? (() => timeoutMs)),
     requestTimeoutMs: timeoutMs,
   });
 }
@@ -394,6 +411,7 @@ function _nativeIo(
   deps: RunDeps,
   output: Output,
   env: (name: string) => string | undefined,
+  forgeClients: () => Promise<ForgeClients>,
 ): NativeIo {
   const bound = nativeTimeBound(deps.clock);
   return {
@@ -406,7 +424,7 @@ function _nativeIo(
         stdin: stdin === undefined ? undefined : output.mask(stdin),
         timeoutMs: bound(),
       }),
-    makeFetch: (proxy) => deps.makeProxyFetch(proxy, bound),
+    bitbucket: async (target) => (await forgeClients()).bitbucket(target, bound),
     env,
   };
 }

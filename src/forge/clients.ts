@@ -19,8 +19,11 @@ export interface ForgeClientsOptions {
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** The fetch for GitHub and GitLab. */
   readonly fetch: typeof fetch;
-  /** The fetch through Bitbucket's proxy. */
-  readonly proxyFetch: (proxy: string) => typeof fetch;
+  /**
+   * The fetch through Bitbucket's proxy; each request bounded by `timeoutMs()` when given, else
+   * by the request time bound.
+   */
+  readonly proxyFetch: (proxy: string, timeoutMs?: () => number) => typeof fetch;
   /** How long one request may take (`--request-timeout-seconds`). */
   readonly requestTimeoutMs?: number | undefined;
 }
@@ -99,12 +102,15 @@ export class ForgeClients {
     return http;
   }
 
-  /** The client through Bitbucket's proxy for a Bitbucket target. */
-  bitbucket(target: ForgeTarget): BitbucketProxy {
+  /**
+   * The client through Bitbucket's proxy for a Bitbucket target, under the forge's limits; with
+   * `timeoutMs`, each request has that bound (a CI channel's, for Code Insights).
+   */
+  bitbucket(target: ForgeTarget, timeoutMs?: () => number): BitbucketProxy {
     const proxy = target.proxy ?? "";
     return new BitbucketProxy({
       proxy,
-      fetch: this.#options.proxyFetch(proxy),
+      fetch: this.#options.proxyFetch(proxy, timeoutMs),
       limits: this.limits("Bitbucket"),
       now: this.#options.now,
     });

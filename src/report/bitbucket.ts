@@ -4,7 +4,6 @@
  * authenticated proxy so no credential is needed.
  */
 
-import { BitbucketProxy } from "../forge/bitbucket.ts";
 import { FORGE_ENV_VARIABLES, forgeTarget } from "../forge/target.ts";
 import { httpLink } from "../markdown.ts";
 import { clip } from "../sanitize.ts";
@@ -71,7 +70,7 @@ export interface BitbucketAnnotation {
  * `BITBUCKET_REPO_SLUG`, else `BITBUCKET_REPO_FULL_NAME`; `SERVICE_BITBUCKET_PROXY`), and it
  * sends with Bitbucket's client (`forge/bitbucket.ts`), by the HTTP policy. When something is
  * missing, or a request fails, answers other than 2xx, is redirected elsewhere or gets no
- * answer within its time bound (`io.makeFetch`'s), one line says so and nothing else is sent.
+ * answer within the request time bound, one line says so and nothing else is sent.
  *
  * @example
  * ```ts
@@ -92,7 +91,7 @@ export function createBitbucketWriter(): NativeWriter {
         return;
       }
       const proxy = target.proxy ?? "";
-      const bitbucket = new BitbucketProxy({ proxy, fetch: io.makeFetch(proxy) });
+      const bitbucket = await io.bitbucket(target);
       const url = `${target.apiUrl}/reports/${BITBUCKET_REPORT_ID}`;
       try {
         await bitbucket.request("DELETE", url);

@@ -3,6 +3,8 @@
  * shape every writer has, so writers stay pure where they can and testable where they cannot.
  */
 
+import type { BitbucketProxy } from "../forge/bitbucket.ts";
+import type { ForgeTarget } from "../forge/target.ts";
 import type { RunReport } from "../outcome.ts";
 import type { FileReport } from "./deliver.ts";
 
@@ -28,11 +30,10 @@ export interface NativeIo {
     stdin?: string,
   ) => Promise<CommandResult>;
   /**
-   * Makes the fetch to use for a CI's HTTP channel, through `proxy` when given. A request still
-   * unanswered when its time bound runs out is aborted, and rejects with an `Error` whose message
-   * says so (`no answer within 10 s`).
+   * The run's one Bitbucket client for a target (`forge/clients.ts`): Code Insights shares it, and
+   * with it the forge's limits, with the commit statuses.
    */
-  readonly makeFetch: (proxy: string | undefined) => typeof fetch;
+  readonly bitbucket: (target: ForgeTarget) => Promise<BitbucketProxy>;
   /** Reads one environment variable (flags, environment and `.env` already merged). */
   readonly env: (name: string) => string | undefined;
 }

@@ -370,6 +370,29 @@ Deno.test("Bitbucket: one build status per agent through the pipeline's proxy, k
   }
 });
 
+Deno.test("Bitbucket: Code Insights and the statuses share one client: a 401 is final for both", async () => {
+  await using proxy = await startFakeProxy(() => new Response("no", { status: 401 }));
+  const result = await runWith({
+    args: twoAgents,
+    reads: [{ status: "completed", passed: true }],
+    env: {
+      SERVICE_COMMIT_STATUS: "true",
+      BITBUCKET_BUILD_NUMBER: "7",
+      BITBUCKET_COMMIT: HEAD_SHA,
+      BITBUCKET_WORKSPACE: "acme",
+      BITBUCKET_REPO_SLUG: "widgets",
+      SERVICE_BITBUCKET_PROXY: proxy.url,
+    },
+  });
+  assert.equal(result.code, 0, result.stderr);
+  // The first status writes (two at once at most) were refused; nothing followed them, Code
+  // Insights included, which its own client would have sent.
+  const urls = proxy.requests.map((request) => request.url);
+  assert.ok(urls.length <= 2, urls.join("\n"));
+  assert.ok(urls.every((url) => url.endsWith("/statuses/build")), urls.join("\n"));
+  assert.match(result.stderr, /Code Insights report could not be sent/);
+});
+
 Deno.test("Bitbucket: a proxy that refuses is one line, and the exit code stays the gate's", async () => {
   await using proxy = await startFakeProxy(() => new Response("no", { status: 403 }));
   const result = await runWith({

@@ -5,6 +5,7 @@
 
 import { makeProxyFetch as proxyFetch, runCommand as realRunCommand } from "../../src/system.ts";
 
+import { BitbucketProxy } from "../../src/forge/bitbucket.ts";
 import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/report/native_io.ts";
 
 /** What a recording `NativeIo` saw. */
@@ -29,12 +30,20 @@ export interface IoRecord {
  * ```
  */
 export function recordingIo(
-  overrides: Partial<Omit<NativeIo, "env">> & { env?: Record<string, string> } = {},
+  overrides: Partial<Omit<NativeIo, "env">> & {
+    env?: Record<string, string>;
+    /** The fetch the Bitbucket client sends through, for a proxy (default: the real one). */
+    makeFetch?: (proxy: string) => typeof fetch;
+  } = {},
 ): IoRecord {
   const commands: string[] = [];
   const warnings: string[] = [];
   const files = new Map<string, string>();
-  const { env = {}, ...effects } = overrides;
+  const {
+    env = {},
+    makeFetch = (proxy) => proxyFetch(proxy, () => NATIVE_TIME_BOUNDS.eachMs),
+    ...effects
+  } = overrides;
   const io: NativeIo = {
     command: (line) => commands.push(line),
     warn: (line) => warnings.push(line),
@@ -44,7 +53,10 @@ export function recordingIo(
     },
     runCommand: (program, args, stdin) =>
       realRunCommand(program, args, { stdin, timeoutMs: NATIVE_TIME_BOUNDS.eachMs }),
-    makeFetch: (proxy) => proxyFetch(proxy, () => NATIVE_TIME_BOUNDS.eachMs),
+    bitbucket: (target) =>
+      Promise.resolve(
+        new BitbucketProxy({ proxy: target.proxy ?? "", fetch: makeFetch(target.proxy ?? "") }),
+      ),
     env: (name) => env[name],
     ...effects,
   };
@@ -52,7 +64,7 @@ export function recordingIo(
 }
 
 /**
- * `NativeIo.runCommand` and `NativeIo.makeFetch` as the program does them: the real ones, from
+ * `NativeIo.runCommand` and the Bitbucket client's fetch as the program does them: the real ones, from
  * `src/system.ts`.
  */
 export { proxyFetch, realRunCommand };
