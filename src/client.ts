@@ -16,7 +16,9 @@ import {
   RedirectError,
   requestSignal,
 } from "./http_policy.ts";
+import type { Clock, Http } from "./effects.ts";
 import { sanitize } from "./sanitize.ts";
+import { systemClock } from "./sleep.ts";
 
 // How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
 // NotValidForName, Expired, BadSignature, … ("invalid peer certificate: <why>").
@@ -140,8 +142,10 @@ export interface ServiceClientOptions {
   readonly maxConcurrentRequests?: number;
   /** The fetch to use; tests and custom CAs pass their own. */
   readonly fetch?: typeof fetch;
-  /** The clock for `Retry-After` dates; default `Date.now`. */
-  readonly now?: () => number;
+  /** The wall clock, for `Retry-After` dates; default the system's (`systemClock`). */
+  readonly clock?: Pick<Clock, "now">;
+  /** The timer of each request (`Http.timeout`); default the system clock's. */
+  readonly timeout?: Http["timeout"];
   /**
    * Where the base address came from (`--base-url`, `SERVICE_BASE_URL`, …), named when nothing
    * can be reached there.
@@ -166,7 +170,8 @@ export interface ServiceClientOptions {
 export class ServiceClient {
   readonly #options: ServiceClientOptions;
   readonly #fetch: typeof fetch;
-  readonly #now: () => number;
+  readonly #clock: Pick<Clock, "now">;
+  readonly #timeout: Http["timeout"];
   readonly #slots: _Semaphore;
   // Whether any HTTP answer has come: from then on a refused connection is an outage, not a
   // wrong address.
@@ -176,7 +181,8 @@ export class ServiceClient {
   constructor(options: ServiceClientOptions) {
     this.#options = options;
     this.#fetch = options.fetch ?? fetch;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
+    this.#timeout = options.timeout ?? systemClock.timeout;
     this.#slots = new _Semaphore(options.maxConcurrentRequests ?? 8);
   }
 
@@ -278,7 +284,10 @@ export class ServiceClient {
     options: { body?: string; idempotencyKey?: string; signal: AbortSignal },
   ): Promise<ApiAnswer> {
     const release = await this.#slots.acquire(options.signal);
-    const { signal, timeout } = requestSignal(this.#options.requestTimeoutMs, options.signal);
+    const { signal, timeout } = requestSignal(
+      this.#timeout(this.#options.requestTimeoutMs),
+      options.signal,
+    );
     try {
       // The key is never sent to another origin, nor outside the agent's runs.
       const { response } = await fetchFollowing(url, {
@@ -321,7 +330,7 @@ export class ServiceClient {
 
   async #answer(method: string, response: Response, signal: AbortSignal): Promise<ApiAnswer> {
     const status = response.status;
-    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#now());
+    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#clock.now());
     const text = await readCapped(response, { signal }).catch((error: unknown) => {
       // An error answer is classified by its status: one too large to show is shown without body.
       if (status < 300 || !(error instanceof BodyTooLargeError)) throw error;

@@ -11,9 +11,12 @@ import { type AgentOutcome, decideExitCode, type RunReport, toAgentOutcome } fro
 import type { Output } from "./output.ts";
 import { eachOutput } from "./outputs.ts";
 import { DeadlineReached, type GateDeps, runGate } from "./poll.ts";
-import type { RunDeps } from "./run.ts";
+import type { RunEffects } from "./effects.ts";
 import type { RunOutput, RunPlan } from "./run_output.ts";
 import { VERSION } from "./version.ts";
+
+/** The effects the gates use: the clock, the interrupt, jitter and idempotency keys. */
+export type GatesEffects = Pick<RunEffects, "clock" | "interrupt" | "random" | "uuid">;
 
 /** What the gates need of the run. */
 export interface GatesContext {
@@ -36,26 +39,29 @@ export interface GatesContext {
  *
  * @example
  * ```ts
- * import type { RunDeps } from "./run.ts";
- * declare const deps: RunDeps;
+ * declare const effects: GatesEffects;
  * declare const context: GatesContext;
- * const report = await runGates(deps, context);
+ * const report = await runGates(effects, context);
  * report.exitCode; // decided; no report is written yet
  * ```
  */
-export async function runGates(deps: RunDeps, context: GatesContext): Promise<RunReport> {
+export async function runGates(
+  effects: GatesEffects,
+  context: GatesContext,
+): Promise<RunReport> {
+  const { clock } = effects;
   const { config, metadata, output, outputs } = context;
-  const started = deps.clock();
-  const startedAt = new Date(deps.now()).toISOString();
+  const started = clock.monotonic();
+  const startedAt = new Date(clock.now()).toISOString();
   const deadline = started + config.timeoutMs;
   // Ends the deadline's timer and the outputs' own timers once every gate has ended.
   const done = new AbortController();
   const deadlineReached = new AbortController();
-  deps.sleep(config.timeoutMs, done.signal).then(
+  clock.sleep(config.timeoutMs, done.signal).then(
     () => deadlineReached.abort(new DeadlineReached()),
     () => {},
   );
-  const signal = AbortSignal.any([deadlineReached.signal, deps.interrupt]);
+  const signal = AbortSignal.any([deadlineReached.signal, effects.interrupt]);
   const agents = config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`;
   const plan: RunPlan = {
     agents: config.agents,
@@ -68,10 +74,9 @@ export async function runGates(deps: RunDeps, context: GatesContext): Promise<Ru
   eachOutput(outputs, output, (each) => each.start?.(plan));
   const gateDeps: GateDeps = {
     client: context.client,
-    clock: deps.clock,
-    sleep: deps.sleep,
-    random: deps.random,
-    newIdempotencyKey: deps.uuid,
+    clock,
+    random: effects.random,
+    uuid: effects.uuid,
   };
   let outcomes: AgentOutcome[];
   try {
@@ -89,7 +94,7 @@ export async function runGates(deps: RunDeps, context: GatesContext): Promise<Ru
       // Service text is masked of every secret here, before any output renders it: escaping
       // (for Markdown, XML) would otherwise hide a secret from the mask the streams apply last.
       const outcome = toAgentOutcome(agentId, result, {
-        durationMs: deps.clock() - started,
+        durationMs: clock.monotonic() - started,
         timeoutMs: config.timeoutMs,
         runIdGiven: config.runId !== undefined,
         secrets: output.secrets,
@@ -104,7 +109,7 @@ export async function runGates(deps: RunDeps, context: GatesContext): Promise<Ru
     version: VERSION,
     exitCode: decideExitCode(outcomes, { warnOnly: config.warnOnly }),
     startedAt,
-    durationMs: Math.round(deps.clock() - started),
+    durationMs: Math.round(clock.monotonic() - started),
     warnOnly: config.warnOnly,
     ciMetadata: metadata,
     agents: outcomes,

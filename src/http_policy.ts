@@ -6,7 +6,10 @@
  * its own too, with the delays and `Retry-After` reading of `backoff.ts`.
  */
 
+import type { FetchSetup } from "./effects.ts";
 import { sanitize } from "./sanitize.ts";
+
+export type { FetchSetup };
 
 /** The most redirects followed for one request, by every client. */
 export const MAX_REDIRECTS = 5;
@@ -79,14 +82,6 @@ export function checkHttps(url: URL, name: string, given: string = url.href): st
   })`;
 }
 
-/** How {@linkcode makePolicyFetch} reaches the network. */
-export interface FetchSetup {
-  /** PEM certificates trusted besides the system's roots (`--ca-cert`). */
-  readonly caCerts?: string | undefined;
-  /** A proxy every request goes through (Bitbucket's pipeline proxy). */
-  readonly proxy?: string | undefined;
-}
-
 /**
  * The fetch for one kind of request: the global one, or one whose client trusts `caCerts` and/or
  * sends through `proxy`. Without a proxy, Deno's own `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` apply.
@@ -116,19 +111,62 @@ export interface RequestSignal {
 }
 
 /**
- * The signal of one request: `timeoutMs` for all of it (redirects and body included), ended
- * sooner by `caller` (a deadline, an interrupt). Runs on the runtime's timers, which do not keep
- * the process alive once the request is done.
+ * The signal of one request: `timeout`, the request's timer (from the run's clock, `Clock.timeout`)
+ * for all of it (redirects and body included), ended sooner by `caller` (a deadline, an
+ * interrupt).
  *
  * @example
  * ```ts
- * const { signal, timeout } = requestSignal(30_000, AbortSignal.timeout(600_000));
+ * import { systemClock } from "./sleep.ts";
+ * const { signal, timeout } = requestSignal(systemClock.timeout(30_000), new AbortController().signal);
  * timeout.aborted; // false
  * ```
  */
-export function requestSignal(timeoutMs: number, caller?: AbortSignal): RequestSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
+export function requestSignal(timeout: AbortSignal, caller?: AbortSignal): RequestSignal {
   return { signal: caller === undefined ? timeout : AbortSignal.any([caller, timeout]), timeout };
+}
+
+/**
+ * `fetcher` with a time bound on each request: `timeoutMs()` milliseconds, asked as it starts,
+ * on `timer` (the run's `Http.timeout`). One that has not answered by then (a body being read
+ * included) is aborted and rejects with `no answer within <bound>`.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from "./sleep.ts";
+ * const bounded = boundedFetch(fetch, () => 10_000, systemClock.timeout);
+ * ```
+ */
+export function boundedFetch(
+  fetcher: typeof fetch,
+  timeoutMs: () => number,
+  timer: (ms: number) => AbortSignal,
+): typeof fetch {
+  return async (input, init) => {
+    const ms = timeoutMs();
+    const caller = init?.signal ?? undefined;
+    const { signal, timeout } = requestSignal(timer(ms), caller);
+    try {
+      return await fetcher(input, { ...init, signal });
+    } catch (error) {
+      if (timeout.aborted && !caller?.aborted) {
+        throw new Error(`no answer within ${formatBound(ms)}`, { cause: error });
+      }
+      throw error;
+    }
+  };
+}
+
+/**
+ * A duration for messages: whole seconds when it is some (`10 s`), else milliseconds (`250 ms`).
+ *
+ * @example
+ * ```ts
+ * formatBound(10_000); // "10 s"
+ * ```
+ */
+export function formatBound(ms: number): string {
+  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
 }
 
 /** One request as it is sent on every hop. */

@@ -1,7 +1,8 @@
 /**
  * The entry point: the only module that reads `Deno.args` and the environment, listens for
- * signals or calls `Deno.exit`. Everything else is in `run.ts`, with these effects (and those of
- * `system.ts`) passed in.
+ * signals or calls `Deno.exit`. Everything else is in `run.ts`, with the real effects
+ * (`effects.ts`: the clock of `sleep.ts`, the HTTP policy, the files and programs of `system.ts`)
+ * passed in.
  */
 
 import { denoVersionRefusal } from "./deno_version.ts";
@@ -14,15 +15,17 @@ if (refusal !== undefined) {
   Deno.exit(2);
 }
 
-const [{ ENV_VARIABLES }, { runGit }, { Interrupted }, { run }, system, { sleep }] = await Promise
-  .all([
-    import("./env_variables.ts"),
-    import("./git.ts"),
-    import("./interrupted.ts"),
-    import("./run.ts"),
-    import("./system.ts"),
-    import("./sleep.ts"),
-  ]);
+const [{ ENV_VARIABLES }, { runGit }, { makePolicyFetch }, { Interrupted }, { run }, system, {
+  systemClock,
+}] = await Promise.all([
+  import("./env_variables.ts"),
+  import("./git.ts"),
+  import("./http_policy.ts"),
+  import("./interrupted.ts"),
+  import("./run.ts"),
+  import("./system.ts"),
+  import("./sleep.ts"),
+]);
 
 /** The variables Deno's permission list (`--allow-env`) refused to let the program read. */
 const refusedEnv = new Set<string>();
@@ -70,24 +73,24 @@ listenForSignals(interrupt);
 
 const code = await run({
   args: Deno.args,
-  env: readEnv,
-  envRefused: (name) => refusedEnv.has(name),
-  readTextFile: system.readTextFile,
-  checkReportPath: system.checkReportPath,
-  openReportFile: system.openReportFile,
-  stdout: (text) => writeAll(Deno.stdout, text),
-  stderr: (text) => writeAll(Deno.stderr, text),
-  stderrIsTerminal: Deno.stderr.isTerminal(),
+  env: { get: readEnv, refused: (name) => refusedEnv.has(name) },
+  clock: systemClock,
+  // The request timer runs on the same clock as every other wait.
+  http: { makeFetch: makePolicyFetch, timeout: systemClock.timeout },
+  files: {
+    readTextFile: system.readTextFile,
+    checkReportPath: system.checkReportPath,
+    openReportFile: system.openReportFile,
+  },
+  programs: { git: (args) => runGit(args), runCommand: system.runCommand },
+  console: {
+    stdout: (text) => writeAll(Deno.stdout, text),
+    stderr: (text) => writeAll(Deno.stderr, text),
+    stderrIsTerminal: Deno.stderr.isTerminal(),
+  },
   interrupt: interrupt.signal,
-  git: (args) => runGit(args),
-  makeFetch: system.makeFetch,
-  clock: () => performance.now(),
-  sleep,
   random: Math.random,
   uuid: () => crypto.randomUUID(),
-  now: Date.now,
   cwd: Deno.cwd(),
-  runCommand: system.runCommand,
-  makeProxyFetch: system.makeProxyFetch,
 });
 Deno.exit(code);

@@ -5,8 +5,6 @@
  * one is a file that implements `RunOutput` and a line here (docs/architecture.md).
  */
 
-import type { CiContext, CiMetadata } from "./ci_metadata.ts";
-import type { Config } from "./config.ts";
 import { firstLine, quoteValue, UsageError } from "./errors.ts";
 import { optionName, OPTIONS } from "./options.ts";
 import { formatMinutes, type RunReport } from "./outcome.ts";
@@ -15,30 +13,34 @@ import { consoleOutput } from "./report/console.ts";
 import { deliverReports, type ReportFile, writeReportFile } from "./report/deliver.ts";
 import { nativeWriter } from "./report/native.ts";
 import { type NativeIo, nativeTimeBound, type NativeWriter } from "./report/native_io.ts";
-import type { RunDeps } from "./run.ts";
+import type { Clock, Files, RunEffects } from "./effects.ts";
 import {
   COURTESY_BUDGET_MS,
   INTERRUPTED_COURTESY_BUDGET_MS,
   INTERRUPTED_MERGE_BUDGET_MS,
   MERGE_BUDGET_MS,
+  type OutputsContext,
   type RunOutput,
 } from "./run_output.ts";
 import type { ForgeClients } from "./forge/clients.ts";
 import { userAgent, VERSION } from "./version.ts";
 
-/** What choosing the outputs needs to know of the run. */
-export interface OutputsContext {
-  /** The run's configuration: which reports, the comment, --no-ci-native. */
-  readonly config: Config;
-  /** The environment as the program sees it (flags, variables and `.env` merged). */
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** The CI metadata: its provider chooses the CI's writer. */
-  readonly metadata: CiMetadata;
-  /** What kind of build this is (a merge queue, a merge train), besides what is sent. */
-  readonly context: CiContext;
-  /** The program's streams and the secrets they mask. */
-  readonly output: Output;
-}
+export type { OutputsContext };
+
+/** The effects choosing the outputs uses, and each output with them. */
+export type ChooseEffects = Pick<
+  RunEffects,
+  "clock" | "http" | "files" | "programs" | "console" | "uuid" | "cwd"
+>;
+
+/** The effects ending the outputs uses: the report files, the interrupt, the clock. */
+export type FinishEffects = Pick<RunEffects, "clock" | "files" | "interrupt">;
+
+/** The effects telling the CI about a usage error uses. */
+export type UsageErrorEffects = Pick<
+  RunEffects,
+  "clock" | "env" | "files" | "programs" | "uuid" | "cwd"
+>;
 
 /**
  * The outputs of this run, in the order they start: the detected CI's writer, the pull-request
@@ -47,15 +49,14 @@ export interface OutputsContext {
  *
  * @example
  * ```ts
- * import type { RunDeps } from "./run.ts";
- * declare const deps: RunDeps;
+ * declare const effects: ChooseEffects;
  * declare const context: OutputsContext;
- * const outputs = await chooseOutputs(deps, context);
+ * const outputs = await chooseOutputs(effects, context);
  * outputs.at(-1)?.kind; // "console"
  * ```
  */
 export async function chooseOutputs(
-  deps: RunDeps,
+  effects: ChooseEffects,
   context: OutputsContext,
 ): Promise<RunOutput[]> {
   const { config, output } = context;
@@ -71,16 +72,16 @@ export async function chooseOutputs(
   if (stdoutHeldBy !== null) output.commandsToStderr();
   const outputs: RunOutput[] = [];
   const writer = await nativeWriter(context.metadata.provider, {
-    workingDirectory: deps.cwd,
-    now: deps.now,
-    uuid: deps.uuid,
+    workingDirectory: effects.cwd,
+    now: effects.clock.now,
+    uuid: effects.uuid,
   });
   // One client per forge for every writer (the comment, the statuses, Code Insights), under the
   // forge's limits (src/forge/), made when the first writer asks.
   let clients: ForgeClients | undefined;
-  const forgeClients = async () => clients ??= await _forgeClients(deps, context);
+  const forgeClients = async () => clients ??= await _forgeClients(effects, context);
   if (writer !== undefined) {
-    outputs.push(..._ciOutputs(deps, context, writer, stdoutHeldBy, forgeClients));
+    outputs.push(..._ciOutputs(effects, context, writer, stdoutHeldBy, forgeClients));
   }
   if (config.prComment) outputs.push(...await _comment(context, await forgeClients()));
   if (config.commitStatus) {
@@ -114,10 +115,10 @@ export async function chooseOutputs(
   }
   outputs.push(consoleOutput({
     write: (text) => output.stderr(text),
-    clock: deps.clock,
-    sleep: deps.sleep,
-    tty: deps.stderrIsTerminal,
-    color: deps.stderrIsTerminal && !context.env.NO_COLOR,
+    monotonic: effects.clock.monotonic,
+    sleep: effects.clock.sleep,
+    tty: effects.console.stderrIsTerminal,
+    color: effects.console.stderrIsTerminal && !context.env.NO_COLOR,
     secrets: output.secrets,
     header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
       config.baseUrl.pathname.replace(/\/+$/, "")
@@ -125,7 +126,7 @@ export async function chooseOutputs(
       formatMinutes(config.timeoutMs)
     } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""})`,
   }));
-  await _checkReportPaths(deps, outputs);
+  await _checkReportPaths(effects.files, outputs);
   return outputs;
 }
 
@@ -138,19 +139,18 @@ export async function chooseOutputs(
  *
  * @example
  * ```ts
- * import type { RunDeps } from "./run.ts";
  * import type { RunOutput } from "./run_output.ts";
  * import type { Output } from "./output.ts";
  * import type { RunReport } from "./outcome.ts";
- * declare const deps: RunDeps;
+ * declare const effects: FinishEffects;
  * declare const outputs: RunOutput[];
  * declare const report: RunReport;
  * declare const output: Output;
- * const code = await finishOutputs(deps, outputs, report, output);
+ * const code = await finishOutputs(effects, outputs, report, output);
  * ```
  */
 export async function finishOutputs(
-  deps: RunDeps,
+  effects: FinishEffects,
   outputs: readonly RunOutput[],
   report: RunReport,
   output: Output,
@@ -164,26 +164,26 @@ export async function finishOutputs(
       : { what: holder.name, render: holder.document },
     openReportFile: (file) =>
       file.stream === undefined
-        ? deps.openReportFile(file.path, file.append)
+        ? effects.files.openReportFile(file.path, file.append)
         : Promise.resolve(_streamReport(output, file.stream)),
     stdout: (text) => output.document(text),
     warn: (line) => output.stderr(`${line}\n`),
   });
   const consoles = outputs.filter((each) => each.kind === "console");
   const summary = () => eachOutput(consoles, output, (each) => each.finish?.(delivered));
-  const interrupted = deps.interrupt.aborted;
+  const interrupted = effects.interrupt.aborted;
   if (interrupted) summary();
   const courtesy = outputs.filter((each) => each.kind === "courtesy" && each.finish);
   // The statuses decide merges: they finish first, in a time of their own.
   await _finishWithin(
-    deps,
+    effects.clock,
     courtesy.filter((each) => each.decidesMerges),
     delivered,
     interrupted ? INTERRUPTED_MERGE_BUDGET_MS : MERGE_BUDGET_MS,
     output,
   );
   await _finishWithin(
-    deps,
+    effects.clock,
     courtesy.filter((each) => !each.decidesMerges),
     delivered,
     interrupted ? INTERRUPTED_COURTESY_BUDGET_MS : COURTESY_BUDGET_MS,
@@ -231,30 +231,29 @@ export function eachOutput(
  *
  * @example
  * ```ts
- * import type { RunDeps } from "./run.ts";
  * import type { Output } from "./output.ts";
- * declare const deps: RunDeps;
+ * declare const effects: UsageErrorEffects;
  * declare const output: Output;
- * await reportUsageError(deps, "--agent must be a UUID", "github_actions", output);
+ * await reportUsageError(effects, "--agent must be a UUID", "github_actions", output);
  * ```
  */
 export async function reportUsageError(
-  deps: RunDeps,
+  effects: UsageErrorEffects,
   message: string,
   provider: string,
   output: Output,
 ): Promise<void> {
   const writer = await nativeWriter(provider, {
-    workingDirectory: deps.cwd,
-    now: deps.now,
-    uuid: deps.uuid,
+    workingDirectory: effects.cwd,
+    now: effects.clock.now,
+    uuid: effects.uuid,
   });
   await writer?.usageError?.(
     message,
     _nativeIo(
-      deps,
+      effects,
       output,
-      deps.env,
+      effects.env.get,
       () => Promise.reject(new Error("nothing is sent on a usage error")),
     ),
   );
@@ -263,7 +262,7 @@ export async function reportUsageError(
 // Finishes `outputs` side by side within `budgetMs`; what is still in flight then is aborted, and
 // one line names what was left.
 async function _finishWithin(
-  deps: RunDeps,
+  clock: Pick<Clock, "now" | "sleep">,
   outputs: readonly RunOutput[],
   report: RunReport,
   budgetMs: number,
@@ -271,7 +270,7 @@ async function _finishWithin(
 ): Promise<void> {
   if (outputs.length === 0) return;
   const ended = new AbortController();
-  const window = { endsAt: deps.now() + budgetMs, signal: ended.signal };
+  const window = { endsAt: clock.now() + budgetMs, signal: ended.signal };
   const pending = new Set(outputs);
   const finished = Promise.all(outputs.map(async (each) => {
     try {
@@ -284,7 +283,7 @@ async function _finishWithin(
   const timer = new AbortController();
   const inTime = await Promise.race([
     finished.then(() => true),
-    deps.sleep(budgetMs, timer.signal).then(() => false, () => true),
+    clock.sleep(budgetMs, timer.signal).then(() => false, () => true),
   ]);
   timer.abort();
   if (inTime) return;
@@ -310,7 +309,7 @@ const _STREAMS: Readonly<Record<string, "stdout" | "stderr">> = {
 // A CI's writer as outputs: the files its runner names are reports; its progress section,
 // annotations and artifacts a courtesy, which --no-ci-native turns off.
 function _ciOutputs(
-  deps: RunDeps,
+  effects: Pick<RunEffects, "clock" | "files" | "programs">,
   context: OutputsContext,
   writer: NativeWriter,
   stdoutHeldBy: string | null,
@@ -334,23 +333,23 @@ function _ciOutputs(
     start: (plan) => commands(writer.progressStart(plan.title)),
     end: (report) => commands(writer.progressEnd(report)),
     finish: (report) =>
-      writer.finish(report, _nativeIo(deps, output, (name) => env[name], forgeClients)),
+      writer.finish(report, _nativeIo(effects, output, (name) => env[name], forgeClients)),
   });
   return outputs;
 }
 
 // The forge clients of the run, on the run's clock and fetch; an interrupt must not stop the
 // last writes, so their waits end only by their own signals.
-async function _forgeClients(deps: RunDeps, context: OutputsContext): Promise<ForgeClients> {
+async function _forgeClients(
+  effects: Pick<RunEffects, "clock" | "http">,
+  context: OutputsContext,
+): Promise<ForgeClients> {
   const { ForgeClients } = await import("./forge/clients.ts");
-  const timeoutMs = context.config.requestTimeoutMs;
   return new ForgeClients({
     userAgent: userAgent(),
-    now: deps.now,
-    sleep: deps.sleep,
-    fetch: deps.makeProxyFetch(undefined),
-    proxyFetch: (proxy, bound) => deps.makeProxyFetch(proxy, bound ?? (() => timeoutMs)),
-    requestTimeoutMs: timeoutMs,
+    clock: effects.clock,
+    http: effects.http,
+    requestTimeoutMs: context.config.requestTimeoutMs,
   });
 }
 
@@ -376,10 +375,13 @@ async function _comment(context: OutputsContext, clients: ForgeClients): Promise
 }
 
 // Every report's path, checked before anything is sent (docs/reports.md).
-async function _checkReportPaths(deps: RunDeps, outputs: readonly RunOutput[]): Promise<void> {
+async function _checkReportPaths(
+  files: Pick<Files, "checkReportPath">,
+  outputs: readonly RunOutput[],
+): Promise<void> {
   for (const file of outputs.flatMap((each) => each.files ?? [])) {
     if (file.stream !== undefined) continue;
-    const problem = await deps.checkReportPath(file.path, file.append);
+    const problem = await files.checkReportPath(file.path, file.append);
     if (problem !== null) {
       const fix = problem.includes("create it first") ? " or" : ":";
       throw new UsageError(
@@ -408,23 +410,23 @@ function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile 
 // The effects a CI's writer may use, each masked; its programs and requests share one time
 // bound per finish.
 function _nativeIo(
-  deps: RunDeps,
+  effects: Pick<RunEffects, "clock" | "files" | "programs">,
   output: Output,
   env: (name: string) => string | undefined,
   forgeClients: () => Promise<ForgeClients>,
 ): NativeIo {
-  const bound = nativeTimeBound(deps.clock);
+  const bound = nativeTimeBound(effects.clock.monotonic);
   return {
     command: (line, stream) => output.command(line, stream),
     warn: (line) => output.stderr(`${line}\n`),
     writeTextFile: (path, text, append) =>
-      writeReportFile(deps.openReportFile, path, output.mask(text), append),
+      writeReportFile(effects.files.openReportFile, path, output.mask(text), append),
     runCommand: (program, args, stdin) =>
-      deps.runCommand(program, args, {
+      effects.programs.runCommand(program, args, {
         stdin: stdin === undefined ? undefined : output.mask(stdin),
         timeoutMs: bound(),
       }),
-    bitbucket: async (target) => (await forgeClients()).bitbucket(target, bound),
+    forgeProxy: async (target) => (await forgeClients()).proxy(target, bound),
     env,
   };
 }

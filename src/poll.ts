@@ -3,6 +3,7 @@
  * verdict, the deadline passes, or the caller aborts. Transient faults are retried here.
  */
 
+import type { Clock } from "./effects.ts";
 import { MAX_CONSECUTIVE_FAULTS, retryDelay, UNREACHABLE_GIVE_UP_MS } from "./backoff.ts";
 import type { CiMetadata } from "./ci_metadata.ts";
 import { ApiError, type ServiceClient, type Unreachable } from "./client.ts";
@@ -16,14 +17,12 @@ export const NEW_RUN_GRACE_MS = 30_000;
 export interface GateDeps {
   /** The service. */
   readonly client: Pick<ServiceClient, "trigger" | "readRun">;
-  /** Milliseconds on a monotonic-enough clock. */
-  readonly clock: () => number;
-  /** Waits `ms`, or rejects with the signal's reason when it aborts. */
-  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The run's clock: milliseconds on its monotonic clock, and its waits. */
+  readonly clock: Pick<Clock, "monotonic" | "sleep">;
   /** A number in [0, 1). */
   readonly random: () => number;
-  /** A fresh idempotency key (a UUID v4). */
-  readonly newIdempotencyKey: () => string;
+  /** A fresh UUID v4: each trigger's idempotency key. */
+  readonly uuid: () => string;
 }
 
 /** Something the gate did or saw, for progress output. Strings are the service's, unsanitized. */
@@ -98,7 +97,7 @@ export interface GateResult {
  * const result = await runGate(deps, {
  *   agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10",
  *   metadata,
- *   deadline: deps.clock() + 30 * 60_000,
+ *   deadline: deps.clock.monotonic() + 30 * 60_000,
  *   signal: AbortSignal.timeout(30 * 60_000),
  * });
  * ```
@@ -119,7 +118,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     let pollNow = false;
     if (options.runId === undefined) {
       // One idempotency key per trigger, the same on every retry of it.
-      const idempotencyKey = deps.newIdempotencyKey();
+      const idempotencyKey = deps.uuid();
       const answer = await _withRetries(deps, options, "trigger", faults, () =>
         deps.client.trigger(
           options.agentId,
@@ -130,7 +129,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       state.runId = answer.runId;
       state.url = _stringOrNull(answer.document.url);
       state.status = _stringOrNull(answer.document.status);
-      bornAt = deps.clock();
+      bornAt = deps.clock.monotonic();
       retryAfterMs = answer.retryAfterMs;
       // A trigger that already reports a finished run is confirmed at once, not a second later.
       pollNow = retryAfterMs === undefined && readRun(answer.document).kind !== "in_progress";
@@ -138,7 +137,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       if (options.noWait) return finish({ kind: "triggered" });
     } else {
       state.runId = options.runId;
-      bornAt = deps.clock() - NEW_RUN_GRACE_MS;
+      bornAt = deps.clock.monotonic() - NEW_RUN_GRACE_MS;
       // An existing run may be long finished: read it at once.
       pollNow = true;
       options.onEvent?.({ type: "attached", runId: options.runId });
@@ -146,7 +145,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     const runId = state.runId;
 
     for (;;) {
-      const now = deps.clock();
+      const now = deps.clock.monotonic();
       const delay = pollNow ? 0 : nextPollDelay({
         ageMs: Math.max(0, now - bornAt),
         remainingMs: options.deadline - now,
@@ -215,10 +214,10 @@ async function _sleepUntilDeadline(
   options: GateOptions,
   ms: number,
 ): Promise<void> {
-  const remaining = options.deadline - deps.clock();
+  const remaining = options.deadline - deps.clock.monotonic();
   if (remaining <= 0) throw new DeadlineReached();
-  await deps.sleep(Math.min(ms, remaining), options.signal);
-  if (options.deadline - deps.clock() <= 0) throw new DeadlineReached();
+  await deps.clock.sleep(Math.min(ms, remaining), options.signal);
+  if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
 }
 
 /**
@@ -237,7 +236,7 @@ async function _withRetries<T>(
   let consecutive = 0;
   let unreachableSince: number | undefined;
   for (;;) {
-    if (options.deadline - deps.clock() <= 0) throw new DeadlineReached();
+    if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
     try {
       const answer = await attempt();
       faults.last = null;
@@ -245,11 +244,11 @@ async function _withRetries<T>(
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
       if (!(error instanceof ApiError)) throw error;
-      const young = bornAt !== undefined && deps.clock() - bornAt < NEW_RUN_GRACE_MS;
+      const young = bornAt !== undefined && deps.clock.monotonic() - bornAt < NEW_RUN_GRACE_MS;
       if (error.kind === "not_found" && young) {
         const delayMs = retryDelay({
           attempt: 1,
-          remainingMs: options.deadline - deps.clock(),
+          remainingMs: options.deadline - deps.clock.monotonic(),
           retryAfterMs: error.retryAfterMs,
           random: 0.5 + deps.random() / 2,
         });
@@ -264,15 +263,15 @@ async function _withRetries<T>(
       // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
       unreachableSince = error.unreachable === undefined
         ? undefined
-        : unreachableSince ?? deps.clock();
+        : unreachableSince ?? deps.clock.monotonic();
       const windowLeft = unreachableSince === undefined
         ? undefined
-        : UNREACHABLE_GIVE_UP_MS - (deps.clock() - unreachableSince);
+        : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
       if (windowLeft !== undefined && (windowLeft <= 0 || consecutive >= MAX_CONSECUTIVE_FAULTS)) {
         throw new ApiError(
           "transient",
           `${error.message}; gave up after ${_attempts(consecutive)} over ${
-            Math.round((deps.clock() - unreachableSince!) / 1000)
+            Math.round((deps.clock.monotonic() - unreachableSince!) / 1000)
           } s`,
           { status: error.status, cause: error },
         );
@@ -286,7 +285,7 @@ async function _withRetries<T>(
       }
       const backoff = retryDelay({
         attempt: consecutive,
-        remainingMs: options.deadline - deps.clock(),
+        remainingMs: options.deadline - deps.clock.monotonic(),
         retryAfterMs: error.retryAfterMs,
         random: deps.random(),
       });

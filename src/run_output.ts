@@ -11,9 +11,11 @@
  */
 
 import type { CiContext, CiMetadata } from "./ci_metadata.ts";
+import type { Config } from "./config.ts";
 import type { AgentOutcome, RunReport } from "./outcome.ts";
 import type { GateEvent } from "./poll.ts";
 import type { FileReport } from "./report/deliver.ts";
+import type { Output } from "./output.ts";
 
 /**
  * What an output is:
@@ -109,3 +111,17 @@ export const COURTESY_BUDGET_MS = 60_000;
 export const INTERRUPTED_MERGE_BUDGET_MS = 5_000;
 /** {@linkcode COURTESY_BUDGET_MS} after an interrupt. */
 export const INTERRUPTED_COURTESY_BUDGET_MS = 2_000;
+
+/** What choosing the outputs needs to know of the run. */
+export interface OutputsContext {
+  /** The run's configuration: which reports, the comment, --no-ci-native. */
+  readonly config: Config;
+  /** The environment as the program sees it (flags, variables and `.env` merged). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The CI metadata: its provider chooses the CI's writer. */
+  readonly metadata: CiMetadata;
+  /** What kind of build this is (a merge queue, a merge train), besides what is sent. */
+  readonly context: CiContext;
+  /** The program's streams and the secrets they mask. */
+  readonly output: Output;
+}

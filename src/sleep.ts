@@ -4,6 +4,8 @@
  * runs on the runtime's timers and, while it has a listener, keeps the process alive just the same.
  */
 
+import type { Clock } from "./effects.ts";
+
 /**
  * Waits `ms` milliseconds, or rejects with `signal.reason` as soon as `signal` aborts. A wait that
  * has ended either way no longer keeps the process alive. A wait of no time (0, negative, not a
@@ -35,3 +37,21 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/**
+ * The real {@linkcode Clock}: `performance.now()`, `Date.now()`, {@linkcode sleep}, and
+ * `AbortSignal.timeout` for the request timer (which does not keep the process alive).
+ *
+ * @example
+ * ```ts
+ * const { signal } = new AbortController();
+ * await systemClock.sleep(10, signal);
+ * systemClock.timeout(30_000).aborted; // false
+ * ```
+ */
+export const systemClock: Clock = {
+  monotonic: () => performance.now(),
+  now: () => Date.now(),
+  sleep,
+  timeout: (ms) => AbortSignal.timeout(ms),
+};

@@ -1,58 +1,12 @@
 /**
  * The program's real effects on the system, apart from the arguments, the environment and the
- * signals (which only `main.ts` touches) and the timers (`sleep.ts`): HTTP clients (made by the
- * HTTP policy, `http_policy.ts`), report files and CI tools.
+ * signals (which only `main.ts` touches), the timers (`sleep.ts`) and HTTP (`http_policy.ts`):
+ * the `Files` and `Programs` of `effects.ts`, report files and CI tools.
  */
 
 import { FileRefused } from "./errors.ts";
-import { makePolicyFetch, requestSignal } from "./http_policy.ts";
-import type { ReportFile } from "./report/deliver.ts";
-import { type CommandOptions, type CommandResult, formatBound } from "./report/native_io.ts";
+import type { CommandOptions, CommandResult, ReportFile } from "./effects.ts";
 import { sleep } from "./sleep.ts";
-
-/**
- * The fetch to use for the service: the global one, or one that also trusts `caCerts` (PEM).
- *
- * @example
- * ```ts
- * const fetcher = makeFetch(undefined);
- * ```
- */
-export function makeFetch(caCerts: string | undefined): typeof fetch {
-  return makePolicyFetch({ caCerts });
-}
-
-/**
- * The fetch for a CI's own HTTP channel: through `proxy` when given (Bitbucket's pipeline proxy).
- * With `timeoutMs`, each request gets `timeoutMs()` milliseconds, asked as it starts, by the HTTP
- * policy's {@linkcode requestSignal}; one that has not answered by then (a body being read
- * included) is aborted and rejects with `no answer within <bound>`.
- *
- * @example
- * ```ts
- * const fetcher = makeProxyFetch("http://localhost:29418", () => 10_000);
- * ```
- */
-export function makeProxyFetch(
-  proxy: string | undefined,
-  timeoutMs?: () => number,
-): typeof fetch {
-  const via = makePolicyFetch({ proxy });
-  if (timeoutMs === undefined) return via;
-  return async (input, init) => {
-    const ms = timeoutMs();
-    const caller = init?.signal ?? undefined;
-    const { signal, timeout } = requestSignal(ms, caller);
-    try {
-      return await via(input, { ...init, signal });
-    } catch (error) {
-      if (timeout.aborted && !caller?.aborted) {
-        throw new Error(`no answer within ${formatBound(ms)}`, { cause: error });
-      }
-      throw error;
-    }
-  };
-}
 
 /** The largest file the program reads: a `.env`, a CA bundle, a CI's event payload. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;

@@ -143,3 +143,66 @@ Deno.test("each option is spelled in one place in src/: its flag and variable ap
   }
   assert.deepEqual(found, []);
 });
+
+// Every module another src/ module imports, statically (types included) or with import().
+async function importGraph(): Promise<Map<string, string[]>> {
+  const graph = new Map<string, string[]>();
+  for (const file of await sourceFiles()) {
+    const text = code(await Deno.readTextFile(file));
+    const targets = [
+      ...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"(\.{1,2}\/[^"]+\.ts)"/g),
+    ].map((match) => relative(new URL(match[1]!, file)));
+    graph.set(relative(file), [...new Set(targets)].sort());
+  }
+  return graph;
+}
+
+// The first cycle found, as the modules around it, or null.
+function findCycle(graph: Map<string, string[]>): string[] | null {
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | null => {
+    state.set(node, "open");
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === "open") return [...stack.slice(stack.indexOf(next)), next];
+      if (state.get(next) === undefined) {
+        const found = visit(next);
+        if (found !== null) return found;
+      }
+    }
+    stack.pop();
+    state.set(node, "done");
+    return null;
+  };
+  for (const node of graph.keys()) {
+    if (state.get(node) === undefined) {
+      const found = visit(node);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
+Deno.test("findCycle() finds a cycle through a type-only import, and none in a tree", () => {
+  assert.deepEqual(
+    findCycle(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]]])),
+    ["a", "b", "c", "a"],
+  );
+  assert.equal(findCycle(new Map([["a", ["b", "c"]], ["b", ["c"]], ["c", []]])), null);
+});
+
+Deno.test("src/ has no import cycle, type-only imports and import() included", async () => {
+  assert.equal(findCycle(await importGraph()), null);
+});
+
+Deno.test("no CI's writer imports another CI's writer", async () => {
+  const writers = ["github", "azure", "teamcity", "gitlab", "buildkite", "bitbucket"]
+    .map((name) => `src/report/${name}.ts`);
+  const graph = await importGraph();
+  const crossings = writers.flatMap((writer) =>
+    (graph.get(writer) ?? []).filter((target) => writers.includes(target))
+      .map((target) => `${writer} → ${target}`)
+  );
+  assert.deepEqual(crossings, []);
+});

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { FakeTime } from "./support/fake_time.ts";
 import fc from "npm:fast-check@3.23.2";
 import denoConfig from "../deno.json" with { type: "json" };
 import type { CiMetadata } from "../src/ci_metadata.ts";
@@ -74,7 +75,7 @@ function makeClient(
     userAgent: userAgent(),
     requestTimeoutMs: 5_000,
     fetch,
-    now: () => NOW,
+    clock: { now: () => NOW },
     ...options,
   });
 }
@@ -929,7 +930,11 @@ Deno.test("a real service's cross-origin redirect is refused and the other origi
 Deno.test("a request that takes longer than the per-request timeout is transient", async () => {
   const { fetch } = fakeFetch(hang);
   const error = await apiError(
-    makeClient(fetch, { requestTimeoutMs: 20 }).readRun(AGENT, "r", OPEN),
+    makeClient(fetch, { requestTimeoutMs: 20, timeout: new FakeTime().timeout }).readRun(
+      AGENT,
+      "r",
+      OPEN,
+    ),
   );
   assert.equal(error.kind, "transient");
   assert.equal(error.message, "request timed out after 0.02 s");
@@ -940,7 +945,11 @@ Deno.test("an answer whose body stalls past the per-request timeout is transient
     new Response(new ReadableStream({ start() {} }), { status: 200 })
   );
   const error = await apiError(
-    makeClient(fetch, { requestTimeoutMs: 20 }).readRun(AGENT, "r", OPEN),
+    makeClient(fetch, { requestTimeoutMs: 20, timeout: new FakeTime().timeout }).readRun(
+      AGENT,
+      "r",
+      OPEN,
+    ),
   );
   assert.equal(error.kind, "transient");
   assert.match(error.message, /timed out/);

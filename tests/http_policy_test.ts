@@ -18,11 +18,13 @@ import {
 import { ForgeError, ForgeHttp } from "../src/forge/client.ts";
 import { createBitbucketWriter } from "../src/report/bitbucket.ts";
 import { proxyFetch, recordingIo } from "./support/native_io.ts";
+import { FakeTime } from "./support/fake_time.ts";
+import { systemClock } from "../src/sleep.ts";
 import { githubMetadata, mixedReport } from "./support/report_fixtures.ts";
 
 const TOKEN = "ghs_policy_test_token_4f1c9a7e";
 const OPEN = new AbortController().signal;
-// Short enough that three attempts (the forge's) stay under 100 ms of real waiting.
+// The time limit where time is the point: on a FakeTime's timer, so no test waits it out.
 const TIMEOUT_MS = 30;
 // The time limit of the users' requests where time is not the point: roomy, so that a loaded
 // machine never turns a redirect or a cap into a timeout.
@@ -327,7 +329,7 @@ Deno.test("readCapped() stops a real chunked body with no Content-Length soon af
 });
 
 Deno.test("readCapped() ends a stalled body when the signal aborts, with its reason", async () => {
-  const { signal } = requestSignal(TIMEOUT_MS);
+  const { signal } = requestSignal(new FakeTime().timeout(TIMEOUT_MS));
   const stalled = new Response(new ReadableStream({ start() {} }));
   await assert.rejects(readCapped(stalled, { signal }), (error: unknown) => {
     assert.ok(error instanceof DOMException && error.name === "TimeoutError", String(error));
@@ -339,13 +341,13 @@ Deno.test("readCapped() ends a stalled body when the signal aborts, with its rea
 
 Deno.test("requestSignal() times a request out, and tells that from the caller's own abort", async () => {
   await using server = serve(() => server.hang());
-  const timed = requestSignal(TIMEOUT_MS, OPEN);
+  const timed = requestSignal(new FakeTime().timeout(TIMEOUT_MS), OPEN);
   await assert.rejects(fetch(server.url, { signal: timed.signal }));
   assert.ok(timed.timeout.aborted);
 
   const caller = new AbortController();
   const reason = new Error("the deadline");
-  const cut = requestSignal(60_000, caller.signal);
+  const cut = requestSignal(new FakeTime().timeout(60_000), caller.signal);
   const pending = fetch(server.url, { signal: cut.signal });
   caller.abort(reason);
   await assert.rejects(pending, (error) => error === reason);
@@ -394,11 +396,15 @@ interface PolicyUser {
   readonly retries: boolean;
   /**
    * Runs one request (Bitbucket: the whole report) against `base`, each request given
-   * `timeoutMs` (default {@linkcode ROOMY_MS}).
+   * `timeoutMs` (default {@linkcode ROOMY_MS}) on `timer` (default the real clock's).
    */
   run(
     base: URL,
-    effects: { readonly sleeps: number[]; readonly timeoutMs?: number },
+    effects: {
+      readonly sleeps: number[];
+      readonly timeoutMs?: number;
+      readonly timer?: (ms: number) => AbortSignal;
+    },
   ): Promise<Outcome>;
   /** How each failure reads, as the user words it. */
   readonly words: {
@@ -418,12 +424,13 @@ const USERS: readonly PolicyUser[] = [
     maxBytes: MAX_BODY_BYTES,
     credential: ["x-api-key", KEY],
     retries: false,
-    run: async (base, { timeoutMs = ROOMY_MS }) => {
+    run: async (base, { timeoutMs = ROOMY_MS, timer = systemClock.timeout }) => {
       const client = new ServiceClient({
         baseUrl: base,
         apiKey: KEY,
         userAgent: "service-ci/test",
         requestTimeoutMs: timeoutMs,
+        timeout: timer,
       });
       try {
         await client.readRun(AGENT, "run_1", OPEN);
@@ -445,16 +452,20 @@ const USERS: readonly PolicyUser[] = [
     maxBytes: MAX_FORGE_BODY_BYTES,
     credential: ["authorization", `Bearer ${TOKEN}`],
     retries: true,
-    run: async (base, { sleeps, timeoutMs = ROOMY_MS }) => {
+    run: async (base, { sleeps, timeoutMs = ROOMY_MS, timer = systemClock.timeout }) => {
       const http = new ForgeHttp({
         forge: "GitHub",
         baseUrl: base.href,
         headers: { Authorization: `Bearer ${TOKEN}` },
         secrets: [TOKEN],
         requestTimeoutMs: timeoutMs,
-        sleep: (ms) => {
-          sleeps.push(ms);
-          return Promise.resolve();
+        timeout: timer,
+        clock: {
+          now: Date.now,
+          sleep: (ms) => {
+            sleeps.push(ms);
+            return Promise.resolve();
+          },
         },
       });
       try {
@@ -480,7 +491,7 @@ const USERS: readonly PolicyUser[] = [
     // The proxy adds the pipeline's credentials; the program sends none itself.
     credential: null,
     retries: false,
-    run: async (proxy, { timeoutMs = ROOMY_MS }) => {
+    run: async (proxy, { timeoutMs = ROOMY_MS, timer = systemClock.timeout }) => {
       const { io, warnings } = recordingIo({
         env: {
           BITBUCKET_WORKSPACE: "acme",
@@ -488,7 +499,7 @@ const USERS: readonly PolicyUser[] = [
           BITBUCKET_COMMIT: githubMetadata.commit_sha!,
           SERVICE_BITBUCKET_PROXY: proxy.origin,
         },
-        makeFetch: (via) => proxyFetch(via, () => timeoutMs),
+        makeFetch: (via) => proxyFetch(via, () => timeoutMs, timer),
       });
       await createBitbucketWriter().finish(mixedReport, io);
       assert.ok(warnings.length <= 1, warnings.join("\n"));
@@ -571,7 +582,11 @@ for (const user of USERS) {
   Deno.test(`${user.name} gives up on an answer that does not come within the request's time`, async () => {
     await using server = serve(() => server.hang());
     const started = performance.now();
-    const { failure } = await user.run(server.url, { sleeps: [], timeoutMs: TIMEOUT_MS });
+    const { failure } = await user.run(server.url, {
+      sleeps: [],
+      timeoutMs: TIMEOUT_MS,
+      timer: new FakeTime().timeout,
+    });
     assert.match(failure ?? "", user.words.timeout);
     assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
   });

@@ -17,7 +17,8 @@ import {
 } from "../src/ci_metadata.ts";
 import { FORGE_ENV_VARIABLES } from "../src/forge/target.ts";
 import { PullRequestComment } from "../src/pr_comment/pr_comment.ts";
-import { run, type RunDeps } from "../src/run.ts";
+import type { RunEffects } from "../src/effects.ts";
+import { run } from "../src/run.ts";
 import { AGENT, harness } from "./support/run_harness.ts";
 
 type Env = Record<string, string | undefined>;
@@ -417,25 +418,33 @@ Deno.test("run() in a merge queue sends the seven fields, says merge queue, and 
   });
   const bodies: unknown[] = [];
   const forge: string[] = [];
-  const deps: RunDeps = {
-    ...faked.deps,
-    readTextFile: (path) =>
-      path === EVENT_PATH
-        ? Deno.readTextFile(FIXTURE)
-        : Promise.reject(new Deno.errors.NotFound(path)),
-    makeFetch: (caCerts) => {
-      const service = faked.deps.makeFetch(caCerts);
-      return (input, init) => {
-        if (init?.method === "POST") bodies.push(JSON.parse(String(init.body)));
-        return service(input, init);
-      };
+  const effects: RunEffects = {
+    ...faked.effects,
+    files: {
+      ...faked.effects.files,
+      readTextFile: (path) =>
+        path === EVENT_PATH
+          ? Deno.readTextFile(FIXTURE)
+          : Promise.reject(new Deno.errors.NotFound(path)),
     },
-    makeProxyFetch: () => (input) => {
-      forge.push(String(input));
-      return Promise.reject(new TypeError("no forge here"));
+    http: {
+      ...faked.effects.http,
+      makeFetch: (setup) => {
+        if (!("caCerts" in setup)) {
+          return (input) => {
+            forge.push(String(input));
+            return Promise.reject(new TypeError("no forge here"));
+          };
+        }
+        const service = faked.effects.http.makeFetch(setup);
+        return (input, init) => {
+          if (init?.method === "POST") bodies.push(JSON.parse(String(init.body)));
+          return service(input, init);
+        };
+      },
     },
   };
-  assert.equal(await run(deps), 0);
+  assert.equal(await run(effects), 0);
   const stderr = faked.stderr.join("");
   assert.ok(stderr.includes(`${SKIP_LINE}\n`), stderr);
   assert.ok(stderr.includes(QUEUE_LINE), stderr);

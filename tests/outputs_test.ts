@@ -37,7 +37,7 @@ function recorder(
 
 Deno.test("finishOutputs(): reports first with the code, courtesy next, the console last", async () => {
   const h = harness();
-  const output = new Output(h.deps);
+  const output = new Output(h.effects.console);
   const log: string[] = [];
   const file = {
     what: "the test report",
@@ -48,7 +48,7 @@ Deno.test("finishOutputs(): reports first with the code, courtesy next, the cons
     render: (report: RunReport) => `code ${report.exitCode}\n`,
   };
   const code = await finishOutputs(
-    h.deps,
+    h.effects,
     [
       recorder(log, "console", "console"),
       recorder(log, "comment", "courtesy"),
@@ -64,10 +64,10 @@ Deno.test("finishOutputs(): reports first with the code, courtesy next, the cons
 
 Deno.test("finishOutputs(): a report that cannot be written gives exit 3, which the courtesy outputs and the console see", async () => {
   const h = harness({ failWrite: ["/out/test.txt"] });
-  const output = new Output(h.deps);
+  const output = new Output(h.effects.console);
   const log: string[] = [];
   const code = await finishOutputs(
-    h.deps,
+    h.effects,
     [
       {
         kind: "report",
@@ -94,10 +94,10 @@ Deno.test("finishOutputs(): a report that cannot be written gives exit 3, which 
 
 Deno.test("finishOutputs(): a courtesy output that rejects is one line and changes nothing", async () => {
   const h = harness();
-  const output = new Output(h.deps);
+  const output = new Output(h.effects.console);
   const log: string[] = [];
   const code = await finishOutputs(
-    h.deps,
+    h.effects,
     [
       {
         kind: "courtesy",
@@ -119,9 +119,9 @@ Deno.test("finishOutputs(): a courtesy output that hangs is left after the budge
   for (const interrupted of [false, true]) {
     const h = harness();
     if (interrupted) h.interrupt.abort(new Interrupted("SIGINT"));
-    const output = new Output(h.deps);
+    const output = new Output(h.effects.console);
     const code = await finishOutputs(
-      h.deps,
+      h.effects,
       [
         { kind: "console", name: "console", finish: () => output.stderr("summary\n") },
         { kind: "courtesy", name: "the stuck comment", finish: () => new Promise<void>(() => {}) },
@@ -139,7 +139,7 @@ Deno.test("finishOutputs(): a courtesy output that hangs is left after the budge
 
 Deno.test("eachOutput(): a hook that throws is one line and the next output still gets its call", () => {
   const h = harness();
-  const output = new Output(h.deps);
+  const output = new Output(h.effects.console);
   const seen: string[] = [];
   eachOutput(
     [
@@ -171,7 +171,7 @@ Deno.test("run() in GitHub Actions with --no-ci-native keeps the step outputs an
       env,
       reads: [{ status: "completed", passed: false }],
     });
-    assert.equal(await run(h.deps), 1);
+    assert.equal(await run(h.effects), 1);
     assert.equal(readGithubOutput(h.files.get(env.GITHUB_OUTPUT) ?? "").get("exit-code"), "1");
     assert.match(h.files.get(env.GITHUB_STEP_SUMMARY) ?? "", /quality gate failed/);
     const commands = [...h.stdout, ...h.stderr].join("").split("\n").filter((line) =>

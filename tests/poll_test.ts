@@ -70,16 +70,18 @@ function setup(script: Script) {
         return reply(typeof read === "function" ? read(index, now) : read?.[index], signal);
       },
     },
-    clock: () => now,
-    sleep: (ms, signal) => {
-      signal.throwIfAborted();
-      assert.ok(Number.isFinite(ms) && ms >= 0, `sleep(${ms})`);
-      sleeps.push(ms);
-      now += ms;
-      return Promise.resolve();
+    clock: {
+      monotonic: () => now,
+      sleep: (ms, signal) => {
+        signal.throwIfAborted();
+        assert.ok(Number.isFinite(ms) && ms >= 0, `sleep(${ms})`);
+        sleeps.push(ms);
+        now += ms;
+        return Promise.resolve();
+      },
     },
     random: () => script.random ?? 0.5,
-    newIdempotencyKey: () => `key-${++keys}`,
+    uuid: () => `key-${++keys}`,
   };
   const run = (options: Partial<GateOptions> = {}) =>
     runGate(deps, {

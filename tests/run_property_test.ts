@@ -52,7 +52,7 @@ const CI_ENVS: Readonly<Record<string, Record<string, string>>> = {
 // depend on the outcome (a failed gate is a failed test, an unchecked one a build problem).
 async function _commands(options: HarnessOptions): Promise<{ code: number; found: string[] }> {
   const h = harness(options);
-  const code = await run(h.deps);
+  const code = await run(h.effects);
   const text = [...h.stdout, ...h.stderr].join("");
   return { code, found: commandsIn(text).map((found) => `${found.ci}:${found.name}`).sort() };
 }

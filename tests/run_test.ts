@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { Interrupted } from "../src/interrupted.ts";
-import { run, type RunDeps } from "../src/run.ts";
+import type { RunEffects } from "../src/effects.ts";
+import { run } from "../src/run.ts";
 import { readGithubOutput } from "./support/github_output.ts";
 import {
   AGENT,
@@ -59,7 +60,7 @@ function _allEqual(codes: Record<string, number>, code: number): void {
 
 Deno.test("run() exits 0 for a passing gate and every report says 0", async () => {
   const harness = _harness({ args: ["--agent", AGENT, "--json"], env: GITHUB });
-  const code = await run(harness.deps);
+  const code = await run(harness.effects);
   assert.equal(code, 0);
   const codes = _codes(harness, { json: true, github: true });
   assert.equal(codes.json, 0);
@@ -77,7 +78,7 @@ Deno.test("run() exits 1 for a failing gate and every report says 1", async () =
     env: GITHUB,
     reads: [{ status: "running" }, { status: "completed", passed: false }],
   });
-  const code = await run(harness.deps);
+  const code = await run(harness.effects);
   assert.equal(code, 1);
   _allEqual(_codes(harness, { json: true, github: true }), 1);
 });
@@ -85,7 +86,7 @@ Deno.test("run() exits 1 for a failing gate and every report says 1", async () =
 Deno.test("run() times out on virtual time: 30 minutes of polling take no real time", async () => {
   const started = performance.now();
   const harness = _harness({ args: ["--agent", AGENT, "--json"], reads: [{ status: "running" }] });
-  const code = await run(harness.deps);
+  const code = await run(harness.effects);
   assert.equal(code, 4);
   assert.equal(JSON.parse(harness.stdout.join("")).agents[0].outcome, "timed_out");
   // Polls every few seconds at first, at most every 10 s later: well over 100 reads.
@@ -95,7 +96,7 @@ Deno.test("run() times out on virtual time: 30 minutes of polling take no real t
 
 Deno.test("run() with a request that never answers still ends at the deadline with exit 4", async () => {
   const harness = _harness({ args: ["--agent", AGENT, "--timeout-minutes", "1"], reads: ["hang"] });
-  assert.equal(await run(harness.deps), 4);
+  assert.equal(await run(harness.effects), 4);
 });
 
 Deno.test("run() reports an interrupt with 143 in every report, naming the run still going", async () => {
@@ -107,7 +108,7 @@ Deno.test("run() reports an interrupt with 143 in every report, naming the run s
       if (method === "GET") h.interrupt.abort(new Interrupted("SIGTERM"));
     },
   });
-  const code = await run(harness.deps);
+  const code = await run(harness.effects);
   assert.equal(code, 143);
   _allEqual(_codes(harness, { json: true, github: true }), 143);
   assert.match(harness.stderr.join(""), /run run_1 of agent .* is still going on the service/);
@@ -121,7 +122,7 @@ for (const failing of [GITHUB.GITHUB_OUTPUT, GITHUB.GITHUB_STEP_SUMMARY, "/out/j
         env: GITHUB,
         ...(how === "open" ? { failOpen: [failing] } : { failWrite: [failing] }),
       });
-      const code = await run(harness.deps);
+      const code = await run(harness.effects);
       assert.equal(code, 3);
       const codes = _codes(harness, {
         json: true,
@@ -147,7 +148,7 @@ Deno.test("run() with --json into a closed stdout never passes: exit 3, the file
       reads: [{ status: "completed", passed }],
       stdoutClosed: true,
     });
-    const code = await run(harness.deps);
+    const code = await run(harness.effects);
     assert.equal(code, 3);
     _allEqual(_codes(harness, { github: true, junit: "/out/junit.xml" }), 3);
     assert.match(harness.stderr.join(""), /cannot write the --json document \(stdout\)/);
@@ -157,14 +158,17 @@ Deno.test("run() with --json into a closed stdout never passes: exit 3, the file
 
 Deno.test("run() with a closed stderr keeps the verdict: a failed gate still exits 1", async () => {
   const harness = _harness({ reads: [{ status: "completed", passed: false }], stderrClosed: true });
-  assert.equal(await run(harness.deps), 1);
+  assert.equal(await run(harness.effects), 1);
 });
 
 Deno.test("run() prints no stack trace for an internal error, and exits 3", async () => {
   const harness = _harness({ args: ["--agent", AGENT, "--junit", "/out/junit.xml"] });
   const bug = new TypeError("boom");
-  const deps: RunDeps = { ...harness.deps, checkReportPath: () => Promise.reject(bug) };
-  const code = await run(deps);
+  const effects: RunEffects = {
+    ...harness.effects,
+    files: { ...harness.effects.files, checkReportPath: () => Promise.reject(bug) },
+  };
+  const code = await run(effects);
   assert.equal(code, 3);
   const stderr = harness.stderr.join("");
   assert.match(stderr, /internal error, the gate could not be checked: boom\n$/);
@@ -173,12 +177,15 @@ Deno.test("run() prints no stack trace for an internal error, and exits 3", asyn
 
 Deno.test("run() never prints the key, even when the service echoes it in an error", async () => {
   const harness = _harness({ args: ["--agent", AGENT, "--json"], env: GITHUB });
-  const deps: RunDeps = {
-    ...harness.deps,
-    makeFetch: () => () =>
-      Promise.resolve(_json(403, { error: { message: `key ${KEY} lacks CI` } })),
+  const effects: RunEffects = {
+    ...harness.effects,
+    http: {
+      ...harness.effects.http,
+      makeFetch: () => () =>
+        Promise.resolve(_json(403, { error: { message: `key ${KEY} lacks CI` } })),
+    },
   };
-  assert.equal(await run(deps), 3);
+  assert.equal(await run(effects), 3);
   const everything = [...harness.stdout, ...harness.stderr, ...harness.files.values()].join("");
   assert.ok(!everything.includes(KEY));
   assert.match(everything, /key \*\*\* lacks CI/);
@@ -191,7 +198,7 @@ Deno.test("run() gives up on an address that refuses connections after 30 s, exi
     ),
   });
   const harness = _harness({ args: ["--agent", AGENT, "--json"], fetchThrows: refused });
-  assert.equal(await run(harness.deps), 3);
+  assert.equal(await run(harness.effects), 3);
   const report = JSON.parse(harness.stdout.join(""));
   // Within 30 s of the first refusal (virtual time), not the 10-fault budget of an outage.
   assert.ok(report.duration_ms >= 29_000 && report.duration_ms <= 31_000, report.duration_ms);
@@ -230,7 +237,7 @@ Deno.test("run(): a key echoed by the service in any encoding reaches no output,
       extra: { url: `https://dash.example/r/${btoa(key)}` },
     }],
   });
-  assert.equal(await run(harness.deps), 1);
+  assert.equal(await run(harness.effects), 1);
   const outputs: Record<string, string> = {
     stdout: harness.stdout.join(""),
     stderr: harness.stderr.join(""),

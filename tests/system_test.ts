@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { makeProxyFetch, runCommand } from "../src/system.ts";
-import { startSilentProxy } from "./support/native_io.ts";
+import { runCommand } from "../src/system.ts";
+import { FakeTime } from "./support/fake_time.ts";
+import { proxyFetch, startSilentProxy } from "./support/native_io.ts";
 
 // A program written to a temporary directory, run by its absolute path.
 async function withScript(
@@ -85,22 +86,26 @@ Deno.test({
     ),
 });
 
-Deno.test("makeProxyFetch() aborts a request with no answer within its bound, saying so", async () => {
+Deno.test("boundedFetch() aborts a request with no answer within its bound, saying so", async () => {
   await using proxy = startSilentProxy();
-  const fetcher = makeProxyFetch(proxy.url, () => 200);
-  const started = performance.now();
+  const time = new FakeTime();
+  const fetcher = proxyFetch(proxy.url, () => 200, time.timeout);
+  // Virtual time stands still until the proxy has the connection, then runs out the bound.
+  void time.hold(proxy.connected);
   await assert.rejects(
     fetcher("http://api.bitbucket.org/2.0/x", { method: "PUT", body: "{}" }),
     (error: Error) => error.message === "no answer within 200 ms",
   );
-  assert.ok(performance.now() - started < 5_000);
+  assert.equal(time.monotonic(), 200);
   assert.equal(proxy.connections(), 1);
 });
 
-Deno.test("makeProxyFetch() asks for the bound as each request starts", async () => {
+Deno.test("boundedFetch() asks for the bound as each request starts", async () => {
   await using proxy = startSilentProxy();
+  const time = new FakeTime();
   const bounds = [150, 50];
-  const fetcher = makeProxyFetch(proxy.url, () => bounds.shift() ?? 0);
+  const fetcher = proxyFetch(proxy.url, () => bounds.shift() ?? 0, time.timeout);
   await assert.rejects(fetcher("http://api.bitbucket.org/a"), /no answer within 150 ms/);
   await assert.rejects(fetcher("http://api.bitbucket.org/b"), /no answer within 50 ms/);
+  assert.equal(time.monotonic(), 200);
 });

@@ -7,7 +7,8 @@
 
 import { fetchFollowing, RedirectError } from "../http_policy.ts";
 import { sanitize } from "../sanitize.ts";
-import { sleep } from "../sleep.ts";
+import type { Clock } from "../effects.ts";
+import { systemClock } from "../sleep.ts";
 import { ForgeError, type RequestOptions } from "./client.ts";
 import { ForgeLimits, LimitRefusal, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
 import { parseRetryAfter } from "../backoff.ts";
@@ -20,8 +21,11 @@ export interface BitbucketProxyOptions {
   readonly fetch: typeof fetch;
   /** Bitbucket's limits, shared by every writer of the run; default limits of its own. */
   readonly limits?: ForgeLimits | undefined;
-  /** Wall-clock time in epoch milliseconds (`Retry-After` dates). */
-  readonly now?: () => number;
+  /**
+   * The wall clock (`Retry-After` dates) and, for limits of its own, their waits; default the
+   * system's.
+   */
+  readonly clock?: Pick<Clock, "now" | "sleep">;
 }
 
 /**
@@ -43,7 +47,7 @@ export class BitbucketProxy {
   constructor(options: BitbucketProxyOptions) {
     this.#options = options;
     this.#limits = options.limits ??
-      new ForgeLimits({ forge: "Bitbucket", now: options.now ?? Date.now, sleep });
+      new ForgeLimits({ forge: "Bitbucket", clock: options.clock ?? systemClock });
   }
 
   /** The proxy's address, for messages. */
@@ -96,7 +100,7 @@ export class BitbucketProxy {
       }
       const what = `${method} answered ${status}`;
       if (status === 429 && limited < 3) {
-        const now = (this.#options.now ?? Date.now)();
+        const now = (this.#options.clock ?? systemClock).now();
         this.#limits.pause(parseRetryAfter(retryAfter, now) ?? MIN_RATE_LIMIT_PAUSE_MS, what);
         continue;
       }

@@ -18,7 +18,8 @@ import {
   requestSignal,
 } from "../http_policy.ts";
 import { sanitize } from "../sanitize.ts";
-import { sleep } from "../sleep.ts";
+import type { Clock, Http } from "../effects.ts";
+import { systemClock } from "../sleep.ts";
 import { ForgeLimits, LimitRefusal, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts";
 
 /**
@@ -117,10 +118,13 @@ export class ForgeError extends Error {
 export interface ForgeEffects {
   /** The fetch to use; default the global one. */
   readonly fetch?: typeof fetch;
-  /** Waits between attempts and out a rate limit's pause; default a real timer. */
-  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** The clock, in epoch milliseconds (for `Retry-After` dates and rate-limit resets). */
-  readonly now?: () => number;
+  /**
+   * The clock: the waits between attempts and out of a rate limit's pause, and the wall clock
+   * for `Retry-After` dates and rate-limit resets; default the system's.
+   */
+  readonly clock?: Pick<Clock, "now" | "sleep">;
+  /** The timer of each request (`Http.timeout`); default the system clock's. */
+  readonly timeout?: Http["timeout"];
   /** How long one attempt may take; default {@linkcode DEFAULT_REQUEST_TIMEOUT_MS}. */
   readonly requestTimeoutMs?: number;
   /** The forge's limits, shared by every client of the run; default limits of its own. */
@@ -132,7 +136,8 @@ export interface ForgeEffects {
  *
  * @example
  * ```ts
- * pickEffects({ now: Date.now, fetch: undefined }); // { now: Date.now }
+ * import { systemClock } from "../sleep.ts";
+ * pickEffects({ clock: systemClock, fetch: undefined }); // { clock: systemClock }
  * ```
  */
 export function pickEffects(
@@ -142,8 +147,8 @@ export function pickEffects(
 ): ForgeEffects {
   return {
     ...(options.fetch ? { fetch: options.fetch } : {}),
-    ...(options.sleep ? { sleep: options.sleep } : {}),
-    ...(options.now ? { now: options.now } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.timeout ? { timeout: options.timeout } : {}),
     ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
   };
@@ -199,6 +204,7 @@ export class ForgeHttp {
   readonly #options: ForgeHttpOptions;
   readonly #base: URL;
   readonly #limits: ForgeLimits;
+  readonly #clock: Pick<Clock, "now" | "sleep">;
 
   /**
    * A client for one forge's API.
@@ -214,11 +220,11 @@ export class ForgeHttp {
       );
     }
     this.#options = options;
+    this.#clock = options.clock ?? systemClock;
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
     this.#limits = options.limits ?? new ForgeLimits({
       forge: options.forge,
-      now: options.now ?? Date.now,
-      sleep: options.sleep ?? sleep,
+      clock: this.#clock,
     });
   }
 
@@ -325,7 +331,9 @@ export class ForgeHttp {
   ): Promise<ForgeAnswer> {
     const forge = this.#options.forge;
     const { signal } = requestSignal(
-      this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      (this.#options.timeout ?? systemClock.timeout)(
+        this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      ),
       caller === undefined ? preempted : AbortSignal.any([preempted, caller]),
     );
     const sendsBody = body !== undefined && method !== "GET";
@@ -421,7 +429,7 @@ export class ForgeHttp {
     }
     const detail = this.#detail(text);
     const what = `${forge} answered ${method} ${url.pathname} with ${status}${detail}`;
-    const now = (this.#options.now ?? Date.now)();
+    const now = this.#clock.now();
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), now);
     const exhausted = response.headers.get("x-ratelimit-remaining") === "0";
     // GitHub's secondary limit may come as a 403 with neither header: its message says so.
@@ -491,7 +499,7 @@ export class ForgeHttp {
   }
 
   #sleep(ms: number): Promise<void> {
-    return (this.#options.sleep ?? sleep)(ms, new AbortController().signal);
+    return this.#clock.sleep(ms, new AbortController().signal);
   }
 }
 

@@ -5,7 +5,9 @@
  */
 
 import { BitbucketProxy } from "./bitbucket.ts";
-import { type ForgeHttp, githubApi, gitlabApi } from "./client.ts";
+import type { Clock, Http } from "../effects.ts";
+import { boundedFetch } from "../http_policy.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS, type ForgeHttp, githubApi, gitlabApi } from "./client.ts";
 import { ForgeLimits } from "./limits.ts";
 import type { ForgeName, ForgeTarget } from "./target.ts";
 
@@ -13,17 +15,13 @@ import type { ForgeName, ForgeTarget } from "./target.ts";
 export interface ForgeClientsOptions {
   /** The `User-Agent` header (GitHub requires one). */
   readonly userAgent: string;
-  /** Wall-clock time in epoch milliseconds. */
-  readonly now: () => number;
-  /** Waits `ms`, or rejects when `signal` aborts (retries, a rate limit's pause). */
-  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** The fetch for GitHub and GitLab. */
-  readonly fetch: typeof fetch;
+  /** The run's clock: retries, a rate limit's pause, `Retry-After` dates. */
+  readonly clock: Pick<Clock, "now" | "sleep">;
   /**
-   * The fetch through Bitbucket's proxy; each request bounded by `timeoutMs()` when given, else
-   * by the request time bound.
+   * The network: GitHub and GitLab directly, Bitbucket through its proxy, each request on the
+   * run's request timer.
    */
-  readonly proxyFetch: (proxy: string, timeoutMs?: () => number) => typeof fetch;
+  readonly http: Http;
   /** How long one request may take (`--request-timeout-seconds`). */
   readonly requestTimeoutMs?: number | undefined;
 }
@@ -34,14 +32,13 @@ export interface ForgeClientsOptions {
  * @example
  * ```ts
  * import type { ForgeTarget } from "./target.ts";
- * import { sleep } from "../sleep.ts";
+ * import { makePolicyFetch } from "../http_policy.ts";
+ * import { systemClock } from "../sleep.ts";
  * declare const target: ForgeTarget;
  * const clients = new ForgeClients({
  *   userAgent: "service-ci/1.0.0",
- *   now: Date.now,
- *   sleep,
- *   fetch,
- *   proxyFetch: () => fetch,
+ *   clock: systemClock,
+ *   http: { makeFetch: makePolicyFetch, timeout: systemClock.timeout },
  * });
  * const http = clients.api(target);
  * ```
@@ -50,22 +47,23 @@ export class ForgeClients {
   readonly #options: ForgeClientsOptions;
   readonly #limits = new Map<ForgeName, ForgeLimits>();
   readonly #apis = new Map<string, ForgeHttp>();
+  #fetch: typeof fetch | undefined;
 
   /** No client is made until asked for. */
   constructor(options: ForgeClientsOptions) {
     this.#options = options;
   }
 
-  /** The wall clock the clients use, in epoch milliseconds. */
-  get now(): () => number {
-    return this.#options.now;
+  /** The clock the clients use. */
+  get clock(): Pick<Clock, "now" | "sleep"> {
+    return this.#options.clock;
   }
 
   /** The limits of `forge`, shared by all its clients. */
   limits(forge: ForgeName): ForgeLimits {
     let limits = this.#limits.get(forge);
     if (limits === undefined) {
-      limits = new ForgeLimits({ forge, now: this.#options.now, sleep: this.#options.sleep });
+      limits = new ForgeLimits({ forge, clock: this.#options.clock });
       this.#limits.set(forge, limits);
     }
     return limits;
@@ -75,7 +73,7 @@ export class ForgeClients {
    * The REST client of a GitHub or GitLab target (the same one for the same forge, address and
    * token).
    *
-   * @throws {TypeError} For a Bitbucket target, which has {@linkcode ForgeClients.bitbucket}.
+   * @throws {TypeError} For a Bitbucket target, which has {@linkcode ForgeClients.proxy}.
    */
   api(target: ForgeTarget): ForgeHttp {
     if (target.forge === "Bitbucket" || target.token === null) {
@@ -89,9 +87,9 @@ export class ForgeClients {
         token: target.token.value,
         apiUrl: target.apiUrl,
         userAgent: this.#options.userAgent,
-        fetch: this.#options.fetch,
-        sleep: this.#options.sleep,
-        now: this.#options.now,
+        fetch: this.#fetch ??= this.#options.http.makeFetch({}),
+        clock: this.#options.clock,
+        timeout: this.#options.http.timeout,
         limits: this.limits(target.forge),
         ...(this.#options.requestTimeoutMs === undefined
           ? {}
@@ -103,16 +101,21 @@ export class ForgeClients {
   }
 
   /**
-   * The client through Bitbucket's proxy for a Bitbucket target, under the forge's limits; with
-   * `timeoutMs`, each request has that bound (a CI channel's, for Code Insights).
+   * The client through the pipeline's proxy, for a Bitbucket target, under the forge's limits;
+   * with `timeoutMs`, each request has that bound (a CI channel's, for Code Insights).
    */
-  bitbucket(target: ForgeTarget, timeoutMs?: () => number): BitbucketProxy {
+  proxy(target: ForgeTarget, timeoutMs?: () => number): BitbucketProxy {
     const proxy = target.proxy ?? "";
+    const { http, requestTimeoutMs } = this.#options;
     return new BitbucketProxy({
       proxy,
-      fetch: this.#options.proxyFetch(proxy, timeoutMs),
+      fetch: boundedFetch(
+        http.makeFetch({ proxy }),
+        timeoutMs ?? (() => requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+        http.timeout,
+      ),
       limits: this.limits("Bitbucket"),
-      now: this.#options.now,
+      clock: this.#options.clock,
     });
   }
 

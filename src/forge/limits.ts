@@ -6,6 +6,8 @@
  * "The forge").
  */
 
+import type { Clock } from "../effects.ts";
+
 /**
  * How urgent a request is. The final statuses decide merges and go first (`final`); the
  * in-progress statuses next (`progress`); the comment last (`background`). A `final` write that
@@ -72,10 +74,8 @@ export interface ForgeLimitsOptions {
   readonly forge: string;
   /** The requests allowed at once; default the forge's {@linkcode FORGE_CONCURRENCY}. */
   readonly concurrency?: Concurrency;
-  /** Wall-clock time in epoch milliseconds. */
-  readonly now: () => number;
-  /** Waits `ms`, or rejects when `signal` aborts. */
-  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The wall clock (`now`, epoch milliseconds) and the waits out of a rate limit's pause. */
+  readonly clock: Pick<Clock, "now" | "sleep">;
 }
 
 interface _Waiter {
@@ -98,8 +98,8 @@ const _RANK: Readonly<Record<Priority, number>> = { final: 0, progress: 1, backg
  *
  * @example
  * ```ts
- * import { sleep } from "../sleep.ts";
- * const limits = new ForgeLimits({ forge: "GitHub", now: Date.now, sleep });
+ * import { systemClock } from "../sleep.ts";
+ * const limits = new ForgeLimits({ forge: "GitHub", clock: systemClock });
  * const slot = await limits.acquire({ write: true, priority: "final" });
  * slot.release();
  * ```
@@ -129,8 +129,8 @@ export class ForgeLimits {
     if (this.#concurrency.inFlight > 10) {
       throw new RangeError(`At most 10 requests in flight (got ${this.#concurrency.inFlight})`);
     }
-    this.#now = options.now;
-    this.#sleep = options.sleep;
+    this.#now = options.clock.now;
+    this.#sleep = options.clock.sleep;
   }
 
   /** The most requests that were in flight at once so far. */

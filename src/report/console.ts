@@ -22,8 +22,8 @@ export const TICK_MS: Readonly<{ tty: number; log: number }> = { tty: 1000, log:
 export interface ConsoleOptions {
   /** Writes text to stderr as it is (the caller masks secrets). */
   readonly write: (text: string) => void;
-  /** Milliseconds; the same clock as the deadline. */
-  readonly clock: () => number;
+  /** Milliseconds on the run's monotonic clock (`Clock.monotonic`), the deadline's. */
+  readonly monotonic: () => number;
   /** Clock value at which waiting stops. */
   readonly deadline: number;
   /** The agents, in order. */
@@ -60,7 +60,7 @@ const STYLE = {
  * ```ts
  * const reporter = new ConsoleReporter({
  *   write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
- *   clock: () => performance.now(),
+ *   monotonic: () => performance.now(),
  *   deadline: performance.now() + 60_000,
  *   agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"],
  *   tty: false,
@@ -84,7 +84,7 @@ export class ConsoleReporter {
   /** Starts reporting; the elapsed times count from now. */
   constructor(options: ConsoleOptions) {
     this.#options = options;
-    this.#started = options.clock();
+    this.#started = options.monotonic();
     this.#lastWrite = this.#started;
     for (const agent of options.agents) {
       this.#agents.set(agent, { runId: null, status: null, done: false });
@@ -95,7 +95,7 @@ export class ConsoleReporter {
   line(text: string): void {
     this.#clearLive();
     this.#options.write(`${text}\n`);
-    this.#lastWrite = this.#options.clock();
+    this.#lastWrite = this.#options.monotonic();
     this.#drawLive();
   }
 
@@ -165,7 +165,7 @@ export class ConsoleReporter {
       this.#redraw();
       return;
     }
-    if (this.#options.clock() - this.#lastWrite < HEARTBEAT_MS) return;
+    if (this.#options.monotonic() - this.#lastWrite < HEARTBEAT_MS) return;
     const waiting = [...this.#agents.entries()].filter(([, agent]) => !agent.done);
     if (waiting.length === 0) return;
     const list = waiting.map(([id, agent]) =>
@@ -213,7 +213,7 @@ export class ConsoleReporter {
   }
 
   #times(): string {
-    const now = this.#options.clock();
+    const now = this.#options.monotonic();
     const left = Math.max(0, this.#options.deadline - now);
     return `${_duration(now - this.#started)} elapsed, ${_duration(left)} left`;
   }
@@ -316,7 +316,7 @@ export interface ConsoleOutputOptions extends Omit<ConsoleOptions, "agents" | "d
  * import { sleep } from "../sleep.ts";
  * const output = consoleOutput({
  *   write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
- *   clock: () => performance.now(),
+ *   monotonic: () => performance.now(),
  *   sleep,
  *   tty: false,
  *   color: false,

@@ -5,23 +5,11 @@
  * then every report already written is rewound and written again with the new code.
  */
 
+import type { ReportFile } from "../effects.ts";
 import type { RunReport } from "../outcome.ts";
-import { withUndeliveredReport } from "../outcome.ts";
 
-/** A report file, opened before anything is rendered so that most failures come first. */
-export interface ReportFile {
-  /** Writes text at the file's current end. */
-  write(text: string): Promise<void>;
-  /** Puts the file back as it was when it was opened (truncated to its length then). */
-  rewind(): Promise<void>;
-  /**
-   * Closes the file, and puts what was written in place: a report the program creates is moved
-   * over its path only now. Rejects when it cannot be put there.
-   */
-  close(): Promise<void>;
-  /** Closes the file and leaves nothing of what was written; never rejects. */
-  discard(): Promise<void>;
-}
+export type { ReportFile };
+import { withUndeliveredReport } from "../outcome.ts";
 
 /** One report written to a file. */
 export interface FileReport {

@@ -7,6 +7,10 @@ import type { BitbucketProxy } from "../forge/bitbucket.ts";
 import type { ForgeTarget } from "../forge/target.ts";
 import type { RunReport } from "../outcome.ts";
 import type { FileReport } from "./deliver.ts";
+import type { CommandResult } from "../effects.ts";
+
+export type { CommandOptions, CommandResult } from "../effects.ts";
+export { formatBound } from "../http_policy.ts";
 
 /** The effects a native writer may use; `run.ts` passes the real ones, tests pass fakes. */
 export interface NativeIo {
@@ -30,46 +34,14 @@ export interface NativeIo {
     stdin?: string,
   ) => Promise<CommandResult>;
   /**
-   * The run's one Bitbucket client for a target (`forge/clients.ts`): Code Insights shares it, and
-   * with it the forge's limits, with the commit statuses.
+   * The run's one client through the pipeline's proxy for a Bitbucket target
+   * (`forge/clients.ts`): Code Insights shares it, and with it the forge's limits, with the
+   * commit statuses.
    */
-  readonly bitbucket: (target: ForgeTarget) => Promise<BitbucketProxy>;
+  readonly forgeProxy: (target: ForgeTarget) => Promise<BitbucketProxy>;
   /** Reads one environment variable (flags, environment and `.env` already merged). */
   readonly env: (name: string) => string | undefined;
 }
-
-/** How to run one program: its input and its time bound. */
-export interface CommandOptions {
-  /** The program's standard input; none (`/dev/null`) when not given. */
-  readonly stdin?: string | undefined;
-  /** How long it may run; at 0 or less it is not started. */
-  readonly timeoutMs: number;
-  /** How long a program stopped with SIGTERM has to end before SIGKILL; default 1 s. */
-  readonly killAfterMs?: number;
-}
-
-/** How a program run through {@linkcode NativeIo.runCommand} ended. */
-export type CommandResult =
-  | {
-    /** It ran and exited. */
-    readonly kind: "exited";
-    /** Its exit code; 128 + the signal's number when a signal ended it. */
-    readonly code: number;
-    /** Why its standard input could not be written (it ended without reading all of it). */
-    readonly inputError?: string;
-  }
-  | {
-    /** It could not be started. */
-    readonly kind: "not-run";
-    /** Why, e.g. `not on PATH`. */
-    readonly reason: string;
-  }
-  | {
-    /** It outlasted its time bound and was stopped (SIGTERM, then SIGKILL). */
-    readonly kind: "timed-out";
-    /** The bound it outlasted, in milliseconds. */
-    readonly afterMs: number;
-  };
 
 /** How long a native writer's programs and requests may take. */
 export interface NativeTimeBounds {
@@ -97,27 +69,15 @@ export const NATIVE_TIME_BOUNDS: NativeTimeBounds = { eachMs: 10_000, totalMs: 3
  * ```
  */
 export function nativeTimeBound(
-  clock: () => number,
+  monotonic: () => number,
   bounds: NativeTimeBounds = NATIVE_TIME_BOUNDS,
 ): () => number {
   let start: number | undefined;
   return () => {
-    const now = clock();
+    const now = monotonic();
     start ??= now;
     return Math.max(0, Math.min(bounds.eachMs, start + bounds.totalMs - now));
   };
-}
-
-/**
- * A duration for messages: whole seconds when it is some (`10 s`), else milliseconds (`250 ms`).
- *
- * @example
- * ```ts
- * formatBound(10_000); // "10 s"
- * ```
- */
-export function formatBound(ms: number): string {
-  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
 }
 
 /**

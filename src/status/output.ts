@@ -11,8 +11,7 @@ import { ForgeError } from "../forge/client.ts";
 import { forgeTarget } from "../forge/target.ts";
 import { httpLink } from "../markdown.ts";
 import { optionName, OPTIONS } from "../options.ts";
-import type { OutputsContext } from "../outputs.ts";
-import type { RunOutput, RunPlan } from "../run_output.ts";
+import type { OutputsContext, RunOutput, RunPlan } from "../run_output.ts";
 import { maskSecrets, sanitize } from "../sanitize.ts";
 import { BitbucketStatuses } from "./bitbucket.ts";
 import type { StatusForge, StatusSkip } from "./commit_status.ts";
@@ -27,7 +26,7 @@ import { GitlabStatuses } from "./gitlab.ts";
  *
  * @example
  * ```ts
- * import type { OutputsContext } from "../outputs.ts";
+ * import type { OutputsContext } from "../run_output.ts";
  * import type { ForgeClients } from "../forge/clients.ts";
  * declare const context: OutputsContext;
  * declare const clients: ForgeClients;
@@ -53,7 +52,7 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
  *
  * @example
  * ```ts
- * import type { OutputsContext } from "../outputs.ts";
+ * import type { OutputsContext } from "../run_output.ts";
  * import type { ForgeClients } from "../forge/clients.ts";
  * declare const context: OutputsContext;
  * declare const clients: ForgeClients;
@@ -77,7 +76,7 @@ export function statusForge(
         target,
         http: clients.api(target),
         warn: (line) => output.stderr(`${maskSecrets(line, [token])}\n`),
-        now: clients.now,
+        now: clients.clock.now,
       });
     }
     case "GitLab":
@@ -85,7 +84,7 @@ export function statusForge(
     case "Bitbucket":
       return new BitbucketStatuses({
         target,
-        bitbucket: clients.bitbucket(target),
+        bitbucket: clients.proxy(target),
         fallbackLink: httpLink(metadata.build_url) ?? target.web ?? "",
       });
   }

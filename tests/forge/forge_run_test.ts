@@ -9,11 +9,11 @@
 import assert from "node:assert/strict";
 import { run } from "../../src/run.ts";
 import { COURTESY_BUDGET_MS, MERGE_BUDGET_MS } from "../../src/run_output.ts";
-import { sleep } from "../../src/sleep.ts";
+import { makePolicyFetch } from "../../src/http_policy.ts";
+import { sleep, systemClock } from "../../src/sleep.ts";
 import { statusName } from "../../src/status/commit_status.ts";
 import { FORGE_TARGET, FORGE_TOKENS, startFakeGithub } from "../support/fake_forge.ts";
 import { hangUntil, startFakeStatusForge } from "../support/fake_status.ts";
-import { proxyFetch } from "../support/native_io.ts";
 import { harness, type HarnessOptions } from "../support/run_harness.ts";
 import { gitlabStatusErrors } from "../support/forge_schemas.ts";
 
@@ -64,19 +64,31 @@ async function runWith(
   const budgets = [COURTESY_BUDGET_MS, MERGE_BUDGET_MS, 2_000, 5_000];
   const started = performance.now();
   const code = await run({
-    ...h.deps,
-    // The wall clock moves with the virtual one: a rate limit's pause ends on it.
-    now: () => Date.UTC(2026, 10, 23) + h.deps.clock(),
-    readTextFile: (path) =>
-      path === EVENT_PATH
-        ? Promise.resolve(event)
-        : Promise.reject(new Deno.errors.NotFound("no such file")),
-    // A forge request takes no virtual time, as an answer that comes at once would.
-    makeProxyFetch: (proxy, timeoutMs) => {
-      const send = proxyFetch(proxy, timeoutMs);
-      return (input, init) => h.time.hold(send(input, init));
+    ...h.effects,
+    clock: {
+      ...h.effects.clock,
+      // The wall clock moves with the virtual one: a rate limit's pause ends on it.
+      now: () => Date.UTC(2026, 10, 23) + h.time.monotonic(),
+      sleep: (ms, signal) =>
+        budgets.includes(ms) ? sleep(ms, signal) : h.effects.clock.sleep(ms, signal),
     },
-    sleep: (ms, signal) => budgets.includes(ms) ? sleep(ms, signal) : h.deps.sleep(ms, signal),
+    files: {
+      ...h.effects.files,
+      readTextFile: (path) =>
+        path === EVENT_PATH
+          ? Promise.resolve(event)
+          : Promise.reject(new Deno.errors.NotFound("no such file")),
+    },
+    http: {
+      // A forge request takes no virtual time, as an answer that comes at once would; its
+      // timer is the real one, as virtual time stands still while it is held.
+      makeFetch: (setup) => {
+        if ("caCerts" in setup) return h.effects.http.makeFetch(setup);
+        const send = makePolicyFetch(setup);
+        return (input, init) => h.time.hold(send(input, init));
+      },
+      timeout: systemClock.timeout,
+    },
   });
   const stderr = h.stderr.join("");
   return { code, stderr, tookMs: performance.now() - started, harness: h };

@@ -3,7 +3,7 @@ import { ForgeLimits, LimitRefusal } from "../../src/forge/limits.ts";
 import { FakeTime } from "../support/fake_time.ts";
 
 function limits(time: FakeTime = new FakeTime()) {
-  return new ForgeLimits({ forge: "GitHub", now: time.now, sleep: time.sleep });
+  return new ForgeLimits({ forge: "GitHub", clock: time });
 }
 
 Deno.test("ForgeLimits lets one GitHub write and four requests in flight at once", async () => {
@@ -60,7 +60,7 @@ Deno.test("ForgeLimits pauses every request until a rate limit's time, on the in
   const granted: number[] = [];
   await Promise.all([0, 1, 2].map(async () => {
     const slot = await github.acquire({ write: true, priority: "final" });
-    granted.push(time.clock());
+    granted.push(time.monotonic());
     slot.release();
   }));
   assert.deepEqual(granted, [60_000, 60_000, 60_000]);
@@ -96,8 +96,7 @@ Deno.test("ForgeLimits refuses more than 10 requests in flight", () => {
       new ForgeLimits({
         forge: "GitHub",
         concurrency: { inFlight: 11, writes: 1 },
-        now: Date.now,
-        sleep: () => Promise.resolve(),
+        clock: { now: Date.now, sleep: () => Promise.resolve() },
       }),
     RangeError,
   );

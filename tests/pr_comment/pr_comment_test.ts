@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { FakeTime } from "../support/fake_time.ts";
 import type { CiMetadata } from "../../src/ci_metadata.ts";
 import { MAX_ATTEMPTS } from "../../src/forge/client.ts";
 import { readHistory } from "../../src/pr_comment/history.ts";
@@ -85,11 +86,13 @@ function harness(
     userAgent: USER_AGENT,
     warn: (line) => warnings.push(line),
     fetch: spy,
-    sleep: (ms) => {
-      sleeps.push(ms);
-      return Promise.resolve();
+    clock: {
+      sleep: (ms) => {
+        sleeps.push(ms);
+        return Promise.resolve();
+      },
+      now: () => Date.UTC(2026, 0, 1),
     },
-    now: () => Date.UTC(2026, 0, 1),
     ...overrides,
   });
   if ("skip" in made) throw new Error(`unexpected skip: ${made.skip}`);
@@ -453,7 +456,10 @@ Deno.test("PullRequestComment on GitHub treats a hung request as a network error
     times: MAX_ATTEMPTS,
     answer: () => hang.promise.then(() => new Response("late")),
   });
-  const { comment, warnings } = harness(githubEnv(github), { requestTimeoutMs: 20 });
+  const { comment, warnings } = harness(githubEnv(github), {
+    requestTimeoutMs: 20,
+    timeout: new FakeTime().timeout,
+  });
   try {
     await comment.finish(passingReport);
   } finally {

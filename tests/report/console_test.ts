@@ -30,7 +30,7 @@ function reporter(
   let taken = 0;
   const console = new ConsoleReporter({
     write: (text) => written += text,
-    clock: () => now,
+    monotonic: () => now,
     deadline: DEADLINE,
     agents: options.agents ?? [A, B],
     tty: options.tty,

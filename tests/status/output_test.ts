@@ -10,7 +10,8 @@ import { Ajv, type ErrorObject } from "npm:ajv@8.17.1";
 import addFormatsModule from "npm:ajv-formats@3.0.1";
 import { run } from "../../src/run.ts";
 import { COURTESY_BUDGET_MS, MERGE_BUDGET_MS } from "../../src/run_output.ts";
-import { sleep } from "../../src/sleep.ts";
+import { makePolicyFetch } from "../../src/http_policy.ts";
+import { sleep, systemClock } from "../../src/sleep.ts";
 import { statusName } from "../../src/status/commit_status.ts";
 import { FORGE_TARGET, FORGE_TOKENS } from "../support/fake_forge.ts";
 import {
@@ -19,7 +20,7 @@ import {
   startFakeStatusForge,
   type StatusRequest,
 } from "../support/fake_status.ts";
-import { proxyFetch, startFakeProxy } from "../support/native_io.ts";
+import { startFakeProxy } from "../support/native_io.ts";
 import { AGENT, harness, type HarnessOptions, KEY, type Read } from "../support/run_harness.ts";
 
 // ajv-formats is CommonJS: its function is the default export's own default (as in schema_test).
@@ -81,16 +82,27 @@ async function runWith(options: HarnessOptions) {
     pull_request: { number: FORGE_TARGET.pullRequest, head: { sha: HEAD_SHA, ref: "feature" } },
   });
   const code = await run({
-    ...h.deps,
-    readTextFile: (path) =>
-      path === EVENT_PATH
-        ? Promise.resolve(event)
-        : Promise.reject(new Deno.errors.NotFound("no such file")),
-    makeProxyFetch: (proxy, timeoutMs) => proxyFetch(proxy, timeoutMs),
-    sleep: (ms, signal) =>
-      [COURTESY_BUDGET_MS, MERGE_BUDGET_MS].includes(ms)
-        ? sleep(ms, signal)
-        : h.deps.sleep(ms, signal),
+    ...h.effects,
+    files: {
+      ...h.effects.files,
+      readTextFile: (path) =>
+        path === EVENT_PATH
+          ? Promise.resolve(event)
+          : Promise.reject(new Deno.errors.NotFound("no such file")),
+    },
+    // The forges are real loopback servers, on the real request timer.
+    http: {
+      makeFetch: (setup) =>
+        "caCerts" in setup ? h.effects.http.makeFetch(setup) : makePolicyFetch(setup),
+      timeout: systemClock.timeout,
+    },
+    clock: {
+      ...h.effects.clock,
+      sleep: (ms, signal) =>
+        [COURTESY_BUDGET_MS, MERGE_BUDGET_MS].includes(ms)
+          ? sleep(ms, signal)
+          : h.effects.clock.sleep(ms, signal),
+    },
   });
   const stderr = h.stderr.join("");
   return {

@@ -6,14 +6,16 @@
  * stops time while it is under way, so no wait ends before an answer that comes at once.
  */
 
+import type { Clock } from "../../src/effects.ts";
+
 interface _Timer {
   readonly at: number;
   readonly seq: number;
   readonly resolve: () => void;
 }
 
-/** A clock and a sleep on virtual time. */
-export class FakeTime {
+/** The run's {@linkcode Clock} on virtual time: its waits and its request timers. */
+export class FakeTime implements Clock {
   #now = 0;
   readonly #start = Date.now();
   #seq = 0;
@@ -22,7 +24,7 @@ export class FakeTime {
   #held = 0;
 
   /** The virtual time, in milliseconds. */
-  readonly clock = (): number => this.#now;
+  readonly monotonic = (): number => this.#now;
 
   /**
    * Wall-clock time on the virtual clock, in milliseconds since the epoch: the real time when
@@ -50,6 +52,18 @@ export class FakeTime {
       this.#timers.push(timer);
       this.#schedule();
     });
+
+  /**
+   * A signal that aborts with a `TimeoutError` after `ms` of virtual time, as
+   * `AbortSignal.timeout` does after real time: a request times out without a real wait.
+   */
+  readonly timeout = (ms: number): AbortSignal => {
+    const timer = new AbortController();
+    this.sleep(ms, new AbortController().signal).then(() =>
+      timer.abort(new DOMException("Signal timed out.", "TimeoutError"))
+    );
+    return timer.signal;
+  };
 
   /**
    * Stops virtual time until `work` settles: a request to a real loopback service, and reading

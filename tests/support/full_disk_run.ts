@@ -8,7 +8,10 @@ import { checkReportPath, openReportFile } from "../../src/system.ts";
 import { AGENT, harness } from "./run_harness.ts";
 
 const faked = harness({ args: ["--agent", AGENT, "--json", "--junit", "/dev/full"] });
-const code = await run({ ...faked.deps, checkReportPath, openReportFile });
+const code = await run({
+  ...faked.effects,
+  files: { ...faked.effects.files, checkReportPath, openReportFile },
+});
 console.log(JSON.stringify({
   code,
   stdout: faked.stdout.join(""),

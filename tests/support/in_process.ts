@@ -8,14 +8,9 @@
 import { resolve } from "node:path";
 import { ENV_VARIABLES } from "../../src/env_variables.ts";
 import { runGit } from "../../src/git.ts";
+import { makePolicyFetch } from "../../src/http_policy.ts";
 import { run } from "../../src/run.ts";
-import {
-  checkReportPath,
-  makeFetch,
-  makeProxyFetch,
-  openReportFile,
-  runCommand,
-} from "../../src/system.ts";
+import { checkReportPath, openReportFile, runCommand } from "../../src/system.ts";
 import { FakeTime } from "./fake_time.ts";
 import type { ProgramResult } from "./program.ts";
 
@@ -56,28 +51,28 @@ export async function runInProcess(
   const code = await run({
     args,
     // As main.ts: only the variables the program declares are read.
-    env: (name) => ENV_VARIABLES.includes(name) ? env[name] : undefined,
-    readTextFile: (name) => Deno.readTextFile(path(name)),
-    checkReportPath: (name, append) => checkReportPath(path(name), append),
-    openReportFile: (name, append) => openReportFile(path(name), append),
-    stdout: (text) => {
-      stdout += text;
+    env: { get: (name) => ENV_VARIABLES.includes(name) ? env[name] : undefined },
+    files: {
+      readTextFile: (name) => Deno.readTextFile(path(name)),
+      checkReportPath: (name, append) => checkReportPath(path(name), append),
+      openReportFile: (name, append) => openReportFile(path(name), append),
     },
-    stderr: (text) => {
-      stderr += text;
+    console: {
+      stdout: (text) => {
+        stdout += text;
+      },
+      stderr: (text) => {
+        stderr += text;
+      },
+      stderrIsTerminal: false,
     },
-    stderrIsTerminal: false,
     interrupt: options.interrupt ?? new AbortController().signal,
-    git: (gitArgs) => runGit(gitArgs, { cwd }),
-    makeFetch: (caCerts) => _held(time, makeFetch(caCerts)),
-    clock: time.clock,
-    sleep: time.sleep,
+    programs: { git: (gitArgs) => runGit(gitArgs, { cwd }), runCommand },
+    http: { makeFetch: (setup) => _held(time, makePolicyFetch(setup)), timeout: time.timeout },
+    clock: time,
     random: Math.random,
     uuid: () => crypto.randomUUID(),
-    now: time.now,
     cwd,
-    runCommand,
-    makeProxyFetch: (proxy, timeoutMs) => _held(time, makeProxyFetch(proxy, timeoutMs)),
   });
   return { code, stdout, stderr };
 }

@@ -3,7 +3,9 @@
  * ones (run a program, fetch through a proxy), and a fake HTTP proxy on loopback.
  */
 
-import { makeProxyFetch as proxyFetch, runCommand as realRunCommand } from "../../src/system.ts";
+import { boundedFetch, makePolicyFetch } from "../../src/http_policy.ts";
+import { systemClock } from "../../src/sleep.ts";
+import { runCommand as realRunCommand } from "../../src/system.ts";
 
 import { BitbucketProxy } from "../../src/forge/bitbucket.ts";
 import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/report/native_io.ts";
@@ -53,7 +55,7 @@ export function recordingIo(
     },
     runCommand: (program, args, stdin) =>
       realRunCommand(program, args, { stdin, timeoutMs: NATIVE_TIME_BOUNDS.eachMs }),
-    bitbucket: (target) =>
+    forgeProxy: (target) =>
       Promise.resolve(
         new BitbucketProxy({ proxy: target.proxy ?? "", fetch: makeFetch(target.proxy ?? "") }),
       ),
@@ -67,7 +69,24 @@ export function recordingIo(
  * `NativeIo.runCommand` and the Bitbucket client's fetch as the program does them: the real ones, from
  * `src/system.ts`.
  */
-export { proxyFetch, realRunCommand };
+export { realRunCommand };
+
+/**
+ * The fetch through `proxy`, each request bounded by `timeoutMs()` on `timer` (default the real
+ * clock's; a test of the bound passes a `FakeTime`'s), as the run's Bitbucket client sends.
+ *
+ * @example
+ * ```ts
+ * const fetcher = proxyFetch("http://localhost:29418", () => 10_000);
+ * ```
+ */
+export function proxyFetch(
+  proxy: string,
+  timeoutMs: () => number,
+  timer: (ms: number) => AbortSignal = systemClock.timeout,
+): typeof fetch {
+  return boundedFetch(makePolicyFetch({ proxy }), timeoutMs, timer);
+}
 
 /** A request the fake proxy received. */
 export interface ProxiedRequest {
@@ -128,6 +147,8 @@ export interface SilentProxy extends AsyncDisposable {
   readonly url: string;
   /** How many connections it accepted. */
   readonly connections: () => number;
+  /** Resolves once it has accepted a connection. */
+  readonly connected: Promise<void>;
 }
 
 /**
@@ -143,10 +164,12 @@ export function startSilentProxy(): SilentProxy {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const open: Deno.Conn[] = [];
   let accepted = 0;
+  const first = Promise.withResolvers<void>();
   const accepting = (async () => {
     try {
       for await (const conn of listener) {
         accepted++;
+        first.resolve();
         open.push(conn);
       }
     } catch {
@@ -156,6 +179,7 @@ export function startSilentProxy(): SilentProxy {
   return {
     url: `http://127.0.0.1:${listener.addr.port}`,
     connections: () => accepted,
+    connected: first.promise,
     [Symbol.asyncDispose]: async () => {
       listener.close();
       await accepting;

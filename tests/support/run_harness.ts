@@ -3,8 +3,7 @@
  * service, in-memory report files with injected failures, and streams that can be closed.
  */
 
-import type { ReportFile } from "../../src/report/deliver.ts";
-import type { RunDeps } from "../../src/run.ts";
+import type { ReportFile, RunEffects } from "../../src/effects.ts";
 import { FakeTime } from "./fake_time.ts";
 
 /** The agent every harness run uses. */
@@ -17,7 +16,7 @@ export type Read = { status: string; passed?: unknown; extra?: Record<string, un
 
 /** A faked invocation, and what it did. */
 export interface Harness {
-  readonly deps: RunDeps;
+  readonly effects: RunEffects;
   readonly files: Map<string, string>;
   readonly stdout: string[];
   readonly stderr: string[];
@@ -73,6 +72,36 @@ export function harness(options: HarnessOptions = {}): Harness {
     SERVICE_BASE_URL: "https://service.example",
     ...options.env,
   };
+  const service: typeof fetch = (input, init) => {
+    const method = init?.method ?? "GET";
+    requests.push(
+      `${method} ${new URL(input instanceof Request ? input.url : input).pathname}`,
+    );
+    options.onRequest?.(method, harness);
+    if (options.fetchThrows !== undefined) return Promise.reject(options.fetchThrows);
+    if (method === "POST") {
+      return Promise.resolve(
+        serviceJson(
+          201,
+          options.trigger ?? { run_id: "run_1", url: "https://dash.example/r/1" },
+        ),
+      );
+    }
+    const read = reads.length > 1 ? reads.shift()! : reads[0]!;
+    if (read === "hang") {
+      return new Promise((_, reject) => {
+        const signal = init?.signal;
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    }
+    return Promise.resolve(serviceJson(200, {
+      run_id: "run_1",
+      ...read.extra,
+      status: read.status,
+      ...("passed" in read ? { results: { gate: { passed: read.passed } } } : {}),
+    }));
+  };
+  const noProxy: typeof fetch = () => Promise.reject(new TypeError("no proxy here"));
   const harness: Harness = {
     files,
     stdout,
@@ -81,95 +110,76 @@ export function harness(options: HarnessOptions = {}): Harness {
     commands,
     interrupt,
     time,
-    deps: {
+    effects: {
       args: options.args ?? ["--agent", AGENT],
-      env: (name) => env[name],
-      readTextFile: () => Promise.reject(new Deno.errors.NotFound("no such file")),
-      checkReportPath: (path, _append) => Promise.resolve(options.badPaths?.[path] ?? null),
-      openReportFile: (path, append) => {
-        if (options.failOpen?.includes(path)) {
-          return Promise.reject(new Error("Is a directory (os error 21)"));
-        }
-        const start = append ? files.get(path) ?? "" : "";
-        files.set(path, start);
-        const file: ReportFile = {
-          write: (text) => {
-            if (options.failWrite?.includes(path)) {
-              return Promise.reject(new Error("No space left on device (os error 28)"));
-            }
-            files.set(path, files.get(path)! + text);
-            return Promise.resolve();
-          },
-          rewind: () => {
-            files.set(path, start);
-            return Promise.resolve();
-          },
-          close: () => Promise.resolve(),
-          // As the real one: an appended file goes back to what it held, a created one goes.
-          discard: () => {
-            if (append) files.set(path, start);
-            else files.delete(path);
-            return Promise.resolve();
-          },
-        };
-        return Promise.resolve(file);
+      env: { get: (name) => env[name] },
+      files: {
+        readTextFile: () => Promise.reject(new Deno.errors.NotFound("no such file")),
+        checkReportPath: (path, _append) => Promise.resolve(options.badPaths?.[path] ?? null),
+        openReportFile: (path, append) => {
+          if (options.failOpen?.includes(path)) {
+            return Promise.reject(new Error("Is a directory (os error 21)"));
+          }
+          const start = append ? files.get(path) ?? "" : "";
+          files.set(path, start);
+          const file: ReportFile = {
+            write: (text) => {
+              if (options.failWrite?.includes(path)) {
+                return Promise.reject(new Error("No space left on device (os error 28)"));
+              }
+              files.set(path, files.get(path)! + text);
+              return Promise.resolve();
+            },
+            rewind: () => {
+              files.set(path, start);
+              return Promise.resolve();
+            },
+            close: () => Promise.resolve(),
+            // As the real one: an appended file goes back to what it held, a created one goes.
+            discard: () => {
+              if (append) files.set(path, start);
+              else files.delete(path);
+              return Promise.resolve();
+            },
+          };
+          return Promise.resolve(file);
+        },
       },
-      stdout: (text) => {
-        if (options.stdoutClosed) throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
-        stdout.push(text);
+      console: {
+        stdout: (text) => {
+          if (options.stdoutClosed) throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+          stdout.push(text);
+        },
+        stderr: (text) => {
+          if (options.stderrClosed) throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
+          stderr.push(text);
+        },
+        stderrIsTerminal: false,
       },
-      stderr: (text) => {
-        if (options.stderrClosed) throw new Deno.errors.BrokenPipe("Broken pipe (os error 32)");
-        stderr.push(text);
-      },
-      stderrIsTerminal: false,
       interrupt: interrupt.signal,
-      git: () => Promise.resolve(undefined),
-      makeFetch: () => (input, init) => {
-        const method = init?.method ?? "GET";
-        requests.push(
-          `${method} ${new URL(input instanceof Request ? input.url : input).pathname}`,
-        );
-        options.onRequest?.(method, harness);
-        if (options.fetchThrows !== undefined) return Promise.reject(options.fetchThrows);
-        if (method === "POST") {
-          return Promise.resolve(
-            serviceJson(
-              201,
-              options.trigger ?? { run_id: "run_1", url: "https://dash.example/r/1" },
-            ),
-          );
-        }
-        const read = reads.length > 1 ? reads.shift()! : reads[0]!;
-        if (read === "hang") {
-          return new Promise((_, reject) => {
-            const signal = init?.signal;
-            signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
-          });
-        }
-        return Promise.resolve(serviceJson(200, {
-          run_id: "run_1",
-          ...read.extra,
-          status: read.status,
-          ...("passed" in read ? { results: { gate: { passed: read.passed } } } : {}),
-        }));
+      // The service's fetch is the one made with its certificates (run.ts); the forges have none.
+      http: { makeFetch: (setup) => "caCerts" in setup ? service : noProxy, timeout: time.timeout },
+      clock: {
+        monotonic: time.monotonic,
+        now: () => Date.UTC(2026, 10, 23),
+        sleep: time.sleep,
+        timeout: time.timeout,
       },
-      clock: time.clock,
-      sleep: time.sleep,
+      programs: {
+        git: () => Promise.resolve(undefined),
+        runCommand: (program, args, { stdin }) => {
+          commands.push({ program, args: [...args], stdin });
+          const code = options.commandExitCode;
+          return Promise.resolve(
+            code === undefined
+              ? { kind: "not-run", reason: "not on PATH" }
+              : { kind: "exited", code },
+          );
+        },
+      },
       random: () => 0.5,
       uuid: () => "00000000-0000-4000-8000-000000000000",
-      now: () => Date.UTC(2026, 10, 23),
       cwd: "/work",
-      runCommand: (program, args, { stdin }) => {
-        commands.push({ program, args: [...args], stdin });
-        const code = options.commandExitCode;
-        return Promise.resolve(
-          code === undefined
-            ? { kind: "not-run", reason: "not on PATH" }
-            : { kind: "exited", code },
-        );
-      },
-      makeProxyFetch: () => () => Promise.reject(new TypeError("no proxy here")),
     },
   };
   return harness;
