@@ -47,11 +47,11 @@ export async function runGates(deps: RunDeps, context: GatesContext): Promise<Ru
   const { config, metadata, output, outputs } = context;
   const started = deps.clock();
   const startedAt = new Date(deps.now()).toISOString();
-  const deadline = started + config.timeoutMs;
+  const deadline = started + config.timeoutMinutes * 60_000;
   // Ends the deadline's timer and the outputs' own timers once every gate has ended.
   const done = new AbortController();
   const deadlineReached = new AbortController();
-  deps.sleep(config.timeoutMs, done.signal).then(
+  deps.sleep(config.timeoutMinutes * 60_000, done.signal).then(
     () => deadlineReached.abort(new DeadlineReached()),
     () => {},
   );
@@ -83,14 +83,14 @@ export async function runGates(deps: RunDeps, context: GatesContext): Promise<Ru
         signal,
         runId: config.runId,
         noWait: config.noWait,
-        maxPollIntervalMs: config.maxPollIntervalMs,
+        maxPollIntervalMs: config.maxPollIntervalSeconds * 1000,
         onEvent: (event) => eachOutput(outputs, output, (each) => each.event?.(agentId, event)),
       });
       // Service text is masked of every secret here, before any output renders it: escaping
       // (for Markdown, XML) would otherwise hide a secret from the mask the streams apply last.
       const outcome = toAgentOutcome(agentId, result, {
         durationMs: deps.clock() - started,
-        timeoutMs: config.timeoutMs,
+        timeoutMs: config.timeoutMinutes * 60_000,
         runIdGiven: config.runId !== undefined,
         secrets: output.secrets,
       });

@@ -60,10 +60,10 @@ export async function chooseOutputs(
 ): Promise<RunOutput[]> {
   const { config, output } = context;
   const [junit, json] = [optionName(OPTIONS.junit), optionName(OPTIONS.json)];
-  const junitStream = config.junitPath === undefined ? undefined : _STREAMS[config.junitPath];
+  const junitStream = config.junit === undefined ? undefined : _STREAMS[config.junit];
   if (junitStream === "stdout" && config.json) {
     throw new UsageError(
-      `${junit} ${config.junitPath} and ${json} cannot both be written to stdout: give ${junit} a file path`,
+      `${junit} ${config.junit} and ${json} cannot both be written to stdout: give ${junit} a file path`,
     );
   }
   // Whatever holds stdout as one document pushes the CI's command lines to stderr.
@@ -92,7 +92,7 @@ export async function chooseOutputs(
     name: "the forge clients",
     settle: () => clients?.settle() ?? [],
   });
-  if (config.junitPath !== undefined) {
+  if (config.junit !== undefined) {
     const { renderJunit } = await import("./report/junit.ts");
     outputs.push({
       kind: "report",
@@ -101,7 +101,7 @@ export async function chooseOutputs(
         what: `the ${junit} report`,
         source: junit,
         fixedBy: "it",
-        path: config.junitPath,
+        path: config.junit,
         append: false,
         ...(junitStream === undefined ? {} : { stream: junitStream }),
         render: renderJunit,
@@ -122,7 +122,7 @@ export async function chooseOutputs(
     header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
       config.baseUrl.pathname.replace(/\/+$/, "")
     } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
-      formatMinutes(config.timeoutMs)
+      formatMinutes(config.timeoutMinutes * 60_000)
     } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""})`,
   }));
   await _checkReportPaths(deps, outputs);
@@ -343,7 +343,7 @@ function _ciOutputs(
 // last writes, so their waits end only by their own signals.
 async function _forgeClients(deps: RunDeps, context: OutputsContext): Promise<ForgeClients> {
   const { ForgeClients } = await import("./forge/clients.ts");
-  const timeoutMs = context.config.requestTimeoutMs;
+  const timeoutMs = context.config.requestTimeoutSeconds * 1000;
   return new ForgeClients({
     userAgent: userAgent(),
     now: deps.now,
@@ -424,7 +424,8 @@ function _nativeIo(
         stdin: stdin === undefined ? undefined : output.mask(stdin),
         timeoutMs: bound(),
       }),
-    bitbucket: async (target) => (await forgeClients()).bitbucket(target, bound),
+    forgeClients,
+    requestBound: bound,
     env,
   };
 }

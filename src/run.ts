@@ -8,7 +8,7 @@
 
 import { detectCiBuild, detectProvider } from "./ci_metadata.ts";
 import { ServiceClient } from "./client.ts";
-import { parseCommandLine } from "./config.ts";
+import { metadataOverrides, parseCommandLine } from "./config.ts";
 import { FileRefused, firstLine, UsageError } from "./errors.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { ENV_VARIABLES } from "./env_variables.ts";
@@ -118,7 +118,7 @@ export async function run(deps: RunDeps): Promise<number> {
     // The one answer to "which CI is this" (ci_metadata.ts): sent to the service, and choosing
     // the CI's writer among the outputs.
     const { metadata, context } = await detectCiBuild(env, {
-      overrides: config.overrides,
+      overrides: metadataOverrides(config),
       readTextFile: (path) =>
         deps.readTextFile(path).catch((error) => {
           if (error instanceof FileRefused) throw error;
@@ -130,9 +130,9 @@ export async function run(deps: RunDeps): Promise<number> {
       baseUrl: config.baseUrl,
       apiKey: config.apiKey,
       userAgent: userAgent(),
-      requestTimeoutMs: config.requestTimeoutMs,
-      baseUrlSource: config.baseUrlSource,
-      fetch: makeTrustingFetch(deps.makeFetch, caCerts, config.caCertPath),
+      requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+      baseUrlSource: config.sources.baseUrl,
+      fetch: makeTrustingFetch(deps.makeFetch, caCerts, config.caCert),
       now: deps.now,
     });
     if (config.dryRun) {

@@ -5,7 +5,8 @@
 
 import { makeProxyFetch as proxyFetch, runCommand as realRunCommand } from "../../src/system.ts";
 
-import { BitbucketProxy } from "../../src/forge/bitbucket.ts";
+import { ForgeClients } from "../../src/forge/clients.ts";
+import { sleep } from "../../src/sleep.ts";
 import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/report/native_io.ts";
 
 /** What a recording `NativeIo` saw. */
@@ -53,10 +54,17 @@ export function recordingIo(
     },
     runCommand: (program, args, stdin) =>
       realRunCommand(program, args, { stdin, timeoutMs: NATIVE_TIME_BOUNDS.eachMs }),
-    bitbucket: (target) =>
+    forgeClients: () =>
       Promise.resolve(
-        new BitbucketProxy({ proxy: target.proxy ?? "", fetch: makeFetch(target.proxy ?? "") }),
+        new ForgeClients({
+          userAgent: "service-ci/test",
+          now: Date.now,
+          sleep,
+          fetch: () => Promise.reject(new Error("no forge API in this test")),
+          proxyFetch: (proxy) => makeFetch(proxy),
+        }),
       ),
+    requestBound: () => NATIVE_TIME_BOUNDS.eachMs,
     env: (name) => env[name],
     ...effects,
   };
