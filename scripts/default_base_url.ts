@@ -11,7 +11,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseBaseUrl } from "../src/config.ts";
+import { parseBaseUrl } from "../src/options.ts";
 import { UsageError } from "../src/errors.ts";
 
 /** The module a release rewrites, relative to the repository root. */

@@ -29,7 +29,7 @@ export interface DryRunDocument {
   /** The service address the requests go to, and where it came from. */
   readonly base_url: string;
   /** Where the address came from: a flag, a variable, `.env` or the built-in default. */
-  readonly base_url_source: Config["baseUrlSource"];
+  readonly base_url_source: string;
   /** One request per agent, in the order of `--agent`. */
   readonly requests: readonly DryRunRequest[];
 }
@@ -51,7 +51,7 @@ export interface DryRunDocument {
  */
 export function dryRunDocument(
   client: Pick<ServiceClient, "headers" | "runsUrl">,
-  config: Pick<Config, "agents" | "baseUrl" | "baseUrlSource">,
+  config: Pick<Config, "agents" | "baseUrl" | "sources">,
   metadata: CiMetadata,
 ): DryRunDocument {
   const requests = config.agents.map((agent): DryRunRequest => ({
@@ -68,7 +68,7 @@ export function dryRunDocument(
   return {
     dry_run: true,
     base_url: config.baseUrl.href,
-    base_url_source: config.baseUrlSource,
+    base_url_source: config.sources.baseUrl,
     requests,
   };
 }
@@ -171,7 +171,7 @@ export function dryRun(
   output.stderr(
     `service-ci ${VERSION}: dry run, nothing is sent; ${
       describeCiMetadata(metadata, context)
-    }; service address ${config.baseUrl.href} from ${config.baseUrlSource}\n`,
+    }; service address ${config.baseUrl.href} from ${config.sources.baseUrl}\n`,
   );
   for (const line of forgeOutputLines(config, env, { metadata, context })) {
     output.stderr(`${line}\n`);

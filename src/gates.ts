@@ -53,11 +53,11 @@ export async function runGates(
   const { config, metadata, output, outputs } = context;
   const started = clock.monotonic();
   const startedAt = new Date(clock.now()).toISOString();
-  const deadline = started + config.timeoutMs;
+  const deadline = started + config.timeoutMinutes * 60_000;
   // Ends the deadline's timer and the outputs' own timers once every gate has ended.
   const done = new AbortController();
   const deadlineReached = new AbortController();
-  clock.sleep(config.timeoutMs, done.signal).then(
+  clock.sleep(config.timeoutMinutes * 60_000, done.signal).then(
     () => deadlineReached.abort(new DeadlineReached()),
     () => {},
   );
@@ -88,14 +88,14 @@ export async function runGates(
         signal,
         runId: config.runId,
         noWait: config.noWait,
-        maxPollIntervalMs: config.maxPollIntervalMs,
+        maxPollIntervalMs: config.maxPollIntervalSeconds * 1000,
         onEvent: (event) => eachOutput(outputs, output, (each) => each.event?.(agentId, event)),
       });
       // Service text is masked of every secret here, before any output renders it: escaping
       // (for Markdown, XML) would otherwise hide a secret from the mask the streams apply last.
       const outcome = toAgentOutcome(agentId, result, {
         durationMs: clock.monotonic() - started,
-        timeoutMs: config.timeoutMs,
+        timeoutMs: config.timeoutMinutes * 60_000,
         runIdGiven: config.runId !== undefined,
         secrets: output.secrets,
       });

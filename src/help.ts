@@ -17,12 +17,14 @@ const VARIABLE_WIDTH = 90;
  * ```
  */
 export function helpText(defaultBaseUrl: string | undefined): string {
-  const { agent, baseUrl, timeoutMinutes, apiKey } = OPTIONS;
+  const { agents, baseUrl, timeoutMinutes, apiKey } = OPTIONS;
   return `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
 turn its verdict into an exit code.
 
 Usage:
-  service-ci ${_usage(agent)} [${_usage(agent)} …] [${_usage(baseUrl)}] [${_usage(timeoutMinutes)}]
+  service-ci ${_usage(agents)} [${_usage(agents)} …] [${_usage(baseUrl)}] [${
+    _usage(timeoutMinutes)
+  }]
              [options]
 
 The API key is read from ${apiKey.variable} (environment or .env file), never from a flag.

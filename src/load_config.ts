@@ -72,9 +72,7 @@ export async function loadConfig(
   } catch (error) {
     throw refusedReadError(flags, env, deps.envRefused) ?? error;
   }
-  const caCerts = config.caCertPath === undefined
-    ? undefined
-    : await _readCaCerts(deps, config.caCertPath);
+  const caCerts = config.caCert === undefined ? undefined : await _readCaCerts(deps, config.caCert);
   return { config, env, caCerts };
 }
 

@@ -7,6 +7,7 @@
 
 import { pullRequestNumber } from "./ci_metadata.ts";
 import { quoteValue, UsageError } from "./errors.ts";
+import { checkHttps, isLoopbackHost } from "./http_policy.ts";
 
 /**
  * How an option is given. `boolean`: a flag alone; `switch`: a flag alone that sets
@@ -49,6 +50,11 @@ export interface OptionSpec {
   readonly flagSets?: boolean;
   /** The `--help` description, one string a line; options with equal lines share one entry. */
   readonly help: readonly string[];
+  /**
+   * The option is required: with neither flag, variable nor default, the run stops with this
+   * message (given the option itself, to name its flag and variable).
+   */
+  readonly missing?: (option: OptionSpec) => string;
   /** What a valid value is, for messages: "a positive number of minutes". */
   readonly expected?: string;
   /**
@@ -193,6 +199,113 @@ function _runId(text: string, name: string): string {
   return text;
 }
 
+/**
+ * The ports fetch never connects to, in Deno as in browsers: the Fetch standard's "bad ports"
+ * (https://fetch.spec.whatwg.org/#port-blocking), which belong to mail, X11, IRC and the like,
+ * and port 0. Every request there fails the same way, so the address is refused before any is
+ * sent.
+ *
+ * @example
+ * ```ts
+ * FETCH_BLOCKED_PORTS.includes(6000); // true
+ * ```
+ */
+export const FETCH_BLOCKED_PORTS: readonly number[] = [
+  "0 1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110",
+  "111 113 115 117 119 123 135 137 139 143 161 179 389 427 465 512 513 514 515 526 530 531",
+  "532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190",
+  "5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080",
+].join(" ").split(" ").map(Number);
+
+/**
+ * The longest service address accepted. fetch refuses a URL of about 64 KiB ("Invalid URL"), and
+ * servers refuse far shorter ones; an address this long is a mistake, not an installation.
+ */
+export const MAX_BASE_URL_LENGTH = 2048;
+
+/**
+ * Checks a service address by the `--base-url` rules: `https://` (plain `http://` only for
+ * loopback hosts), no credentials, no query or fragment, at most
+ * {@linkcode MAX_BASE_URL_LENGTH} characters, not ending in the API's own path (`/api`,
+ * `/api/v1`), not a port fetch refuses ({@linkcode FETCH_BLOCKED_PORTS}). `name` is the input the
+ * message names.
+ *
+ * @example
+ * ```ts
+ * parseBaseUrl("https://service.example/eval", "--base-url").pathname; // "/eval"
+ * ```
+ *
+ * @throws {UsageError} Naming `name` and what would be valid.
+ */
+export function parseBaseUrl(text: string, name: string): URL {
+  if (text === "") throw new UsageError(`${name} must be an https:// URL (got an empty value)`);
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    let host = "";
+    try {
+      host = new URL(`http://${text}`).hostname;
+    } catch {
+      // Not even a host: the plain message below says what is expected.
+    }
+    const scheme = isLoopbackHost(host) ? "http" : "https";
+    throw new UsageError(
+      `${name} must be an https:// URL (http:// for loopback hosts) (got ${quoteValue(text)}${
+        host === "" ? "" : `; did you mean ${scheme}://${text}?`
+      })`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`${name} must be an https:// URL (got ${quoteValue(text)})`);
+  }
+  const insecure = checkHttps(url, name, text);
+  if (insecure !== null) throw new UsageError(insecure);
+  if (url.username !== "" || url.password !== "") {
+    throw new UsageError(
+      `${name} must not contain credentials; the key goes in ${OPTIONS.apiKey.variable} (got ${url.protocol}//…@${url.host})`,
+    );
+  }
+  if (url.search !== "" || url.hash !== "") {
+    throw new UsageError(
+      `${name} must not have a query or fragment; give the address and optional path prefix only (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  if (text.length > MAX_BASE_URL_LENGTH) {
+    throw new UsageError(
+      `${name} must be at most ${MAX_BASE_URL_LENGTH} characters, the address and optional path prefix only (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  // The service's API lives under /api/v1 of its address, which service-ci adds itself: given
+  // again, every request would miss and the 404 would blame the agent.
+  const apiPath = /\/api(?:\/v1)?\/*$/i.exec(url.pathname);
+  if (apiPath !== null) {
+    const fixed = `${url.origin}${url.pathname.slice(0, apiPath.index)}`;
+    throw new UsageError(
+      `${name} must be the service's address without its API path: service-ci adds /api/v1 itself; give ${fixed} (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  if (url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))) {
+    throw new UsageError(
+      `${name} must not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  return url;
+}
+
+// A value the forge reads as given (forge/target.ts judges it); blank counts as unset.
+function _asGiven(text: string): string | undefined {
+  return text.trim() === "" ? undefined : text;
+}
+
 // The five metadata overrides share one help entry and one row of docs/options.md.
 const _METADATA = {
   type: "string",
@@ -213,7 +326,7 @@ const _METADATA = {
  * ```
  */
 export const OPTIONS = {
-  agent: {
+  agents: {
     type: "list",
     flag: "agent",
     valueName: "<uuid>",
@@ -222,10 +335,12 @@ export const OPTIONS = {
     defaultText: "required",
     help: ["agent to run; repeatable, all run concurrently"],
     expected: "an agent UUID",
+    missing: (option) =>
+      `no agent given: pass --${option.flag} ${option.valueName} (repeatable) or set ${option.variable} to a comma-separated list of agent UUIDs`,
     parse: _agents,
   },
   baseUrl: {
-    // Checked by parseBaseUrl (config.ts), which also checks the built-in default.
+    // parseBaseUrl checks the built-in default too (config.ts gives it).
     type: "string",
     flag: "base-url",
     valueName: "<url>",
@@ -234,6 +349,9 @@ export const OPTIONS = {
     defaultText: "built-in",
     help: ["the service's address; https:// (http:// only for localhost)"],
     expected: "the service's https:// address",
+    missing: (option) =>
+      `no service address: pass --${option.flag} https://…, set ${option.variable} (environment or .env), or use a release build with a built-in default (this build has none)`,
+    parse: parseBaseUrl,
   },
   timeoutMinutes: {
     flag: "timeout-minutes",
@@ -251,6 +369,8 @@ export const OPTIONS = {
     secret: true,
     help: [],
     expected: "the API key",
+    missing: (option) =>
+      `${option.variable} is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file`,
     parse: _apiKey,
   },
   githubToken: {
@@ -261,6 +381,7 @@ export const OPTIONS = {
     secret: true,
     help: ["GitHub's token for --pr-comment and --commit-status"],
     expected: "a GitHub token",
+    parse: _asGiven,
   },
   gitlabToken: {
     // Read by the comment and the commit statuses, on GitLab.
@@ -270,6 +391,7 @@ export const OPTIONS = {
     secret: true,
     help: ["a GitLab project access token for --pr-comment and --commit-status"],
     expected: "a GitLab token",
+    parse: _asGiven,
   },
   githubApiUrl: {
     // Read by the forge target (forge/target.ts): GitHub Enterprise Server's API address.
@@ -278,6 +400,7 @@ export const OPTIONS = {
     defaultText: "`https://api.github.com`",
     help: ["GitHub's API address for --pr-comment and --commit-status"],
     expected: "an https:// URL",
+    parse: _asGiven,
   },
   gitlabApiUrl: {
     // Read by the forge target (forge/target.ts).
@@ -286,6 +409,7 @@ export const OPTIONS = {
     defaultText: "set by GitLab CI",
     help: ["GitLab's API address for --pr-comment and --commit-status"],
     expected: "an https:// URL",
+    parse: _asGiven,
   },
   bitbucketProxy: {
     // Read by the forge target (forge/target.ts): where Bitbucket's requests are signed.
@@ -294,6 +418,7 @@ export const OPTIONS = {
     defaultText: "`http://localhost:29418`",
     help: ["the Bitbucket Pipelines proxy that signs Bitbucket's requests"],
     expected: "a proxy address",
+    parse: _asGiven,
   },
   json: {
     type: "boolean",
@@ -343,7 +468,7 @@ export const OPTIONS = {
     valueName: "<file>",
     defaultText: "`./.env` if present",
     help: ["read variables from this file instead of ./.env (set ones win)"],
-    expected: "a file path",
+    ..._text("a file path"),
   },
   caCert: {
     type: "string",
@@ -444,6 +569,25 @@ export const ACTION_ONLY_INPUTS: readonly string[] = [
   "github-token",
 ];
 
+/** What an option's check gives (`parse`'s result), or `boolean` for a flag alone. */
+export type ParsedValue<O> = O extends { readonly type: "boolean" } ? boolean
+  : O extends { readonly parse: (input: never, name: string) => infer T } ? Exclude<T, undefined>
+  : never;
+
+/**
+ * The value an option resolves to: what its `parse` returns (a boolean for a flag alone), never
+ * `undefined` when it has a default or is required.
+ */
+export type OptionValue<O> = O extends { readonly default: unknown } | { readonly missing: unknown }
+  ? ParsedValue<O>
+  : ParsedValue<O> | undefined;
+
+/** The options a run resolves: every one but `--help` and `--version`. */
+export type ConfigKey = Exclude<OptionKey, "help" | "version">;
+
+/** Every option's value, keyed as {@linkcode OPTIONS}: the `Config` type, derived from the table. */
+export type OptionValues = { readonly [K in ConfigKey]: OptionValue<(typeof OPTIONS)[K]> };
+
 /** The value a parsed flag holds: a boolean, the values of a repeated flag, or its text. */
 export type FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
   : O extends { readonly type: "list" } ? readonly string[]
@@ -523,7 +667,7 @@ export function nearMissNames(variable: string): string[] {
  */
 export const NEAR_MISS_VARIABLES: readonly string[] = [
   ...new Set(
-    [OPTIONS.apiKey.variable, OPTIONS.agent.variable, OPTIONS.baseUrl.variable].flatMap(
+    [OPTIONS.apiKey.variable, OPTIONS.agents.variable, OPTIONS.baseUrl.variable].flatMap(
       nearMissNames,
     ),
   ),

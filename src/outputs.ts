@@ -61,10 +61,10 @@ export async function chooseOutputs(
 ): Promise<RunOutput[]> {
   const { config, output } = context;
   const [junit, json] = [optionName(OPTIONS.junit), optionName(OPTIONS.json)];
-  const junitStream = config.junitPath === undefined ? undefined : _STREAMS[config.junitPath];
+  const junitStream = config.junit === undefined ? undefined : _STREAMS[config.junit];
   if (junitStream === "stdout" && config.json) {
     throw new UsageError(
-      `${junit} ${config.junitPath} and ${json} cannot both be written to stdout: give ${junit} a file path`,
+      `${junit} ${config.junit} and ${json} cannot both be written to stdout: give ${junit} a file path`,
     );
   }
   // Whatever holds stdout as one document pushes the CI's command lines to stderr.
@@ -93,7 +93,7 @@ export async function chooseOutputs(
     name: "the forge clients",
     settle: () => clients?.settle() ?? [],
   });
-  if (config.junitPath !== undefined) {
+  if (config.junit !== undefined) {
     const { renderJunit } = await import("./report/junit.ts");
     outputs.push({
       kind: "report",
@@ -102,7 +102,7 @@ export async function chooseOutputs(
         what: `the ${junit} report`,
         source: junit,
         fixedBy: "it",
-        path: config.junitPath,
+        path: config.junit,
         append: false,
         ...(junitStream === undefined ? {} : { stream: junitStream }),
         render: renderJunit,
@@ -123,7 +123,7 @@ export async function chooseOutputs(
     header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
       config.baseUrl.pathname.replace(/\/+$/, "")
     } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
-      formatMinutes(config.timeoutMs)
+      formatMinutes(config.timeoutMinutes * 60_000)
     } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""})`,
   }));
   await _checkReportPaths(effects.files, outputs);
@@ -349,7 +349,7 @@ async function _forgeClients(
     userAgent: userAgent(),
     clock: effects.clock,
     http: effects.http,
-    requestTimeoutMs: context.config.requestTimeoutMs,
+    requestTimeoutMs: context.config.requestTimeoutSeconds * 1000,
   });
 }
 
@@ -426,7 +426,8 @@ function _nativeIo(
         stdin: stdin === undefined ? undefined : output.mask(stdin),
         timeoutMs: bound(),
       }),
-    forgeProxy: async (target) => (await forgeClients()).proxy(target, bound),
+    forgeClients,
+    requestBound: bound,
     env,
   };
 }

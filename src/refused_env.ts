@@ -27,7 +27,7 @@ export function refusedReadError(
   if (envRefused === undefined) return undefined;
   const needed = [
     OPTIONS.apiKey.variable,
-    ...(flags.agent === undefined || flags.agent.length === 0 ? [OPTIONS.agent.variable] : []),
+    ...(flags.agents === undefined || flags.agents.length === 0 ? [OPTIONS.agents.variable] : []),
     ...(flags.baseUrl === undefined && defaultBaseUrl === undefined
       ? [OPTIONS.baseUrl.variable]
       : []),

@@ -8,7 +8,7 @@
 
 import { detectCiBuild, detectProvider } from "./ci_metadata.ts";
 import { ServiceClient } from "./client.ts";
-import { parseCommandLine } from "./config.ts";
+import { metadataOverrides, parseCommandLine } from "./config.ts";
 import { FileRefused, firstLine, UsageError } from "./errors.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
@@ -59,7 +59,7 @@ export async function run(effects: RunEffects): Promise<number> {
     // The one answer to "which CI is this" (ci_metadata.ts): sent to the service, and choosing
     // the CI's writer among the outputs.
     const { metadata, context } = await detectCiBuild(env, {
-      overrides: config.overrides,
+      overrides: metadataOverrides(config),
       readTextFile: (path) =>
         effects.files.readTextFile(path).catch((error) => {
           if (error instanceof FileRefused) throw error;
@@ -71,12 +71,12 @@ export async function run(effects: RunEffects): Promise<number> {
       baseUrl: config.baseUrl,
       apiKey: config.apiKey,
       userAgent: userAgent(),
-      requestTimeoutMs: config.requestTimeoutMs,
-      baseUrlSource: config.baseUrlSource,
+      requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+      baseUrlSource: config.sources.baseUrl,
       fetch: makeTrustingFetch(
         (caCerts) => effects.http.makeFetch({ caCerts }),
         caCerts,
-        config.caCertPath,
+        config.caCert,
       ),
       clock: effects.clock,
       timeout: effects.http.timeout,

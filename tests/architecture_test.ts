@@ -146,6 +146,33 @@ Deno.test("each option is spelled in one place in src/: its flag and variable ap
   assert.deepEqual(found, []);
 });
 
+Deno.test("every variable src/ reads by name is declared: in the option table, a CI provider's list or a writer's, and so among ENV_VARIABLES", async () => {
+  const { ENV_VARIABLES } = await import("../src/env_variables.ts");
+  const undeclared: string[] = [];
+  let seen = 0;
+  for (const file of await sourceFiles()) {
+    const text = code(await Deno.readTextFile(file));
+    const names = [
+      ...text.matchAll(/\b(?:read|env|io\.env|readEnv)\(\s*"([A-Z][A-Z0-9_]*)"/g),
+      ...text.matchAll(/\benv\[\s*"([A-Z][A-Z0-9_]*)"\s*\]/g),
+    ].map((match) => match[1]!);
+    for (const name of new Set(names)) {
+      seen++;
+      if (!ENV_VARIABLES.includes(name)) undeclared.push(`${relative(file)}: ${name}`);
+    }
+  }
+  assert.ok(seen > 50, `only ${seen} reads found: the patterns no longer match the code`);
+  assert.deepEqual(undeclared, []);
+  // The only reader of the process's environment is main.ts, and it asks only for ENV_VARIABLES.
+  const readers: string[] = [];
+  for (const file of await sourceFiles()) {
+    if (/Deno\.env\.(get|toObject)\(/.test(code(await Deno.readTextFile(file)))) {
+      readers.push(relative(file));
+    }
+  }
+  assert.deepEqual(readers, ["src/main.ts"]);
+});
+
 // Every module another src/ module imports, statically (types included) or with import().
 async function importGraph(): Promise<Map<string, string[]>> {
   const graph = new Map<string, string[]>();

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { FETCH_BLOCKED_PORTS, type Flags, parseCommandLine, resolveConfig } from "../src/config.ts";
+import { type Flags, metadataOverrides, parseCommandLine, resolveConfig } from "../src/config.ts";
+import { FETCH_BLOCKED_PORTS } from "../src/options.ts";
 import { UsageError } from "../src/errors.ts";
 import { mergeEnv, parseEnvFile } from "../src/env_file.ts";
 import { OPTIONS } from "../src/options.ts";
@@ -91,7 +92,13 @@ Deno.test("parseCommandLine() keys the flags as the table: a list in order, the 
     ]),
     {
       kind: "run",
-      flags: { agent: [A, B], timeoutMinutes: "6", ciNative: false, prComment: true, runId: "-r1" },
+      flags: {
+        agents: [A, B],
+        timeoutMinutes: "6",
+        ciNative: false,
+        prComment: true,
+        runId: "-r1",
+      },
     },
   );
 });
@@ -149,7 +156,7 @@ Deno.test("parseCommandLine() refuses every repeated single-value option, naming
   // A list repeats; a switch given twice says the same thing twice.
   assert.deepEqual(parseCommandLine(["--agent", A, "--agent", B, "--json", "--json"]), {
     kind: "run",
-    flags: { agent: [A, B], json: true },
+    flags: { agents: [A, B], json: true },
   });
 });
 
@@ -192,8 +199,8 @@ Deno.test("resolveConfig() reads each switch from its flag, else its variable, e
   usageError(["--agent", A], bad, /^SERVICE_CI_NATIVE must be true or false \(also 1\/0/);
   const key = { ...ENV, SERVICE_PR_COMMENT_KEY: " leg-1 ", SERVICE_CA_CERT: "ca.pem" };
   assert.equal(resolveConfig(flags(["--agent", A]), key).prCommentKey, "leg-1");
-  assert.equal(resolveConfig(flags(["--agent", A]), key).caCertPath, "ca.pem");
-  assert.equal(resolveConfig(flags(["--agent", A, "--ca-cert", "x.pem"]), key).caCertPath, "x.pem");
+  assert.equal(resolveConfig(flags(["--agent", A]), key).caCert, "ca.pem");
+  assert.equal(resolveConfig(flags(["--agent", A, "--ca-cert", "x.pem"]), key).caCert, "x.pem");
 });
 
 Deno.test("parseCommandLine() refuses --api-key in any spelling, saying why and how to set the key", () => {
@@ -227,14 +234,17 @@ Deno.test("resolveConfig() reads the documented defaults", () => {
   const config = resolveConfig(flags(["--agent", A]), ENV);
   assert.deepEqual(config.agents, [A]);
   assert.equal(config.baseUrl.href, "https://service.example/");
-  assert.equal(config.timeoutMs, OPTIONS.timeoutMinutes.default * 60_000);
-  assert.equal(config.timeoutMs, 30 * 60_000);
-  assert.equal(config.requestTimeoutMs, 30_000);
-  assert.equal(config.maxPollIntervalMs, 10_000);
+  assert.equal(config.timeoutMinutes, OPTIONS.timeoutMinutes.default);
+  assert.equal(config.timeoutMinutes, 30);
+  assert.equal(config.requestTimeoutSeconds, 30);
+  assert.equal(config.maxPollIntervalSeconds, 10);
   assert.equal(config.json, false);
-  assert.equal(config.junitPath, undefined);
-  assert.deepEqual(config.overrides, {});
+  assert.equal(config.junit, undefined);
+  assert.deepEqual(metadataOverrides(config), {});
   assert.ok(Object.isFrozen(config));
+  assert.equal(config.sources.timeoutMinutes, "default");
+  assert.equal(config.sources.agents, "--agent");
+  assert.equal(config.sources.junit, "unset");
 });
 
 Deno.test("resolveConfig() takes the flag over the environment", () => {
@@ -249,11 +259,12 @@ Deno.test("resolveConfig() takes the flag over the environment", () => {
     env,
   );
   assert.deepEqual(config.agents, [A]);
-  assert.equal(config.timeoutMs, 30_000);
+  assert.equal(config.timeoutMinutes, 0.5);
   assert.equal(config.baseUrl.href, "https://flag.example/eval/");
   const fromEnv = resolveConfig(flags([]), env);
   assert.deepEqual(fromEnv.agents, [B]);
-  assert.equal(fromEnv.timeoutMs, 5 * 60_000);
+  assert.equal(fromEnv.timeoutMinutes, 5);
+  assert.equal(fromEnv.sources.timeoutMinutes, "SERVICE_TIMEOUT_MINUTES");
   assert.equal(fromEnv.baseUrl.host, "env.example");
 });
 
@@ -439,7 +450,7 @@ Deno.test("resolveConfig() passes metadata overrides through unchanged", () => {
     ]),
     ENV,
   );
-  assert.deepEqual(config.overrides, {
+  assert.deepEqual(metadataOverrides(config), {
     commitSha: "abc123",
     branch: "feature/x",
     pullRequest: 42,

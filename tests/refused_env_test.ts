@@ -17,11 +17,11 @@ Deno.test("refusedReadError() names each required variable that is unset because
 });
 
 Deno.test("refusedReadError() leaves out what a flag, .env or the built-in default gives", () => {
-  const flags = { agent: [AGENT], baseUrl: "https://x.example" };
+  const flags = { agents: [AGENT], baseUrl: "https://x.example" };
   assert.match(refusedReadError(flags, {}, all, undefined)!.message, /^SERVICE_API_KEY cannot/);
   assert.equal(refusedReadError(flags, { SERVICE_API_KEY: "sk_from_dotenv" }, all), undefined);
   assert.match(
-    refusedReadError({ agent: [AGENT] }, {}, all, "https://default.example")!.message,
+    refusedReadError({ agents: [AGENT] }, {}, all, "https://default.example")!.message,
     /^SERVICE_API_KEY cannot be read: Deno's permissions do not grant it/,
   );
   assert.equal(refusedReadError({}, {}, () => false, undefined), undefined);
@@ -33,7 +33,7 @@ Deno.test("loadConfig() says a refused key was refused, never that it is not set
     env: () => undefined,
     readTextFile: () => Promise.reject(new Deno.errors.NotFound("no .env")),
   };
-  const flags = { agent: [AGENT], baseUrl: "https://x.example" };
+  const flags = { agents: [AGENT], baseUrl: "https://x.example" };
   await assert.rejects(
     loadConfig(flags, ["SERVICE_API_KEY"], {
       ...deps,

@@ -73,7 +73,7 @@ export class ForgeClients {
    * The REST client of a GitHub or GitLab target (the same one for the same forge, address and
    * token).
    *
-   * @throws {TypeError} For a Bitbucket target, which has {@linkcode ForgeClients.proxy}.
+   * @throws {TypeError} For a Bitbucket target, which has {@linkcode ForgeClients.bitbucket}.
    */
   api(target: ForgeTarget): ForgeHttp {
     if (target.forge === "Bitbucket" || target.token === null) {
@@ -104,7 +104,7 @@ export class ForgeClients {
    * The client through the pipeline's proxy, for a Bitbucket target, under the forge's limits;
    * with `timeoutMs`, each request has that bound (a CI channel's, for Code Insights).
    */
-  proxy(target: ForgeTarget, timeoutMs?: () => number): BitbucketProxy {
+  bitbucket(target: ForgeTarget, timeoutMs?: () => number): BitbucketProxy {
     const proxy = target.proxy ?? "";
     const { http, requestTimeoutMs } = this.#options;
     return new BitbucketProxy({

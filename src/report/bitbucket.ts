@@ -91,7 +91,7 @@ export function createBitbucketWriter(): NativeWriter {
         return;
       }
       const proxy = target.proxy ?? "";
-      const bitbucket = await io.forgeProxy(target);
+      const bitbucket = (await io.forgeClients()).bitbucket(target, io.requestBound);
       const url = `${target.apiUrl}/reports/${BITBUCKET_REPORT_ID}`;
       try {
         await bitbucket.request("DELETE", url);

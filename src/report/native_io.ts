@@ -3,8 +3,7 @@
  * shape every writer has, so writers stay pure where they can and testable where they cannot.
  */
 
-import type { BitbucketProxy } from "../forge/bitbucket.ts";
-import type { ForgeTarget } from "../forge/target.ts";
+import type { ForgeClients } from "../forge/clients.ts";
 import type { RunReport } from "../outcome.ts";
 import type { FileReport } from "./deliver.ts";
 import type { CommandResult } from "../effects.ts";
@@ -34,11 +33,13 @@ export interface NativeIo {
     stdin?: string,
   ) => Promise<CommandResult>;
   /**
-   * The run's one client through the pipeline's proxy for a Bitbucket target
-   * (`forge/clients.ts`): Code Insights shares it, and with it the forge's limits, with the
-   * commit statuses.
+   * The run's forge clients (`forge/clients.ts`), one per forge: a writer that speaks to a forge
+   * (Bitbucket's Code Insights) shares it, and with it the forge's limits, with the commit
+   * statuses and the comment.
    */
-  readonly forgeProxy: (target: ForgeTarget) => Promise<BitbucketProxy>;
+  readonly forgeClients: () => Promise<ForgeClients>;
+  /** The time left for one request of this writer, in milliseconds: its channel's bound. */
+  readonly requestBound: () => number;
   /** Reads one environment variable (flags, environment and `.env` already merged). */
   readonly env: (name: string) => string | undefined;
 }

@@ -84,7 +84,7 @@ export function statusForge(
     case "Bitbucket":
       return new BitbucketStatuses({
         target,
-        bitbucket: clients.proxy(target),
+        bitbucket: clients.bitbucket(target),
         fallbackLink: httpLink(metadata.build_url) ?? target.web ?? "",
       });
   }

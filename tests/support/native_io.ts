@@ -3,11 +3,10 @@
  * ones (run a program, fetch through a proxy), and a fake HTTP proxy on loopback.
  */
 
+import { ForgeClients } from "../../src/forge/clients.ts";
 import { boundedFetch, makePolicyFetch } from "../../src/http_policy.ts";
 import { systemClock } from "../../src/sleep.ts";
 import { runCommand as realRunCommand } from "../../src/system.ts";
-
-import { BitbucketProxy } from "../../src/forge/bitbucket.ts";
 import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/report/native_io.ts";
 
 /** What a recording `NativeIo` saw. */
@@ -55,10 +54,21 @@ export function recordingIo(
     },
     runCommand: (program, args, stdin) =>
       realRunCommand(program, args, { stdin, timeoutMs: NATIVE_TIME_BOUNDS.eachMs }),
-    forgeProxy: (target) =>
+    forgeClients: () =>
       Promise.resolve(
-        new BitbucketProxy({ proxy: target.proxy ?? "", fetch: makeFetch(target.proxy ?? "") }),
+        new ForgeClients({
+          userAgent: "service-ci/test",
+          clock: systemClock,
+          http: {
+            makeFetch: (setup) =>
+              setup.proxy === undefined
+                ? () => Promise.reject(new Error("no forge API in this test"))
+                : makeFetch(setup.proxy),
+            timeout: systemClock.timeout,
+          },
+        }),
       ),
+    requestBound: () => NATIVE_TIME_BOUNDS.eachMs,
     env: (name) => env[name],
     ...effects,
   };
