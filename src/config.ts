@@ -20,8 +20,6 @@ import {
 import { quoteValue, UsageError } from "./errors.ts";
 import { parseArgTokens, type TokenOption } from "./parse_args.ts";
 
-export type { Flags } from "./options.ts";
-
 /**
  * Where an option's value came from: its flag (`--base-url`), its variable (`SERVICE_BASE_URL`),
  * `.env`, the release's `built-in default` address, the table's `default`, or `unset`.

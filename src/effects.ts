@@ -7,8 +7,6 @@
 
 import type { Streams } from "./output.ts";
 
-export type { Streams };
-
 /** A report file, opened before anything is rendered so that most failures come first. */
 export interface ReportFile {
   /** Writes text at the file's current end. */

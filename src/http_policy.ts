@@ -9,8 +9,6 @@
 import type { FetchSetup } from "./effects.ts";
 import { sanitize } from "./sanitize.ts";
 
-export type { FetchSetup };
-
 /** The most redirects followed for one request, by every client. */
 export const MAX_REDIRECTS = 5;
 /** The most bytes read from an answer of the service (one run document). */

@@ -4,7 +4,8 @@
  * anything is sent. Every failure is a {@linkcode UsageError} naming the input at fault.
  */
 
-import { type Config, type Flags, resolveConfig } from "./config.ts";
+import { type Config, resolveConfig } from "./config.ts";
+import type { Flags } from "./options.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
 import { optionName, OPTIONS, secretValues } from "./options.ts";

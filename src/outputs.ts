@@ -10,7 +10,8 @@ import { optionName, OPTIONS } from "./options.ts";
 import { formatMinutes, type RunReport } from "./outcome.ts";
 import type { Output } from "./output.ts";
 import { consoleOutput } from "./report/console.ts";
-import { deliverReports, type ReportFile, writeReportFile } from "./report/deliver.ts";
+import type { ReportFile } from "./effects.ts";
+import { deliverReports, writeReportFile } from "./report/deliver.ts";
 import { nativeWriter } from "./report/native.ts";
 import { type NativeIo, nativeTimeBound, type NativeWriter } from "./report/native_io.ts";
 import type { Clock, Files, RunEffects } from "./effects.ts";
@@ -24,8 +25,6 @@ import {
 } from "./run_output.ts";
 import type { ForgeClients } from "./forge/clients.ts";
 import { userAgent, VERSION } from "./version.ts";
-
-export type { OutputsContext };
 
 /** The effects choosing the outputs uses, and each output with them. */
 export type ChooseEffects = Pick<

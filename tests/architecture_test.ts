@@ -235,3 +235,16 @@ Deno.test("no CI's writer imports another CI's writer", async () => {
   );
   assert.deepEqual(crossings, []);
 });
+
+Deno.test("no module in src/ re-exports another's names: each is imported from its home", async () => {
+  const found: string[] = [];
+  for (const file of await sourceFiles()) {
+    for (const line of code(await Deno.readTextFile(file)).split("\n")) {
+      if (/^export (type )?\{[^}]*\}( from\b|;)/.test(line)) {
+        found.push(`${relative(file)}: ${line}`);
+      }
+      if (/^export \* from\b/.test(line)) found.push(`${relative(file)}: ${line}`);
+    }
+  }
+  assert.deepEqual(found, []);
+});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type Flags, metadataOverrides, parseCommandLine, resolveConfig } from "../src/config.ts";
+import { metadataOverrides, parseCommandLine, resolveConfig } from "../src/config.ts";
+import type { Flags } from "../src/options.ts";
 import { FETCH_BLOCKED_PORTS } from "../src/options.ts";
 import { UsageError } from "../src/errors.ts";
 import { mergeEnv, parseEnvFile } from "../src/env_file.ts";

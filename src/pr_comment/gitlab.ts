@@ -2,7 +2,8 @@
 
 import { ForgeError, type ForgeHttp, type RequestOptions, tokenUser } from "../forge/client.ts";
 import { hasMarker } from "./marker.ts";
-import { type CommentThread, type FoundComment, MAX_PAGES, nextLink } from "./thread.ts";
+import { nextLink } from "../forge/client.ts";
+import { type CommentThread, type FoundComment, MAX_PAGES } from "./thread.ts";
 
 /** Options of {@linkcode GitlabThread}. */
 export interface GitlabThreadOptions {

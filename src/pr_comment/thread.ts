@@ -2,8 +2,6 @@
 
 import type { RequestOptions } from "../forge/client.ts";
 
-export { nextLink } from "../forge/client.ts";
-
 /** The most pages of comments read while looking for the marker (100 comments a page). */
 export const MAX_PAGES = 50;
 

@@ -6,7 +6,9 @@
 import type { RunReport } from "../outcome.ts";
 import { OUTCOME_LABELS } from "../words.ts";
 import { outputValues, summaryMarkdown } from "./model.ts";
-import { type CommandResult, formatBound, type NativeIo, type NativeWriter } from "./native_io.ts";
+import type { CommandResult } from "../effects.ts";
+import { formatBound } from "../http_policy.ts";
+import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { sanitize } from "../sanitize.ts";
 
 /** The annotation's context: a re-run of the job replaces the annotation instead of adding one. */

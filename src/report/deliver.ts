@@ -8,7 +8,6 @@
 import type { ReportFile } from "../effects.ts";
 import type { RunReport } from "../outcome.ts";
 
-export type { ReportFile };
 import { withUndeliveredReport } from "../outcome.ts";
 
 /** One report written to a file. */

@@ -8,9 +8,6 @@ import type { RunReport } from "../outcome.ts";
 import type { FileReport } from "./deliver.ts";
 import type { CommandResult } from "../effects.ts";
 
-export type { CommandOptions, CommandResult } from "../effects.ts";
-export { formatBound } from "../http_policy.ts";
-
 /** The effects a native writer may use; `run.ts` passes the real ones, tests pass fakes. */
 export interface NativeIo {
   /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { nextLink } from "../../src/pr_comment/thread.ts";
+import { nextLink } from "../../src/forge/client.ts";
 
 Deno.test('nextLink() reads the rel="next" address of a Link header', () => {
   assert.equal(

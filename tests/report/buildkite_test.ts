@@ -24,7 +24,8 @@ import {
   writeStandInAgent,
   writeUnrulyAgent,
 } from "../support/native_io.ts";
-import { type CommandResult, nativeTimeBound } from "../../src/report/native_io.ts";
+import type { CommandResult } from "../../src/effects.ts";
+import { nativeTimeBound } from "../../src/report/native_io.ts";
 
 // Runs `test` with a stand-in `buildkite-agent` first on PATH.
 async function withStandIn(

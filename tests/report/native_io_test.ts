@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { formatBound, NATIVE_TIME_BOUNDS, nativeTimeBound } from "../../src/report/native_io.ts";
+import { formatBound } from "../../src/http_policy.ts";
+import { NATIVE_TIME_BOUNDS, nativeTimeBound } from "../../src/report/native_io.ts";
 
 Deno.test("nativeTimeBound() gives each call the bound, less when the total has less left, then 0", () => {
   let now = 1_000;
