@@ -48,6 +48,7 @@ export type UsageErrorEffects = Pick<
  *
  * @example
  * ```ts
+ * import type { OutputsContext } from "./run_output.ts";
  * declare const effects: ChooseEffects;
  * declare const context: OutputsContext;
  * const outputs = await chooseOutputs(effects, context);

@@ -139,6 +139,7 @@ export async function deliverReports(
  *
  * @example
  * ```ts
+ * import type { ReportFile } from "../effects.ts";
  * declare const open: (path: string, append: boolean) => Promise<ReportFile>;
  * await writeReportFile(open, "service-ci.env", "SERVICE_CI_PASSED=true\n", false);
  * ```
