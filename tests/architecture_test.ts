@@ -248,3 +248,18 @@ Deno.test("no module in src/ re-exports another's names: each is imported from i
   }
   assert.deepEqual(found, []);
 });
+
+Deno.test("docs/architecture.md's module table has a row for every module of src/, and no row for one that is gone", async () => {
+  const doc = await Deno.readTextFile(new URL("../docs/architecture.md", import.meta.url));
+  const section = doc.split("\n## Every module\n")[1]?.split("\n## ")[0] ?? "";
+  const rows = [...section.matchAll(/^\| `(src\/[^`]+\.ts)`/gm)].map((match) => match[1]!);
+  const modules = (await sourceFiles()).map(relative);
+  assert.ok(rows.length > 0, "docs/architecture.md has a section ## Every module with a table");
+  assert.deepEqual(
+    modules.filter((module) => !rows.includes(module)),
+    [],
+    "missing from the table",
+  );
+  assert.deepEqual(rows.filter((row) => !modules.includes(row)), [], "rows for no module");
+  assert.equal(new Set(rows).size, rows.length, "a module listed twice");
+});
