@@ -93,26 +93,42 @@ Deno.test("the comment stripper keeps code and drops comments (so the checks abo
   assert.ok(CI_NAMES.test(code('const provider = "github_actions";')));
 });
 
-Deno.test("docs/architecture.md's worked example of a new output type-checks against the code", async () => {
+Deno.test("docs/architecture.md's worked examples (an output, a CI, a forge) type-check against the code", async () => {
   const doc = await Deno.readTextFile(new URL("../docs/architecture.md", import.meta.url));
   const blocks = [...doc.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map(([, indent, body]) =>
     body!.split("\n").map((line) => line.slice(indent!.length)).join("\n")
   );
-  assert.equal(blocks.length, 1, "one TypeScript example");
+  // The output's example names no path (it is src/report/verdict_file.ts); the others say theirs.
+  const paths = blocks.map((block) =>
+    /^\/\/ (src\/\S+\.ts)/.exec(block)?.[1] ?? "src/report/verdict_file.ts"
+  );
+  assert.deepEqual(paths, [
+    "src/report/verdict_file.ts",
+    "src/ci_providers.ts",
+    "src/report/semaphore.ts",
+    "src/status/gitea.ts",
+  ]);
+  const root = new URL("../", import.meta.url);
   const dir = await Deno.makeTempDir({ prefix: "architecture-" });
   try {
-    const file = `${dir}/verdict_file.ts`;
-    await Deno.writeTextFile(
-      file,
-      blocks[0]!.replaceAll('from "../', `from "${new URL("../src/", import.meta.url).href}`),
-    );
+    const files = blocks.map((block, index) => {
+      const home = new URL(paths[index]!, root);
+      return {
+        file: `${dir}/example_${index}.ts`,
+        text: block.replace(
+          /from "(\.{1,2}\/[^"]+)"/g,
+          (_, path) => `from "${new URL(path, home).href}"`,
+        ),
+      };
+    });
+    for (const { file, text } of files) await Deno.writeTextFile(file, text);
     const { code, stderr } = await new Deno.Command(Deno.execPath(), {
       args: [
         "check",
         "--quiet",
         "--config",
         new URL("../deno.json", import.meta.url).pathname,
-        file,
+        ...files.map(({ file }) => file),
       ],
       stdout: "null",
       stderr: "piped",
