@@ -8,6 +8,7 @@ import {
   type Read,
 } from "./ci_providers.ts";
 import { FileRefused, quoteValue, UsageError } from "./errors.ts";
+import { pullRequestNumber } from "./pull_request.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "./sanitize.ts";
 
@@ -462,24 +463,6 @@ async function _readJson(
 
 function _text(value: string | null): string | null {
   return value?.trim() || null;
-}
-
-/**
- * A pull request's number from text, or `null`: the one rule for what a number is, for the
- * providers' variables and `--pull-request` alike. `"false"`, `""`, `"PR-3"`, `"0"`, `"1.5"` and
- * numbers past 2^53 are all "not a pull request".
- *
- * @example
- * ```ts
- * pullRequestNumber("42"); // 42
- * pullRequestNumber("false"); // null
- * ```
- */
-export function pullRequestNumber(value: string | null): number | null {
-  const text = value?.trim() ?? "";
-  if (!/^[1-9]\d*$/.test(text)) return null;
-  const number = Number(text);
-  return Number.isSafeInteger(number) ? number : null;
 }
 
 // A branch without `refs/heads/`; tags (`refs/tags/…`) and other refs (`refs/pull/…`) are none.

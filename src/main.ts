@@ -15,28 +15,25 @@ if (refusal !== undefined) {
   Deno.exit(2);
 }
 
-const [{ ENV_VARIABLES }, { runGit }, { makePolicyFetch }, { Interrupted }, { run }, system, {
-  systemClock,
-}] = await Promise.all([
-  import("./env_variables.ts"),
-  import("./git.ts"),
-  import("./http_policy.ts"),
-  import("./interrupted.ts"),
-  import("./run.ts"),
-  import("./system.ts"),
-  import("./sleep.ts"),
-]);
+const [{ runGit }, { makePolicyFetch }, { Interrupted }, { run }, system, { systemClock }] =
+  await Promise.all([
+    import("./git.ts"),
+    import("./http_policy.ts"),
+    import("./interrupted.ts"),
+    import("./run.ts"),
+    import("./system.ts"),
+    import("./sleep.ts"),
+  ]);
 
 /** The variables Deno's permission list (`--allow-env`) refused to let the program read. */
 const refusedEnv = new Set<string>();
 
 /**
- * Reads one variable. Only the variables of `ENV_VARIABLES` are asked for; one the permissions
- * do not grant reads as unset rather than crashing a gate over metadata, and is remembered, so
- * that a required setting missing for that reason is said as such.
+ * Reads one variable; `run.ts` asks only for those the program declares (`ENV_VARIABLES`). One
+ * the permissions do not grant reads as unset rather than crashing a gate over metadata, and is
+ * remembered, so that a required setting missing for that reason is said as such.
  */
 function readEnv(name: string): string | undefined {
-  if (!ENV_VARIABLES.includes(name)) return undefined;
   try {
     return Deno.env.get(name);
   } catch (error) {

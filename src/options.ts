@@ -5,7 +5,7 @@
  * README.md and action.yml against it.
  */
 
-import { pullRequestNumber } from "./ci_metadata.ts";
+import { pullRequestNumber } from "./pull_request.ts";
 import { quoteValue, UsageError } from "./errors.ts";
 import { checkHttps, isLoopbackHost } from "./http_policy.ts";
 

@@ -6,19 +6,13 @@
  * each CI's writer behind one interface (run_output.ts); docs/architecture.md draws the flow.
  */
 
-import { detectCiBuild, detectProvider } from "./ci_metadata.ts";
-import { ServiceClient } from "./client.ts";
 import { metadataOverrides, parseCommandLine } from "./config.ts";
 import { FileRefused, firstLine, UsageError } from "./errors.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
-import { ENV_VARIABLES } from "./env_variables.ts";
 import { ExitCode } from "./exit_code.ts";
-import { runGates } from "./gates.ts";
-import { loadConfig, makeTrustingFetch } from "./load_config.ts";
-import { inActionTerms, OPTIONS, secretValues } from "./options.ts";
+import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./options.ts";
 import { Output } from "./output.ts";
-import { chooseOutputs, finishOutputs, reportUsageError } from "./outputs.ts";
 import { userAgent, VERSION } from "./version.ts";
 
 /**
@@ -34,9 +28,13 @@ import { userAgent, VERSION } from "./version.ts";
  */
 export async function run(effects: RunEffects): Promise<number> {
   const output = new Output(effects.console);
+  // Only the variables the program declares are asked for: the option table's until the command
+  // line is known, then every one of ENV_VARIABLES (loaded with the pipeline).
+  const ask = (names: readonly string[]) => (name: string) =>
+    names.includes(name) ? effects.env.get(name) : undefined;
   // Every secret the environment holds is masked before anything can be said, usage errors
   // included; those of a .env file as soon as it is read (loadConfig).
-  for (const secret of secretValues(effects.env.get)) output.addSecret(secret);
+  for (const secret of secretValues(ask(CONFIG_ENV_VARIABLES))) output.addSecret(secret);
   try {
     const invocation = parseCommandLine(effects.args);
     if (invocation.kind === "help") {
@@ -49,8 +47,24 @@ export async function run(effects: RunEffects): Promise<number> {
       }\n`;
       return output.stdout(text) ? ExitCode.Passed : ExitCode.Unchecked;
     }
+    // The pipeline is loaded only now: --help and --version need none of it.
+    const [
+      { ENV_VARIABLES },
+      { loadConfig, makeTrustingFetch },
+      { detectCiBuild },
+      { ServiceClient },
+      { chooseOutputs, finishOutputs },
+      { runGates },
+    ] = await Promise.all([
+      import("./env_variables.ts"),
+      import("./load_config.ts"),
+      import("./ci_metadata.ts"),
+      import("./client.ts"),
+      import("./outputs.ts"),
+      import("./gates.ts"),
+    ]);
     const { config, env, caCerts } = await loadConfig(invocation.flags, ENV_VARIABLES, {
-      env: effects.env.get,
+      env: ask(ENV_VARIABLES),
       ...(effects.env.refused === undefined ? {} : { envRefused: effects.env.refused }),
       readTextFile: effects.files.readTextFile,
       cwd: effects.cwd,
@@ -91,9 +105,16 @@ export async function run(effects: RunEffects): Promise<number> {
     return await finishOutputs(effects, outputs, report, output);
   } catch (error) {
     if (error instanceof UsageError) {
-      const message = _fromAction(effects.env.get) ? inActionTerms(error.message) : error.message;
+      const message = _fromAction(ask(CONFIG_ENV_VARIABLES))
+        ? inActionTerms(error.message)
+        : error.message;
       output.stderr(`service-ci: ${message}\n`);
-      const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, effects.env.get(name)]));
+      const [{ ENV_VARIABLES }, { detectProvider }, { reportUsageError }] = await Promise.all([
+        import("./env_variables.ts"),
+        import("./ci_metadata.ts"),
+        import("./outputs.ts"),
+      ]);
+      const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, ask(ENV_VARIABLES)(name)]));
       await reportUsageError(effects, message, detectProvider(env), output);
       return ExitCode.Usage;
     }
