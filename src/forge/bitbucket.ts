@@ -9,8 +9,8 @@ import { fetchFollowing, RedirectError } from "../http_policy.ts";
 import { sanitize } from "../sanitize.ts";
 import type { Clock } from "../effects.ts";
 import { systemClock } from "../sleep.ts";
-import { ForgeError, type RequestOptions } from "./client.ts";
-import { ForgeLimits, LimitRefusal, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
+import { acquireSlot, ForgeError, type RequestOptions } from "./client.ts";
+import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
 import { parseRetryAfter } from "../backoff.ts";
 
 /** Options of {@linkcode BitbucketProxy}. */
@@ -121,24 +121,13 @@ export class BitbucketProxy {
     }
   }
 
-  async #acquire(write: boolean, options: RequestOptions) {
-    try {
-      return await this.#limits.acquire(
-        { write, priority: options.priority ?? "background" },
-        options.signal,
-      );
-    } catch (error) {
-      if (error instanceof LimitRefusal && error.reason === "refused") {
-        throw error.error instanceof ForgeError
-          ? error.error
-          : new ForgeError("unauthorized", error.message);
-      }
-      if (error instanceof LimitRefusal) {
-        throw new ForgeError("rate_limited", error.message, { givenUp: true });
-      }
-      throw new ForgeError("network", `no answer through the proxy ${this.proxy}`, {
-        cause: error,
-      });
-    }
+  #acquire(write: boolean, options: RequestOptions) {
+    return acquireSlot(
+      this.#limits,
+      write,
+      options,
+      (error) =>
+        new ForgeError("network", `no answer through the proxy ${this.proxy}`, { cause: error }),
+    );
   }
 }

@@ -20,7 +20,13 @@ import {
 import { sanitize } from "../sanitize.ts";
 import type { Clock, Http } from "../effects.ts";
 import { systemClock } from "../sleep.ts";
-import { ForgeLimits, LimitRefusal, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts";
+import {
+  ForgeLimits,
+  LimitRefusal,
+  MIN_RATE_LIMIT_PAUSE_MS,
+  type Priority,
+  type Slot,
+} from "./limits.ts";
 
 /**
  * Attempts per request, in all. A 5xx answer or no answer is tried again only for methods other
@@ -187,6 +193,47 @@ export interface ForgeAnswer {
 }
 
 /**
+ * A slot to send one request under a forge's limits, or the `ForgeError` that says why there is
+ * none: the forge refused the run (a 401 is final), a rate limit's pause outlasts the time left
+ * (`rate_limited`, `givenUp`), or what `unreached` makes of anything else. Every client of a
+ * forge acquires through this.
+ *
+ * @example
+ * ```ts
+ * import { ForgeLimits } from "./limits.ts";
+ * import { systemClock } from "../sleep.ts";
+ * const limits = new ForgeLimits({ forge: "GitHub", clock: systemClock });
+ * const slot = await acquireSlot(limits, true, {}, () => new ForgeError("network", "no answer"));
+ * slot.release();
+ * ```
+ *
+ * @throws {ForgeError} When no slot will come.
+ */
+export async function acquireSlot(
+  limits: ForgeLimits,
+  write: boolean,
+  options: RequestOptions,
+  unreached: (error: unknown) => ForgeError,
+): Promise<Slot> {
+  try {
+    return await limits.acquire(
+      { write, priority: options.priority ?? "background" },
+      options.signal,
+    );
+  } catch (error) {
+    if (error instanceof LimitRefusal && error.reason === "refused") {
+      throw error.error instanceof ForgeError
+        ? error.error
+        : new ForgeError("unauthorized", error.message);
+    }
+    if (error instanceof LimitRefusal) {
+      throw new ForgeError("rate_limited", error.message, { givenUp: true });
+    }
+    throw unreached(error);
+  }
+}
+
+/**
  * One forge API: sends JSON requests with the token to its origin and nowhere else.
  *
  * @example
@@ -288,23 +335,8 @@ export class ForgeHttp {
     }
   }
 
-  async #acquire(write: boolean, options: RequestOptions) {
-    try {
-      return await this.#limits.acquire(
-        { write, priority: options.priority ?? "background" },
-        options.signal,
-      );
-    } catch (error) {
-      if (error instanceof LimitRefusal && error.reason === "refused") {
-        throw error.error instanceof ForgeError
-          ? error.error
-          : new ForgeError("unauthorized", error.message);
-      }
-      if (error instanceof LimitRefusal) {
-        throw new ForgeError("rate_limited", error.message, { givenUp: true });
-      }
-      throw this.#unreached(error).error;
-    }
+  #acquire(write: boolean, options: RequestOptions) {
+    return acquireSlot(this.#limits, write, options, (error) => this.#unreached(error).error);
   }
 
   #resolve(target: string): URL {
