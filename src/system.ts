@@ -154,16 +154,17 @@ async function _stop(child: Deno.ChildProcess, killAfterMs: number): Promise<voi
  */
 export async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
   if (append) return await _openInPlace(path, true);
-  const info = await _lstat(path);
+  const info = await _info(path);
   if (info?.isCharDevice) return await _openInPlace(path, false);
   const problem = info === null ? null : _notAFile(info);
   if (problem !== null) throw new Error(problem);
   return await _openReplacing(path, info?.isFile ? info.mode : null);
 }
 
-async function _lstat(path: string): Promise<Deno.FileInfo | null> {
+// What is at `path`, the link itself unless `follow`; `null` when nothing is.
+async function _info(path: string, follow = false): Promise<Deno.FileInfo | null> {
   try {
-    return await Deno.lstat(path);
+    return await (follow ? Deno.stat(path) : Deno.lstat(path));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
@@ -284,7 +285,7 @@ async function _openReplacing(path: string, mode: number | null): Promise<Report
  */
 export async function checkReportPath(path: string, append: boolean): Promise<string | null> {
   try {
-    const info = append ? await _stat(path) : await _lstat(path);
+    const info = append ? await _info(path, true) : await _info(path);
     const problem = info === null || info.isCharDevice ? null : _notAFile(info);
     if (problem !== null) return problem;
     if (info !== null && (append || info.isCharDevice || info.isFile)) {
@@ -308,15 +309,6 @@ export async function checkReportPath(path: string, append: boolean): Promise<st
       }')`;
     }
     return _pathProblem(error);
-  }
-}
-
-async function _stat(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.stat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
   }
 }
 

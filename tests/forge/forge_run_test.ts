@@ -12,15 +12,21 @@ import { COURTESY_BUDGET_MS, MERGE_BUDGET_MS } from "../../src/run_output.ts";
 import { makePolicyFetch } from "../../src/http_policy.ts";
 import { sleep, systemClock } from "../../src/sleep.ts";
 import { statusName } from "../../src/status/commit_status.ts";
-import { FORGE_TARGET, FORGE_TOKENS, startFakeGithub } from "../support/fake_forge.ts";
+import {
+  FORGE_COMMITS,
+  FORGE_TARGET,
+  FORGE_TOKENS,
+  githubPullRequestEnv,
+  startFakeGithub,
+} from "../support/fake_forge.ts";
 import { hangUntil, startFakeStatusForge } from "../support/fake_status.ts";
 import { harness, type HarnessOptions } from "../support/run_harness.ts";
 import { gitlabStatusErrors } from "../support/forge_schemas.ts";
 
-const HEAD_SHA = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
-const MERGE_SHA = "0000000000000000000000000000000000000001";
+const HEAD_SHA = FORGE_COMMITS.head;
+const MERGE_SHA = FORGE_COMMITS.merge;
 const QUEUE_SHA = "9999999999999999999999999999999999999999";
-const EVENT_PATH = "/github/event.json";
+const EVENT_PATH = FORGE_COMMITS.eventPath;
 
 function agents(count: number): string[] {
   return Array.from(
@@ -30,23 +36,7 @@ function agents(count: number): string[] {
 }
 
 function githubEnv(apiUrl: string, extra: Record<string, string> = {}) {
-  return {
-    SERVICE_COMMIT_STATUS: "true",
-    SERVICE_CI_NATIVE: "false",
-    GITHUB_ACTIONS: "true",
-    GITHUB_EVENT_NAME: "pull_request",
-    GITHUB_EVENT_PATH: EVENT_PATH,
-    GITHUB_SHA: MERGE_SHA,
-    GITHUB_REF: `refs/pull/${FORGE_TARGET.pullRequest}/merge`,
-    GITHUB_REPOSITORY: FORGE_TARGET.repository,
-    GITHUB_TOKEN: FORGE_TOKENS.github,
-    GITHUB_API_URL: apiUrl,
-    GITHUB_SERVER_URL: "https://github.com",
-    GITHUB_RUN_ID: "1001",
-    GITHUB_WORKFLOW: "ci",
-    GITHUB_JOB: "gate",
-    ...extra,
-  };
+  return githubPullRequestEnv(apiUrl, extra);
 }
 
 // One in-process run: the service and every wait on virtual time, the finishing budgets on the

@@ -13,7 +13,12 @@ import { COURTESY_BUDGET_MS, MERGE_BUDGET_MS } from "../../src/run_output.ts";
 import { makePolicyFetch } from "../../src/http_policy.ts";
 import { sleep, systemClock } from "../../src/sleep.ts";
 import { statusName } from "../../src/status/commit_status.ts";
-import { FORGE_TARGET, FORGE_TOKENS } from "../support/fake_forge.ts";
+import {
+  FORGE_COMMITS,
+  FORGE_TARGET,
+  FORGE_TOKENS,
+  githubPullRequestEnv,
+} from "../support/fake_forge.ts";
 import {
   type FakeStatusForge,
   hangUntil,
@@ -26,30 +31,16 @@ import { AGENT, harness, type HarnessOptions, KEY, type Read } from "../support/
 // ajv-formats is CommonJS: its function is the default export's own default (as in schema_test).
 const addFormats = addFormatsModule.default ?? addFormatsModule;
 
-const HEAD_SHA = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
-const MERGE_SHA = "0000000000000000000000000000000000000001";
+const HEAD_SHA = FORGE_COMMITS.head;
+const MERGE_SHA = FORGE_COMMITS.merge;
 const SECOND = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
-const EVENT_PATH = "/github/event.json";
+const EVENT_PATH = FORGE_COMMITS.eventPath;
 const DASHBOARD = "https://dash.example/r/1";
 
 // A GitHub Actions job on a pull_request event: GITHUB_SHA is the merge commit, the event holds
 // the head.
 function githubEnv(forge: FakeStatusForge, extra: Record<string, string> = {}) {
-  return {
-    SERVICE_COMMIT_STATUS: "true",
-    SERVICE_CI_NATIVE: "false",
-    GITHUB_ACTIONS: "true",
-    GITHUB_EVENT_NAME: "pull_request",
-    GITHUB_EVENT_PATH: EVENT_PATH,
-    GITHUB_SHA: MERGE_SHA,
-    GITHUB_REF: `refs/pull/${FORGE_TARGET.pullRequest}/merge`,
-    GITHUB_REPOSITORY: FORGE_TARGET.repository,
-    GITHUB_TOKEN: FORGE_TOKENS.github,
-    GITHUB_API_URL: forge.apiUrl,
-    GITHUB_SERVER_URL: "https://github.com",
-    GITHUB_RUN_ID: "1001",
-    ...extra,
-  };
+  return githubPullRequestEnv(forge.apiUrl, extra);
 }
 
 function gitlabEnv(forge: FakeStatusForge, extra: Record<string, string> = {}) {

@@ -21,6 +21,47 @@ export const FORGE_TARGET = {
   mergeRequest: 7,
 } as const;
 
+/** The commits of the pull request the fake forges' runs are about: its head, GitHub's merge commit. */
+export const FORGE_COMMITS = {
+  head: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+  merge: "0000000000000000000000000000000000000001",
+  /** Where the runs' event payload is read (the tests answer that path themselves). */
+  eventPath: "/github/event.json",
+} as const;
+
+/**
+ * A GitHub Actions job on a `pull_request` event, with `--commit-status` on and the CI's own
+ * channels off: `GITHUB_SHA` is the merge commit, the event at `FORGE_COMMITS.eventPath` holds
+ * the head, the token is `FORGE_TOKENS.github` and the API is at `apiUrl`.
+ *
+ * @example
+ * ```ts
+ * const env = githubPullRequestEnv("http://127.0.0.1:8080", { GITHUB_EVENT_NAME: "merge_group" });
+ * ```
+ */
+export function githubPullRequestEnv(
+  apiUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    SERVICE_COMMIT_STATUS: "true",
+    SERVICE_CI_NATIVE: "false",
+    GITHUB_ACTIONS: "true",
+    GITHUB_EVENT_NAME: "pull_request",
+    GITHUB_EVENT_PATH: FORGE_COMMITS.eventPath,
+    GITHUB_SHA: FORGE_COMMITS.merge,
+    GITHUB_REF: `refs/pull/${FORGE_TARGET.pullRequest}/merge`,
+    GITHUB_REPOSITORY: FORGE_TARGET.repository,
+    GITHUB_TOKEN: FORGE_TOKENS.github,
+    GITHUB_API_URL: apiUrl,
+    GITHUB_SERVER_URL: "https://github.com",
+    GITHUB_RUN_ID: "1001",
+    GITHUB_WORKFLOW: "ci",
+    GITHUB_JOB: "gate",
+    ...extra,
+  };
+}
+
 /** Who wrote comments: the workflow token's bot on GitHub, the token's user on GitLab. */
 export const FORGE_IDENTITIES = {
   /** GitHub's workflow token (`GET /user` answers 403) writes as this bot. */
