@@ -75,7 +75,7 @@ export async function run(effects: RunEffects): Promise<number> {
     const { metadata, context } = await detectCiBuild(env, {
       overrides: metadataOverrides(config),
       readTextFile: (path) =>
-        effects.files.readTextFile(path).catch((error) => {
+        _withinBound(effects, effects.files.readTextFile(path)).catch((error) => {
           if (error instanceof FileRefused) throw error;
           return undefined;
         }),
@@ -132,5 +132,24 @@ function _fromAction(env: (name: string) => string | undefined): boolean {
     return OPTIONS.action.parse(env(OPTIONS.action.variable) ?? "", "") === true;
   } catch {
     return false;
+  }
+}
+
+/** How long reading a CI's event payload may take before the run goes on without it refused. */
+export const EVENT_READ_BOUND_MS = 10_000;
+
+// A CI's file read within EVENT_READ_BOUND_MS on the run's clock: a regular file that still does
+// not answer (a hung network mount) is refused like a pipe, before anything is sent.
+async function _withinBound(effects: Pick<RunEffects, "clock">, read: Promise<string>) {
+  const done = new AbortController();
+  const late = effects.clock.sleep(EVENT_READ_BOUND_MS, done.signal).then(
+    () =>
+      Promise.reject(new FileRefused(`could not be read within ${EVENT_READ_BOUND_MS / 1000} s`)),
+    () => new Promise<never>(() => {}),
+  );
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    done.abort();
   }
 }

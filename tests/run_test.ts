@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Interrupted } from "../src/interrupted.ts";
 import type { RunEffects } from "../src/effects.ts";
-import { run } from "../src/run.ts";
+import { EVENT_READ_BOUND_MS, run } from "../src/run.ts";
 import { readGithubOutput } from "./support/github_output.ts";
 import {
   AGENT,
@@ -281,4 +281,32 @@ Deno.test({
       /cannot write the --junit report \(\/dev\/full\): No space left on device \(os error 28\)/,
     );
   },
+});
+
+Deno.test("run(): a CI event file that never finishes reading is refused within its bound on the run's clock, exit 2, nothing sent", async () => {
+  const h = _harness({
+    env: {
+      GITHUB_ACTIONS: "true",
+      GITHUB_EVENT_NAME: "pull_request",
+      GITHUB_EVENT_PATH: "/hung/event.json",
+    },
+  });
+  const started = h.effects.clock.monotonic();
+  const code = await run({
+    ...h.effects,
+    files: {
+      ...h.effects.files,
+      readTextFile: (path) =>
+        path === "/hung/event.json"
+          ? new Promise<string>(() => {})
+          : h.effects.files.readTextFile(path),
+    },
+  });
+  assert.equal(code, 2, h.stderr.join(""));
+  assert.match(
+    h.stderr.join(""),
+    /service-ci: GITHUB_EVENT_PATH "\/hung\/event\.json" could not be read within 10 s: the CI writes its event there/,
+  );
+  assert.equal(h.effects.clock.monotonic() - started, EVENT_READ_BOUND_MS);
+  assert.deepEqual(h.requests, []);
 });
