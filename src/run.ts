@@ -115,7 +115,8 @@ export async function run(effects: RunEffects): Promise<number> {
         import("./outputs.ts"),
       ]);
       const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, ask(ENV_VARIABLES)(name)]));
-      await reportUsageError(effects, message, detectProvider(env), output);
+      const declared = { ...effects, env: { ...effects.env, get: ask(ENV_VARIABLES) } };
+      await reportUsageError(declared, message, detectProvider(env), output);
       return ExitCode.Usage;
     }
     // No stack trace: one line, and a code that never reads as a verdict.
