@@ -114,8 +114,9 @@ export async function run(effects: RunEffects): Promise<number> {
         import("./ci_metadata.ts"),
         import("./outputs.ts"),
       ]);
-      const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, ask(ENV_VARIABLES)(name)]));
-      const declared = { ...effects, env: { ...effects.env, get: ask(ENV_VARIABLES) } };
+      const get = ask(ENV_VARIABLES);
+      const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, get(name)]));
+      const declared = { ...effects, env: { ...effects.env, get } };
       await reportUsageError(declared, message, detectProvider(env), output);
       return ExitCode.Usage;
     }
@@ -136,7 +137,7 @@ function _fromAction(env: (name: string) => string | undefined): boolean {
   }
 }
 
-/** How long reading a CI's event payload may take before the run goes on without it refused. */
+/** How long reading a CI's event payload may take before it is refused (exit 2, nothing sent). */
 export const EVENT_READ_BOUND_MS = 10_000;
 
 // A CI's file read within EVENT_READ_BOUND_MS on the run's clock: a regular file that still does

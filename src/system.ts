@@ -5,6 +5,7 @@
  */
 
 import { FileRefused } from "./errors.ts";
+import { BodyTooLargeError, readCapped } from "./http_policy.ts";
 import type { CommandOptions, CommandResult, ReportFile } from "./effects.ts";
 import { sleep } from "./sleep.ts";
 
@@ -26,24 +27,15 @@ export const MAX_READ_BYTES = 16 * 1024 * 1024;
 export async function readTextFile(path: string): Promise<string> {
   const info = await Deno.stat(path);
   if (!info.isFile) throw new FileRefused(_notAFile(info) ?? "is not a regular file");
+  const tooLarge = () => new FileRefused(`is larger than ${MAX_READ_BYTES / 1024 / 1024} MiB`);
+  if (info.size > MAX_READ_BYTES) throw tooLarge();
+  // The one capped reader (http_policy.ts): a file that grows past the cap while it is read is
+  // cut there too. The stream closes the file when it ends or is cancelled.
   const file = await Deno.open(path, { read: true });
   try {
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    for (const buffer = new Uint8Array(64 * 1024);;) {
-      const read = await file.read(buffer);
-      if (read === null) break;
-      total += read;
-      if (total > MAX_READ_BYTES) {
-        throw new FileRefused(`is larger than ${MAX_READ_BYTES / 1024 / 1024} MiB`);
-      }
-      chunks.push(buffer.slice(0, read));
-    }
-    const bytes = new Uint8Array(total);
-    chunks.reduce((offset, chunk) => (bytes.set(chunk, offset), offset + chunk.length), 0);
-    return new TextDecoder().decode(bytes);
-  } finally {
-    file.close();
+    return await readCapped(new Response(file.readable), { maxBytes: MAX_READ_BYTES });
+  } catch (error) {
+    throw error instanceof BodyTooLargeError ? tooLarge() : error;
   }
 }
 
@@ -225,14 +217,20 @@ async function _openInPlace(path: string, append: boolean): Promise<ReportFile> 
   };
 }
 
-// A new file in the path's own directory (so the rename is one step on one file system), named
-// so that no two runs meet.
-function _temporaryPath(path: string): string {
+// Where the file name of `path` starts: after its last separator (`\\` too on Windows).
+function _nameStart(path: string): number {
   const cut = Math.max(
     path.lastIndexOf("/"),
     Deno.build.os === "windows" ? path.lastIndexOf("\\") : -1,
   );
-  return `${path.slice(0, cut + 1)}.${path.slice(cut + 1)}.${
+  return cut + 1;
+}
+
+// A new file in the path's own directory (so the rename is one step on one file system), named
+// so that no two runs meet.
+function _temporaryPath(path: string): string {
+  const start = _nameStart(path);
+  return `${path.slice(0, start)}.${path.slice(start)}.${
     crypto.randomUUID().slice(0, 8)
   }.service-ci.tmp`;
 }
@@ -298,22 +296,19 @@ export async function checkReportPath(path: string, append: boolean): Promise<st
     await Deno.remove(probe);
     return null;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      const cut = Math.max(
-        path.lastIndexOf("/"),
-        Deno.build.os === "windows" ? path.lastIndexOf("\\") : -1,
-      );
-      const directory = path.slice(0, Math.max(cut, 1));
-      return `is in a directory that does not exist; create it first (mkdir -p '${
-        directory.replaceAll("'", "'\\''")
-      }')`;
-    }
-    return _pathProblem(error);
+    return _pathProblem(error, path);
   }
 }
 
-function _pathProblem(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) return "is in a directory that does not exist";
+function _pathProblem(error: unknown, path: string): string {
+  if (error instanceof Deno.errors.NotFound) {
+    // The separator itself for a file at the root; "." for a bare name.
+    const start = _nameStart(path);
+    const directory = start === 0 ? "." : path.slice(0, Math.max(start - 1, 1));
+    return `is in a directory that does not exist; create it first (mkdir -p '${
+      directory.replaceAll("'", "'\\''")
+    }')`;
+  }
   if (error instanceof Deno.errors.NotADirectory) {
     return "a part of its directory is not a directory";
   }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCommand } from "../src/system.ts";
+import { FileRefused } from "../src/errors.ts";
+import { MAX_READ_BYTES, readTextFile, runCommand } from "../src/system.ts";
 import { FakeTime } from "./support/fake_time.ts";
 import { proxyFetch, startSilentProxy } from "./support/native_io.ts";
 
@@ -108,4 +109,35 @@ Deno.test("boundedFetch() asks for the bound as each request starts", async () =
   await assert.rejects(fetcher("http://api.bitbucket.org/a"), /no answer within 150 ms/);
   await assert.rejects(fetcher("http://api.bitbucket.org/b"), /no answer within 50 ms/);
   assert.equal(time.monotonic(), 200);
+});
+
+Deno.test({
+  name: "readTextFile() reads a regular file, and refuses a pipe, a device and a file over 16 MiB",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "service-ci-read-" });
+    try {
+      await Deno.writeTextFile(join(dir, ".env"), "SERVICE_API_KEY=sk_x\n");
+      assert.equal(await readTextFile(join(dir, ".env")), "SERVICE_API_KEY=sk_x\n");
+      await Deno.writeFile(join(dir, "big"), new Uint8Array(MAX_READ_BYTES + 1));
+      const mkfifo = await new Deno.Command("mkfifo", { args: [join(dir, "pipe")] }).output();
+      assert.equal(mkfifo.code, 0);
+      const refusals: Array<[string, RegExp]> = [
+        [join(dir, "big"), /^is larger than 16 MiB$/],
+        [join(dir, "pipe"), /^is a named pipe \(FIFO\), not a regular file$/],
+        ["/dev/zero", /^is a character device, not a regular file$/],
+        [dir, /^is a directory$/],
+      ];
+      for (const [path, message] of refusals) {
+        await assert.rejects(() => readTextFile(path), (error: unknown) => {
+          assert.ok(error instanceof FileRefused, `${path}: ${error}`);
+          assert.match(error.message, message);
+          return true;
+        });
+      }
+      await assert.rejects(() => readTextFile(join(dir, "none")), Deno.errors.NotFound);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
