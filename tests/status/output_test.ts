@@ -105,6 +105,19 @@ async function runWith(options: HarnessOptions) {
 
 const twoAgents = ["--agent", AGENT, "--agent", SECOND];
 
+// A Bitbucket Pipelines step on HEAD_SHA with --commit-status, its proxy at `proxy`, the CI's own
+// channels off unless `extra` turns them on; `extra` names the repository.
+function bitbucketEnv(proxy: string, extra: Record<string, string>): Record<string, string> {
+  return {
+    SERVICE_COMMIT_STATUS: "true",
+    SERVICE_CI_NATIVE: "false",
+    BITBUCKET_BUILD_NUMBER: "7",
+    BITBUCKET_COMMIT: HEAD_SHA,
+    SERVICE_BITBUCKET_PROXY: proxy,
+    ...extra,
+  };
+}
+
 function writes(forge: FakeStatusForge): StatusRequest[] {
   return forge.requests.filter((request) => request.method !== "GET");
 }
@@ -343,15 +356,7 @@ Deno.test("Bitbucket: one build status per agent through the pipeline's proxy, k
   const result = await runWith({
     args: twoAgents,
     reads: [{ status: "completed", passed: true }],
-    env: {
-      SERVICE_COMMIT_STATUS: "true",
-      SERVICE_CI_NATIVE: "false",
-      BITBUCKET_BUILD_NUMBER: "7",
-      BITBUCKET_COMMIT: HEAD_SHA,
-      BITBUCKET_WORKSPACE: "acme",
-      BITBUCKET_REPO_SLUG: "widgets",
-      SERVICE_BITBUCKET_PROXY: proxy.url,
-    },
+    env: bitbucketEnv(proxy.url, { BITBUCKET_WORKSPACE: "acme", BITBUCKET_REPO_SLUG: "widgets" }),
   });
 
   assert.equal(result.code, 0, result.stderr);
@@ -378,14 +383,11 @@ Deno.test("Bitbucket: Code Insights and the statuses share one client: a 401 is 
   const result = await runWith({
     args: twoAgents,
     reads: [{ status: "completed", passed: true }],
-    env: {
-      SERVICE_COMMIT_STATUS: "true",
-      BITBUCKET_BUILD_NUMBER: "7",
-      BITBUCKET_COMMIT: HEAD_SHA,
+    env: bitbucketEnv(proxy.url, {
+      SERVICE_CI_NATIVE: "true",
       BITBUCKET_WORKSPACE: "acme",
       BITBUCKET_REPO_SLUG: "widgets",
-      SERVICE_BITBUCKET_PROXY: proxy.url,
-    },
+    }),
   });
   assert.equal(result.code, 0, result.stderr);
   // The first status writes (two at once at most) were refused; nothing followed them, Code
@@ -400,14 +402,7 @@ Deno.test("Bitbucket: a proxy that refuses is one line, and the exit code stays 
   await using proxy = await startFakeProxy(() => new Response("no", { status: 403 }));
   const result = await runWith({
     reads: [{ status: "completed", passed: false }],
-    env: {
-      SERVICE_COMMIT_STATUS: "true",
-      SERVICE_CI_NATIVE: "false",
-      BITBUCKET_BUILD_NUMBER: "7",
-      BITBUCKET_COMMIT: HEAD_SHA,
-      BITBUCKET_REPO_FULL_NAME: "acme/widgets",
-      SERVICE_BITBUCKET_PROXY: proxy.url,
-    },
+    env: bitbucketEnv(proxy.url, { BITBUCKET_REPO_FULL_NAME: "acme/widgets" }),
   });
   assert.equal(result.code, 1, result.stderr);
   assert.equal(result.lines.length, 1, result.stderr);
@@ -424,14 +419,7 @@ Deno.test("Bitbucket: the proxy's redirect to another origin is refused by the H
   );
   const result = await runWith({
     reads: [{ status: "completed", passed: true }],
-    env: {
-      SERVICE_COMMIT_STATUS: "true",
-      SERVICE_CI_NATIVE: "false",
-      BITBUCKET_BUILD_NUMBER: "7",
-      BITBUCKET_COMMIT: HEAD_SHA,
-      BITBUCKET_REPO_FULL_NAME: "acme/widgets",
-      SERVICE_BITBUCKET_PROXY: proxy.url,
-    },
+    env: bitbucketEnv(proxy.url, { BITBUCKET_REPO_FULL_NAME: "acme/widgets" }),
   });
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.lines.length, 1, result.stderr);
