@@ -17,7 +17,7 @@ import {
   type OptionValues,
   parseBaseUrl,
 } from "./options.ts";
-import { quoteValue, UsageError } from "./errors.ts";
+import { QUOTE_MAX, quoteValue, UsageError } from "./errors.ts";
 import { parseArgTokens, type TokenOption } from "./parse_args.ts";
 
 /**
@@ -106,12 +106,14 @@ export function parseCommandLine(args: readonly string[]): Invocation {
     if (token.value.length > 1 && token.value.startsWith("-")) {
       const [, option] = BY_FLAG.get(token.name)!;
       const name = optionName(option);
+      // The value as it would be written after `=`; one too long to quote whole is elided.
+      const written = token.value.length <= QUOTE_MAX
+        ? JSON.stringify(token.value).slice(1, -1)
+        : "…";
       throw new UsageError(
         `${name} needs a value (${option.expected ?? "a non-empty value"}), but the next argument ${
           quoteValue(token.value)
-        } looks like an option; write ${name}=${
-          quoteValue(token.value).slice(1, -1)
-        } if it is the value, or check that the variable meant to give ${name} its value is set`,
+        } looks like an option; write ${name}=${written} if it is the value, or check that the variable meant to give ${name} its value is set`,
       );
     }
   }

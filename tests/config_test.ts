@@ -128,6 +128,16 @@ Deno.test("parseCommandLine() never takes --help, --version or any option as a v
       return true;
     }, args.join(" "));
   }
+  // A huge value that looks like an option is quoted cut, and the fix does not repeat it.
+  const huge = `--${"x".repeat(1000)}`;
+  assert.throws(() => parseCommandLine(["--junit", huge]), (error: unknown) => {
+    assert.ok(error instanceof UsageError);
+    assert.match(
+      error.message,
+      /"--x{197}…" \(1002 characters\) looks like an option; write --junit=… if/,
+    );
+    return true;
+  });
   // Written as the value on purpose, it is the value.
   assert.deepEqual(parseCommandLine(["--pr-comment-key=--version"]), {
     kind: "run",
