@@ -79,7 +79,11 @@ const code = await run({
     checkReportPath: system.checkReportPath,
     openReportFile: system.openReportFile,
   },
-  programs: { git: (args) => runGit(args), runCommand: system.runCommand },
+  programs: {
+    git: (args) => runGit(args),
+    // A CI tool's time bound runs on the same clock.
+    runCommand: (program, args, options) => system.runCommand(program, args, options, systemClock),
+  },
   console: {
     stdout: (text) => writeAll(Deno.stdout, text),
     stderr: (text) => writeAll(Deno.stderr, text),

@@ -6,8 +6,8 @@
 
 import { FileRefused } from "./errors.ts";
 import { BodyTooLargeError, readCapped } from "./http_policy.ts";
-import type { CommandOptions, CommandResult, ReportFile } from "./effects.ts";
-import { sleep } from "./sleep.ts";
+import type { Clock, CommandOptions, CommandResult, ReportFile } from "./effects.ts";
+import { systemClock } from "./sleep.ts";
 
 /** The largest file the program reads: a `.env`, a CA bundle, a CI's event payload. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
@@ -43,7 +43,7 @@ export async function readTextFile(path: string): Promise<string> {
  * Runs a CI's own command-line tool (`buildkite-agent`) found on PATH, with `options.stdin` as its
  * standard input and its stderr on ours. It never rejects: when it cannot be started, ends before
  * reading all of its input, or outlasts `options.timeoutMs` (then it gets SIGTERM, and SIGKILL
- * `options.killAfterMs` later), the result says so.
+ * `options.killAfterMs` later), the result says so. Both waits are on `clock` (the run's).
  *
  * @example
  * ```ts
@@ -57,6 +57,7 @@ export async function runCommand(
   program: string,
   args: readonly string[],
   options: CommandOptions,
+  clock: Pick<Clock, "sleep"> = systemClock,
 ): Promise<CommandResult> {
   if (!(options.timeoutMs > 0)) return { kind: "not-run", reason: "no time was left to run it" };
   let child: Deno.ChildProcess;
@@ -75,10 +76,10 @@ export async function runCommand(
     ? Promise.resolve(undefined)
     : _writeInput(child.stdin, options.stdin);
   const ended = new AbortController();
-  const timedOut = sleep(options.timeoutMs, ended.signal).then(() => true, () => false);
+  const timedOut = clock.sleep(options.timeoutMs, ended.signal).then(() => true, () => false);
   const first = await Promise.race([Promise.all([child.status, input]), timedOut]);
   if (typeof first === "boolean") {
-    await _stop(child, options.killAfterMs ?? 1000);
+    await _stop(child, options.killAfterMs ?? 1000, clock);
     return { kind: "timed-out", afterMs: options.timeoutMs };
   }
   ended.abort();
@@ -110,7 +111,11 @@ async function _writeInput(
 }
 
 // SIGTERM, then SIGKILL when it has not ended `killAfterMs` later; resolves once it has ended.
-async function _stop(child: Deno.ChildProcess, killAfterMs: number): Promise<void> {
+async function _stop(
+  child: Deno.ChildProcess,
+  killAfterMs: number,
+  clock: Pick<Clock, "sleep">,
+): Promise<void> {
   const kill = (signal: Deno.Signal) => {
     try {
       child.kill(signal);
@@ -122,7 +127,7 @@ async function _stop(child: Deno.ChildProcess, killAfterMs: number): Promise<voi
   const grace = new AbortController();
   const ended = await Promise.race([
     child.status.then(() => true),
-    sleep(killAfterMs, grace.signal).then(() => false, () => true),
+    clock.sleep(killAfterMs, grace.signal).then(() => false, () => true),
   ]);
   grace.abort();
   if (!ended) kill("SIGKILL");

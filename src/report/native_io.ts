@@ -81,7 +81,7 @@ export function nativeTimeBound(
 /**
  * One CI's native output: a collapsible progress section, then artifacts of the finished run;
  * for a CI that reads files its runner names (GitHub's `GITHUB_OUTPUT`), reports too.
- * `src/report/ci_outputs.ts` turns a writer into the run's outputs.
+ * `_ciOutputs` in `src/outputs.ts` turns a writer into the run's outputs.
  */
 export interface NativeWriter {
   /** The CI's name as its users say it, for messages: `"Azure Pipelines"`. */

@@ -313,18 +313,20 @@ Deno.test("answers that are never JSON objects: exit 3 after 10 reads, never a v
 // §3 per-request timeout, §4 the overall deadline
 
 Deno.test("--request-timeout-seconds cuts a hung trigger and a hung read; the retries succeed, one run", async () => {
-  await using service = await startFakeService();
+  // On virtual time: the service's hangs say so to it, and each request's timer ends on it.
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now });
   service.script({
     method: "POST",
     answer: async (request, next) => {
       await next(); // the run exists; the answer never comes
-      return hang(request.signal);
+      return time.hang(hang(request.signal));
     },
   });
-  service.script({ method: "GET", answer: (request) => hang(request.signal) });
-  const result = await runProgram(
+  service.script({ method: "GET", answer: (request) => time.hang(hang(request.signal)) });
+  const result = await runInProcess(
     ["--agent", AGENTS.passing, "--request-timeout-seconds", "1"],
-    { env: env(service.url) },
+    { env: env(service.url), time },
   );
   assert.equal(result.code, 0, result.stderr);
   const posts = service.requestsOf("POST");

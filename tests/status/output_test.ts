@@ -8,10 +8,7 @@
 import assert from "node:assert/strict";
 import { Ajv, type ErrorObject } from "npm:ajv@8.17.1";
 import addFormatsModule from "npm:ajv-formats@3.0.1";
-import { run } from "../../src/run.ts";
 import { COURTESY_BUDGET_MS, MERGE_BUDGET_MS } from "../../src/run_output.ts";
-import { makePolicyFetch } from "../../src/http_policy.ts";
-import { sleep, systemClock } from "../../src/sleep.ts";
 import { statusName } from "../../src/status/commit_status.ts";
 import {
   FORGE_COMMITS,
@@ -25,6 +22,8 @@ import {
   startFakeStatusForge,
   type StatusRequest,
 } from "../support/fake_status.ts";
+import { FakeTime } from "../support/fake_time.ts";
+import { type ForgeRunOptions, runAgainstForge } from "../support/forge_run.ts";
 import { startFakeProxy } from "../support/native_io.ts";
 import { AGENT, harness, type HarnessOptions, KEY, type Read } from "../support/run_harness.ts";
 
@@ -61,41 +60,10 @@ function gitlabEnv(forge: FakeStatusForge, extra: Record<string, string> = {}) {
   };
 }
 
-/**
- * One in-process run with real loopback requests for the forge: the service and the gate's
- * waits stay on virtual time, while the courtesy budget waits on the real clock (virtual time
- * would end it before a loopback answer arrives).
- */
-async function runWith(options: HarnessOptions) {
-  const h = harness(options);
-  const event = JSON.stringify({
-    number: FORGE_TARGET.pullRequest,
-    pull_request: { number: FORGE_TARGET.pullRequest, head: { sha: HEAD_SHA, ref: "feature" } },
-  });
-  const code = await run({
-    ...h.effects,
-    files: {
-      ...h.effects.files,
-      readTextFile: (path) =>
-        path === EVENT_PATH
-          ? Promise.resolve(event)
-          : Promise.reject(new Deno.errors.NotFound("no such file")),
-    },
-    // The forges are real loopback servers, on the real request timer.
-    http: {
-      makeFetch: (setup) =>
-        "caCerts" in setup ? h.effects.http.makeFetch(setup) : makePolicyFetch(setup),
-      timeout: systemClock.timeout,
-    },
-    clock: {
-      ...h.effects.clock,
-      sleep: (ms, signal) =>
-        [COURTESY_BUDGET_MS, MERGE_BUDGET_MS].includes(ms)
-          ? sleep(ms, signal)
-          : h.effects.clock.sleep(ms, signal),
-    },
-  });
-  const stderr = h.stderr.join("");
+// One in-process run against the fake forges (tests/support/forge_run.ts), with the lines of
+// its commit statuses and check runs.
+async function runWith(options: ForgeRunOptions) {
+  const { code, stderr } = await runAgainstForge(options);
   return {
     code,
     stderr,
@@ -303,8 +271,16 @@ Deno.test("every failure of the forge is one line and never changes the exit cod
         passed: false,
       }]]
     ) {
-      await using github = await startFakeStatusForge("github", { fault: each.fault });
+      // A forge that does not answer says so to virtual time: the request times out on it.
+      const time = new FakeTime();
+      await using github = await startFakeStatusForge("github", {
+        fault: (request, signal) => {
+          const answer = each.fault(request, signal);
+          return answer instanceof Promise ? time.hang(answer) : answer;
+        },
+      });
       const result = await runWith({
+        time,
         args: ["--agent", AGENT, "--request-timeout-seconds", "1"],
         reads,
         env: githubEnv(github),

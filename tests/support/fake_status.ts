@@ -28,7 +28,7 @@ export interface FakeStatusOptions {
   readonly statusesForbidden?: boolean;
   /**
    * Answers a request itself (a fault, a redirect) when it returns a response; `undefined` lets
-   * the fake answer. `signal` aborts when the client goes away.
+   * the fake answer. `signal` aborts when the client goes away or the forge closes.
    */
   readonly fault?: (
     request: StatusRequest,
@@ -121,6 +121,8 @@ export function startFakeStatusForge(
     return _json(404, { message: "Not Found" });
   };
   const { promise, resolve } = Promise.withResolvers<FakeStatusForge>();
+  // Ends every fault still waiting when the forge closes, so its shutdown never waits on one.
+  const closing = new AbortController();
   const server = Deno.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -132,7 +134,10 @@ export function startFakeStatusForge(
         requests,
         checkRuns,
         peak,
-        [Symbol.asyncDispose]: () => server.shutdown(),
+        [Symbol.asyncDispose]: () => {
+          closing.abort();
+          return server.shutdown();
+        },
       });
     },
   }, async (raw) => {
@@ -159,7 +164,9 @@ export function startFakeStatusForge(
     try {
       // A turn of the event loop, so requests sent together overlap here as on a real server.
       await new Promise((resolve) => setTimeout(resolve, 1));
-      const answer = await options.fault?.(request, raw.signal) ?? handle(request);
+      const answer =
+        await options.fault?.(request, AbortSignal.any([raw.signal, closing.signal])) ??
+          handle(request);
       return options.loseAnswer?.(request) ? _json(502, { message: "Bad Gateway" }) : answer;
     } finally {
       now.requests--;
@@ -170,9 +177,8 @@ export function startFakeStatusForge(
 }
 
 /**
- * A forge that does not answer in time: answers 504 when `signal` aborts (the client gave up) or
- * after `ms` of real time, whichever comes first (a client's abort does not always reach the
- * server, whose shutdown would then wait for ever).
+ * A forge that does not answer in time: answers 504 when `signal` aborts (the client gave up, or
+ * the forge closes) or after `ms` of real time, whichever comes first.
  */
 export function hangUntil(signal: AbortSignal, ms = 2_000): Promise<Response> {
   return new Promise((resolve) => {
@@ -181,7 +187,8 @@ export function hangUntil(signal: AbortSignal, ms = 2_000): Promise<Response> {
       resolve(_json(504, { message: "Gateway Timeout" }));
     };
     const timer = setTimeout(answer, ms);
-    signal.addEventListener("abort", answer, { once: true });
+    if (signal.aborted) answer();
+    else signal.addEventListener("abort", answer, { once: true });
   });
 }
 

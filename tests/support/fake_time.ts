@@ -3,7 +3,9 @@
  * jumps to the earliest pending sleep whenever the program has nothing else to do (between
  * macrotasks), so a 30-minute timeout takes milliseconds and ends the same way every run.
  * Real I/O (a request to a loopback service) takes macrotasks too: {@linkcode FakeTime.hold}
- * stops time while it is under way, so no wait ends before an answer that comes at once.
+ * stops time while it is under way, so no wait ends before an answer that comes at once. A fake
+ * server that will not answer says so with {@linkcode FakeTime.hang}: held work that is known to
+ * hang does not stop time, so a request timer ends it on virtual time, without a real wait.
  */
 
 import type { Clock } from "../../src/effects.ts";
@@ -22,6 +24,7 @@ export class FakeTime implements Clock {
   #timers: _Timer[] = [];
   #scheduled = false;
   #held = 0;
+  #hanging = 0;
 
   /** The virtual time, in milliseconds. */
   readonly monotonic = (): number => this.#now;
@@ -79,6 +82,37 @@ export class FakeTime implements Clock {
     }
   }
 
+  /**
+   * `fetcher` with every request held ({@linkcode FakeTime.hold}) until its answer has arrived
+   * whole, body included: a real loopback exchange takes no virtual time, so neither its request
+   * timer nor any other wait ends during it.
+   */
+  heldFetch(fetcher: typeof fetch): typeof fetch {
+    return (input, init) =>
+      this.hold((async () => {
+        const response = await fetcher(input, init);
+        // Deno 2.9's clone() drops headers that were never read.
+        void response.headers;
+        await response.clone().arrayBuffer().catch(() => {});
+        return response;
+      })());
+  }
+
+  /**
+   * Marks one piece of held work as hanging until `settled` settles (a fake server's answer that
+   * comes only once the client gives up): while every held piece of work hangs, time moves on,
+   * as it would for a real service that does not answer.
+   */
+  async hang<T>(settled: Promise<T>): Promise<T> {
+    this.#hanging++;
+    this.#schedule();
+    try {
+      return await settled;
+    } finally {
+      this.#hanging--;
+    }
+  }
+
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
@@ -89,7 +123,7 @@ export class FakeTime implements Clock {
   }
 
   #fire(): void {
-    if (this.#timers.length === 0 || this.#held > 0) return;
+    if (this.#timers.length === 0 || this.#held > this.#hanging) return;
     this.#timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
     const timer = this.#timers.shift()!;
     this.#now = Math.max(this.#now, timer.at);

@@ -27,6 +27,11 @@ export interface InProcessOptions {
   readonly time?: FakeTime;
   /** Aborts the run as SIGINT/SIGTERM would (with an `Interrupted` reason). */
   readonly interrupt?: AbortSignal;
+  /**
+   * Where a CI's tools are, by name (`buildkite-agent` → a stand-in's path), as a PATH entry of
+   * the spawned program would find them; a name not given is looked up on this process's PATH.
+   */
+  readonly programs?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -69,8 +74,13 @@ export async function runInProcess(
       stderrIsTerminal: false,
     },
     interrupt: options.interrupt ?? new AbortController().signal,
-    programs: { git: (gitArgs) => runGit(gitArgs, { cwd }), runCommand },
-    http: { makeFetch: (setup) => _held(time, makePolicyFetch(setup)), timeout: time.timeout },
+    programs: {
+      git: (gitArgs) => runGit(gitArgs, { cwd }),
+      // A CI tool is real, its time bound on virtual time: one that hangs is stopped at once.
+      runCommand: (program, commandArgs, commandOptions) =>
+        runCommand(options.programs?.[program] ?? program, commandArgs, commandOptions, time),
+    },
+    http: { makeFetch: (setup) => time.heldFetch(makePolicyFetch(setup)), timeout: time.timeout },
     clock: time,
     random: Math.random,
     uuid: () => crypto.randomUUID(),
@@ -81,13 +91,3 @@ export async function runInProcess(
 
 // Virtual time stands still while a request and its answer are on the wire: the answer is read
 // in full (a copy of it) before the run may go on, so reading it later takes no I/O.
-function _held(time: FakeTime, fetcher: typeof fetch): typeof fetch {
-  return (input, init) =>
-    time.hold((async () => {
-      const response = await fetcher(input, init);
-      // Deno 2.9's clone() drops headers that were never read.
-      void response.headers;
-      await response.clone().arrayBuffer().catch(() => {});
-      return response;
-    })());
-}

@@ -8,6 +8,7 @@ import { boundedFetch, makePolicyFetch } from "../../src/http_policy.ts";
 import { systemClock } from "../../src/sleep.ts";
 import { runCommand as realRunCommand } from "../../src/system.ts";
 import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/report/native_io.ts";
+import type { FakeTime } from "./fake_time.ts";
 
 /** What a recording `NativeIo` saw. */
 export interface IoRecord {
@@ -163,14 +164,16 @@ export interface SilentProxy extends AsyncDisposable {
 
 /**
  * Starts a TCP listener on 127.0.0.1 that takes every connection and never sends a byte: a
- * Bitbucket pipeline proxy that hangs.
+ * Bitbucket pipeline proxy that hangs. With `time`, each connection hangs on it
+ * ({@linkcode FakeTime.hang}) until the client closes it, so a run on that virtual time gives up
+ * on its own timer without a real wait.
  *
  * @example
  * ```ts
  * await using proxy = startSilentProxy();
  * ```
  */
-export function startSilentProxy(): SilentProxy {
+export function startSilentProxy(time?: FakeTime): SilentProxy {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const open: Deno.Conn[] = [];
   let accepted = 0;
@@ -181,6 +184,7 @@ export function startSilentProxy(): SilentProxy {
         accepted++;
         first.resolve();
         open.push(conn);
+        void time?.hang(_closed(conn));
       }
     } catch {
       // Closed.
@@ -202,6 +206,18 @@ export function startSilentProxy(): SilentProxy {
       }
     },
   };
+}
+
+// Resolves when the other side closes `conn` (or it fails), reading and dropping what it sends.
+async function _closed(conn: Deno.Conn): Promise<void> {
+  const buffer = new Uint8Array(4096);
+  try {
+    while (await conn.read(buffer) !== null) {
+      // What the client sends is not answered.
+    }
+  } catch {
+    // Closed here, or reset.
+  }
 }
 
 /** One call a stand-in `buildkite-agent` recorded. */

@@ -47,6 +47,8 @@ export interface HarnessOptions {
   readonly commandExitCode?: number;
   /** The trigger's answer body; default a run `run_1` with a dashboard link. */
   readonly trigger?: Record<string, unknown>;
+  /** The virtual time to run on; default a new one. Give it to fake servers that hang on it. */
+  readonly time?: FakeTime;
 }
 
 /** A JSON answer of the fake service. */
@@ -59,7 +61,7 @@ export function serviceJson(status: number, body: unknown): Response {
 
 /** Makes the effects of one faked invocation. */
 export function harness(options: HarnessOptions = {}): Harness {
-  const time = new FakeTime();
+  const time = options.time ?? new FakeTime();
   const files = new Map<string, string>();
   const stdout: string[] = [];
   const stderr: string[] = [];
