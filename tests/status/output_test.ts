@@ -8,7 +8,6 @@
 import assert from "node:assert/strict";
 import { Ajv, type ErrorObject } from "npm:ajv@8.17.1";
 import addFormatsModule from "npm:ajv-formats@3.0.1";
-import { COURTESY_BUDGET_MS, MERGE_BUDGET_MS } from "../../src/run_output.ts";
 import { statusName } from "../../src/status/commit_status.ts";
 import {
   FORGE_COMMITS,
@@ -25,7 +24,7 @@ import {
 import { FakeTime } from "../support/fake_time.ts";
 import { type ForgeRunOptions, runAgainstForge } from "../support/forge_run.ts";
 import { startFakeProxy } from "../support/native_io.ts";
-import { AGENT, harness, type HarnessOptions, KEY, type Read } from "../support/run_harness.ts";
+import { AGENT, KEY, type Read } from "../support/run_harness.ts";
 
 // ajv-formats is CommonJS: its function is the default export's own default (as in schema_test).
 const addFormats = addFormatsModule.default ?? addFormatsModule;
@@ -33,7 +32,6 @@ const addFormats = addFormatsModule.default ?? addFormatsModule;
 const HEAD_SHA = FORGE_COMMITS.head;
 const MERGE_SHA = FORGE_COMMITS.merge;
 const SECOND = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
-const EVENT_PATH = FORGE_COMMITS.eventPath;
 const DASHBOARD = "https://dash.example/r/1";
 
 // A GitHub Actions job on a pull_request event: GITHUB_SHA is the merge commit, the event holds
