@@ -744,9 +744,9 @@ Deno.test("a buildkite-agent or a Bitbucket proxy that never answers is given up
     runInProcess(["--agent", agent], {
       env: { SERVICE_API_KEY: KEYS.ci, SERVICE_BASE_URL: service.url, ...env },
       time,
-      ...(agentDir === undefined
-        ? {}
-        : { programs: { "buildkite-agent": join(agentDir, "buildkite-agent") } }),
+      ...(agentDir === undefined ? {} : {
+        programs: { "buildkite-agent": { path: join(agentDir, "buildkite-agent"), hangs: true } },
+      }),
     });
   const results = await Promise.all([
     inProcess(AGENTS.passing, { BUILDKITE: "true" }, passAgent),
@@ -768,8 +768,12 @@ Deno.test("a buildkite-agent or a Bitbucket proxy that never answers is given up
   }
   // Given up at the bound: 10 s of the run's time (and the gates' few seconds), not the 30 s total.
   assert.ok(time.monotonic() >= 10_000 && time.monotonic() < 20_000, `${time.monotonic()} ms`);
-  assert.deepEqual(await unrulyCalls(passAgent), ["annotate"]);
-  assert.deepEqual(await unrulyCalls(failAgent), ["annotate"]);
+  // Stopped during annotate (on virtual time the stand-in may be stopped before it records the
+  // call): nothing was run after it.
+  for (const dir of [passAgent, failAgent]) {
+    const calls = await unrulyCalls(dir);
+    assert.ok(calls.length <= 1 && calls.every((call) => call === "annotate"), calls.join());
+  }
   assert.equal(passProxy.connections(), 1);
 });
 

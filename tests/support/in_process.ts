@@ -28,10 +28,19 @@ export interface InProcessOptions {
   /** Aborts the run as SIGINT/SIGTERM would (with an `Interrupted` reason). */
   readonly interrupt?: AbortSignal;
   /**
-   * Where a CI's tools are, by name (`buildkite-agent` → a stand-in's path), as a PATH entry of
-   * the spawned program would find them; a name not given is looked up on this process's PATH.
+   * A CI's tools, by name: where each is (`buildkite-agent` → a stand-in's path), as a PATH entry
+   * of the spawned program would find it, and whether it `hangs` (never ends by itself). A name
+   * not given is looked up on this process's PATH.
    */
-  readonly programs?: Readonly<Record<string, string>>;
+  readonly programs?: Readonly<Record<string, InProcessTool>>;
+}
+
+/** A CI tool of {@linkcode InProcessOptions.programs}. */
+export interface InProcessTool {
+  /** The program's path. */
+  readonly path: string;
+  /** It never ends by itself: its time bound ends it on virtual time. */
+  readonly hangs?: boolean;
 }
 
 /**
@@ -76,9 +85,13 @@ export async function runInProcess(
     interrupt: options.interrupt ?? new AbortController().signal,
     programs: {
       git: (gitArgs) => runGit(gitArgs, { cwd }),
-      // A CI tool is real, its time bound on virtual time: one that hangs is stopped at once.
-      runCommand: (program, commandArgs, commandOptions) =>
-        runCommand(options.programs?.[program] ?? program, commandArgs, commandOptions, time),
+      // A CI tool is real and takes no virtual time, as a request does; one that hangs lets time
+      // move on, so its bound ends it without a real wait.
+      runCommand: (program, commandArgs, commandOptions) => {
+        const tool = options.programs?.[program];
+        const running = runCommand(tool?.path ?? program, commandArgs, commandOptions, time);
+        return time.hold(tool?.hangs === true ? time.hang(running) : running);
+      },
     },
     http: { makeFetch: (setup) => time.heldFetch(makePolicyFetch(setup)), timeout: time.timeout },
     clock: time,
