@@ -320,10 +320,10 @@ Deno.test("--request-timeout-seconds cuts a hung trigger and a hung read; the re
     method: "POST",
     answer: async (request, next) => {
       await next(); // the run exists; the answer never comes
-      return time.hang(hang(request.signal));
+      return time.hang(hang(request.signal), request);
     },
   });
-  service.script({ method: "GET", answer: (request) => time.hang(hang(request.signal)) });
+  service.script({ method: "GET", answer: (request) => time.hang(hang(request.signal), request) });
   const result = await runInProcess(
     ["--agent", AGENTS.passing, "--request-timeout-seconds", "1"],
     { env: env(service.url), time },

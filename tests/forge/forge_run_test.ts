@@ -178,7 +178,9 @@ Deno.test("a comment endpoint that hangs never delays the statuses: they are com
     const time = new FakeTime();
     await using github = await startFakeStatusForge("github", {
       fault: (request, signal) =>
-        /\/issues\//.test(request.path) ? time.hang(hangUntil(signal)) : undefined,
+        /\/issues\//.test(request.path)
+          ? time.hang(hangUntil(signal), { method: request.method, url: request.path })
+          : undefined,
     });
     const ids = agents(3);
     let interruptedAt: number | undefined;

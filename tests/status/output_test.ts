@@ -274,7 +274,9 @@ Deno.test("every failure of the forge is one line and never changes the exit cod
       await using github = await startFakeStatusForge("github", {
         fault: (request, signal) => {
           const answer = each.fault(request, signal);
-          return answer instanceof Promise ? time.hang(answer) : answer;
+          return answer instanceof Promise
+            ? time.hang(answer, { method: request.method, url: request.path })
+            : answer;
         },
       });
       const result = await runWith({

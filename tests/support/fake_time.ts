@@ -10,6 +10,20 @@
 
 import type { Clock } from "../../src/effects.ts";
 
+// A piece of real work under way that stops virtual time; a request says which one it is, so that
+// the fake server that will not answer it can say so (FakeTime.hang).
+interface _Held {
+  readonly request: HeldRequest | undefined;
+  hanging: boolean;
+}
+
+/** Which request a piece of held work is: its method, and its URL or path. */
+export interface HeldRequest {
+  readonly method: string;
+  /** An absolute URL; or, from a server that sees only that, the path and query. */
+  readonly url: string;
+}
+
 interface _Timer {
   readonly at: number;
   readonly seq: number;
@@ -23,8 +37,7 @@ export class FakeTime implements Clock {
   #seq = 0;
   #timers: _Timer[] = [];
   #scheduled = false;
-  #held = 0;
-  #hanging = 0;
+  readonly #held = new Set<_Held>();
 
   /** The virtual time, in milliseconds. */
   readonly monotonic = (): number => this.#now;
@@ -72,12 +85,13 @@ export class FakeTime implements Clock {
    * Stops virtual time until `work` settles: a request to a real loopback service, and reading
    * its answer, take no virtual time, as an answer that comes at once would.
    */
-  async hold<T>(work: Promise<T>): Promise<T> {
-    this.#held++;
+  async hold<T>(work: Promise<T>, request?: HeldRequest): Promise<T> {
+    const held: _Held = { request, hanging: false };
+    this.#held.add(held);
     try {
       return await work;
     } finally {
-      this.#held--;
+      this.#held.delete(held);
       this.#schedule();
     }
   }
@@ -88,28 +102,40 @@ export class FakeTime implements Clock {
    * timer nor any other wait ends during it.
    */
   heldFetch(fetcher: typeof fetch): typeof fetch {
-    return (input, init) =>
-      this.hold((async () => {
-        const response = await fetcher(input, init);
-        // Deno 2.9's clone() drops headers that were never read.
-        void response.headers;
-        await response.clone().arrayBuffer().catch(() => {});
-        return response;
-      })());
+    return (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      const method = init?.method ?? (input instanceof Request ? input.method : "GET");
+      return this.hold(
+        (async () => {
+          const response = await fetcher(input, init);
+          // Deno 2.9's clone() drops headers that were never read.
+          void response.headers;
+          await response.clone().arrayBuffer().catch(() => {});
+          return response;
+        })(),
+        { method: method.toUpperCase(), url },
+      );
+    };
   }
 
   /**
-   * Marks one piece of held work as hanging until `settled` settles (a fake server's answer that
-   * comes only once the client gives up): while every held piece of work hangs, time moves on,
-   * as it would for a real service that does not answer.
+   * Marks the held request `request` (held by {@linkcode FakeTime.heldFetch}) as hanging until
+   * `settled` settles: a fake server's answer that comes only once the client gives up. While
+   * every piece of held work hangs, time moves on, as it would for a service that does not answer;
+   * a request's mark goes with it when the client gives up.
    */
-  async hang<T>(settled: Promise<T>): Promise<T> {
-    this.#hanging++;
-    this.#schedule();
+  async hang<T>(settled: Promise<T>, request: HeldRequest): Promise<T> {
+    const held = [...this.#held].find((each) =>
+      !each.hanging && each.request !== undefined && _same(each.request, request)
+    );
+    if (held !== undefined) {
+      held.hanging = true;
+      this.#schedule();
+    }
     try {
       return await settled;
     } finally {
-      this.#hanging--;
+      if (held !== undefined) held.hanging = false;
     }
   }
 
@@ -123,11 +149,20 @@ export class FakeTime implements Clock {
   }
 
   #fire(): void {
-    if (this.#timers.length === 0 || this.#held > this.#hanging) return;
+    if (this.#timers.length === 0) return;
+    for (const held of this.#held) if (!held.hanging) return;
     this.#timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
     const timer = this.#timers.shift()!;
     this.#now = Math.max(this.#now, timer.at);
     timer.resolve();
     if (this.#timers.length > 0) this.#schedule();
   }
+}
+
+// Whether the server's view of a request (a path, or a URL) is the client's request.
+function _same(client: HeldRequest, server: HeldRequest): boolean {
+  if (client.method !== server.method.toUpperCase()) return false;
+  if (client.url === server.url) return true;
+  const url = new URL(client.url);
+  return `${url.pathname}${url.search}` === server.url;
 }

@@ -86,11 +86,26 @@ export async function runInProcess(
     programs: {
       git: (gitArgs) => runGit(gitArgs, { cwd }),
       // A CI tool is real and takes no virtual time, as a request does; one that hangs lets time
-      // move on, so its bound ends it without a real wait.
+      // move on until its bound ends, so the bound stops it without a real wait (and stopping it
+      // takes no virtual time either).
       runCommand: (program, commandArgs, commandOptions) => {
         const tool = options.programs?.[program];
-        const running = runCommand(tool?.path ?? program, commandArgs, commandOptions, time);
-        return time.hold(tool?.hangs === true ? time.hang(running) : running);
+        const path = tool?.path ?? program;
+        if (tool?.hangs !== true) {
+          return time.hold(runCommand(path, commandArgs, commandOptions, time));
+        }
+        const stopped = Promise.withResolvers<void>();
+        let stopping = false;
+        const clock = {
+          sleep: async (ms: number, signal: AbortSignal) => {
+            await time.sleep(ms, signal);
+            if (!stopping) void time.hold(stopped.promise);
+            stopping = true;
+          },
+        };
+        return runCommand(path, commandArgs, commandOptions, clock).finally(() =>
+          stopped.resolve()
+        );
       },
     },
     http: { makeFetch: (setup) => time.heldFetch(makePolicyFetch(setup)), timeout: time.timeout },

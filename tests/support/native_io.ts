@@ -184,7 +184,7 @@ export function startSilentProxy(time?: FakeTime): SilentProxy {
         accepted++;
         first.resolve();
         open.push(conn);
-        void time?.hang(_closed(conn));
+        if (time !== undefined) void _hangOn(time, conn);
       }
     } catch {
       // Closed.
@@ -208,15 +208,26 @@ export function startSilentProxy(time?: FakeTime): SilentProxy {
   };
 }
 
-// Resolves when the other side closes `conn` (or it fails), reading and dropping what it sends.
-async function _closed(conn: Deno.Conn): Promise<void> {
+// Reads the request on `conn` (a proxy's request line names its absolute URL) and marks it as
+// hanging on `time` until the client closes the connection, reading and dropping what it sends.
+async function _hangOn(time: FakeTime, conn: Deno.Conn): Promise<void> {
   const buffer = new Uint8Array(4096);
+  let head = "";
+  let marked = false;
+  const { promise: closed, resolve } = Promise.withResolvers<void>();
   try {
-    while (await conn.read(buffer) !== null) {
-      // What the client sends is not answered.
+    for (let read = await conn.read(buffer); read !== null; read = await conn.read(buffer)) {
+      if (marked) continue;
+      head += new TextDecoder().decode(buffer.subarray(0, read));
+      const line = /^([A-Z]+) (\S+) HTTP\/1\.[01]\r\n/.exec(head);
+      if (line === null) continue;
+      marked = true;
+      void time.hang(closed, { method: line[1]!, url: line[2]! });
     }
   } catch {
     // Closed here, or reset.
+  } finally {
+    resolve();
   }
 }
 
