@@ -10,9 +10,8 @@ import assert from "node:assert/strict";
 import { statusName } from "../../src/status/commit_status.ts";
 import {
   FORGE_COMMITS,
-  FORGE_TARGET,
-  FORGE_TOKENS,
   githubPullRequestEnv,
+  gitlabMergeRequestEnv,
   startFakeGithub,
 } from "../support/fake_forge.ts";
 import { hangUntil, startFakeStatusForge } from "../support/fake_status.ts";
@@ -223,24 +222,13 @@ Deno.test("GitLab: each status carries the pipeline's ref, and pipeline_id when 
     await using gitlab = await startFakeStatusForge("gitlab");
     const result = await runWith({
       args: ["--agent", agents(1)[0]!],
-      env: {
-        SERVICE_COMMIT_STATUS: "true",
-        SERVICE_CI_NATIVE: "false",
-        GITLAB_CI: "true",
-        CI: "true",
-        CI_PROJECT_ID: FORGE_TARGET.projectId,
-        CI_PROJECT_PATH: FORGE_TARGET.repository,
-        CI_MERGE_REQUEST_IID: String(FORGE_TARGET.mergeRequest),
+      env: gitlabMergeRequestEnv(gitlab.apiUrl, {
         CI_MERGE_REQUEST_EVENT_TYPE: type,
         CI_MERGE_REQUEST_SOURCE_BRANCH_NAME: "feature",
-        CI_MERGE_REQUEST_SOURCE_BRANCH_SHA: HEAD_SHA,
         CI_COMMIT_SHA: sha,
         CI_COMMIT_REF_NAME: "feature",
         CI_PIPELINE_ID: "4242",
-        CI_API_V4_URL: gitlab.apiUrl,
-        CI_JOB_URL: "https://gitlab.example/acme/widgets/-/jobs/7",
-        SERVICE_GITLAB_TOKEN: FORGE_TOKENS.gitlab,
-      },
+      }),
     });
     assert.equal(result.code, 0, result.stderr);
     const posts = gitlab.requests.filter((request) => request.method === "POST");

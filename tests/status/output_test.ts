@@ -14,6 +14,7 @@ import {
   FORGE_TARGET,
   FORGE_TOKENS,
   githubPullRequestEnv,
+  gitlabMergeRequestEnv,
 } from "../support/fake_forge.ts";
 import {
   type FakeStatusForge,
@@ -30,7 +31,6 @@ import { AGENT, KEY, type Read } from "../support/run_harness.ts";
 const addFormats = addFormatsModule.default ?? addFormatsModule;
 
 const HEAD_SHA = FORGE_COMMITS.head;
-const MERGE_SHA = FORGE_COMMITS.merge;
 const SECOND = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
 const DASHBOARD = "https://dash.example/r/1";
 
@@ -41,21 +41,7 @@ function githubEnv(forge: FakeStatusForge, extra: Record<string, string> = {}) {
 }
 
 function gitlabEnv(forge: FakeStatusForge, extra: Record<string, string> = {}) {
-  return {
-    SERVICE_COMMIT_STATUS: "true",
-    SERVICE_CI_NATIVE: "false",
-    GITLAB_CI: "true",
-    CI: "true",
-    CI_PROJECT_ID: FORGE_TARGET.projectId,
-    CI_PROJECT_PATH: FORGE_TARGET.repository,
-    CI_MERGE_REQUEST_IID: String(FORGE_TARGET.mergeRequest),
-    CI_MERGE_REQUEST_SOURCE_BRANCH_SHA: HEAD_SHA,
-    CI_COMMIT_SHA: MERGE_SHA,
-    CI_API_V4_URL: forge.apiUrl,
-    CI_JOB_URL: "https://gitlab.example/acme/widgets/-/jobs/7",
-    SERVICE_GITLAB_TOKEN: FORGE_TOKENS.gitlab,
-    ...extra,
-  };
+  return gitlabMergeRequestEnv(forge.apiUrl, extra);
 }
 
 // One in-process run against the fake forges (tests/support/forge_run.ts), with the lines of

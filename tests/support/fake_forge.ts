@@ -30,6 +30,37 @@ export const FORGE_COMMITS = {
 } as const;
 
 /**
+ * A GitLab CI merge-request pipeline, with `--commit-status` on and the CI's own channels off:
+ * `CI_COMMIT_SHA` is the merge commit, the merge request's head is `FORGE_COMMITS.head`, the
+ * token is `FORGE_TOKENS.gitlab` and the API is at `apiUrl`.
+ *
+ * @example
+ * ```ts
+ * const env = gitlabMergeRequestEnv("http://127.0.0.1:8080/api/v4", { CI_PIPELINE_ID: "4242" });
+ * ```
+ */
+export function gitlabMergeRequestEnv(
+  apiUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    SERVICE_COMMIT_STATUS: "true",
+    SERVICE_CI_NATIVE: "false",
+    GITLAB_CI: "true",
+    CI: "true",
+    CI_PROJECT_ID: FORGE_TARGET.projectId,
+    CI_PROJECT_PATH: FORGE_TARGET.repository,
+    CI_MERGE_REQUEST_IID: String(FORGE_TARGET.mergeRequest),
+    CI_MERGE_REQUEST_SOURCE_BRANCH_SHA: FORGE_COMMITS.head,
+    CI_COMMIT_SHA: FORGE_COMMITS.merge,
+    CI_API_V4_URL: apiUrl,
+    CI_JOB_URL: "https://gitlab.example/acme/widgets/-/jobs/7",
+    SERVICE_GITLAB_TOKEN: FORGE_TOKENS.gitlab,
+    ...extra,
+  };
+}
+
+/**
  * A GitHub Actions job on a `pull_request` event, with `--commit-status` on and the CI's own
  * channels off: `GITHUB_SHA` is the merge commit, the event at `FORGE_COMMITS.eventPath` holds
  * the head, the token is `FORGE_TOKENS.github` and the API is at `apiUrl`.
