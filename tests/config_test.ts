@@ -16,6 +16,19 @@ function flags(args: string[]): Flags {
   return invocation.kind === "run" ? invocation.flags : {};
 }
 
+// parseCommandLine(args) refuses with a UsageError whose message matches every one of `messages`;
+// the error is returned for further checks.
+function commandLineError(args: string[], ...messages: RegExp[]): UsageError {
+  let refused: UsageError | undefined;
+  assert.throws(() => parseCommandLine(args), (error: unknown) => {
+    assert.ok(error instanceof UsageError, String(error));
+    for (const message of messages) assert.match(error.message, message);
+    refused = error;
+    return true;
+  }, args.join(" "));
+  return refused!;
+}
+
 function usageError(args: string[], env: Record<string, string>, message: RegExp): void {
   assert.throws(() => resolveConfig(flags(args), env), (error: unknown) => {
     assert.ok(error instanceof UsageError, String(error));
@@ -38,13 +51,7 @@ Deno.test("parseCommandLine() names an unknown option, a missing value and a str
     [["--json=yes"], /^--json takes no value/],
     [[A], /^unexpected argument "0b0c4a5e-.*": service-ci takes only options/],
   ];
-  for (const [args, message] of cases) {
-    assert.throws(() => parseCommandLine(args), (error: unknown) => {
-      assert.ok(error instanceof UsageError);
-      assert.match(error.message, message);
-      return true;
-    });
-  }
+  for (const [args, message] of cases) commandLineError(args, message);
 });
 
 Deno.test("parseCommandLine() judges the tokens itself: a value that looks like an option, a short alias, --", () => {
@@ -67,13 +74,7 @@ Deno.test("parseCommandLine() judges the tokens itself: a value that looks like 
       /^unknown option --time-out-minutes; did you mean --timeout-minutes\?/,
     ],
   ];
-  for (const [args, message] of cases) {
-    assert.throws(() => parseCommandLine(args), (error: unknown) => {
-      assert.ok(error instanceof UsageError, String(error));
-      assert.match(error.message, message);
-      return true;
-    }, args.join(" "));
-  }
+  for (const [args, message] of cases) commandLineError(args, message);
   assert.deepEqual(parseCommandLine(["-hx"]), { kind: "help" });
   assert.deepEqual(parseCommandLine(["--json", "--version=1"]), { kind: "version" });
   assert.deepEqual(parseCommandLine(["--"]), { kind: "run", flags: {} });
@@ -121,13 +122,7 @@ Deno.test("parseCommandLine() never takes --help, --version or any option as a v
       /^--run-id needs a value \(a run id\), but .*"--version"/,
     ],
   ];
-  for (const [args, message] of cases) {
-    assert.throws(() => parseCommandLine(args), (error: unknown) => {
-      assert.ok(error instanceof UsageError, String(error));
-      assert.match(error.message, message);
-      return true;
-    }, args.join(" "));
-  }
+  for (const [args, message] of cases) commandLineError(args, message);
   // A huge value that looks like an option is quoted cut, and the fix does not repeat it.
   const huge = `--${"x".repeat(1000)}`;
   assert.throws(() => parseCommandLine(["--junit", huge]), (error: unknown) => {
@@ -157,13 +152,7 @@ Deno.test("parseCommandLine() refuses every repeated single-value option, naming
     ],
     [["--junit", "a.xml", "--junit", "a.xml"], /^--junit is given twice/],
   ];
-  for (const [args, message] of cases) {
-    assert.throws(() => parseCommandLine(args), (error: unknown) => {
-      assert.ok(error instanceof UsageError, String(error));
-      assert.match(error.message, message);
-      return true;
-    }, args.join(" "));
-  }
+  for (const [args, message] of cases) commandLineError(args, message);
   // A list repeats; a switch given twice says the same thing twice.
   assert.deepEqual(parseCommandLine(["--agent", A, "--agent", B, "--json", "--json"]), {
     kind: "run",
@@ -225,18 +214,14 @@ Deno.test("parseCommandLine() refuses --api-key in any spelling, saying why and 
       ["--agent", "--api-key", "sk_live_secret"],
     ]
   ) {
-    assert.throws(() => parseCommandLine(args), (error: unknown) => {
-      assert.ok(error instanceof UsageError, String(error));
-      assert.match(
-        error.message,
-        /^--api-key is not an option: command lines show in process lists/,
-      );
-      assert.match(error.message, /read only from SERVICE_API_KEY/);
-      assert.match(error.message, /GitHub: secrets, GitLab: masked CI\/CD variable, Jenkins:/);
-      assert.ok(!error.message.includes("sk_live_secret"), error.message);
-      assert.ok(!error.message.includes("\n"), "one line");
-      return true;
-    }, args.join(" "));
+    const { message } = commandLineError(
+      args,
+      /^--api-key is not an option: command lines show in process lists/,
+      /read only from SERVICE_API_KEY/,
+      /GitHub: secrets, GitLab: masked CI\/CD variable, Jenkins:/,
+    );
+    assert.ok(!message.includes("sk_live_secret"), message);
+    assert.ok(!message.includes("\n"), "one line");
   }
   assert.throws(() => parseCommandLine(["--key", "x"]), /: unknown option --key;/);
 });
