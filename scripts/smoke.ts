@@ -21,8 +21,6 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Ajv2020 } from "npm:ajv@8.17.1/dist/2020.js";
-import addFormatsModule from "npm:ajv-formats@3.0.1";
 import {
   AGENTS,
   defaultAgents,
@@ -31,6 +29,7 @@ import {
   KEYS,
   startFakeService,
 } from "../tests/support/fake_service.ts";
+import { reportSchema, strictAjv } from "../tests/support/report_schema.ts";
 import { readBuildConfig, RUNTIME_FLAGS } from "./build.ts";
 
 const ROOT = new URL("..", import.meta.url);
@@ -477,13 +476,7 @@ let _validate: ((document: unknown) => string) | undefined;
 
 function _validateReport(document: unknown): string {
   if (_validate === undefined) {
-    const schema = JSON.parse(
-      Deno.readTextFileSync(new URL("docs/report.schema.json", ROOT)),
-    );
-    const addFormats = addFormatsModule.default ?? addFormatsModule;
-    const ajv = new Ajv2020({ strict: true, allErrors: true });
-    addFormats(ajv);
-    const validate = ajv.compile(schema);
+    const validate = strictAjv().compile(reportSchema());
     _validate = (value) => validate(value) ? "" : JSON.stringify(validate.errors, null, 2);
   }
   return _validate(document);

@@ -6,8 +6,6 @@
  */
 
 import assert from "node:assert/strict";
-import { Ajv2020 } from "npm:ajv@8.17.1/dist/2020.js";
-import addFormatsModule from "npm:ajv-formats@3.0.1";
 import {
   AGENTS,
   defaultAgents,
@@ -17,20 +15,12 @@ import {
   startFakeService,
 } from "./support/fake_service.ts";
 import { readGithubOutput } from "./support/github_output.ts";
+import { reportSchema, strictAjv } from "./support/report_schema.ts";
 import { type ProgramResult, runProgram, startProgram } from "./support/program.ts";
 
-const addFormats = addFormatsModule.default ?? addFormatsModule;
-const schema = JSON.parse(
-  await Deno.readTextFile(new URL("../docs/report.schema.json", import.meta.url)),
-);
+const schema = reportSchema();
 
-function _strictAjv(): InstanceType<typeof Ajv2020> {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
-  addFormats(ajv);
-  return ajv;
-}
-
-const ajv = _strictAjv();
+const ajv = strictAjv();
 const validate = ajv.compile(schema);
 const validateAgent = ajv.getSchema(`${schema.$id}#/$defs/agent`)!;
 
@@ -324,12 +314,12 @@ Deno.test("every kind of run prints a --json document that docs/report.schema.js
 });
 
 Deno.test("docs/report.schema.json compiles in Ajv's strict mode, which refuses unknown keywords and formats", () => {
-  const strict = _strictAjv();
+  const strict = strictAjv();
   assert.doesNotThrow(() => strict.compile(schema));
   // The same settings must refuse what strict mode exists to catch, or the line above proves nothing.
-  assert.throws(() => _strictAjv().compile({ type: "object", propertys: {} }), /unknown keyword/);
+  assert.throws(() => strictAjv().compile({ type: "object", propertys: {} }), /unknown keyword/);
   assert.throws(
-    () => _strictAjv().compile({ type: "string", format: "datetime" }),
+    () => strictAjv().compile({ type: "string", format: "datetime" }),
     /unknown format/,
   );
 });

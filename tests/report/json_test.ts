@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import { Ajv2020 } from "npm:ajv@8.17.1/dist/2020.js";
-import addFormatsModule from "npm:ajv-formats@3.0.1";
 import fc from "npm:fast-check@3.23.2";
 import { renderJson, toJsonReport } from "../../src/report/json.ts";
 import {
@@ -13,16 +11,11 @@ import {
   passingReport,
   twoPassingReport,
 } from "../support/report_fixtures.ts";
+import { reportSchema, strictAjv } from "../support/report_schema.ts";
 
-const addFormats = addFormatsModule.default ?? addFormatsModule;
-const schema = JSON.parse(
-  await Deno.readTextFile(new URL("../../docs/report.schema.json", import.meta.url)),
-);
 // strict mode also rejects a schema with unknown keywords or loose types, so the schema file
 // itself is checked here, not only the documents.
-const ajv = new Ajv2020({ strict: true, allErrors: true });
-addFormats(ajv);
-const validate = ajv.compile(schema);
+const validate = strictAjv().compile(reportSchema());
 
 function assertValid(document: unknown): void {
   assert.ok(validate(document), JSON.stringify(validate.errors, null, 2));
