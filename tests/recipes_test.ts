@@ -12,9 +12,10 @@ import { parseDocument } from "npm:yaml@2.6.1";
 import { parseCommandLine, resolveConfig } from "../src/config.ts";
 import { type CommandOptions, runCommand } from "./support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
-import { MAIN, PERMISSIONS } from "./support/program.ts";
+import { MAIN } from "./support/program.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
 import { type ToolOptions, toolTest } from "./support/tools.ts";
+import { URL_RUN_FLAGS } from "./support/url_run.ts";
 import { assertYamllintPasses, parseYaml } from "./support/yaml.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -34,7 +35,6 @@ const EXPECTED_RECIPES = [
 const IMAGE = "ghcr.io/service-ci/ci:v1";
 const RAW_URL = "https://raw.githubusercontent.com/service-ci/service-ci/";
 /** What the docs must give `deno run` before the URL: exactly what tests/e2e/url_run_test.ts runs. */
-const URL_RUN_FLAGS = ["--quiet", "--no-prompt", ...PERMISSIONS];
 
 interface Block {
   readonly file: string;

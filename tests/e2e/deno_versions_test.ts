@@ -8,14 +8,11 @@
 
 import assert from "node:assert/strict";
 import { MINIMUM_DENO_VERSION } from "../../src/deno_version.ts";
-import { type CommandResult, runCommand } from "../support/command.ts";
+import { runCommand } from "../support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
-import {
-  documentedMirrorArgs,
-  startPythonMirror,
-  URL_RUN_FLAGS,
-} from "../support/python_mirror.ts";
+import { documentedMirrorArgs, startPythonMirror } from "../support/python_mirror.ts";
 import { needsTools } from "../support/tools.ts";
+import { runFromUrl, URL_RUN_FLAGS } from "../support/url_run.ts";
 
 /** The last release of each line before the minimum: 2.0 lacks env wildcards, 1.x crashes. */
 const TOO_OLD = ["2.0.6", "1.46.3"];
@@ -62,24 +59,6 @@ async function _deno(version: string): Promise<string> {
   return found;
 }
 
-async function _runFrom(
-  deno: string,
-  entry: string,
-  args: readonly string[],
-  env: Record<string, string>,
-): Promise<CommandResult> {
-  const cwd = await Deno.makeTempDir({ prefix: "service-ci-old-deno-cwd-" });
-  try {
-    return await runCommand(deno, ["run", ...URL_RUN_FLAGS, entry, ...args], {
-      cwd,
-      env: { PATH: Deno.env.get("PATH") ?? "", NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...env },
-      clearEnv: true,
-    });
-  } finally {
-    await Deno.remove(cwd, { recursive: true });
-  }
-}
-
 Deno.test({
   name: `Deno ${MINIMUM_DENO_VERSION}, the minimum, runs the gate from the mirror${suffix}`,
   ignore: needs.ignore || offline,
@@ -89,12 +68,20 @@ Deno.test({
     await using service = await startFakeService({ agents: defaultAgents(200) });
     const denoDir = await Deno.makeTempDir({ prefix: "service-ci-old-deno-dir-" });
     try {
-      const env = { SERVICE_API_KEY: KEYS.ci, DENO_DIR: denoDir };
+      const env = { SERVICE_API_KEY: KEYS.ci };
       const common = ["--base-url", service.url, "--timeout-minutes", "1"];
-      const passed = await _runFrom(deno, mirror.main, ["--agent", AGENTS.passing, ...common], env);
+      const passed = await runFromUrl(mirror.main, ["--agent", AGENTS.passing, ...common], {
+        deno,
+        env,
+        denoDir,
+      });
       assert.equal(passed.code, 0, passed.stderr);
       assert.match(passed.stderr, /exit 0: 1 gate, 1 passed/);
-      const failed = await _runFrom(deno, mirror.main, ["--agent", AGENTS.failing, ...common], env);
+      const failed = await runFromUrl(mirror.main, ["--agent", AGENTS.failing, ...common], {
+        deno,
+        env,
+        denoDir,
+      });
       assert.equal(failed.code, 1, failed.stderr);
       assert.match(failed.stderr, /exit 1: 1 gate, 1 failed/);
     } finally {
@@ -113,12 +100,12 @@ Deno.test({
       const deno = await _deno(version);
       const denoDir = await Deno.makeTempDir({ prefix: "service-ci-old-deno-dir-" });
       try {
-        const result = await _runFrom(deno, mirror.main, [
+        const result = await runFromUrl(mirror.main, [
           "--agent",
           AGENTS.passing,
           "--base-url",
           service.url,
-        ], { SERVICE_API_KEY: KEYS.ci, DENO_DIR: denoDir });
+        ], { deno, env: { SERVICE_API_KEY: KEYS.ci }, denoDir });
         assert.equal(result.code, 2, `${version}: ${result.stderr}`);
         assert.equal(
           result.stderr,

@@ -6,47 +6,13 @@
  */
 
 import assert from "node:assert/strict";
-import { type CommandResult, runCommand } from "../support/command.ts";
+import { runCommand } from "../support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
-import {
-  documentedMirrorArgs,
-  startPythonMirror,
-  URL_RUN_FLAGS,
-  VERSION,
-} from "../support/python_mirror.ts";
+import { documentedMirrorArgs, startPythonMirror, VERSION } from "../support/python_mirror.ts";
 import { toolTest } from "../support/tools.ts";
+import { runFromUrl, URL_RUN_FLAGS } from "../support/url_run.ts";
 
 const NEEDS = { tools: ["python3"], notOn: ["windows"] } as const;
-
-async function _runFrom(
-  entry: string,
-  args: readonly string[],
-  options: { env?: Record<string, string>; flags?: readonly string[] } = {},
-): Promise<CommandResult> {
-  const denoDir = await Deno.makeTempDir({ prefix: "service-ci-mirror-deno-dir-" });
-  const cwd = await Deno.makeTempDir({ prefix: "service-ci-mirror-cwd-" });
-  try {
-    return await runCommand(Deno.execPath(), [
-      "run",
-      ...(options.flags ?? URL_RUN_FLAGS),
-      entry,
-      ...args,
-    ], {
-      cwd,
-      env: {
-        PATH: Deno.env.get("PATH") ?? "",
-        DENO_DIR: denoDir,
-        NO_COLOR: "1",
-        DENO_NO_UPDATE_CHECK: "1",
-        ...options.env,
-      },
-      clearEnv: true,
-    });
-  } finally {
-    await Deno.remove(denoDir, { recursive: true });
-    await Deno.remove(cwd, { recursive: true });
-  }
-}
 
 async function _contentType(url: string): Promise<string | undefined> {
   const response = await fetch(url, { method: "HEAD" });
@@ -65,10 +31,10 @@ toolTest(
 
     const common = ["--base-url", service.url, "--timeout-minutes", "1"];
     const env = { SERVICE_API_KEY: KEYS.ci };
-    const passed = await _runFrom(mirror.main, ["--agent", AGENTS.passing, ...common], { env });
+    const passed = await runFromUrl(mirror.main, ["--agent", AGENTS.passing, ...common], { env });
     assert.equal(passed.code, 0, passed.stderr);
     assert.match(passed.stderr, /exit 0: 1 gate, 1 passed/);
-    const failed = await _runFrom(mirror.main, ["--agent", AGENTS.failing, ...common], { env });
+    const failed = await runFromUrl(mirror.main, ["--agent", AGENTS.failing, ...common], { env });
     assert.equal(failed.code, 1, failed.stderr);
     assert.match(failed.stderr, /FAILED/);
 
@@ -76,7 +42,7 @@ toolTest(
     const narrow = URL_RUN_FLAGS.map((flag) =>
       flag.startsWith("--allow-env=") ? "--allow-env=NO_COLOR" : flag
     );
-    const refused = await _runFrom(mirror.main, ["--agent", AGENTS.passing, ...common], {
+    const refused = await runFromUrl(mirror.main, ["--agent", AGENTS.passing, ...common], {
       env,
       flags: narrow,
     });
@@ -121,7 +87,7 @@ toolTest(
       assert.ok(type !== undefined);
       return;
     }
-    const result = await _runFrom(mirror.main, ["--version"]);
+    const result = await runFromUrl(mirror.main, ["--version"]);
     assert.equal(result.code, 1, result.stderr);
     // Deno reads the TypeScript as JavaScript: the first type annotation is a syntax error.
     assert.match(result.stderr, /^error: SyntaxError: /);

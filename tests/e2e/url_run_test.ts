@@ -9,16 +9,13 @@
 
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { type CommandResult, runCommand } from "../support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
-import { PERMISSIONS } from "../support/program.ts";
+import { runCommand } from "../support/command.ts";
+import { runFromUrl } from "../support/url_run.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const VERSION = (JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)) as { version: string })
   .version;
-
-/** The `deno run` flags the docs give for a run from a URL. */
-const URL_RUN_FLAGS: readonly string[] = ["--quiet", "--no-prompt", ...PERMISSIONS];
 
 interface StaticServer extends AsyncDisposable {
   readonly url: string;
@@ -65,34 +62,9 @@ function _serveRepository(
   };
 }
 
-async function _runFromUrl(
-  entry: string,
-  args: readonly string[],
-  env: Record<string, string>,
-): Promise<CommandResult> {
-  const denoDir = await Deno.makeTempDir({ prefix: "service-ci-url-deno-dir-" });
-  const cwd = await Deno.makeTempDir({ prefix: "service-ci-url-cwd-" });
-  try {
-    return await runCommand(Deno.execPath(), ["run", ...URL_RUN_FLAGS, entry, ...args], {
-      cwd,
-      env: {
-        PATH: Deno.env.get("PATH") ?? "",
-        DENO_DIR: denoDir,
-        NO_COLOR: "1",
-        DENO_NO_UPDATE_CHECK: "1",
-        ...env,
-      },
-      clearEnv: true,
-    });
-  } finally {
-    await Deno.remove(denoDir, { recursive: true });
-    await Deno.remove(cwd, { recursive: true });
-  }
-}
-
 Deno.test("run from a URL with an empty cache: the version comes from the remote deno.json", async () => {
   await using repository = _serveRepository();
-  const result = await _runFromUrl(`${repository.url}/src/main.ts`, ["--version"], {});
+  const result = await runFromUrl(`${repository.url}/src/main.ts`, ["--version"]);
   assert.equal(result.code, 0, result.stderr);
   assert.equal(result.stdout, `service-ci ${VERSION}\nbuilt-in service address: none\n`);
   // Nothing of Deno's own in the log: no download lines, no permission notes.
@@ -109,10 +81,10 @@ Deno.test("run from a URL, no flag beyond deno.json's permissions: a passing gat
   const env = { SERVICE_API_KEY: KEYS.ci, SERVICE_BASE_URL: service.url };
   const entry = `${repository.url}/src/main.ts`;
 
-  const passed = await _runFromUrl(entry, ["--agent", AGENTS.passing], env);
+  const passed = await runFromUrl(entry, ["--agent", AGENTS.passing], { env });
   assert.equal(passed.code, 0, passed.stderr);
   assert.match(passed.stderr, /exit 0: 1 gate, 1 passed/);
-  const failed = await _runFromUrl(entry, ["--agent", AGENTS.failing], env);
+  const failed = await runFromUrl(entry, ["--agent", AGENTS.failing], { env });
   assert.equal(failed.code, 1, failed.stderr);
   assert.match(failed.stderr, /FAILED/);
 
@@ -133,12 +105,12 @@ Deno.test("run from a mirror: TypeScript, mp2t, octet-stream and text/plain work
   ];
   for (const types of works) {
     await using repository = _serveRepository(types);
-    const result = await _runFromUrl(`${repository.url}/src/main.ts`, ["--version"], {});
+    const result = await runFromUrl(`${repository.url}/src/main.ts`, ["--version"]);
     assert.equal(result.code, 0, `${JSON.stringify(types)}: ${result.stderr}`);
     assert.match(result.stdout, /^service-ci /);
   }
   await using javascript = _serveRepository({ ts: "text/javascript", json: "application/json" });
-  const result = await _runFromUrl(`${javascript.url}/src/main.ts`, ["--version"], {});
+  const result = await runFromUrl(`${javascript.url}/src/main.ts`, ["--version"]);
   assert.notEqual(result.code, 0);
   assert.match(result.stderr, /SyntaxError/);
 });

@@ -1,15 +1,10 @@
 /**
  * A mirror of this checkout's `src/` and `deno.json`, served on 127.0.0.1 by Python's own HTTP
- * server with the command docs/install.md gives (or another `python3` command line), and the
- * flags a run from a URL takes.
+ * server with the command docs/install.md gives (or another `python3` command line).
  */
 
 import { join } from "node:path";
-import { PERMISSIONS } from "./program.ts";
 import { ROOT } from "./docs.ts";
-
-/** The `deno run` flags the docs give for a run from a URL (the permission set of deno.json). */
-export const URL_RUN_FLAGS: readonly string[] = ["--quiet", "--no-prompt", ...PERMISSIONS];
 
 /** The version of deno.json: the mirror serves it under `v<version>/`, as the docs lay it out. */
 export const VERSION: string = (JSON.parse(
