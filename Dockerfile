@@ -1,5 +1,5 @@
 # The service-ci container image (ghcr.io/service-ci/ci:v1): `service-ci --agent <id>` on a
-# glibc base with a shell, as a non-root user.
+# glibc base with a shell, as a non-root user; with no command it runs `service-ci` alone.
 #
 # Multi-arch without emulation: the build stage runs on the build machine's platform and
 # cross-compiles for the image's platform (TARGETARCH); the final stage only copies files.
@@ -38,4 +38,8 @@ COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certifica
 # The build stage built exactly one target, so this pattern matches exactly one binary.
 COPY --from=build /app/dist/*-unknown-linux-gnu/service-ci /usr/local/bin/service-ci
 USER 10001:10001
-CMD ["service-ci", "--help"]
+# No ENTRYPOINT: a step's command is `service-ci --agent <id> …`. Run with no command (a
+# container step copied without its command, as Cloud Build and Tekton allow), the image runs
+# service-ci with no arguments: without an agent that is the one-line usage error, exit 2, so
+# such a step fails instead of passing with no gate.
+CMD ["service-ci"]

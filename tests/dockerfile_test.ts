@@ -1,13 +1,16 @@
 /**
  * Tests the Dockerfile and .dockerignore as text (no Docker engine is needed): the image
  * builds with scripts/build.ts, copies its Linux output, runs as a non-root user, has no
- * ENTRYPOINT, and the build context leaves secrets out.
+ * ENTRYPOINT, its default command cannot pass (run here with `deno run` of src/main.ts and the
+ * compile step's flags, as the image's binary), and the build context leaves secrets out.
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { binaryPath, TARGETS } from "../scripts/build.ts";
+import { sourceCommand } from "../scripts/smoke.ts";
+import { runCommand } from "./support/command.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const LINUX_TARGETS = TARGETS.filter((target) => target.endsWith("-linux-gnu"));
@@ -177,10 +180,52 @@ Deno.test("the final stage runs as a non-root user", () => {
   assert.match(name, /^[1-9]\d*$/, "a numeric uid needs no /etc/passwd entry");
 });
 
+// The final stage's default command, in exec form (a JSON array), as `docker run <image>` runs it.
+function _defaultCommand(): string[] {
+  const cmd = _inStage(FINAL, "CMD").at(-1)?.args;
+  assert.ok(cmd, "a CMD instruction in the final stage");
+  const words: unknown = JSON.parse(cmd);
+  assert.ok(
+    Array.isArray(words) && words.every((word) => typeof word === "string"),
+    `CMD in exec form, a JSON array of strings (got ${cmd})`,
+  );
+  return words;
+}
+
 Deno.test("the Dockerfile has no ENTRYPOINT, so `service-ci --agent <id>` is the command", () => {
   assert.deepEqual(INSTRUCTIONS.filter((item) => item.keyword === "ENTRYPOINT"), []);
-  assert.equal(_inStage(FINAL, "CMD").at(-1)?.args, '["service-ci", "--help"]');
+  // No argument that ends a run with 0 without a gate (--help, --version, --dry-run): a
+  // container step copied without its command (Cloud Build, Tekton) must not be green.
+  assert.deepEqual(_defaultCommand(), ["service-ci"]);
 });
+
+Deno.test(
+  "the image's default command cannot pass: with no arguments and no settings it exits 2 with the one-line usage error",
+  async () => {
+    const [program, ...args] = _defaultCommand();
+    assert.equal(program, "service-ci");
+    // The image's environment: the final stage's ENV (none), plus what deno run needs to find
+    // its cache here; its working directory holds no .env.
+    const env: Record<string, string> = {};
+    for (const name of ["PATH", "HOME", "DENO_DIR", "XDG_CACHE_HOME", "TMPDIR"]) {
+      const value = Deno.env.get(name);
+      if (value !== undefined) env[name] = value;
+    }
+    assert.deepEqual(_inStage(FINAL, "ENV"), []);
+    const cwd = await Deno.makeTempDir({ prefix: "service-ci-image-cmd-" });
+    try {
+      const [deno, ...source] = sourceCommand();
+      const result = await runCommand(deno!, [...source, ...args], { cwd, env, clearEnv: true });
+      assert.equal(result.code, 2, result.stdout + result.stderr);
+      assert.equal(result.stdout, "");
+      const lines = result.stderr.trimEnd().split("\n");
+      assert.equal(lines.length, 1, result.stderr);
+      assert.match(lines[0]!, /^service-ci: no agent given: pass --agent <uuid>/);
+    } finally {
+      await Deno.remove(cwd, { recursive: true });
+    }
+  },
+);
 
 Deno.test("the image carries the OCI labels, with the version from a build argument", () => {
   const labels = _inStage(FINAL, "LABEL").map((label) => label.args).join(" ");
