@@ -34,6 +34,8 @@ export type OptionSource = string;
 export type Config = OptionValues & {
   /** Where each value came from. */
   readonly sources: { readonly [K in ConfigKey]: OptionSource };
+  /** The `.env` file that was read, as the messages show it; `undefined` when none was. */
+  readonly envFileRead: string | undefined;
 };
 
 /** Options of {@linkcode resolveConfig}. */
@@ -47,6 +49,8 @@ export interface ResolveOptions {
    * `"read ./.env"`, `"no .env in the working directory"`.
    */
   readonly envFileNote?: string;
+  /** The `.env` file that was read, as messages show it. */
+  readonly envFileRead?: string;
 }
 
 /** What the command line asks for. */
@@ -221,7 +225,11 @@ export function resolveConfig(
     values[key] = value;
     sources[key] = source;
   }
-  const config = Object.freeze({ ...values, sources: Object.freeze(sources) }) as Config;
+  const config = Object.freeze({
+    ...values,
+    sources: Object.freeze(sources),
+    envFileRead: options.envFileRead,
+  }) as Config;
   const o = OPTIONS;
   if (config.runId !== undefined) {
     const [name, agent] = [optionName(o.runId), optionName(o.agents)];
@@ -235,6 +243,26 @@ export function resolveConfig(
     }
   }
   return config;
+}
+
+/**
+ * Where the service address and the key came from, for the first line a run or a dry run prints:
+ * a flag, a variable of the environment, the file that was read, or the built-in default. Never a
+ * value.
+ *
+ * @example
+ * ```ts
+ * const config = resolveConfig(
+ *   { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], baseUrl: "https://service.example" },
+ *   { SERVICE_API_KEY: "sk_test" },
+ * );
+ * describeSources(config); // "address from --base-url, key from SERVICE_API_KEY"
+ * ```
+ */
+export function describeSources(config: Pick<Config, "sources" | "envFileRead">): string {
+  const from = (source: OptionSource) =>
+    source === ".env" && config.envFileRead !== undefined ? config.envFileRead : source;
+  return `address from ${from(config.sources.baseUrl)}, key from ${from(config.sources.apiKey)}`;
 }
 
 /** The environment as the configuration reads it: flags, variables and `.env` merged. */

@@ -2,7 +2,7 @@
 
 import { type CiContext, type CiMetadata, describeCiMetadata } from "./ci_metadata.ts";
 import type { ServiceClient } from "./client.ts";
-import type { Config } from "./config.ts";
+import { type Config, describeSources } from "./config.ts";
 import { ExitCode } from "./exit_code.ts";
 import { describeTarget, forgeTarget } from "./forge/target.ts";
 import { optionName, OPTIONS } from "./options.ts";
@@ -30,6 +30,10 @@ export interface DryRunDocument {
   readonly base_url: string;
   /** Where the address came from: a flag, a variable, `.env` or the built-in default. */
   readonly base_url_source: string;
+  /** Where the key came from: its variable or `.env`. */
+  readonly api_key_source: string;
+  /** The `.env` file that was read, or `null`. */
+  readonly env_file: string | null;
   /** One request per agent, in the order of `--agent`. */
   readonly requests: readonly DryRunRequest[];
 }
@@ -51,7 +55,7 @@ export interface DryRunDocument {
  */
 export function dryRunDocument(
   client: Pick<ServiceClient, "headers" | "runsUrl">,
-  config: Pick<Config, "agents" | "baseUrl" | "sources">,
+  config: Pick<Config, "agents" | "baseUrl" | "sources" | "envFileRead">,
   metadata: CiMetadata,
 ): DryRunDocument {
   const requests = config.agents.map((agent): DryRunRequest => ({
@@ -69,6 +73,8 @@ export function dryRunDocument(
     dry_run: true,
     base_url: config.baseUrl.href,
     base_url_source: config.sources.baseUrl,
+    api_key_source: config.sources.apiKey,
+    env_file: config.envFileRead ?? null,
     requests,
   };
 }
@@ -171,7 +177,7 @@ export function dryRun(
   output.stderr(
     `service-ci ${VERSION}: dry run, nothing is sent; ${
       describeCiMetadata(metadata, context)
-    }; service address ${config.baseUrl.href} from ${config.sources.baseUrl}\n`,
+    }; service address ${config.baseUrl.href}; ${describeSources(config)}\n`,
   );
   for (const line of forgeOutputLines(config, env, { metadata, context })) {
     output.stderr(`${line}\n`);

@@ -8,7 +8,8 @@ import { type Config, resolveConfig } from "./config.ts";
 import type { Flags } from "./options.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
-import { optionName, OPTIONS, secretValues } from "./options.ts";
+import { ENV_FILE_VARIABLES, optionName, OPTIONS, secretValues } from "./options.ts";
+import { CI_ENV_VARIABLES, detectProvider } from "./ci_metadata.ts";
 import { refusedReadError } from "./refused_env.ts";
 
 /** The effects loading needs. */
@@ -33,6 +34,8 @@ export interface LoadedConfig {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** The PEM text of `--ca-cert`, when given. */
   readonly caCerts: string | undefined;
+  /** Names the variables a `.env` file set that a file may not give, which were ignored. */
+  readonly warning?: string;
 }
 
 const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
@@ -61,21 +64,42 @@ export async function loadConfig(
   names: readonly string[],
   deps: LoadDeps,
 ): Promise<LoadedConfig> {
-  const { values: dotenv, note: envFileNote } = await _readDotenv(deps, flags.envFile);
+  const file = await _readDotenv(deps, flags.envFile);
+  const dotenv = Object.fromEntries(
+    Object.entries(file.values).filter(([name]) => ENV_FILE_VARIABLES.includes(name)),
+  );
   const env = mergeEnv(names, deps.env, dotenv);
-  for (const secret of secretValues((name) => env[name])) deps.addSecret?.(secret);
+  // A file's secrets are masked even where the file may not give them.
+  for (const read of [(name: string) => env[name], (name: string) => file.values[name]]) {
+    for (const secret of secretValues(read)) deps.addSecret?.(secret);
+  }
   const fromDotenv = new Set(
     names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
   );
   let config: Config;
   try {
-    config = resolveConfig(flags, env, { fromDotenv, envFileNote });
+    config = resolveConfig(flags, env, {
+      fromDotenv,
+      envFileNote: file.note,
+      ...(file.shown === undefined ? {} : { envFileRead: file.shown }),
+    });
   } catch (error) {
     throw refusedReadError(flags, env, deps.envRefused) ?? error;
   }
   const caCerts = config.caCert === undefined ? undefined : await _readCaCerts(deps, config.caCert);
-  return { config, env, caCerts };
+  const ignored = names.filter((name) => name in file.values && !(name in dotenv));
+  return {
+    config,
+    env,
+    caCerts,
+    ...(ignored.length === 0 || file.shown === undefined
+      ? {}
+      : { warning: `${file.shown} sets ${ignored.join(", ")}, ${IGNORED}` }),
+  };
 }
+
+const IGNORED =
+  "which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)";
 
 /**
  * Wraps a fetch maker so that a malformed certificate file, which Deno rejects when the client
@@ -103,33 +127,47 @@ export function makeTrustingFetch(
   }
 }
 
-// The `.env` values, and which file that was for a message: only the working directory's is read
-// unless --env-file names another, so one in the repository's root is missed from a subdirectory.
+// The `.env` values, which file that was (for the sources and messages), and a note for a missing
+// setting. In CI the working directory is the repository under test, whose files may be an
+// attacker's: there no file is read unless --env-file names it.
 async function _readDotenv(
   deps: LoadDeps,
   explicit: string | undefined,
-): Promise<{ values: Record<string, string>; note: string }> {
+): Promise<{ values: Record<string, string>; note: string; shown?: string }> {
+  const envFile = optionName(OPTIONS.envFile);
+  if (explicit === undefined && _inCi(deps.env)) {
+    return {
+      values: {},
+      note:
+        `in CI the working directory's .env is not read, as the checkout may be someone else's; name a file with ${envFile}`,
+    };
+  }
   const path = explicit ?? ".env";
   const where = deps.cwd === undefined ? "the working directory" : deps.cwd;
   try {
     const values = await parseEnvFile(await deps.readTextFile(path));
     const shown = explicit ?? (deps.cwd === undefined ? ".env" : _join(deps.cwd, ".env"));
-    return { values, note: `read ${shown}` };
+    return { values, note: `read ${shown}`, shown };
   } catch (error) {
     if (explicit === undefined && error instanceof Deno.errors.NotFound) {
       return {
         values: {},
         note:
-          `no .env in ${where}; only the working directory's .env is read, so run from the directory that holds it or pass ${
-            optionName(OPTIONS.envFile)
-          }`,
+          `no .env in ${where}; only the working directory's .env is read, so run from the directory that holds it or pass ${envFile}`,
       };
     }
-    const name = explicit === undefined
-      ? "the .env file in the working directory"
-      : optionName(OPTIONS.envFile);
+    const name = explicit === undefined ? "the .env file in the working directory" : envFile;
     throw new UsageError(`${name} cannot be read (${path}): ${firstLine(error)}`);
   }
+}
+
+// CI as the .env rule means it: CI set to anything, or any CI's own variables (even with CI=false,
+// which switches only the metadata detection off).
+function _inCi(env: (name: string) => string | undefined): boolean {
+  const read = (name: string) => env(name)?.trim() || undefined;
+  return read("CI") !== undefined ||
+    detectProvider(Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, read(name)]))) !==
+      "local";
 }
 
 function _join(directory: string, name: string): string {

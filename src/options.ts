@@ -466,8 +466,11 @@ export const OPTIONS = {
     type: "string",
     flag: "env-file",
     valueName: "<file>",
-    defaultText: "`./.env` if present",
-    help: ["read variables from this file instead of ./.env (set ones win)"],
+    defaultText: "outside CI, `./.env` if present",
+    help: [
+      "read SERVICE_* settings from this file instead of ./.env (set ones",
+      "win); in CI only a file named here is read",
+    ],
     ..._text("a file path"),
   },
   caCert: {
@@ -624,6 +627,18 @@ export const OPTION_NAMES: readonly string[] = Object.values(OPTIONS as Record<s
 export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
   OPTIONS as Record<string, OptionSpec>,
 ).flatMap((option) => option.variable === undefined ? [] : [option.variable]);
+
+/**
+ * The variables a `.env` file may give: service-ci's own `SERVICE_*` settings. Never a CI
+ * runner's variables, a forge's address or token, the Bitbucket proxy, a CA or the action's
+ * marker: a file may be the repository under test's, and those decide where a secret goes.
+ */
+export const ENV_FILE_VARIABLES: readonly string[] = CONFIG_ENV_VARIABLES.filter((name) =>
+  name.startsWith("SERVICE_") &&
+  ![OPTIONS.gitlabToken, OPTIONS.bitbucketProxy, OPTIONS.caCert, OPTIONS.action].some((option) =>
+    option.variable === name
+  )
+);
 
 /**
  * The misspellings of `variable` a user is likely to set instead of it, all within `SERVICE_*`

@@ -5,6 +5,7 @@
  * one is a file that implements `RunOutput` and a line here (docs/architecture.md).
  */
 
+import { describeSources } from "./config.ts";
 import { firstLine, quoteValue, UsageError } from "./errors.ts";
 import { optionName, OPTIONS } from "./options.ts";
 import { formatMinutes, type RunReport } from "./outcome.ts";
@@ -124,7 +125,7 @@ export async function chooseOutputs(
       config.baseUrl.pathname.replace(/\/+$/, "")
     } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
       formatMinutes(config.timeoutMinutes * 60_000)
-    } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""})`,
+    } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""}; ${describeSources(config)})`,
   }));
   await _checkReportPaths(effects.files, outputs);
   return outputs;

@@ -63,13 +63,14 @@ export async function run(effects: RunEffects): Promise<number> {
       import("./outputs.ts"),
       import("./gates.ts"),
     ]);
-    const { config, env, caCerts } = await loadConfig(invocation.flags, ENV_VARIABLES, {
+    const { config, env, caCerts, warning } = await loadConfig(invocation.flags, ENV_VARIABLES, {
       env: ask(ENV_VARIABLES),
       ...(effects.env.refused === undefined ? {} : { envRefused: effects.env.refused }),
       readTextFile: effects.files.readTextFile,
       cwd: effects.cwd,
       addSecret: (secret) => output.addSecret(secret),
     });
+    if (warning !== undefined) output.stderr(`service-ci: warning: ${warning}\n`);
     // The one answer to "which CI is this" (ci_metadata.ts): sent to the service, and choosing
     // the CI's writer among the outputs.
     const { metadata, context } = await detectCiBuild(env, {

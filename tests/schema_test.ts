@@ -372,6 +372,8 @@ const DRY_RUN = {
   dry_run: true,
   base_url: "https://service.example/",
   base_url_source: "--base-url",
+  api_key_source: "SERVICE_API_KEY",
+  env_file: null,
   requests: [{
     method: "POST",
     url: `https://service.example/api/v1/agents/${AGENTS.passing}/runs`,
@@ -410,6 +412,7 @@ Deno.test("docs/report.schema.json refuses wrong types, bad formats, an unmasked
     ["dry_run false", { ...DRY_RUN, dry_run: false }],
     ["a dry run without where the address came from", { ...DRY_RUN, base_url_source: undefined }],
     ["a dry run with an unknown address source", { ...DRY_RUN, base_url_source: "guess" }],
+    ["a dry run with the key itself as its source", { ...DRY_RUN, api_key_source: "sk_live_1" }],
     ["a request showing the key", {
       ...DRY_RUN,
       requests: [{
