@@ -4,9 +4,10 @@
  * from `deno info --json` of the entry module. `scripts/build.ts` writes it next to the
  * archives as `service-ci-<version>.cdx.json`.
  *
- * The SBOM has no timestamp and no serial number, so the same source and Deno give the same
- * bytes, and a reviewer can rebuild it and compare: run from a checkout of the release's tag,
- * `deno run --allow-read --allow-run scripts/sbom.ts` prints what the release published.
+ * The SBOM has no timestamp, and its serial number is a UUIDv5 of its own content, so the same
+ * source and Deno give the same bytes, and a reviewer can rebuild it and compare: run from a
+ * checkout of the release's tag, `deno run --allow-read --allow-run scripts/sbom.ts` prints what
+ * the release published. (actions/attest refuses a CycloneDX document without `serialNumber`.)
  */
 
 import { relative } from "node:path";
@@ -93,6 +94,8 @@ export interface SbomDocument {
   readonly bomFormat: "CycloneDX";
   /** The CycloneDX version the document follows. */
   readonly specVersion: "1.6";
+  /** `urn:uuid:` and the UUIDv5 of the rest of the document (see {@linkcode sbomSerialNumber}). */
+  readonly serialNumber: string;
   /** The document's revision; a release writes one. */
   readonly version: 1;
   /** What wrote the SBOM, and what it describes: the service-ci program. */
@@ -113,12 +116,13 @@ const PROGRAM_REF = "service-ci";
  * Builds the SBOM of the binary compiled from the graph `info` (`deno info --json` of the
  * entry module): the program, the Deno runtime it embeds, each module (a `file` with its
  * SHA-256) and each npm package (a `library` with its purl), and which imports which.
- * Built-in `node:` modules are part of the runtime. Throws a `TypeError` naming the module
- * whose SHA-256 is missing from `options.sha256`.
+ * Built-in `node:` modules are part of the runtime. Its `serialNumber` is derived from the rest
+ * ({@linkcode sbomSerialNumber}). Rejects with a `TypeError` naming the module whose SHA-256 is
+ * missing from `options.sha256`.
  *
  * @example
  * ```ts
- * const sbom = cyclonedxSbom(
+ * const sbom = await cyclonedxSbom(
  *   {
  *     roots: ["file:///repo/src/main.ts"],
  *     modules: [{ kind: "esm", specifier: "file:///repo/src/main.ts", local: "/repo/src/main.ts" }],
@@ -133,7 +137,10 @@ const PROGRAM_REF = "service-ci";
  * sbom.components.map((component) => component.name); // ["deno", "src/main.ts"]
  * ```
  */
-export function cyclonedxSbom(info: DenoInfo, options: SbomOptions): SbomDocument {
+export async function cyclonedxSbom(
+  info: DenoInfo,
+  options: SbomOptions,
+): Promise<SbomDocument> {
   const runtime: SbomComponent = {
     type: "platform",
     "bom-ref": RUNTIME_REF,
@@ -208,7 +215,7 @@ export function cyclonedxSbom(info: DenoInfo, options: SbomOptions): SbomDocumen
     });
   }
 
-  return {
+  const { bomFormat, specVersion, ...rest }: Omit<SbomDocument, "serialNumber"> = {
     bomFormat: "CycloneDX",
     specVersion: "1.6",
     version: 1,
@@ -237,6 +244,61 @@ export function cyclonedxSbom(info: DenoInfo, options: SbomOptions): SbomDocumen
     ],
     dependencies: dependencies.toSorted((a, b) => a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0),
   };
+  const serialNumber = await sbomSerialNumber({ bomFormat, specVersion, ...rest });
+  return { bomFormat, specVersion, serialNumber, ...rest };
+}
+
+/**
+ * The namespace of the SBOMs' serial numbers: the UUIDv5 of the repository's address in the
+ * URL namespace of RFC 9562, `uuidV5(URL_NAMESPACE, "https://github.com/service-ci/service-ci")`.
+ */
+export const SBOM_NAMESPACE = "3cb20bdc-3105-5b04-bd36-716dff4073f9";
+
+/**
+ * The serial number of an SBOM: `urn:uuid:` and the UUIDv5 (name-based, SHA-1) of its JSON text
+ * without `serialNumber`, in {@linkcode SBOM_NAMESPACE}. The same content has the same serial
+ * number, so the SBOM stays reproducible; any change to the content changes it.
+ *
+ * @example
+ * ```ts
+ * const serial = await sbomSerialNumber({ bomFormat: "CycloneDX", specVersion: "1.6" });
+ * serial.startsWith("urn:uuid:"); // true
+ * ```
+ */
+export async function sbomSerialNumber(document: object): Promise<string> {
+  const { serialNumber: _, ...content } = document as { serialNumber?: unknown };
+  return `urn:uuid:${await uuidV5(SBOM_NAMESPACE, JSON.stringify(content))}`;
+}
+
+/**
+ * A name-based UUID, version 5 (RFC 9562 §5.5): SHA-1 of the namespace's 16 bytes and the
+ * name's UTF-8 bytes, cut to 16 bytes, with the version and variant bits set.
+ *
+ * @example
+ * ```ts
+ * // RFC 9562's DNS namespace and the name of its example.
+ * await uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "www.example.com");
+ * // "2ed6657d-e927-568b-95e1-2665a8aea6a2"
+ * ```
+ */
+export async function uuidV5(namespace: string, name: string): Promise<string> {
+  const hex = namespace.replaceAll("-", "");
+  if (!/^[0-9a-f]{32}$/i.test(hex)) {
+    throw new TypeError(
+      `namespace must be a UUID such as 6ba7b810-9dad-11d1-80b4-00c04fd430c8 (got "${namespace}")`,
+    );
+  }
+  const nameBytes = new TextEncoder().encode(name);
+  const input = new Uint8Array(16 + nameBytes.length);
+  for (let i = 0; i < 16; i++) input[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  input.set(nameBytes, 16);
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-1", input)).slice(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const out = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${out.slice(0, 8)}-${out.slice(8, 12)}-${out.slice(12, 16)}-${out.slice(16, 20)}-${
+    out.slice(20)
+  }`;
 }
 
 /** What {@linkcode sbomOfEntry} needs besides the entry module. */
@@ -284,7 +346,7 @@ export async function sbomOfEntry(
       sha256[module.specifier] = await _sha256Hex(await Deno.readFile(module.local));
     }
   }
-  return cyclonedxSbom(info, {
+  return await cyclonedxSbom(info, {
     version: options.version,
     denoVersion: Deno.version.deno,
     root: options.root,

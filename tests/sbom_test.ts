@@ -1,7 +1,8 @@
 /**
  * Tests scripts/sbom.ts: the SBOM of the real program is a valid CycloneDX 1.6 document (checked
  * with the CycloneDX project's own JSON schemas and ajv), names the Deno runtime and every
- * module compiled in with its SHA-256, and is the same from run to run.
+ * module compiled in with its SHA-256, has the serial number actions/attest requires (a UUIDv5 of
+ * its content), and is the same from run to run.
  */
 
 import assert from "node:assert/strict";
@@ -11,7 +12,15 @@ import addFormatsModule from "npm:ajv-formats@3.0.1";
 import _cyclonedxPackage from "npm:@cyclonedx/cyclonedx-library@10.3.0/package.json" with {
   type: "json",
 };
-import { cyclonedxSbom, type DenoInfo, sbomOfEntry } from "../scripts/sbom.ts";
+import {
+  cyclonedxSbom,
+  type DenoInfo,
+  SBOM_NAMESPACE,
+  type SbomDocument,
+  sbomOfEntry,
+  sbomSerialNumber,
+  uuidV5,
+} from "../scripts/sbom.ts";
 import { runCommand } from "./support/command.ts";
 import { sha256Hex } from "./support/release.ts";
 
@@ -54,7 +63,7 @@ function _assertValid(document: unknown): void {
 }
 
 // Every bom-ref a dependency names is a component's (or the program's).
-function _assertRefsResolve(document: ReturnType<typeof cyclonedxSbom>): void {
+function _assertRefsResolve(document: SbomDocument): void {
   const refs = new Set([
     document.metadata.component["bom-ref"],
     ...document.components.map((component) => component["bom-ref"]),
@@ -110,11 +119,47 @@ Deno.test("the SBOM lists every module under src/ with the SHA-256 of its file",
   assert.ok(!document.components.some((component) => component.type === "library"));
 });
 
-Deno.test("the SBOM is the same bytes from run to run (no timestamp, no serial number)", async () => {
+Deno.test("the SBOM is the same bytes from run to run (no timestamp; a serial number from its content)", async () => {
   const first = await sbomOfEntry("src/main.ts", { root: ROOT, version: VERSION });
   const second = await sbomOfEntry("src/main.ts", { root: ROOT, version: VERSION });
   assert.equal(JSON.stringify(first), JSON.stringify(second));
-  assert.ok(!("serialNumber" in first) && !("timestamp" in first.metadata));
+  assert.ok(!("timestamp" in first.metadata));
+  assert.equal(first.serialNumber, await sbomSerialNumber(first));
+  const other = await sbomOfEntry("src/main.ts", { root: ROOT, version: "1.2.4" });
+  assert.notEqual(other.serialNumber, first.serialNumber);
+});
+
+// actions/attest v4.1.0 (59d89421af93a897026c735860bf21b6eb4f7b26), src/sbom.ts, checkIsCycloneDX:
+// a CycloneDX document is one with bomFormat, serialNumber and specVersion; anything else is
+// "Unsupported SBOM format" and the attestation step fails.
+function _attestAcceptsCycloneDX(document: Record<string, unknown>): boolean {
+  return !!(document.bomFormat && document.serialNumber && document.specVersion);
+}
+
+Deno.test("actions/attest accepts the SBOM as CycloneDX: bomFormat, serialNumber, specVersion", async () => {
+  const document = await sbomOfEntry("src/main.ts", { root: ROOT, version: VERSION });
+  assert.ok(_attestAcceptsCycloneDX({ ...document }));
+  assert.match(
+    document.serialNumber,
+    /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+  );
+  const { serialNumber: _, ...without } = document;
+  assert.ok(!_attestAcceptsCycloneDX(without));
+  // The CycloneDX schema holds the serial number to RFC 4122's urn:uuid form too.
+  assert.equal(
+    validate({ ...document, serialNumber: "3cb20bdc-3105-5b04-bd36-716dff4073f9" }),
+    false,
+  );
+});
+
+Deno.test("uuidV5() gives RFC 9562's UUIDs, and the SBOM namespace is the repository's", async () => {
+  const url = "6ba7b811-9dad-11d1-80b4-00c04fd430c8";
+  assert.equal(
+    await uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "www.example.com"),
+    "2ed6657d-e927-568b-95e1-2665a8aea6a2",
+  );
+  assert.equal(await uuidV5(url, "https://github.com/service-ci/service-ci"), SBOM_NAMESPACE);
+  await assert.rejects(() => uuidV5("not a uuid", "x"), TypeError);
 });
 
 // A graph with an npm package that has a dependency, resolved twice with different peers.
@@ -152,8 +197,8 @@ const NPM_OPTIONS = {
   license: "Apache-2.0",
 };
 
-Deno.test("cyclonedxSbom() lists the npm packages imported and theirs, by purl, and no others", () => {
-  const document = cyclonedxSbom(NPM_GRAPH, NPM_OPTIONS);
+Deno.test("cyclonedxSbom() lists the npm packages imported and theirs, by purl, and no others", async () => {
+  const document = await cyclonedxSbom(NPM_GRAPH, NPM_OPTIONS);
   _assertValid(document);
   _assertRefsResolve(document);
   const libraries = document.components.filter((component) => component.type === "library");
@@ -168,8 +213,8 @@ Deno.test("cyclonedxSbom() lists the npm packages imported and theirs, by purl, 
   assert.deepEqual(document.metadata.component.licenses, [{ expression: "Apache-2.0" }]);
 });
 
-Deno.test("cyclonedxSbom() names the module whose SHA-256 is missing", () => {
-  assert.throws(
+Deno.test("cyclonedxSbom() names the module whose SHA-256 is missing", async () => {
+  await assert.rejects(
     () => cyclonedxSbom(NPM_GRAPH, { ...NPM_OPTIONS, sha256: {} }),
     (error: unknown) =>
       error instanceof TypeError && error.message.includes("file:///repo/src/main.ts has none"),
