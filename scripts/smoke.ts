@@ -331,6 +331,10 @@ export async function smoke(
     },
   );
 
+  // A step that runs the command without its arguments (a container step copied without its
+  // command runs the image's CMD, `service-ci` alone) must not pass: no agent is a usage error.
+  results.push(_noArgumentsCheck(record(await run([]))));
+
   // The three verdicts, at once: each waits about a second for its first read.
   const junitName = "service-ci-junit.xml";
   const junitAs = `${reportsAs.replace(/[\\/]+$/, "")}/${junitName}`;
@@ -397,6 +401,15 @@ export async function smoke(
 function _label(run: _Run): string {
   const agent = run.args.indexOf("--agent");
   return agent === -1 ? run.args.join(" ") : `--agent ${run.args[agent + 1]}`;
+}
+
+function _noArgumentsCheck(run: _Run | Error): CheckResult {
+  const name = "no arguments exits 2 with the one-line usage error";
+  if (run instanceof Error) return { name, ok: false, detail: run.message };
+  const lines = run.stderr.trimEnd().split("\n");
+  const ok = run.code === 2 && run.stdout === "" && lines.length === 1 &&
+    /^service-ci: .*--agent/.test(lines[0]!);
+  return { name, ok, detail: ok ? "" : _shown(run) };
 }
 
 function _jsonCheck(run: _Run | Error): CheckResult {

@@ -11,6 +11,7 @@ import { compileArgs } from "../scripts/build.ts";
 import { denoNoise, formatResults, main, sourceCommand } from "../scripts/smoke.ts";
 import { runCommand } from "./support/command.ts";
 import { taskArgs } from "./support/tasks.ts";
+import { assertShellcheckPasses } from "./support/shellcheck.ts";
 import { onPath, toolTest } from "./support/tools.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -35,6 +36,7 @@ Deno.test("the smoke script passes every check against deno run with the compile
     const name of [
       '--version prints "service-ci ',
       "--help exits 0",
+      "no arguments exits 2 with the one-line usage error",
       "a passing gate exits 0",
       "a failing gate exits 1",
       "an unchecked gate exits 3",
@@ -62,6 +64,7 @@ Deno.test("the smoke script fails against a command that always exits 0", async 
   const expected = [
     "--version prints",
     "--help exits 0",
+    "no arguments exits 2",
     "a failing gate exits 1",
     "an unchecked gate exits 3",
     "--json prints a report",
@@ -154,15 +157,26 @@ Deno.test("the smoke script's usage errors exit 2: no command, or a command and 
   assert.match(printed.join("\n"), /--reports-as needs --reports/);
 });
 
+// The Dockerfile's default command (its last CMD, in exec form), as words.
+function _imageCmd(): string[] {
+  const dockerfile = Deno.readTextFileSync(join(ROOT, "Dockerfile"));
+  const cmd = [...dockerfile.matchAll(/^CMD\s+(\[.*\])\s*$/gm)].at(-1)?.[1];
+  assert.ok(cmd, "the Dockerfile has a CMD in exec form");
+  return JSON.parse(cmd);
+}
+
 // A stand-in for docker: `image inspect` answers the user and size given in FAKE_USER and
 // FAKE_SIZE, `run … id -u` the uid in FAKE_UID, and `run … <image> service-ci <args>` runs the
 // source with the compile step's flags, the mounted directory's container path turned into its
-// host path, as docker would have it. It logs its calls to <dir>/calls itself: the smoke script
+// host path, as docker would have it. `run … <image>` with no command runs the Dockerfile's CMD,
+// or the words of FAKE_CMD when set (a program other than service-ci runs as it is). It logs its calls to <dir>/calls itself: the smoke script
 // gives the commands it runs none of its own environment.
 async function _fakeDocker(dir: string): Promise<string> {
   const bin = join(dir, "bin");
   await Deno.mkdir(bin);
-  const source = sourceCommand().map((arg) => `'${arg}'`).join(" ");
+  const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+  const source = sourceCommand().map(quote).join(" ");
+  const cmd = _imageCmd().map(quote).join(" ");
   await Deno.writeTextFile(
     join(bin, "docker"),
     `#!/bin/sh
@@ -181,7 +195,11 @@ while [ "$#" -gt 0 ] && [ "$1" != service-ci ] && [ "$1" != id ]; do
   if [ "$1" = --volume ]; then host=\${2%%:*}; fi
   shift
 done
+if [ "$#" -eq 0 ]; then
+  if [ -n "\${FAKE_CMD:-}" ]; then set -- $FAKE_CMD; else set -- ${cmd}; fi
+fi
 if [ "$1" = id ]; then printf '%s\\n' "$FAKE_UID"; exit 0; fi
+if [ "$1" != service-ci ]; then exec "$@"; fi
 shift
 for arg in "$@"; do
   shift
@@ -220,6 +238,11 @@ toolTest(
     const result = await _smokeImage(IMAGE_OK);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /^ok {4}--junit writes a report/m);
+    assert.match(
+      result.stdout,
+      /^ok {4}the image's default command \(no command given\) exits 2 with the one-line usage error$/m,
+    );
+    assert.ok(result.calls.includes("docker run --rm ci:smoke"), result.calls.join("\n"));
     assert.match(result.stdout, /^ok {4}the image runs as a user that is not root \(USER 10001/m);
     assert.match(result.stdout, /^ok {4}the image is within its size budget: 180 MB of \d+ MB$/m);
     assert.ok(
@@ -246,6 +269,30 @@ toolTest(
     const big = await _smokeImage({ ...IMAGE_OK, FAKE_SIZE: "900000000" });
     assert.equal(big.code, 1);
     assert.match(big.stdout, /^FAIL {2}the image is within its size budget: 900 MB/m);
+  },
+);
+
+toolTest(
+  "smoke_image.sh fails an image whose default command passes (service-ci --help, or true)",
+  { tools: ["sh"], notOn: ["windows"] },
+  async () => {
+    for (const cmd of ["service-ci --help", "true"]) {
+      const result = await _smokeImage({ ...IMAGE_OK, FAKE_CMD: cmd });
+      assert.equal(result.code, 1, `CMD ${cmd}: ${result.stdout}`);
+      assert.match(
+        result.stdout,
+        /^FAIL {2}the image's default command \(no command given\) exits 2 with the one-line usage error \(exit \d+;/m,
+        `CMD ${cmd}`,
+      );
+    }
+  },
+);
+
+toolTest(
+  "smoke_image.sh passes shellcheck -s sh",
+  { tools: ["shellcheck"], notOn: ["windows"] },
+  async () => {
+    await assertShellcheckPasses([join(ROOT, "scripts", "smoke_image.sh")]);
   },
 );
 
