@@ -6,6 +6,8 @@
 // Matching control characters is part of this module's purpose.
 // deno-lint-ignore-file no-control-regex
 
+import { removeIgnorable } from "./ignorable.ts";
+
 // Markers that CIs find anywhere in a line (the agents search with IndexOf/indexOf or scan every
 // position): Azure Pipelines `##vso[`, TeamCity `##teamcity[`, GitHub's legacy `##[` (which Azure's
 // log viewer also reads as `##[group]`…), GitLab's `section_start:`/`section_end:`. Each match is
@@ -16,10 +18,11 @@ const MARKER_END = /(?<=##(?:vso|teamcity)?)\[|(?<=section_(?:start|end)):/gi;
 const LINE_BREAK = /(\r\n|[\n\r\v\f\u0085\u2028\u2029])/;
 
 // What a reader may not see when it looks at a line's start: escape sequences (Buildkite removes
-// colour codes anywhere in the line before matching a header), controls other than blanks, and
-// invisible format characters that culture-aware string comparison (.NET's StartsWith) ignores.
+// colour codes anywhere in the line before matching a header) and controls other than blanks;
+// with the default-ignorable code points, which culture-aware string comparison (.NET's
+// StartsWith) ignores, removed first (removeIgnorable).
 const UNSEEN =
-  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]|[\x00-\x08\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]|[\x00-\x08\x0e-\x1f\x7f-\x9f]/g;
 // Read only at a line start: GitHub `::cmd::`, Buildkite `--- `, `+++ `, `~~~ ` headers and the
 // `^^^ +++` expander (Go's `\s` is tab, newline, form feed, carriage return or space).
 const LINE_START_MARKER = /^\s*(?:::|(?:---|\+\+\+|~~~)[\t\n\f\r ]|\^\^\^[\t\n\f\r ]+\+\+\+)/;
@@ -43,7 +46,9 @@ export function neutralizeLine(line: string): string {
   if (LINE_BREAK.test(line)) return neutralizeText(line);
   const broken = line.replace(MARKER_END, " $&");
   // Blanks before the marker count too: GitHub's runner trims them (.NET's TrimStart).
-  return LINE_START_MARKER.test(broken.replace(UNSEEN, "")) ? `"${broken}"` : broken;
+  return LINE_START_MARKER.test(removeIgnorable(broken).replace(UNSEEN, ""))
+    ? `"${broken}"`
+    : broken;
 }
 
 /**

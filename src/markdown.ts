@@ -4,11 +4,14 @@
  * comment. Tested through cmark-gfm (GitHub's renderer) and markdown-it.
  */
 
+import { removeIgnorable } from "./ignorable.ts";
+
 /**
  * Makes any text inert Markdown on one line, for GitHub, GitLab, Azure DevOps and Buildkite:
  *
- * - line breaks become spaces; control characters, and the invisible and bidirectional format
- *   characters that could hide or reorder text, are dropped;
+ * - line breaks become spaces; control characters, and every default-ignorable code point (the
+ *   invisible and bidirectional format characters, tag characters…) that could hide or reorder
+ *   text, are dropped;
  * - ASCII punctuation is backslash-escaped and `&`, `<`, `>` are written as entities, so nothing
  *   can start markup, a table cell, a link, an image, a code span, math or HTML;
  * - a zero-width space (`&#8203;`) follows every character that starts a reference or autolink
@@ -27,12 +30,12 @@
  * ```
  */
 export function inertMarkdown(text: string): string {
-  const broken = text
+  const visible = text
     .toWellFormed()
     .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
     // deno-lint-ignore no-control-regex
-    .replace(/[\x00-\x1f\x7f-\x9f]/g, "")
-    .replace(_INVISIBLE, "")
+    .replace(/[\x00-\x1f\x7f-\x9f]/g, "");
+  const broken = removeIgnorable(visible)
     .replace(/[@#!~%$^&:*]/g, "$&\u200b")
     .replace(/(www)(?=\.)/gi, "$1\u200b")
     .replace(/(gh-)(?=\d)/gi, "$1\u200b");
@@ -83,11 +86,6 @@ export function httpLink(url: string | null): string | null {
   const parsed = new URL(url);
   return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
 }
-
-// Format characters that could hide or reorder text: soft hyphen, Arabic letter mark, Mongolian
-// vowel separator, zero-width spaces and joiners, direction marks and embeddings, word joiner
-// and invisible operators, isolates, byte order mark.
-const _INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
 
 const _ENTITIES: Readonly<Record<string, string>> = {
   "&": "&amp;",

@@ -3,6 +3,7 @@
 // Matching control characters is this module's purpose.
 // deno-lint-ignore-file no-control-regex
 
+import { IGNORABLE_SOURCE, removeIgnorable } from "./ignorable.ts";
 import { escapeJsonForLogs, neutralizeLine } from "./log_commands.ts";
 
 // ESC-introduced sequences: CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), and two-byte ESC X.
@@ -12,11 +13,9 @@ const ESCAPE_SEQUENCE =
 const C1_SEQUENCE = /\x9b[0-?]*[ -/]*[@-~]?|\x9d[^\x07\x9c]*(?:\x07|\x9c)?/g;
 // Line breaks of every kind become one space.
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
-// Other controls (C0, DEL, C1), the bidirectional controls that can make text read differently,
-// and invisible format characters (soft hyphen, zero-width spaces and joiners, word joiner, BOM)
-// that could hide inside a secret and keep it from being recognised and masked.
-const CONTROL =
-  /[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+// Other controls (C0, DEL, C1). The invisible and bidirectional format characters go with every
+// other default-ignorable code point (removeIgnorable).
+const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
 // A line starting like a GitHub Actions command is quoted whole, as it always was; neutralizeLine()
 // then breaks every other CI's markers (and `##[` anywhere, which GitHub's runner also reads).
 const WORKFLOW_COMMAND = /^\s*(?:::|##\[)/;
@@ -47,8 +46,8 @@ export function sanitize(text: string, options: SanitizeOptions = {}): string {
   const secrets = options.secrets ?? [];
   // Masked before removing escapes, which could eat a secret's first character ("\x1b[" + key
   // reads as a CSI sequence ending in it), and again after, which can join a secret split by a
-  // removed character.
-  let line = maskSecrets(text, secrets)
+  // removed character. Invisible characters go first, so none can split an escape sequence.
+  let line = removeIgnorable(maskSecrets(text, secrets))
     .replace(ESCAPE_SEQUENCE, "")
     .replace(C1_SEQUENCE, "")
     .replace(LINE_BREAK, " ")
@@ -187,10 +186,13 @@ function _tryEncode(encode: (text: string) => string, text: string): string | un
  */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   let masked = text;
+  // A secret with invisible characters between its characters reads as the secret.
+  const hidden = _HAS_IGNORABLE.test(text);
   for (const secret of secrets) {
     if (secret.length < MIN_SECRET_LENGTH) continue;
     for (const form of secretForms(secret)) {
-      if (masked.includes(form)) masked = masked.split(form).join("***");
+      if (hidden) masked = masked.replace(_seenThrough(form), "***");
+      else if (masked.includes(form)) masked = masked.split(form).join("***");
     }
   }
   // A value cut short (`clip`, `quoteValue`) may end in the start of a secret.
@@ -199,4 +201,22 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
   return pieces.map((piece, index) =>
     index === pieces.length - 1 ? piece : _maskSecretPrefixAtEnd(piece, secrets)
   ).join("…");
+}
+
+const _HAS_IGNORABLE = new RegExp(IGNORABLE_SOURCE, "u");
+const _seenThroughCache = new Map<string, RegExp>();
+
+// `form` with any run of default-ignorable code points allowed before each of its characters.
+function _seenThrough(form: string): RegExp {
+  let pattern = _seenThroughCache.get(form);
+  if (pattern === undefined) {
+    const chars = [...removeIgnorable(form)].map((char) =>
+      char.replace(/[\\^$.*+?()[\]{}|/]/, "\\$&")
+    );
+    // A secret made only of invisible characters is nothing to find (an empty pattern matches
+    // everywhere).
+    pattern = chars.length === 0 ? /(?!)/gu : new RegExp(chars.join(`${IGNORABLE_SOURCE}*`), "gu");
+    _seenThroughCache.set(form, pattern);
+  }
+  return pattern;
 }

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 // @ts-types="npm:@types/markdown-it@14.1.2"
 import MarkdownIt from "npm:markdown-it@14.1.0";
 import fc from "npm:fast-check@3.23.2";
+import { removeIgnorable } from "../src/ignorable.ts";
 import { inertMarkdown } from "../src/markdown.ts";
 import type { AgentOutcome, RunReport } from "../src/outcome.ts";
 import { finalComment, progressComment } from "../src/pr_comment/content.ts";
@@ -72,12 +73,12 @@ const serviceText = fc.oneof(
 // The text a cell must show: what inertMarkdown() keeps of `text` (one line, no control or
 // invisible characters), without the zero-width spaces it adds.
 function expectedText(text: string): string {
-  return text.toWellFormed()
-    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
-    // deno-lint-ignore no-control-regex
-    .replace(/[\x00-\x1f\x7f-\x9f]/g, "")
-    .replace(/[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, "")
-    .trim();
+  return removeIgnorable(
+    text.toWellFormed()
+      .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
+      // deno-lint-ignore no-control-regex
+      .replace(/[\x00-\x1f\x7f-\x9f]/g, ""),
+  ).trim();
 }
 
 // Agents whose every service string is hostile; only the first has a link, a real one.
