@@ -19,6 +19,10 @@
 #   SERVICE_CI_DOWNLOAD_URL   where releases live; files are read from
 #                             <url>/download/v<version>/<file> or <url>/latest/download/<file>
 #                             default: https://github.com/service-ci/service-ci/releases
+#   CURL_CA_BUNDLE            a PEM file of the CAs to trust instead of the system's, for a
+#                             private CA (a TLS-inspecting proxy, an internal mirror); curl reads
+#                             it, and install.sh gives it to wget as --ca-certificate
+#   HTTPS_PROXY, NO_PROXY     read by curl and wget themselves (wget: https_proxy, no_proxy)
 set -eu
 
 # Every build a release holds, in `deno compile --target` spelling. scripts/build.ts's TARGETS
@@ -42,6 +46,15 @@ say() {
 die() {
   say "$*"
   exit 1
+}
+
+# An address as messages show it: never its user:password@ part.
+without_userinfo() {
+  case $1 in
+    *://*) set -- "${1%%://*}://" "${1#*://}" ;;
+    *) set -- '' "$1" ;;
+  esac
+  printf '%s%s' "$1" "${2##*@}"
 }
 
 usage_error() {
@@ -123,7 +136,7 @@ case $base_url in
   https://*) ;;
   http://localhost | http://localhost[:/]* | http://127.0.0.1 | http://127.0.0.1[:/]*) ;;
   http://\[::1\] | http://\[::1\][:/]*) ;;
-  *) usage_error "SERVICE_CI_DOWNLOAD_URL must be an https:// address, or http:// to localhost (got \"$base_url\")" ;;
+  *) usage_error "SERVICE_CI_DOWNLOAD_URL must be an https:// address, or http:// to localhost (got \"$(without_userinfo "$base_url")\")" ;;
 esac
 
 # An attestation names the repository whose workflow built the archive.
@@ -192,12 +205,45 @@ case $target in
 esac
 
 if command -v curl >/dev/null 2>&1; then
+  downloader=curl
   fetch() { curl --fail --silent --show-error --location --retry 3 --output "$2" "$1"; }
 elif command -v wget >/dev/null 2>&1; then
-  fetch() { wget --quiet --tries=3 --output-document="$2" "$1"; }
+  downloader=wget
+  fetch() {
+    if [ -n "${CURL_CA_BUNDLE:-}" ]; then
+      wget --quiet --tries=3 --ca-certificate="$CURL_CA_BUNDLE" --output-document="$2" "$1"
+    else
+      wget --quiet --tries=3 --output-document="$2" "$1"
+    fi
+  }
 else
   die "curl or wget is needed to download service-ci"
 fi
+
+# download <url> <file> <what to say when it fails>. A certificate that did not verify (curl 60,
+# or 51 before curl 7.62; wget 5) or a CA file curl could not read (77) is said as what it is,
+# with how to trust a private CA, rather than as a missing release.
+download() {
+  fetch "$1" "$2" && return 0
+  failed=$?
+  shown=$(without_userinfo "$1")
+  case $downloader:$failed in
+    curl:60 | curl:51 | wget:5)
+      case $downloader in
+        curl) how="CURL_CA_BUNDLE=/path/to/ca-bundle.pem sh install.sh, the file in PEM holding your CA (and the public CAs too, unless the proxy intercepts every site; curl trusts only that file), and fetch install.sh itself with curl --cacert /path/to/ca-bundle.pem" ;;
+        *) how="CURL_CA_BUNDLE=/path/to/ca.pem sh install.sh, the file in PEM holding your CA (install.sh gives it to wget as --ca-certificate, trusted beside the system's CAs), and fetch install.sh itself with wget --ca-certificate=/path/to/ca.pem" ;;
+      esac
+      if [ -n "${CURL_CA_BUNDLE:-}" ]; then
+        how="$how (CURL_CA_BUNDLE is $CURL_CA_BUNDLE now, which does not vouch for this certificate)"
+      fi
+      die "could not download $shown: the server's TLS certificate could not be verified (a certificate problem, not a missing release). If a proxy or mirror on this network presents a private CA's certificate, trust that CA: $how. Do not turn certificate checks off."
+      ;;
+    curl:77)
+      die "could not download $shown: curl could not read the CA file CURL_CA_BUNDLE names (\"${CURL_CA_BUNDLE:-}\"): name a readable PEM file"
+      ;;
+  esac
+  die "$3"
+}
 
 if command -v sha256sum >/dev/null 2>&1; then
   sha256_of() { sha256sum "$1" | cut -d ' ' -f 1; }
@@ -213,13 +259,15 @@ else
   release_url=$base_url/download/v$version
 fi
 
+shown_release_url=$(without_userinfo "$release_url")
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-fetch "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" ||
-  die "could not download $release_url/SHA256SUMS (is $version a published release?)"
+download "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" \
+  "could not download $shown_release_url/SHA256SUMS (is $version a published release?)"
 
 # The archive's name carries the version; for "latest" it is read from SHA256SUMS.
 if [ "$version" = latest ]; then
@@ -231,7 +279,7 @@ if [ "$version" = latest ]; then
         version ~ /^[0-9][0-9A-Za-z.+-]*$/) { print name; exit }
     }
   ' "$tmp/SHA256SUMS")
-  [ -n "$archive" ] || die "SHA256SUMS at $release_url lists no archive for $target; not installing"
+  [ -n "$archive" ] || die "SHA256SUMS at $shown_release_url lists no archive for $target; not installing"
 else
   archive=service-ci-$version-$target.$extension
 fi
@@ -246,7 +294,7 @@ case $expected in
 esac
 [ "${#expected}" -eq 64 ] || die "SHA256SUMS line for $archive is not a SHA-256 ($expected); not installing"
 
-fetch "$release_url/$archive" "$tmp/$archive" || die "could not download $release_url/$archive"
+download "$release_url/$archive" "$tmp/$archive" "could not download $shown_release_url/$archive"
 
 actual=$(sha256_of "$tmp/$archive")
 [ "$actual" = "$expected" ] ||

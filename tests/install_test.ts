@@ -1,7 +1,9 @@
 /**
  * Tests scripts/install.sh against a fake release server on 127.0.0.1: it installs only an
  * archive whose SHA-256 matches SHA256SUMS, and reads pinned and latest releases where
- * GitHub keeps them.
+ * GitHub keeps them. Over HTTPS with a self-signed certificate (made here with openssl), a
+ * download that fails verification is said to be a certificate problem, with how to trust a
+ * private CA, and CURL_CA_BUNDLE trusts it for curl and wget alike.
  */
 
 import assert from "node:assert/strict";
@@ -30,6 +32,8 @@ const INSTALL: ToolOptions = {
   onlyOn: LINUX_AND_MACOS,
 };
 const SHELLCHECK: ToolOptions = { tools: ["shellcheck"], onlyOn: LINUX_AND_MACOS };
+// A server with a self-signed certificate: one that no system store trusts, as a private CA's.
+const TLS: ToolOptions = { ...INSTALL, tools: [...INSTALL.tools, "openssl"] };
 
 interface Scratch extends AsyncDisposable {
   readonly dir: string;
@@ -466,6 +470,203 @@ toolTest(
     assert.ok(
       wrong.stderr.includes(`one of ${TARGETS.slice(0, -1).join(", ")} or ${TARGETS.at(-1)}`),
     );
+  },
+);
+
+/** A self-signed certificate for 127.0.0.1, its key, and the file that holds the certificate. */
+interface SelfSigned {
+  readonly cert: string;
+  readonly key: string;
+  readonly certFile: string;
+}
+
+async function _selfSigned(dir: string): Promise<SelfSigned> {
+  // A config file rather than -addext, so that LibreSSL (macOS) reads it too.
+  await Deno.writeTextFile(
+    join(dir, "openssl.cnf"),
+    [
+      "[req]",
+      "distinguished_name = dn",
+      "[dn]",
+      "[self]",
+      "subjectAltName = IP:127.0.0.1",
+      "basicConstraints = critical, CA:TRUE",
+      "keyUsage = critical, digitalSignature, keyEncipherment, keyCertSign",
+      "extendedKeyUsage = serverAuth",
+      "",
+    ].join("\n"),
+  );
+  const openssl = await runCommand("openssl", [
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=service-ci private CA",
+    "-config",
+    "openssl.cnf",
+    "-extensions",
+    "self",
+    "-keyout",
+    "self.key",
+    "-out",
+    "self.pem",
+  ], { cwd: dir });
+  assert.equal(openssl.code, 0, openssl.stderr);
+  return {
+    cert: await Deno.readTextFile(join(dir, "self.pem")),
+    key: await Deno.readTextFile(join(dir, "self.key")),
+    certFile: join(dir, "self.pem"),
+  };
+}
+
+/** {@linkcode serveRelease} over HTTPS, with `tls`'s certificate; `url` carries `userinfo`. */
+function _serveReleaseTls(
+  files: Readonly<Record<string, Uint8Array<ArrayBuffer>>>,
+  tls: SelfSigned,
+  userinfo: string,
+): ReleaseServer {
+  const requested: string[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert: tls.cert, key: tls.key, onListen: () => {} },
+    (request) => {
+      const path = new URL(request.url).pathname;
+      requested.push(path);
+      const name = /^\/releases\/download\/v[^/]+\/([^/]+)$/.exec(path)?.[1];
+      const body = name === undefined ? undefined : files[name];
+      return body === undefined
+        ? new Response("not found", { status: 404 })
+        : new Response(body, { headers: { "content-type": "application/octet-stream" } });
+    },
+  );
+  return {
+    url: `https://${userinfo}@127.0.0.1:${server.addr.port}/releases`,
+    requested,
+    userAgents: [],
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+const DOWNLOAD_PASSWORD = "dl-pw-3f9a1c";
+const PROXY_PASSWORD = "proxy-pw-7b2e4d";
+
+// A proxy with credentials in the environment (as in Jenkins), which 127.0.0.1 bypasses.
+const PROXY_ENV = {
+  HTTPS_PROXY: `http://ci-proxy:${PROXY_PASSWORD}@127.0.0.1:9`,
+  https_proxy: `http://ci-proxy:${PROXY_PASSWORD}@127.0.0.1:9`,
+  NO_PROXY: "127.0.0.1",
+  no_proxy: "127.0.0.1",
+};
+
+// What install.sh says after a download whose certificate did not verify.
+async function _assertCertificateProblem(
+  result: CommandResult,
+  server: ReleaseServer,
+  trust: RegExp,
+  installDir: string,
+): Promise<void> {
+  assert.equal(result.code, 1, result.stderr);
+  const shown = server.url.replace(/\/\/[^@]*@/, "//");
+  assert.match(
+    result.stderr,
+    new RegExp(
+      `could not download ${
+        shown.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      }/download/v${VERSION}/SHA256SUMS: the server's TLS certificate could not be verified \\(a certificate problem, not a missing release\\)`,
+    ),
+  );
+  assert.match(result.stderr, /private CA/);
+  assert.match(result.stderr, trust);
+  assert.doesNotMatch(result.stderr, /published release/);
+  for (const secret of [DOWNLOAD_PASSWORD, PROXY_PASSWORD]) {
+    assert.ok(!result.stderr.includes(secret), `the password ${secret} in:\n${result.stderr}`);
+    assert.ok(!result.stdout.includes(secret), result.stdout);
+  }
+  await _assertNothingInstalled(installDir);
+}
+
+toolTest(
+  "install.sh says curl's certificate failure is a certificate problem, how to trust a private CA, and names no password",
+  { ...TLS, tools: [...TLS.tools, "curl"] },
+  async () => {
+    await using scratch = await _scratch();
+    const tls = await _selfSigned(scratch.dir);
+    const sums = _sums([sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE)]);
+    await using server = _serveReleaseTls(
+      { SHA256SUMS: sums, [ARCHIVE]: scratch.archive },
+      tls,
+      `ci-user:${DOWNLOAD_PASSWORD}`,
+    );
+    const installDir = join(scratch.dir, "bin");
+
+    const refused = await _install(server, installDir, ["--version", VERSION], PROXY_ENV);
+    await _assertCertificateProblem(
+      refused,
+      server,
+      /CURL_CA_BUNDLE=\S+ sh install\.sh\b.*curl --cacert /,
+      installDir,
+    );
+    assert.match(refused.stderr, /SSL certificate problem/, "curl's own line stays");
+
+    // A CA file curl cannot read is said as such.
+    const unreadable = await _install(server, installDir, ["--version", VERSION], {
+      CURL_CA_BUNDLE: join(scratch.dir, "no-such-ca.pem"),
+    });
+    assert.equal(unreadable.code, 1, unreadable.stderr);
+    assert.match(
+      unreadable.stderr,
+      /curl could not read the CA file CURL_CA_BUNDLE names \(".*no-such-ca\.pem"\)/,
+    );
+    assert.doesNotMatch(unreadable.stderr, /published release/);
+
+    // The advice works: CURL_CA_BUNDLE names the certificate, and the install goes through.
+    const trusted = await _install(server, installDir, ["--version", VERSION], {
+      ...PROXY_ENV,
+      CURL_CA_BUNDLE: tls.certFile,
+    });
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.equal(trusted.stdout, `installed ${installDir}/service-ci: service-ci ${VERSION}\n`);
+  },
+);
+
+toolTest(
+  "install.sh says wget's certificate failure is a certificate problem, and gives wget CURL_CA_BUNDLE as --ca-certificate",
+  { tools: [...FALLBACK_TOOLS, "openssl"], onlyOn: ["linux"] },
+  async () => {
+    await using scratch = await _scratch();
+    const tls = await _selfSigned(scratch.dir);
+    const bin = join(scratch.dir, "path");
+    await Deno.mkdir(bin);
+    for (const tool of FALLBACK_TOOLS) await Deno.symlink(which(tool)!, join(bin, tool));
+    const sums = _sums([sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE)]);
+    await using server = _serveReleaseTls(
+      { SHA256SUMS: sums, [ARCHIVE]: scratch.archive },
+      tls,
+      `ci-user:${DOWNLOAD_PASSWORD}`,
+    );
+    const installDir = join(scratch.dir, "bin");
+
+    const refused = await _install(server, installDir, ["--version", VERSION], {
+      ...PROXY_ENV,
+      PATH: bin,
+    });
+    await _assertCertificateProblem(
+      refused,
+      server,
+      /CURL_CA_BUNDLE.*--ca-certificate/,
+      installDir,
+    );
+
+    const trusted = await _install(server, installDir, ["--version", VERSION], {
+      ...PROXY_ENV,
+      PATH: bin,
+      CURL_CA_BUNDLE: tls.certFile,
+    });
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.equal(trusted.stdout, `installed ${installDir}/service-ci: service-ci ${VERSION}\n`);
   },
 );
 
