@@ -29,6 +29,7 @@ interface Step {
 }
 
 interface Job {
+  readonly if?: string;
   readonly uses?: string;
   readonly needs?: string | readonly string[];
   readonly "runs-on"?: string;
@@ -243,14 +244,21 @@ Deno.test("release.yml gives each job only the permissions it needs", () => {
   assert.deepEqual(RELEASE.permissions, {});
   assert.deepEqual(RELEASE.jobs.address?.permissions, {});
   assert.deepEqual(RELEASE.jobs.test?.permissions, { contents: "read" });
-  assert.deepEqual(RELEASE.jobs.build?.permissions, { contents: "read", ...attest });
+  assert.deepEqual(RELEASE.jobs.build?.permissions, { contents: "read" });
   assert.deepEqual(RELEASE.jobs.verify?.permissions, { contents: "read" });
   assert.deepEqual(RELEASE.jobs["verify-image"]?.permissions, { contents: "read" });
+  assert.deepEqual(RELEASE.jobs.attest?.permissions, { contents: "read", ...attest });
   assert.deepEqual(RELEASE.jobs.release?.permissions, { contents: "write" });
-  assert.deepEqual(RELEASE.jobs.image?.permissions, {
+  assert.deepEqual(RELEASE.jobs.image?.permissions, { contents: "read", packages: "write" });
+  assert.deepEqual(RELEASE.jobs["verify-pushed-image"]?.permissions, { contents: "read" });
+  assert.deepEqual(RELEASE.jobs["attest-image"]?.permissions, {
     contents: "read",
     packages: "write",
     ...attest,
+  });
+  assert.deepEqual(RELEASE.jobs["major-tag"]?.permissions, {
+    contents: "write",
+    packages: "write",
   });
   assert.deepEqual(RELEASE.jobs.jsr?.permissions, { contents: "read", "id-token": "write" });
   assert.deepEqual(RELEASE.jobs.npm?.permissions, { contents: "read", "id-token": "write" });
@@ -264,20 +272,19 @@ function _lines(value: unknown): string[] {
   return String(value).split("\n").map((line) => line.trim()).filter((line) => line !== "");
 }
 
-Deno.test("release.yml attests every archive, SHA256SUMS and the SBOM after building them", () => {
-  const steps = RELEASE.jobs.build?.steps ?? [];
-  const [provenance] = _uses("build", "actions/attest-build-provenance");
-  assert.ok(provenance, "build attests with actions/attest-build-provenance");
+// Which jobs attest, and after what: tests/workflows_test.ts.
+Deno.test("release.yml attests every archive, SHA256SUMS and the SBOM it downloaded and checked", () => {
+  const steps = RELEASE.jobs.attest?.steps ?? [];
+  const [provenance, sbom] = _uses("attest", "actions/attest");
+  assert.ok(provenance, "the attest job attests with actions/attest");
   assert.deepEqual(_lines(provenance.with?.["subject-path"]), [
     "dist/*.tar.gz",
     "dist/*.zip",
     "dist/SHA256SUMS",
     "dist/*.cdx.json",
   ]);
-  const compiled = steps.findIndex((step) => step.run === "deno task compile");
-  assert.ok(compiled >= 0 && steps.indexOf(provenance) > compiled, "attested after the build");
-  const upload = steps.findIndex((step) => step.uses?.startsWith("actions/upload-artifact@"));
-  assert.ok(steps.indexOf(provenance) < upload, "attested before the files leave the job");
+  const checked = steps.findIndex((step) => /--check --strict SHA256SUMS/.test(step.run ?? ""));
+  assert.ok(checked >= 0 && steps.indexOf(provenance) > checked, "attested after the check");
   // The patterns cover every target's archive, SHA256SUMS and the SBOM.
   const patterns = _lines(provenance.with?.["subject-path"]).map((glob) =>
     new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replaceAll("*", "[^/]*")}$`)
@@ -287,12 +294,11 @@ Deno.test("release.yml attests every archive, SHA256SUMS and the SBOM after buil
     assert.ok(patterns.some((pattern) => pattern.test(`dist/${file}`)), file);
   }
 
-  const [sbom] = _uses("build", "actions/attest-sbom");
-  assert.ok(sbom, "build attests the SBOM with actions/attest-sbom");
+  assert.ok(sbom, "the attest job attests the SBOM with actions/attest");
   assert.deepEqual(_lines(sbom.with?.["subject-path"]), ["dist/*.tar.gz", "dist/*.zip"]);
   assert.equal(
     sbom.with?.["sbom-path"],
-    `dist/${sbomName("${{ steps.version.outputs.version }}")}`,
+    `dist/${sbomName("${{ needs.build.outputs.version }}")}`,
   );
 });
 
@@ -300,7 +306,7 @@ Deno.test("release.yml bakes the address job's SERVICE_DEFAULT_BASE_URL into the
   const variable = "${{ needs.address.outputs.address }}";
   const compile = RELEASE.jobs.build?.steps?.find((step) => step.run === "deno task compile");
   assert.equal(compile?.env?.SERVICE_DEFAULT_BASE_URL, variable);
-  const push = _step(RELEASE, "image", "Build and push ci:<major> and ci:<tag>");
+  const push = _step(RELEASE, "image", "Build and push ci:<tag>");
   assert.equal(push.env?.SERVICE_DEFAULT_BASE_URL, variable);
   assert.match(push.run ?? "", /--build-arg "SERVICE_DEFAULT_BASE_URL=\$SERVICE_DEFAULT_BASE_URL"/);
   const bake = _step(RELEASE, "jsr", "Bake in the default service address");
@@ -429,12 +435,12 @@ toolTest(
 );
 
 Deno.test("release.yml attests the pushed image by the digest buildx reports", () => {
-  const [attest] = _uses("image", "actions/attest-build-provenance");
-  assert.ok(attest, "the image job attests the image");
-  assert.equal(attest.with?.["subject-name"], "${{ steps.push.outputs.image }}");
-  assert.equal(attest.with?.["subject-digest"], "${{ steps.push.outputs.digest }}");
+  const [attest] = _uses("attest-image", "actions/attest");
+  assert.ok(attest, "the attest-image job attests the image");
+  assert.equal(attest.with?.["subject-name"], "${{ needs.image.outputs.image }}");
+  assert.equal(attest.with?.["subject-digest"], "${{ needs.image.outputs.digest }}");
   assert.equal(attest.with?.["push-to-registry"], true);
-  assert.equal(_step(RELEASE, "image", "Build and push ci:<major> and ci:<tag>").id, "push");
+  assert.equal(_step(RELEASE, "image", "Build and push ci:<tag>").id, "push");
 });
 
 toolTest("release.yml derives the major tag v1 from v1.2.3", SH, async () => {
@@ -481,8 +487,8 @@ toolTest(
 );
 
 toolTest("release.yml moves the major tag v1 to the released commit", SH, async () => {
-  const step = _step(RELEASE, "release", "Move the major tag");
-  assert.equal(step.if, "needs.build.outputs.prerelease == 'false'");
+  const step = _step(RELEASE, "major-tag", "Move the major tag");
+  assert.equal(RELEASE.jobs["major-tag"]?.if, "needs.build.outputs.prerelease == 'false'");
   assert.equal(step.env?.MAJOR, "${{ needs.build.outputs.major }}");
   const major = (await _derive("v1.2.3")).outputs.major!;
   const sha = "0123456789abcdef0123456789abcdef01234567";
@@ -503,46 +509,48 @@ toolTest("release.yml moves the major tag v1 to the released commit", SH, async 
   ]);
 });
 
-toolTest("release.yml pushes the multi-arch image as ci:v1 and ci:v1.2.3", SH, async () => {
-  const step = _step(RELEASE, "image", "Build and push ci:<major> and ci:<tag>");
-  assert.equal(step.env?.REGISTRY, "${{ vars.IMAGE_REGISTRY }}");
-  const major = (await _derive("v1.2.3")).outputs.major!;
-  const env = {
-    GITHUB_REF_NAME: "v1.2.3",
-    GITHUB_ACTOR: "octocat",
-    GITHUB_TOKEN: "not-a-real-token",
-    REGISTRY: "ghcr.io/acme",
-    VERSION: "1.2.3",
-    MAJOR: major,
-    SERVICE_DEFAULT_BASE_URL: "https://eval.example",
-  };
-  const stable = await _runStep(step, { ...env, PRERELEASE: "false" });
-  assert.equal(stable.code, 0, stable.stderr);
-  assert.equal(stable.calls[0], "docker login ghcr.io --username octocat --password-stdin");
-  assert.match(
-    stable.calls.at(-1) ?? "",
-    new RegExp(
-      "^docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=1\\.2\\.3 " +
-        "--build-arg SERVICE_DEFAULT_BASE_URL=https://eval\\.example " +
-        "--tag ghcr\\.io/acme/ci:v1\\.2\\.3 --tag ghcr\\.io/acme/ci:v1 --metadata-file \\S+ --push \\.$",
-    ),
-  );
-  // What the attestation step is given.
-  assert.deepEqual(stable.outputs, { image: "ghcr.io/acme/ci", digest: IMAGE_DIGEST });
+toolTest(
+  "release.yml pushes the multi-arch image as ci:v1.2.3 (major-tag moves ci:v1)",
+  SH,
+  async () => {
+    const step = _step(RELEASE, "image", "Build and push ci:<tag>");
+    assert.equal(step.env?.REGISTRY, "${{ vars.IMAGE_REGISTRY }}");
+    const env = {
+      GITHUB_REF_NAME: "v1.2.3",
+      GITHUB_ACTOR: "octocat",
+      GITHUB_TOKEN: "not-a-real-token",
+      REGISTRY: "ghcr.io/acme",
+      VERSION: "1.2.3",
+      SERVICE_DEFAULT_BASE_URL: "https://eval.example",
+    };
+    const stable = await _runStep(step, { ...env, PRERELEASE: "false" });
+    assert.equal(stable.code, 0, stable.stderr);
+    assert.equal(stable.calls[0], "docker login ghcr.io --username octocat --password-stdin");
+    assert.match(
+      stable.calls.at(-1) ?? "",
+      new RegExp(
+        "^docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=1\\.2\\.3 " +
+          "--build-arg SERVICE_DEFAULT_BASE_URL=https://eval\\.example " +
+          "--tag ghcr\\.io/acme/ci:v1\\.2\\.3 --metadata-file \\S+ --push \\.$",
+      ),
+    );
+    // What the attestation step is given.
+    assert.deepEqual(stable.outputs, { image: "ghcr.io/acme/ci", digest: IMAGE_DIGEST });
 
-  const candidate = await _runStep(step, {
-    ...env,
-    GITHUB_REF_NAME: "v1.3.0-rc.1",
-    VERSION: "1.3.0-rc.1",
-    PRERELEASE: "true",
-  });
-  assert.ok(!candidate.calls.at(-1)?.includes("ci:v1 "), candidate.calls.at(-1));
-  assert.ok(candidate.calls.at(-1)?.includes("--tag ghcr.io/acme/ci:v1.3.0-rc.1 "));
+    const candidate = await _runStep(step, {
+      ...env,
+      GITHUB_REF_NAME: "v1.3.0-rc.1",
+      VERSION: "1.3.0-rc.1",
+      PRERELEASE: "true",
+    });
+    assert.ok(!candidate.calls.at(-1)?.includes("ci:v1 "), candidate.calls.at(-1));
+    assert.ok(candidate.calls.at(-1)?.includes("--tag ghcr.io/acme/ci:v1.3.0-rc.1 "));
 
-  const unset = await _runStep(step, { ...env, REGISTRY: "", PRERELEASE: "false" });
-  assert.notEqual(unset.code, 0);
-  assert.match(unset.stdout, /IMAGE_REGISTRY/);
-});
+    const unset = await _runStep(step, { ...env, REGISTRY: "", PRERELEASE: "false" });
+    assert.notEqual(unset.code, 0);
+    assert.match(unset.stdout, /IMAGE_REGISTRY/);
+  },
+);
 
 // A dist/npm/ as scripts/npm_packages.ts writes it: one directory per package.
 async function _npmPackages(dir: string, names: readonly string[]): Promise<void> {
@@ -561,7 +569,9 @@ toolTest(
   { tools: ["sh", "node"], notOn: ["windows"] },
   async () => {
     const step = _step(RELEASE, "npm", "Publish the platform packages, then service-ci");
-    assert.equal(step.env?.NODE_AUTH_TOKEN, "${{ secrets.NPM_TOKEN }}");
+    // Trusted publishing (OIDC): no token, and no registry-url (its placeholder token).
+    assert.equal(step.env?.NODE_AUTH_TOKEN, undefined);
+    assert.doesNotMatch(JSON.stringify(RELEASE.jobs.npm), /NPM_TOKEN|registry-url/);
     const build = _step(RELEASE, "npm", "Build the npm packages from the release archives");
     assert.equal(build.run, "deno run -A scripts/npm_packages.ts --dist dist --out dist/npm");
     const names = ["@service-ci/linux-x64", "service-ci", "@service-ci/darwin-arm64"];
