@@ -19,6 +19,7 @@ import {
 import type { Clock, Http } from "./effects.ts";
 import { sanitize } from "./sanitize.ts";
 import { systemClock } from "./sleep.ts";
+import { duplicateMember } from "./verdict.ts";
 
 // How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
 // NotValidForName, Expired, BadSignature, … ("invalid peer certificate: <why>").
@@ -120,6 +121,8 @@ export interface ApiAnswer {
   readonly status: number;
   /** The wait the answer asked for with `Retry-After`, if any. */
   readonly retryAfterMs: number | undefined;
+  /** A member the answer repeats on the verdict's path: such an answer is no verdict. */
+  readonly duplicate?: string | undefined;
 }
 
 /** What the trigger answered. */
@@ -350,7 +353,7 @@ export class ServiceClient {
           { status, retryAfterMs },
         );
       }
-      return { document, status, retryAfterMs };
+      return { document, status, retryAfterMs, duplicate: duplicateMember(text) };
     }
     const { message, code } = _errorBody(text, this.#options.apiKey);
     const detail = message ? `: ${message}` : "";

@@ -166,6 +166,8 @@ export function parseCommandLine(args: readonly string[]): Invocation {
 // An unknown option, with the valid one nearest to it by edit distance over the names without
 // dashes and hyphens (so a hyphen too many or too few still finds it) when it is near enough.
 function _unknownOption(option: string): string {
+  // One too long to show whole is quoted like any other value: cut, with its length.
+  if (option.length > QUOTE_MAX) return `unknown option ${quoteValue(option)}; ${HELP}`;
   const name = option.replace(/^-+/, "");
   const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
   let best: { name: string; distance: number } | undefined;

@@ -132,7 +132,9 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       bornAt = deps.clock.monotonic();
       retryAfterMs = answer.retryAfterMs;
       // A trigger that already reports a finished run is confirmed at once, not a second later.
-      pollNow = retryAfterMs === undefined && readRun(answer.document).kind !== "in_progress";
+      pollNow = retryAfterMs === undefined &&
+        readRun(answer.document, { runId: answer.runId, agentId: options.agentId }).kind !==
+          "in_progress";
       options.onEvent?.({ type: "triggered", runId: answer.runId, url: state.url });
       if (options.noWait) return finish({ kind: "triggered" });
     } else {
@@ -166,7 +168,11 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
         bornAt,
       );
       retryAfterMs = answer.retryAfterMs;
-      const run = readRun(answer.document);
+      const run = readRun(answer.document, {
+        runId,
+        agentId: options.agentId,
+        duplicate: answer.duplicate,
+      });
       const url = _stringOrNull(answer.document.url) ?? state.url;
       if (run.status !== state.status || url !== state.url) {
         state.status = run.status;

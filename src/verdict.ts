@@ -80,20 +80,35 @@ export function normalizeStatus(status: string): string {
   return status.trim().toLowerCase().replace(/[-\s]/g, "_");
 }
 
+/** What a read was asking for, and what of the answer's text `JSON.parse` cannot show. */
+export interface AskedRun {
+  /** The run that was read. */
+  readonly runId: string;
+  /** The agent it was read for. */
+  readonly agentId: string;
+  /** A member repeated on the verdict's path ({@linkcode duplicateMember}), if any. */
+  readonly duplicate?: string | undefined;
+}
+
 /**
  * Reads the state of a run from the JSON object the service answered.
- * The gate passes only when the run is finished and `results.gate.passed` is exactly `true`.
+ * The gate passes only when the run is finished and `results.gate.passed` is exactly `true`, and
+ * never on an answer two JSON readers could read differently or that is about another run.
  *
  * @example
  * ```ts
- * readRun({ status: "completed", results: { gate: { passed: true } } }).kind; // "passed"
- * readRun({ status: "completed", results: { gate: { passed: "true" } } }).kind; // "unchecked"
- * readRun({ status: "running", results: { gate: { passed: true } } }).kind; // "in_progress"
+ * const asked = { runId: "r1", agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10" };
+ * readRun({ status: "completed", results: { gate: { passed: true } } }, asked).kind; // "passed"
+ * readRun({ status: "completed", results: { gate: { passed: "true" } } }, asked).kind; // "unchecked"
+ * readRun({ status: "running", results: { gate: { passed: true } } }, asked).kind; // "in_progress"
+ * readRun({ status: "failed", results: { gate: { passed: true } } }, asked).kind; // "unchecked"
  * ```
  */
-export function readRun(document: Readonly<Record<string, unknown>>): RunState {
+export function readRun(document: Readonly<Record<string, unknown>>, asked: AskedRun): RunState {
   const ownStatus = _own(document, "status");
   const status = typeof ownStatus === "string" ? ownStatus : null;
+  const ambiguity = _ambiguity(document, asked);
+  if (ambiguity !== undefined) return { kind: "unchecked", status, reason: ambiguity };
   const folded = status === null ? null : normalizeStatus(status);
   const passed = _gatePassed(document);
 
@@ -102,6 +117,13 @@ export function readRun(document: Readonly<Record<string, unknown>>): RunState {
     return { kind: "unchecked", status, reason: "the run ended without a verdict" };
   }
   if (folded !== null && FINISHED.has(folded)) {
+    if (folded === "failed" && passed === true) {
+      return {
+        kind: "unchecked",
+        status,
+        reason: "the answer contradicts itself: status failed with results.gate.passed true",
+      };
+    }
     if (passed === true) return { kind: "passed", status };
     if (passed === false) return { kind: "failed", status };
     return {
@@ -114,6 +136,99 @@ export function readRun(document: Readonly<Record<string, unknown>>): RunState {
   if (passed === true) return { kind: "passed", status };
   if (passed === false) return { kind: "failed", status };
   return { kind: "in_progress", status };
+}
+
+// An answer that cannot be read one way only, or that is about another run or agent.
+function _ambiguity(document: Readonly<Record<string, unknown>>, asked: AskedRun) {
+  if (asked.duplicate !== undefined) {
+    return `the answer has ${asked.duplicate} twice, which JSON readers read differently`;
+  }
+  const runId = _own(document, "run_id") ?? null;
+  if (runId !== null && runId !== asked.runId) {
+    return `the answer is about run ${_describe(runId)}, not the run asked for (${asked.runId})`;
+  }
+  const agentId = _own(document, "agent_id") ?? null;
+  if (
+    agentId !== null &&
+    (typeof agentId !== "string" || agentId.toLowerCase() !== asked.agentId.toLowerCase())
+  ) {
+    return `the answer is about agent ${
+      _describe(agentId)
+    }, not the agent asked for (${asked.agentId})`;
+  }
+  return undefined;
+}
+
+// The members the verdict is read through, by the path of the object that holds them.
+// A Map, not an object: a member named `toString` must find nothing.
+const VERDICT_PATH: ReadonlyMap<string, readonly string[]> = new Map([
+  ["", ["results", "status", "run_id", "agent_id"]],
+  ["results", ["gate"]],
+  ["results.gate", ["passed"]],
+]);
+
+/**
+ * The first member on the verdict's path (`results`, `status`, `run_id`, `agent_id`,
+ * `results.gate`, `results.gate.passed`) that the JSON text `text` repeats, however its name is
+ * escaped (`"pass\u0065d"` is `passed`); `undefined` when there is none. `JSON.parse` keeps the
+ * last of two members and other readers the first, so such an answer is never a verdict. `text`
+ * must be JSON that `JSON.parse` accepted.
+ *
+ * @example
+ * ```ts
+ * duplicateMember('{"results":{"gate":{"passed":false,"pass\\u0065d":true}}}');
+ * // "results.gate.passed"
+ * duplicateMember('{"results":{"gate":{"passed":true}},"extra":{"a":1,"a":2}}'); // undefined
+ * ```
+ */
+export function duplicateMember(text: string): string | undefined {
+  let at = 0;
+  const blanks = () => {
+    while (at < text.length && " \t\n\r".includes(text[at]!)) at++;
+  };
+  const string = (): string => {
+    const start = at++;
+    while (text[at] !== '"') at += text[at] === "\\" ? 2 : 1;
+    at++;
+    return JSON.parse(text.slice(start, at));
+  };
+  // Any value off the path, without recursion: a deeply nested one cannot exhaust the stack.
+  const skip = () => {
+    let depth = 0;
+    do {
+      blanks();
+      const char = text[at];
+      if (char === '"') string();
+      else if (char === "{" || char === "[") depth++, at++;
+      else if (char === "}" || char === "]") depth--, at++;
+      else if (char === "," || char === ":") at++;
+      else while (at < text.length && !",:]} \t\n\r".includes(text[at]!)) at++;
+    } while (depth > 0);
+  };
+  const object = (path: string): string | undefined => {
+    const watched = VERDICT_PATH.get(path) ?? [];
+    const seen = new Set<string>();
+    let found: string | undefined;
+    at++;
+    for (blanks(); text[at] !== "}"; blanks()) {
+      if (text[at] === ",") at++, blanks();
+      const name = string();
+      blanks();
+      at++;
+      blanks();
+      if (watched.includes(name) && seen.has(name)) found ??= path ? `${path}.${name}` : name;
+      seen.add(name);
+      const inner = path ? `${path}.${name}` : name;
+      if (VERDICT_PATH.has(inner) && text[at] === "{") {
+        const deeper = object(inner);
+        found ??= deeper;
+      } else skip();
+    }
+    at++;
+    return found;
+  };
+  blanks();
+  return text[at] === "{" ? object("") : undefined;
 }
 
 const MISSING = Symbol("missing");

@@ -454,3 +454,13 @@ Deno.test("resolveConfig() passes metadata overrides through unchanged", () => {
     actor: "octocat",
   });
 });
+
+Deno.test("parseCommandLine() quotes an unknown option of 100 KB as any value: cut, with its length", () => {
+  for (const option of [`--${"x".repeat(100_000)}`, `--${"a".repeat(300)}=1`]) {
+    const error = commandLineError(
+      [option],
+      /^unknown option "--[ax]{100,200}…" \(\d+ characters\); run `service-ci --help`/,
+    );
+    assert.ok(error.message.length < 400, `${error.message.length} characters`);
+  }
+});

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
-import { normalizeStatus, readRun } from "../src/verdict.ts";
+import { duplicateMember, normalizeStatus, readRun as readAsked } from "../src/verdict.ts";
 import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "./support/run_statuses.ts";
+
+// The run and agent asked for.
+const AGENT = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
+const readRun = (document: Record<string, unknown>) =>
+  readAsked(document, { runId: "run_1", agentId: AGENT });
 
 const KNOWN = [...IN_PROGRESS, ...ENDED_WITHOUT_VERDICT, ...FINISHED];
 
@@ -72,7 +77,8 @@ const statusValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 const crafted: fc.Arbitrary<Doc> = fc.record(
   {
-    run_id: fc.string(),
+    // Mostly the run asked for; otherwise another, which is no verdict (contract §2).
+    run_id: fc.oneof({ weight: 3, arbitrary: fc.constant("run_1") }, fc.string()),
     status: statusValue,
     results: container(results),
     url: fc.webUrl(),
@@ -133,9 +139,13 @@ function ownStatus(doc: Doc): string | null {
 function expectedKind(doc: Doc): "in_progress" | "passed" | "failed" | "unchecked" {
   const status = ownStatus(doc);
   const passed = ownPassed(doc);
+  for (const [name, asked] of [["run_id", "run_1"], ["agent_id", AGENT]]) {
+    const named = Object.hasOwn(doc, name!) ? doc[name!] : null;
+    if (named !== null && named !== asked) return "unchecked";
+  }
   if (status !== null && IN_PROGRESS.includes(status)) return "in_progress";
   if (status !== null && ENDED_WITHOUT_VERDICT.includes(status)) return "unchecked";
-  if (passed.found && passed.value === true) return "passed";
+  if (passed.found && passed.value === true) return status === "failed" ? "unchecked" : "passed";
   if (passed.found && passed.value === false) return "failed";
   return status !== null && FINISHED.includes(status) ? "unchecked" : "in_progress";
 }
@@ -192,7 +202,12 @@ Deno.test("readRun() reads a document as its JSON text would read, whatever its 
 Deno.test("readRun() fails every finished run whose passed is false", () => {
   fc.assert(
     fc.property(spelled(FINISHED), crafted, (status, doc) => {
-      const state = readRun({ ...doc, status, results: { gate: { passed: false } } });
+      const state = readRun({
+        ...doc,
+        run_id: "run_1",
+        status,
+        results: { gate: { passed: false } },
+      });
       assert.equal(state.kind, "failed");
       assert.equal(state.status, status);
     }),
@@ -204,7 +219,8 @@ Deno.test("readRun() gives a finished run a verdict only for a boolean passed", 
   fc.assert(
     fc.property(spelled(FINISHED), passedValue, (status, passed) => {
       const kind = readRun({ status, results: { gate: { passed } } }).kind;
-      assert.equal(kind, passed === true ? "passed" : passed === false ? "failed" : "unchecked");
+      const pass = normalizeStatus(status) === "failed" ? "unchecked" : "passed";
+      assert.equal(kind, passed === true ? pass : passed === false ? "failed" : "unchecked");
     }),
     RUNS,
   );
@@ -213,8 +229,9 @@ Deno.test("readRun() gives a finished run a verdict only for a boolean passed", 
 Deno.test("readRun() never gives a verdict for a run in progress, whatever results say", () => {
   fc.assert(
     fc.property(spelled(IN_PROGRESS), anyDocument, passedValue, (status, doc, passed) => {
-      assert.equal(readRun({ ...doc, status }).kind, "in_progress");
-      assert.equal(readRun({ ...doc, status, results: { gate: { passed } } }).kind, "in_progress");
+      const asked = { ...doc, run_id: "run_1", agent_id: AGENT, status };
+      assert.equal(readRun(asked).kind, "in_progress");
+      assert.equal(readRun({ ...asked, results: { gate: { passed } } }).kind, "in_progress");
     }),
     RUNS,
   );
@@ -281,4 +298,56 @@ Deno.test("readRun() cannot be made to pass by a polluted Object.prototype", () 
   } finally {
     delete (Object.prototype as Record<string, unknown>).results;
   }
+});
+
+/** A JSON text of a run whose verdict's path repeats a member, or whose status contradicts it. */
+const ambiguousText: fc.Arbitrary<string> = fc.tuple(
+  fc.constantFrom("results", "gate", "passed", "status", "run_id", "agent_id"),
+  fc.constantFrom(...FINISHED, "weird"),
+  fc.boolean(),
+  fc.boolean(),
+  fc.constantFrom("passed", "pass\\u0065d", "\\u0070\\u0061ssed"),
+).map(([repeated, status, first, second, spelled]) => {
+  const gate = repeated === "passed"
+    ? `{"passed":${first},"${spelled}":${second}}`
+    : `{"passed":${second}}`;
+  const results = repeated === "gate"
+    ? `{"gate":{"passed":${first}},"gate":${gate}}`
+    : `{"gate":${gate}}`;
+  const members = [`"status":"${status}"`, `"results":${results}`];
+  if (repeated === "results") members.unshift(`"results":{"gate":{"passed":${first}}}`);
+  if (repeated === "status") members.unshift(`"status":"running"`);
+  if (repeated === "run_id") members.push(`"run_id":"run_1"`, `"run_id":"run_1"`);
+  if (repeated === "agent_id") members.push(`"agent_id":"a"`, `"agent_id":"a"`);
+  return `{${members.join(",")}}`;
+});
+
+Deno.test("an answer with a repeated member on the verdict's path, or a failed status with passed: true, never passes", () => {
+  const asked = { runId: "run_1", agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10" };
+  fc.assert(
+    fc.property(ambiguousText, (text) => {
+      const duplicate = duplicateMember(text);
+      assert.notEqual(duplicate, undefined, text);
+      const state = readAsked(JSON.parse(text), { ...asked, duplicate });
+      assert.equal(state.kind, "unchecked", text);
+    }),
+    RUNS,
+  );
+  fc.assert(
+    fc.property(fc.constantFrom("failed", "FAILED", "Failed"), anyDocument, (status, doc) => {
+      const text = JSON.stringify({ ...doc, status, results: { gate: { passed: true } } });
+      const state = readAsked(JSON.parse(text), { ...asked, duplicate: duplicateMember(text) });
+      assert.notEqual(state.kind, "passed", text);
+    }),
+    RUNS,
+  );
+});
+
+Deno.test("duplicateMember() finds nothing in any JSON text without repeats, however it is spaced", () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.constantFrom(undefined, 1, "\t", " \r\n "), (value, space) => {
+      assert.equal(duplicateMember(JSON.stringify(value, null, space)), undefined);
+    }),
+    RUNS,
+  );
 });

@@ -678,9 +678,59 @@ const MASKING: Scenario[] = [
   },
 ];
 
+// An answer two JSON readers could read differently, or one about another run or agent: the
+// gate cannot be checked (contract §2), whichever reading would pass. Each is answered once; a
+// second read would pass, so an implementation that polls on instead of stopping is caught.
+const GATES_TWICE: ReadonlyArray<readonly [string, string]> = [
+  ["passed given twice, false then true", '{"passed":false,"passed":true}'],
+  ["passed given twice, the second spelled with an escape", '{"passed":false,"pass\\u0065d":true}'],
+  ["gate given twice", '{"passed":false},"gate":{"passed":true}'],
+];
+const AMBIGUOUS_ANSWERS: ReadonlyArray<readonly [string, string]> = [
+  ...GATES_TWICE.map(([what, gate]) =>
+    [what, `{"status":"completed","results":{"gate":${gate}}}`] as const
+  ),
+  [
+    "results given twice",
+    '{"status":"completed","results":{"gate":{"passed":false}},"results":{"gate":{"passed":true}}}',
+  ],
+  ["status failed with passed true", '{"status":"failed","results":{"gate":{"passed":true}}}'],
+  [
+    "another run's id",
+    '{"run_id":"run_other","status":"completed","results":{"gate":{"passed":true}}}',
+  ],
+  [
+    "another agent's id",
+    `{"agent_id":"${AGENTS.failing}","status":"completed","results":{"gate":{"passed":true}}}`,
+  ],
+];
+const AMBIGUITIES: Scenario[] = AMBIGUOUS_ANSWERS.map(([what, text]): Scenario => ({
+  group: "§2 verdict",
+  name: `an answer with ${what} cannot be checked`,
+  setup: ({ service }) => {
+    service.script({ method: "POST", answer: (_request, next) => _withHeaders(next(), RETRY_NOW) });
+    service.script({
+      method: "GET",
+      answer: () =>
+        new Response(text, { status: 200, headers: { "content-type": "application/json" } }),
+    });
+    service.script({
+      method: "GET",
+      times: 100,
+      answer: () => json(200, { status: "completed", results: { gate: { passed: true } } }),
+    });
+  },
+  exitCode: 3,
+  check: (run) => {
+    assert.equal(_gets(run).length, 1, "reads of the run");
+    assert.match(run.stderr, /NOT CHECKED|could not be checked|UNCHECKED/i);
+  },
+}));
+
 /** Every scenario of the contract table. */
 export const SCENARIOS: readonly Scenario[] = [
   ...VERDICTS,
+  ...AMBIGUITIES,
   ...FAULTS,
   ...RETRY_AFTER,
   ...REDIRECTS,
