@@ -82,7 +82,11 @@ export function checkHttps(url: URL, name: string, given: string = url.href): st
 
 /**
  * The fetch for one kind of request: the global one, or one whose client trusts `caCerts` and/or
- * sends through `proxy`. Without a proxy, Deno's own `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` apply.
+ * sends through `proxy`. Without a proxy, Deno's own `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`/
+ * `NO_PROXY` apply, except to a plain-`http://` loopback address, which is always reached
+ * directly: a proxy would read its headers (the key) in clear. (An `https://` loopback address
+ * still follows the variables: Deno can bypass them only without TLS, and the proxy sees no more
+ * than `CONNECT host:port`.)
  *
  * @example
  * ```ts
@@ -92,12 +96,61 @@ export function checkHttps(url: URL, name: string, given: string = url.href): st
  * @throws {TypeError} When Deno refuses the certificates or the proxy address.
  */
 export function makePolicyFetch(setup: FetchSetup = {}): typeof fetch {
-  if (setup.caCerts === undefined && setup.proxy === undefined) return fetch;
-  const client = Deno.createHttpClient({
-    ...(setup.caCerts === undefined ? {} : { caCerts: [setup.caCerts] }),
-    ...(setup.proxy === undefined ? {} : { proxy: { url: setup.proxy } }),
-  });
-  return (input, init) => fetch(input, { ...init, client });
+  const client = setup.caCerts === undefined && setup.proxy === undefined
+    ? undefined
+    : Deno.createHttpClient({
+      ...(setup.caCerts === undefined ? {} : { caCerts: [setup.caCerts] }),
+      ...(setup.proxy === undefined ? {} : { proxy: { url: setup.proxy } }),
+    });
+  const configured: typeof fetch = client === undefined
+    ? fetch
+    : (input, init) => fetch(input, { ...init, client });
+  // A proxy the program was given (Bitbucket's, itself on loopback) is meant for every request.
+  if (setup.proxy !== undefined) return configured;
+  const direct = new Map<string, Deno.HttpClient>();
+  return (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : input);
+    if (url.protocol !== "http:" || !isLoopbackHost(url.hostname)) return configured(input, init);
+    // Deno has no switch to ignore the proxy variables for one request (denoland/deno#28385);
+    // its "tcp" transport connects to the given host and port instead, which for plain http is a
+    // direct connection (the request line keeps the absolute form, which servers must accept).
+    let loopback = direct.get(url.host);
+    if (loopback === undefined) {
+      loopback = Deno.createHttpClient({
+        proxy: { transport: "tcp", hostname: url.hostname, port: Number(url.port || 80) },
+      });
+      direct.set(url.host, loopback);
+    }
+    return fetch(input, { ...init, client: loopback });
+  };
+}
+
+// How Deno's fetch reports a proxy that answered its CONNECT with 407.
+const _PROXY_AUTH_ERROR = /proxy authentication required/i;
+
+/**
+ * The one line for a fetch to `url` that failed because the proxy from the environment refused
+ * its credentials (407), or `null` for any other failure. It names the variables the proxy can
+ * have come from, never their value (which holds the password).
+ *
+ * @example
+ * ```ts
+ * const error = new TypeError("fetch failed", {
+ *   cause: new Error("client error (Connect): proxy authentication required"),
+ * });
+ * proxyAuthRefusal(error, new URL("https://service.example"));
+ * // "the proxy in HTTPS_PROXY/ALL_PROXY refused the credentials it was given (407 Proxy …"
+ * ```
+ */
+export function proxyAuthRefusal(error: unknown, url: URL): string | null {
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
+    if (_PROXY_AUTH_ERROR.test(current.message)) {
+      const variable = url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY";
+      return `the proxy in ${variable}/ALL_PROXY refused the credentials it was given (407 Proxy Authentication Required): check the user and password in that variable; a retry would send the same ones`;
+    }
+    current = current.cause;
+  }
+  return null;
 }
 
 /** A request's signal and the time limit inside it. */

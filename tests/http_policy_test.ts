@@ -9,6 +9,7 @@ import {
   MAX_BODY_BYTES,
   MAX_FORGE_BODY_BYTES,
   MAX_REDIRECTS,
+  proxyAuthRefusal,
   readCapped,
   REDIRECT_STATUSES,
   RedirectError,
@@ -629,4 +630,96 @@ Deno.test("the service's Retry-After reaches the poller in the error, in millise
     assert.equal(error.retryAfterMs, 3_000);
     return true;
   });
+});
+
+// How Deno 2.9.6's fetch fails when the proxy answers CONNECT with 407 (tests/e2e/network_test.ts).
+function proxyAuthFailure(): Promise<Response> {
+  return Promise.reject(
+    new TypeError("fetch failed", {
+      cause: new Error(
+        "error sending request for url (https://service.example/x): client error (Connect): proxy authentication required",
+      ),
+    }),
+  );
+}
+
+Deno.test("proxyAuthRefusal() names the variable for the URL's scheme, and nothing for other failures", () => {
+  for (
+    const [url, variable] of [["https://a.example", "HTTPS_PROXY"], [
+      "http://a.example",
+      "HTTP_PROXY",
+    ]]
+  ) {
+    const line = proxyAuthRefusal(
+      new TypeError("fetch failed", {
+        cause: new Error("client error (Connect): proxy authentication required"),
+      }),
+      new URL(url!),
+    );
+    assert.equal(
+      line,
+      `the proxy in ${variable}/ALL_PROXY refused the credentials it was given (407 Proxy Authentication Required): check the user and password in that variable; a retry would send the same ones`,
+    );
+  }
+  const refused = new TypeError("fetch failed", {
+    cause: new Error(
+      "client error (Connect): tcp connect error: Connection refused (os error 111)",
+    ),
+  });
+  assert.equal(proxyAuthRefusal(refused, new URL("https://a.example")), null);
+  assert.equal(
+    proxyAuthRefusal("proxy authentication required", new URL("https://a.example")),
+    null,
+  );
+});
+
+Deno.test("a proxy that refuses its credentials ends the service's and a forge's request at once, named, without a retry", async () => {
+  let calls = 0;
+  const failing = (() => {
+    calls++;
+    return proxyAuthFailure();
+  }) as typeof fetch;
+  const client = new ServiceClient({
+    baseUrl: new URL("https://service.example"),
+    apiKey: KEY,
+    userAgent: "service-ci/test",
+    requestTimeoutMs: 5_000,
+    fetch: failing,
+  });
+  await assert.rejects(client.readRun(AGENT, "run_1", OPEN), (error: unknown) => {
+    assert.ok(error instanceof ApiError, String(error));
+    // Not transient: the poller would retry it for as long as the timeout allows.
+    assert.equal(error.kind, "proxy");
+    assert.match(error.message, /^the proxy in HTTPS_PROXY\/ALL_PROXY refused the credentials/);
+    return true;
+  });
+  assert.equal(calls, 1);
+
+  calls = 0;
+  const sleeps: number[] = [];
+  const forge = new ForgeHttp({
+    forge: "GitHub",
+    baseUrl: "https://api.github.com",
+    headers: { Authorization: `Bearer ${TOKEN}` },
+    secrets: [TOKEN],
+    fetch: failing,
+    clock: {
+      now: Date.now,
+      sleep: (ms) => {
+        sleeps.push(ms);
+        return Promise.resolve();
+      },
+    },
+  });
+  await assert.rejects(forge.request("GET", "/repos/acme/widgets/issues/1/comments"), (error) => {
+    assert.ok(error instanceof ForgeError, String(error));
+    assert.equal(error.kind, "refused");
+    assert.match(
+      error.message,
+      /^GitHub: the proxy in HTTPS_PROXY\/ALL_PROXY refused the credentials it was given \(407/,
+    );
+    return true;
+  });
+  assert.equal(calls, 1);
+  assert.deepEqual(sleeps, []);
 });

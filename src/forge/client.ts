@@ -13,6 +13,7 @@ import {
   type Followed,
   MAX_FORGE_BODY_BYTES,
   MAX_REDIRECTS,
+  proxyAuthRefusal,
   readCapped,
   RedirectError,
   requestSignal,
@@ -64,7 +65,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
  *   the pause outlasts the time left ({@linkcode ForgeError.givenUp});
  * - `server`: 5xx, after the retries ({@linkcode MAX_ATTEMPTS}; none for a `POST`);
  * - `network`: no answer (refused, reset, DNS, timeout), after the retries (none for a `POST`);
- * - `refused`: a redirect to another origin or to an address with credentials, or too many;
+ * - `refused`: a redirect to another origin or to an address with credentials, or too many; or
+ *   the proxy from the environment refused its credentials (407), which no retry changes;
  * - `unusable`: another status, a 2xx answer that is not the JSON expected, or an answer over
  *   the cap of the HTTP policy.
  */
@@ -382,6 +384,10 @@ export class ForgeHttp {
       }, { fetch: this.#options.fetch ?? fetch });
     } catch (cause) {
       if (cause instanceof RedirectError) throw this.#redirectError(cause);
+      const proxyRefusal = proxyAuthRefusal(cause, start);
+      if (proxyRefusal !== null) {
+        throw new ForgeError("refused", `${forge}: ${proxyRefusal}`, { cause });
+      }
       throw this.#unreached(cause);
     }
     const { response, url } = answer;

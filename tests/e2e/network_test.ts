@@ -13,7 +13,10 @@
  *   (NO_PROXY=localhost for `https://localhost:…`, NO_PROXY=127.0.0.1 for `https://127.0.0.1:…`).
  * - `http://` URLs use HTTP_PROXY (never HTTPS_PROXY), sent in absolute form
  *   (`POST http://127.0.0.1:<port>/… HTTP/1.1`); over plain http the proxy sees every header,
- *   which is why the runner accepts http:// only for loopback hosts.
+ *   which is why the runner accepts http:// only for loopback hosts, and sends those straight
+ *   to the host whatever the proxy variables say (src/http_policy.ts).
+ * - A proxy that answers 407 to `CONNECT` fails the fetch with "client error (Connect): proxy
+ *   authentication required"; to an absolute-form request its 407 is the answer's status.
  * - `deno run` itself (not the runner) checks for a newer Deno at dl.deno.land, through the same
  *   proxy; DENO_NO_UPDATE_CHECK=1 turns that off, so the proxy here sees only the runner's traffic.
  * - A certificate that does not verify fails the fetch with "invalid peer certificate:
@@ -218,9 +221,9 @@ interface TestProxy extends AsyncDisposable {
  * Starts a proxy. `relay` answers `CONNECT host:port` with 200 and pipes both ways, and forwards
  * an absolute-form `GET http://host:port/…` as it came (servers must accept absolute form);
  * only loopback targets are relayed, anything else gets 502. `close` closes every connection
- * as soon as it is accepted.
+ * as soon as it is accepted. `refuse` answers every request with 407, whatever credentials came.
  */
-function startProxy(mode: "relay" | "close"): TestProxy {
+function startProxy(mode: "relay" | "close" | "refuse"): TestProxy {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const requests: string[] = [];
   const sockets = new Set<Deno.Conn>();
@@ -235,6 +238,12 @@ function startProxy(mode: "relay" | "close"): TestProxy {
     if (head === undefined) return;
     const line = head.text.split("\r\n")[0] ?? "";
     requests.push(line);
+    if (mode === "refuse") {
+      await conn.write(encoder.encode(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic realm="proxy"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n',
+      ));
+      return;
+    }
     const connect = /^CONNECT ([^\s:]+):(\d+) HTTP\/1\.[01]$/.exec(line);
     const absolute = /^[A-Z]+ http:\/\/([^\s/:]+):(\d+)\/\S* HTTP\/1\.[01]$/.exec(line);
     const target = connect ?? absolute;
@@ -473,42 +482,95 @@ tlsTest("NO_PROXY naming the service's host bypasses the proxy", async (pki) => 
   assert.equal(service.requestsOf("POST").length, 2);
 });
 
-Deno.test("HTTP_PROXY carries plain-http requests to a loopback service in absolute form", async () => {
-  await using service = await startFakeService();
+Deno.test("a plain-http loopback service is never reached through a proxy: the proxy sees nothing, the service gets every request", async () => {
   await using proxy = startProxy("relay");
-  const result = await runProgram(["--agent", AGENTS.passing], {
-    // HTTPS_PROXY points nowhere: an http:// URL must not use it.
-    env: env(service.url, { HTTP_PROXY: proxy.url, HTTPS_PROXY: "http://127.0.0.1:9" }),
-  });
-  assert.equal(result.code, 0, result.stderr);
-  // Later requests may ride the first connection (right after the POST's body, which ends without
-  // a newline): read their request lines from the relayed bytes.
-  const lines = [
-    ...proxy.requests,
-    ...proxy.relayed().match(/\b(?:GET|POST) http:\/\/\S+ HTTP\/1\.1(?=\r\n)/g) ?? [],
+  await using v4 = await startFakeService();
+  const services: Array<[string, FakeService]> = [
+    [v4.url, v4],
+    [v4.url.replace("//127.0.0.1:", "//localhost:"), v4],
   ];
-  const runs = `${service.url}/api/v1/agents/${AGENTS.passing}/runs`;
-  assert.equal(lines[0], `POST ${runs} HTTP/1.1`);
-  assert.ok(lines.length >= 2, JSON.stringify(lines));
-  for (const line of lines.slice(1)) assert.equal(line, `GET ${runs}/run_0001 HTTP/1.1`);
-  assert.equal(service.requests.length, lines.length);
-  assertClean(result);
+  // [::1] where this machine has IPv6 loopback.
+  await using v6 = _hasIpv6Loopback() ? await startFakeService({ hostname: "::1" }) : undefined;
+  if (v6 !== undefined) services.push([v6.url.replace("//::1:", "//[::1]:"), v6]);
+  const results = await Promise.all(
+    services.map(([url]) =>
+      // Bounded: through a proxy (the fault this tests for) a run would retry for a minute.
+      runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "0.5"], {
+        // Every variable Deno reads, in both spellings, names the recording proxy.
+        env: env(url, {
+          HTTP_PROXY: proxy.url,
+          http_proxy: proxy.url,
+          ALL_PROXY: proxy.url,
+          all_proxy: proxy.url,
+        }),
+      })
+    ),
+  );
+  for (const [index, result] of results.entries()) {
+    assert.equal(result.code, 0, `${services[index]![0]}: ${result.stderr}`);
+    assertClean(result);
+  }
+  assert.equal(proxy.connections, 0, `the proxy saw ${JSON.stringify(proxy.requests)}`);
+  for (const service of new Set(services.map(([, service]) => service))) {
+    assert.ok(service.requestsOf("POST").length >= 1);
+    for (const request of service.requests) assert.equal(request.headers["x-api-key"], KEYS.ci);
+  }
+});
+
+function _hasIpv6Loopback(): boolean {
+  try {
+    Deno.listen({ hostname: "::1", port: 0 }).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("a proxy that refuses its credentials (407) stops the run at once: exit 3, one line naming the variable, never the password", async () => {
+  await using proxy = startProxy("refuse");
+  const password = "pr0xy-S3cret-pw";
+  const withCredentials = proxy.url.replace("http://", `http://ci-user:${password}@`);
+  for (const variable of ["HTTPS_PROXY", "https_proxy"]) {
+    const before = proxy.connections;
+    // The proxy answers before any name is resolved: the service's host need not exist.
+    const result = await runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "0.5"], {
+      env: env("https://service.example", { [variable]: withCredentials }),
+    });
+    assert.equal(result.code, 3, `${variable}: ${result.stderr}`);
+    // One attempt: not retried as a network fault.
+    assert.equal(proxy.connections - before, 1, JSON.stringify(proxy.requests));
+    const lines = result.stderr.split("\n").filter((line) => /\b407\b/.test(line));
+    assert.equal(lines.length, 1, result.stderr);
+    assert.match(
+      lines[0]!,
+      /the proxy in HTTPS_PROXY\/ALL_PROXY refused the credentials it was given \(407 Proxy Authentication Required\)/,
+    );
+    const output = result.stdout + result.stderr;
+    assert.ok(!output.includes(password), output);
+    assert.ok(!output.includes("ci-user"), output);
+    assert.doesNotMatch(output, /trying for up to|attempt \d/);
+    assertClean(result);
+  }
+  assert.deepEqual(proxy.requests, [
+    "CONNECT service.example:443 HTTP/1.1",
+    "CONNECT service.example:443 HTTP/1.1",
+  ]);
 });
 
 Deno.test(
   "a proxy that closes every connection: each retry is one network-error line, and the timeout exits 4",
   async (t) => {
     await using proxy = startProxy("close");
-    await using plain = await startFakeService();
     const keys = HAVE_OPENSSL ? await pki() : undefined;
     await using tls = keys === undefined ? undefined : await httpsService(keys);
     const cases: Array<
       { what: string; args: string[]; env: Record<string, string>; says: RegExp }
     > = [{
-      what: "plain http through HTTP_PROXY",
+      // Nothing is resolved or sent before the tunnel: the service's host need not exist.
+      what: "https to a remote host through HTTPS_PROXY",
       args: [],
-      env: env(plain.url, { HTTP_PROXY: proxy.url }),
-      says: /client error \(SendRequest\): connection closed before message completed/,
+      env: env("https://service.example", { HTTPS_PROXY: proxy.url }),
+      says: /client error \(Connect\): unexpected eof while tunneling/,
     }];
     if (keys !== undefined && tls !== undefined) {
       cases.push({
@@ -546,7 +608,7 @@ Deno.test(
       });
     }
     assert.ok(proxy.connections >= cases.length);
-    assert.equal(plain.requests.length + (tls?.requests.length ?? 0), 0);
+    assert.equal(tls?.requests.length ?? 0, 0);
   },
 );
 
@@ -603,23 +665,17 @@ Deno.test("nothing listening at the address: the first line says connection refu
 });
 
 Deno.test("a proxy that refuses reads as the service's refusal in Deno's words: the line names the proxy variable as a suspect", async () => {
-  await using service = await startFakeService();
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const closed = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`;
   listener.close();
   const result = await runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "0.02"], {
-    env: env(service.url, { HTTP_PROXY: closed }),
+    env: env("https://service.example", { HTTPS_PROXY: closed }),
   });
   assert.equal(result.code, 4, result.stderr);
   assert.match(
     result.stderr,
-    new RegExp(
-      `trigger failed: connection refused by ${
-        new URL(service.url).host
-      } \\(from SERVICE_BASE_URL\\): .*and any proxy in HTTP_PROXY/ALL_PROXY; trying for up to 30 s`,
-    ),
+    /trigger failed: connection refused by service\.example \(from SERVICE_BASE_URL\): .*and any proxy in HTTPS_PROXY\/ALL_PROXY; trying for up to 30 s/,
   );
-  assert.equal(service.requests.length, 0);
   assertClean(result);
 });
 
