@@ -11,6 +11,7 @@ import {
   BodyTooLargeError,
   fetchFollowing,
   MAX_REDIRECTS,
+  proxyAuthRefusal,
   readCapped,
   REDIRECT_STATUSES,
   RedirectError,
@@ -55,6 +56,8 @@ export const MAX_RUN_URL_LENGTH = 8_000;
  *   meet the same certificate, so it is not retried (fix with `--ca-cert` or `--base-url`).
  * - `plain_http`: an `https://` address whose port answers in plain HTTP (the TLS handshake read
  *   an HTTP answer); a retry would meet the same server, so it is not retried.
+ * - `proxy`: the proxy from the environment refused its credentials (407); a retry would send
+ *   the same ones, so it is not retried.
  * - `redirect`: a redirect that is not followed (other origin, outside the API path, too many).
  * - `unusable`: an answer that cannot be used and that a retry would not fix.
  */
@@ -65,6 +68,7 @@ export type ApiErrorKind =
   | "transient"
   | "tls"
   | "plain_http"
+  | "proxy"
   | "redirect"
   | "unusable";
 
@@ -386,6 +390,8 @@ export class ServiceClient {
       const seconds = this.#options.requestTimeoutMs / 1000;
       return new ApiError("transient", `request timed out after ${seconds} s`, { cause: error });
     }
+    const proxyRefusal = proxyAuthRefusal(error, url);
+    if (proxyRefusal !== null) return new ApiError("proxy", proxyRefusal, { cause: error });
     // The URL is already known to the reader; the connection error after it is the news.
     const reason = _causes(error).join(": ").replace(
       /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
