@@ -108,6 +108,8 @@ SERVICE_CI_DOWNLOAD_URL sets where releases are read from
 (default: https://github.com/service-ci/service-ci/releases).
 SERVICE_CI_ATTESTATION_REPO sets the repository that must have attested the archive
 (default: the one in SERVICE_CI_DOWNLOAD_URL, else service-ci/service-ci).
+CURL_CA_BUNDLE names a PEM file of the CAs to trust, for a private CA (a TLS-inspecting
+proxy, a mirror): curl trusts only that file; wget is given it as --ca-certificate.
 EOF
       exit 0
       ;;
