@@ -2,7 +2,10 @@
 # The step of the GitHub action (action.yml): turns the action's inputs into service-ci
 # arguments, gets service-ci (a release binary checked against SHA256SUMS and its
 # build-provenance attestation, or this checkout's source with `version: source`) and execs it,
-# so its exit code and signals are the step's own.
+# so its exit code and signals are the step's own. A release binary is kept in the runner's tool
+# cache, RUNNER_TOOL_CACHE/service-ci/<version>/<x64|arm64>, as the setup actions keep theirs, so
+# the next job on a self-hosted runner does not download it again; its SHA-256 is checked
+# against the one recorded at installation every time it is used.
 #
 # Inputs, as the action passes them (never expanded into the script, so no value runs as code):
 #   SERVICE_CI_AGENT            one agent UUID, or several separated by commas or newlines
@@ -151,8 +154,6 @@ else
     binary=service-ci.exe
   fi
   dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/service-ci/$version
-  printf 'service-ci action: installing service-ci %s for %s into %s\n' \
-    "$version" "$arch_part-$os_part" "$dir" >&2
   # GitHub-hosted runners have gh, so by default the attestation is checked there.
   if [ "$verify_attestation" = auto ]; then
     if command -v gh >/dev/null 2>&1; then
@@ -163,27 +164,92 @@ else
       verify_attestation=false
     fi
   fi
-  # install.sh refuses an archive whose SHA-256 differs from the release's SHA256SUMS, and
-  # with SERVICE_CI_VERIFY_ATTESTATION=1 one that gh finds no valid attestation for.
-  # It never needs the key, so it does not get it; only gh gets the job's token.
-  (
-    unset SERVICE_API_KEY
-    SERVICE_CI_VERIFY_ATTESTATION=0
-    if [ "$verify_attestation" = true ]; then
-      SERVICE_CI_VERIFY_ATTESTATION=1
-      if [ -z "${GH_TOKEN:-}" ] && [ -n "${SERVICE_CI_GITHUB_TOKEN:-}" ]; then
-        GH_TOKEN=$SERVICE_CI_GITHUB_TOKEN
-        export GH_TOKEN
+  if command -v sha256sum >/dev/null 2>&1; then
+    sha256_of() { sha256sum "$1" | cut -d ' ' -f 1; }
+  else
+    sha256_of() { shasum -a 256 "$1" | cut -d ' ' -f 1; }
+  fi
+  # The tool cache's layout is the setup actions' (@actions/tool-cache): <tool>/<version>/<arch>,
+  # and <arch>.complete beside it once the copy is whole. `latest` is not cached: it moves.
+  cache=
+  if [ -n "${RUNNER_TOOL_CACHE:-}" ] && [ "$version" != latest ]; then
+    cache_root=$RUNNER_TOOL_CACHE
+    if command -v cygpath >/dev/null 2>&1; then cache_root=$(cygpath -u "$cache_root"); fi
+    case $arch_part in
+      x86_64) cache=$cache_root/service-ci/$version/x64 ;;
+      *) cache=$cache_root/service-ci/$version/arm64 ;;
+    esac
+  fi
+  cached=false
+  if [ -n "$cache" ] && [ -f "$cache.complete" ] && [ -f "$cache/$binary" ] &&
+    [ -f "$cache/$binary.sha256" ]; then
+    if [ "$verify_attestation" = true ] && [ ! -f "$cache/attested" ]; then
+      printf 'service-ci action: %s %s\n' "$cache/$binary" \
+        "was cached without the attestation check; installing it again" >&2
+    else
+      recorded=$(cat "$cache/$binary.sha256")
+      actual=$(sha256_of "$cache/$binary") || actual=unreadable
+      if [ "$actual" = "$recorded" ]; then
+        cached=true
+        printf 'service-ci action: using %s (SHA-256 %s, as at its installation)\n' \
+          "$cache/$binary" "$actual" >&2
+      else
+        printf '::warning title=service-ci action::%s %s\n' \
+          "the cached $(shown "$cache/$binary") has SHA-256 $actual, not the $(shown "$recorded")" \
+          "recorded when it was installed: installing it again"
       fi
     fi
-    unset SERVICE_CI_GITHUB_TOKEN
-    export SERVICE_CI_VERIFY_ATTESTATION
-    exec sh "$action_path/scripts/install.sh" --version "$version" --dir "$dir" \
-      --target "$arch_part-$os_part"
-  ) ||
-    fail 3 "service-ci $version could not be installed (see install.sh's message above);" \
-      "nothing was run. version: source runs the action's own checkout instead"
-  set -- "$dir/$binary"
+  fi
+  if [ "$cached" = true ]; then
+    set -- "$cache/$binary"
+  else
+    printf 'service-ci action: installing service-ci %s for %s into %s\n' \
+      "$version" "$arch_part-$os_part" "$dir" >&2
+    # install.sh refuses an archive whose SHA-256 differs from the release's SHA256SUMS, and
+    # with SERVICE_CI_VERIFY_ATTESTATION=1 one that gh finds no valid attestation for.
+    # It never needs the key, so it does not get it; only gh gets the job's token.
+    (
+      unset SERVICE_API_KEY
+      SERVICE_CI_VERIFY_ATTESTATION=0
+      if [ "$verify_attestation" = true ]; then
+        SERVICE_CI_VERIFY_ATTESTATION=1
+        if [ -z "${GH_TOKEN:-}" ] && [ -n "${SERVICE_CI_GITHUB_TOKEN:-}" ]; then
+          GH_TOKEN=$SERVICE_CI_GITHUB_TOKEN
+          export GH_TOKEN
+        fi
+      fi
+      unset SERVICE_CI_GITHUB_TOKEN
+      export SERVICE_CI_VERIFY_ATTESTATION
+      exec sh "$action_path/scripts/install.sh" --version "$version" --dir "$dir" \
+        --target "$arch_part-$os_part"
+    ) ||
+      fail 3 "service-ci $version could not be installed (see install.sh's message above);" \
+        "nothing was run. version: source runs the action's own checkout instead"
+    set -- "$dir/$binary"
+    # Into the tool cache: the binary, then its SHA-256, then the marker, each renamed into
+    # place, so a job on another runner sharing the cache never takes a half-written copy. A
+    # cache that cannot be written costs the next job a download, nothing more.
+    if [ -n "$cache" ] && installed=$(sha256_of "$dir/$binary") && {
+      rm -f "$cache.complete" &&
+        mkdir -p "$cache" &&
+        cp "$dir/$binary" "$cache/.$binary.$$" &&
+        chmod 755 "$cache/.$binary.$$" &&
+        mv -f "$cache/.$binary.$$" "$cache/$binary" &&
+        printf '%s\n' "$installed" >"$cache/.$binary.sha256.$$" &&
+        mv -f "$cache/.$binary.sha256.$$" "$cache/$binary.sha256" &&
+        if [ "$verify_attestation" = true ]; then
+          : >"$cache/attested"
+        else
+          rm -f "$cache/attested"
+        fi &&
+        : >"$cache.complete"
+    }; then
+      printf 'service-ci action: cached in %s (SHA-256 %s)\n' "$cache" "$installed" >&2
+    elif [ -n "$cache" ]; then
+      printf 'service-ci action: could not cache service-ci in %s; %s\n' "$cache" \
+        "the next job downloads it again" >&2
+    fi
+  fi
 fi
 
 # Every value goes as --flag=value: one argument, never read as another flag.

@@ -803,6 +803,110 @@ toolTest(
   },
 );
 
+// The tool cache's directory for a release on this machine, as the setup actions lay it out.
+function _toolCache(root: string, version: string): string {
+  return join(root, "service-ci", version, HOST_TARGET.startsWith("x86_64") ? "x64" : "arm64");
+}
+
+toolTest(
+  "a release is kept in RUNNER_TOOL_CACHE and the next job runs it without a download, checked",
+  INSTALL_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using release = await _serveRelease(scratch.dir, "1.2.3");
+    const toolCache = join(scratch.dir, "tool-cache");
+    const cache = _toolCache(toolCache, "1.2.3");
+    const args = join(scratch.dir, "args");
+    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
+    const env = {
+      SERVICE_CI_DOWNLOAD_URL: release.url,
+      FAKE_ARGS: args,
+      RUNNER_TOOL_CACHE: toolCache,
+    };
+    const downloads = [
+      "/releases/download/v1.2.3/SHA256SUMS",
+      `/releases/download/v1.2.3/${archiveName("1.2.3", HOST_TARGET)}`,
+    ];
+
+    const first = await _runAction(scratch.dir, inputs, env);
+    assert.equal(first.code, 0, _log(first));
+    assert.deepEqual(release.requested, downloads);
+    const sha = await sha256Hex(await Deno.readFile(join(cache, "service-ci")));
+    assert.equal(await Deno.readTextFile(join(cache, "service-ci.sha256")), `${sha}\n`);
+    assert.ok((await Deno.stat(`${cache}.complete`)).isFile);
+    assert.ok((await Deno.stat(join(cache, "attested"))).isFile, "gh checked the attestation");
+
+    // The next job on this runner: no download, the cached binary's SHA-256 checked, then run.
+    await Deno.remove(args);
+    const second = await _runAction(scratch.dir, inputs, env);
+    assert.equal(second.code, 0, _log(second));
+    assert.deepEqual(release.requested, downloads);
+    assert.match(
+      second.stderr,
+      new RegExp(`using \\S+ \\(SHA-256 ${sha}, as at its installation\\)`),
+    );
+    assert.deepEqual(second.ghCalls, []);
+    assert.match(await Deno.readTextFile(args), new RegExp(`^--agent=${AGENTS.passing}\n`));
+
+    // A cached binary that changed is never run: a warning, and a new download.
+    await Deno.writeTextFile(join(cache, "service-ci"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    const changed = await _runAction(scratch.dir, inputs, env);
+    assert.equal(changed.code, 0, _log(changed));
+    assert.match(
+      changed.stdout,
+      /^::warning title=service-ci action::the cached \S+ has SHA-256 [0-9a-f]{64}, not the [0-9a-f]{64} recorded/m,
+    );
+    assert.deepEqual(release.requested, [...downloads, ...downloads]);
+    assert.equal(await sha256Hex(await Deno.readFile(join(cache, "service-ci"))), sha);
+  },
+);
+
+toolTest(
+  "the tool cache keeps no latest, and a copy cached without the attestation check is not trusted with it",
+  INSTALL_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using release = await _serveRelease(scratch.dir, "1.2.3");
+    const toolCache = join(scratch.dir, "tool-cache");
+    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci };
+    const env = {
+      SERVICE_CI_DOWNLOAD_URL: release.url,
+      FAKE_ARGS: join(scratch.dir, "args"),
+      RUNNER_TOOL_CACHE: toolCache,
+    };
+
+    const latest = await _runAction(scratch.dir, { ...inputs, version: "latest" }, env);
+    assert.equal(latest.code, 0, _log(latest));
+    assert.equal(
+      await Array.fromAsync(Deno.readDir(scratch.dir)).then((entries) =>
+        entries.some((entry) => entry.name === "tool-cache")
+      ),
+      false,
+    );
+
+    const unchecked = await _runAction(
+      scratch.dir,
+      { ...inputs, version: "1.2.3", "verify-attestation": "false" },
+      env,
+    );
+    assert.equal(unchecked.code, 0, _log(unchecked));
+    const cache = _toolCache(toolCache, "1.2.3");
+    await assert.rejects(() => Deno.stat(join(cache, "attested")), Deno.errors.NotFound);
+    const requested = release.requested.length;
+
+    const checked = await _runAction(
+      scratch.dir,
+      { ...inputs, version: "1.2.3", "verify-attestation": "true" },
+      env,
+    );
+    assert.equal(checked.code, 0, _log(checked));
+    assert.match(checked.stderr, /was cached without the attestation check; installing it again/);
+    assert.equal(release.requested.length, requested + 2);
+    assert.equal(checked.ghCalls.length, 1);
+    assert.ok((await Deno.stat(join(cache, "attested"))).isFile);
+  },
+);
+
 // What the step and install.sh run, for a PATH that holds these and no gh.
 const WITHOUT_GH = [
   "bash",
