@@ -93,6 +93,8 @@ export type CommandResult =
     readonly kind: "exited";
     /** Its exit code; 128 + the signal's number when a signal ended it. */
     readonly code: number;
+    /** What it wrote on stdout, when the caller kept it (git's answers) and it was not too much. */
+    readonly stdout?: string;
     /** Why its standard input could not be written (it ended without reading all of it). */
     readonly inputError?: string;
   }
@@ -109,10 +111,21 @@ export type CommandResult =
     readonly afterMs: number;
   };
 
+/** How long one git command may run, and what ends it at once. */
+export interface GitOptions {
+  /** How long it may run; at 0 or less it is not started. */
+  readonly timeoutMs: number;
+  /** The run's interrupt: git is stopped as soon as it aborts. */
+  readonly signal: AbortSignal;
+}
+
 /** The other programs the run starts. */
 export interface Programs {
-  /** Runs git read-only; undefined on any failure. */
-  readonly git: (args: readonly string[]) => Promise<string | undefined>;
+  /**
+   * Runs git read-only within `options.timeoutMs`; its trimmed stdout, or undefined on any
+   * failure, once it is stopped for outlasting its bound, or once `options.signal` aborts.
+   */
+  readonly git: (args: readonly string[], options: GitOptions) => Promise<string | undefined>;
   /**
    * Runs a program found on PATH (a CI's native channel) within `options.timeoutMs`; never
    * rejects: the result says how it ended.
@@ -134,7 +147,10 @@ export interface Env {
 
 /** The program's streams, and what stderr is. */
 export interface Console extends Streams {
-  /** Whether stderr is a terminal: a live status line rather than log lines. */
+  /**
+   * Whether stderr is a terminal that moves its cursor and shows colours (not `TERM=dumb`): a
+   * live status line rather than log lines.
+   */
   readonly stderrIsTerminal: boolean;
 }
 
@@ -163,7 +179,7 @@ export interface RunEffects {
   readonly programs: Programs;
   /** The program's stdout and stderr. */
   readonly console: Console;
-  /** Aborts with an `Interrupted` reason on SIGINT/SIGTERM. */
+  /** Aborts with an `Interrupted` reason on SIGINT, SIGTERM or SIGHUP. */
   readonly interrupt: AbortSignal;
   /** A number in [0, 1), for jitter. */
   readonly random: () => number;

@@ -7,9 +7,9 @@ import { NATIVE_ENV_VARIABLES } from "./report/native.ts";
 
 /**
  * Variables read besides the configuration's, the CI metadata's and the CI writers': the
- * console's.
+ * console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours).
  */
-export const OUTPUT_ENV_VARIABLES: readonly string[] = ["NO_COLOR"];
+export const OUTPUT_ENV_VARIABLES: readonly string[] = ["NO_COLOR", "TERM"];
 
 /**
  * Every environment variable the program reads, without duplicates.

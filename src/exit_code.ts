@@ -14,7 +14,10 @@ export const ExitCode = {
   TimedOut: 4,
   /** Interrupted by SIGINT. */
   Sigint: 130,
-  /** Interrupted by SIGTERM. */
+  /**
+   * Interrupted by SIGTERM, or by SIGHUP: not the shell's 129, since `v1` adds no exit code
+   * (docs/compatibility.md).
+   */
   Sigterm: 143,
 } as const;
 

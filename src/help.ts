@@ -38,7 +38,7 @@ Exit codes:
   0  every gate passed            1  a gate failed
   2  usage or configuration error (nothing was sent)
   3  a gate could not be checked  4  the timeout ran out
-  130, 143  interrupted by SIGINT, SIGTERM
+  130, 143  interrupted by SIGINT, by SIGTERM or SIGHUP
 
 Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 `;

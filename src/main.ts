@@ -15,15 +15,23 @@ if (refusal !== undefined) {
   Deno.exit(2);
 }
 
-const [{ runGit }, { makePolicyFetch }, { Interrupted }, { run }, system, { systemClock }] =
-  await Promise.all([
-    import("./git.ts"),
-    import("./http_policy.ts"),
-    import("./interrupted.ts"),
-    import("./run.ts"),
-    import("./system.ts"),
-    import("./sleep.ts"),
-  ]);
+const [
+  { runGit },
+  { makePolicyFetch },
+  { Interrupted },
+  { run },
+  system,
+  { systemClock },
+  { isCapableTerminal },
+] = await Promise.all([
+  import("./git.ts"),
+  import("./http_policy.ts"),
+  import("./interrupted.ts"),
+  import("./run.ts"),
+  import("./system.ts"),
+  import("./sleep.ts"),
+  import("./output.ts"),
+]);
 
 /** The variables Deno's permission list (`--allow-env`) refused to let the program read. */
 const refusedEnv = new Set<string>();
@@ -45,14 +53,16 @@ function readEnv(name: string): string | undefined {
   }
 }
 
+// SIGHUP (a closed terminal, a CI agent stopping the job) would otherwise end the process
+// before any report is written.
 function listenForSignals(controller: AbortController): void {
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     try {
       Deno.addSignalListener(signal, () => {
         if (!controller.signal.aborted) controller.abort(new Interrupted(signal));
       });
     } catch {
-      // Windows has no SIGTERM listener; Ctrl-C still arrives as SIGINT.
+      // Windows has no SIGTERM or SIGHUP listener; Ctrl-C still arrives as SIGINT.
     }
   }
 }
@@ -80,14 +90,15 @@ const code = await run({
     openReportFile: system.openReportFile,
   },
   programs: {
-    git: (args) => runGit(args),
+    // git's bound runs on the same clock, and the interrupt stops it (run.ts passes both).
+    git: (args, options) => runGit(args, { ...options, clock: systemClock }),
     // A CI tool's time bound runs on the same clock.
     runCommand: (program, args, options) => system.runCommand(program, args, options, systemClock),
   },
   console: {
     stdout: (text) => writeAll(Deno.stdout, text),
     stderr: (text) => writeAll(Deno.stderr, text),
-    stderrIsTerminal: Deno.stderr.isTerminal(),
+    stderrIsTerminal: isCapableTerminal(Deno.stderr.isTerminal(), readEnv("TERM")),
   },
   interrupt: interrupt.signal,
   random: Math.random,

@@ -6,7 +6,7 @@
 import type { CiMetadata } from "./ci_metadata.ts";
 import { combineExitCodes, ExitCode } from "./exit_code.ts";
 import { withHint } from "./hint.ts";
-import { Interrupted } from "./interrupted.ts";
+import { Interrupted, type InterruptSignal } from "./interrupted.ts";
 import type { GateResult } from "./poll.ts";
 import { sanitize } from "./sanitize.ts";
 
@@ -17,7 +17,7 @@ import { sanitize } from "./sanitize.ts";
  * - `unchecked`: the gate could not be checked (auth, not found, refused, run ended
  *   without a verdict, too many faults, unusable answer).
  * - `timed_out`: the timeout ran out before a verdict.
- * - `interrupted`: SIGINT/SIGTERM arrived before a verdict.
+ * - `interrupted`: SIGINT, SIGTERM or SIGHUP arrived before a verdict.
  * - `triggered`: `--no-wait` started the run and did not wait for it.
  */
 export type Outcome =
@@ -173,7 +173,7 @@ export function toAgentOutcome(
       return {
         ...base,
         outcome: "interrupted",
-        exitCode: signal === "SIGTERM" ? ExitCode.Sigterm : ExitCode.Sigint,
+        exitCode: _SIGNAL_CODES[signal],
         error: `interrupted by ${signal}`,
       };
     }
@@ -226,3 +226,10 @@ export function withUndeliveredReport(exitCode: number): number {
 export function formatMinutes(ms: number): string {
   return String(Number((ms / 60_000).toFixed(3)));
 }
+
+// SIGHUP ends a run as SIGTERM does, and with its code: `v1` adds no exit code.
+const _SIGNAL_CODES: Readonly<Record<InterruptSignal, number>> = {
+  SIGHUP: ExitCode.Sigterm,
+  SIGINT: ExitCode.Sigint,
+  SIGTERM: ExitCode.Sigterm,
+};

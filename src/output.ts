@@ -16,6 +16,21 @@ export interface Streams {
 }
 
 /**
+ * Whether a stream is a terminal that takes a live status line and colours: one that is a
+ * terminal and not `TERM=dumb` (Emacs' shell, some CI agents' pseudo-terminals), which shows
+ * cursor movement and colour codes as they are. There, the console writes plain lines.
+ *
+ * @example
+ * ```ts
+ * isCapableTerminal(true, "xterm-256color"); // true
+ * isCapableTerminal(true, "dumb"); // false
+ * ```
+ */
+export function isCapableTerminal(isTerminal: boolean, term: string | undefined): boolean {
+  return isTerminal && term !== "dumb";
+}
+
+/**
  * The program's output. `stdout` and `stderr` carry ordinary text; `command` carries one of our
  * own CI log command lines, which only the CI writers build (their data escaped by the CI's
  * rules), so it is masked but not neutralised; `document` carries a JSON document, masked and

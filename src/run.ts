@@ -55,6 +55,7 @@ export async function run(effects: RunEffects): Promise<number> {
       { ServiceClient },
       { chooseOutputs, finishOutputs },
       { runGates },
+      { boundedGit },
     ] = await Promise.all([
       import("./env_variables.ts"),
       import("./load_config.ts"),
@@ -62,6 +63,7 @@ export async function run(effects: RunEffects): Promise<number> {
       import("./client.ts"),
       import("./outputs.ts"),
       import("./gates.ts"),
+      import("./git.ts"),
     ]);
     const { config, env, caCerts, warning } = await loadConfig(invocation.flags, ENV_VARIABLES, {
       env: ask(ENV_VARIABLES),
@@ -80,7 +82,8 @@ export async function run(effects: RunEffects): Promise<number> {
           if (error instanceof FileRefused) throw error;
           return undefined;
         }),
-      git: effects.programs.git,
+      // Bounded, never beyond the timeout, and ended at once by an interrupt.
+      git: boundedGit(effects, config.timeoutMinutes * 60_000),
     });
     const client = new ServiceClient({
       baseUrl: config.baseUrl,

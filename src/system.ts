@@ -7,7 +7,6 @@
 import { FileRefused } from "./errors.ts";
 import { BodyTooLargeError, readCapped } from "./http_policy.ts";
 import type { Clock, CommandOptions, CommandResult, ReportFile } from "./effects.ts";
-import { systemClock } from "./sleep.ts";
 
 /** The largest file the program reads: a `.env`, a CA bundle, a CI's event payload. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
@@ -39,34 +38,53 @@ export async function readTextFile(path: string): Promise<string> {
   }
 }
 
+/** {@linkcode runCommand}'s options beyond a CI tool's (`CommandOptions`): what git needs. */
+export interface ProcessOptions extends CommandOptions {
+  /** The directory to run it in; the process' working directory when not given. */
+  readonly cwd?: string;
+  /** Keeps up to this many bytes of its stdout for the result (none kept when it writes more). */
+  readonly stdoutMaxBytes?: number;
+  /** Discards its stderr rather than passing it on to ours. */
+  readonly quiet?: boolean;
+  /**
+   * Stops it at once when it aborts (SIGTERM, then SIGKILL `killAfterMs` later); `runCommand`
+   * then rejects with the signal's reason, as a wait on the clock does.
+   */
+  readonly signal?: AbortSignal;
+}
+
 /**
- * Runs a CI's own command-line tool (`buildkite-agent`) found on PATH, with `options.stdin` as its
- * standard input and its stderr on ours. It never rejects: when it cannot be started, ends before
- * reading all of its input, or outlasts `options.timeoutMs` (then it gets SIGTERM, and SIGKILL
- * `options.killAfterMs` later), the result says so. Both waits are on `clock` (the run's).
+ * Runs a program found on PATH (a CI's own tool such as `buildkite-agent`, or git), with
+ * `options.stdin` as its standard input and its stderr on ours. It rejects only when
+ * `options.signal` aborts: when it cannot be started, ends before reading all of its input, or
+ * outlasts `options.timeoutMs` (then it gets SIGTERM, and SIGKILL `options.killAfterMs` later),
+ * the result says so. Both waits are on `clock` (the run's).
  *
  * @example
  * ```ts
+ * import { systemClock } from "./sleep.ts";
  * const result = await runCommand("buildkite-agent", ["meta-data", "set", "k"], {
  *   stdin: "value",
  *   timeoutMs: 10_000,
- * });
+ * }, systemClock);
  * ```
  */
 export async function runCommand(
   program: string,
   args: readonly string[],
-  options: CommandOptions,
-  clock: Pick<Clock, "sleep"> = systemClock,
+  options: ProcessOptions,
+  clock: Pick<Clock, "sleep">,
 ): Promise<CommandResult> {
+  options.signal?.throwIfAborted();
   if (!(options.timeoutMs > 0)) return { kind: "not-run", reason: "no time was left to run it" };
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(program, {
       args: [...args],
       stdin: options.stdin === undefined ? "null" : "piped",
-      stdout: "null",
-      stderr: "inherit",
+      stdout: options.stdoutMaxBytes === undefined ? "null" : "piped",
+      stderr: options.quiet ? "null" : "inherit",
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     }).spawn();
   } catch (error) {
     return { kind: "not-run", reason: _notRunReason(error) };
@@ -76,15 +94,30 @@ export async function runCommand(
     ? Promise.resolve(undefined)
     : _writeInput(child.stdin, options.stdin);
   const ended = new AbortController();
-  const timedOut = clock.sleep(options.timeoutMs, ended.signal).then(() => true, () => false);
-  const first = await Promise.race([Promise.all([child.status, input]), timedOut]);
+  const stdout = options.stdoutMaxBytes === undefined
+    ? Promise.resolve(undefined)
+    : readCapped(new Response(child.stdout), {
+      maxBytes: options.stdoutMaxBytes,
+      signal: ended.signal,
+    }).catch(() => undefined);
+  const bound = options.signal === undefined
+    ? ended.signal
+    : AbortSignal.any([ended.signal, options.signal]);
+  const timedOut = clock.sleep(options.timeoutMs, bound).then(() => true, () => false);
+  const first = await Promise.race([Promise.all([child.status, input, stdout]), timedOut]);
+  ended.abort();
   if (typeof first === "boolean") {
     await _stop(child, options.killAfterMs ?? 1000, clock);
+    options.signal?.throwIfAborted();
     return { kind: "timed-out", afterMs: options.timeoutMs };
   }
-  ended.abort();
-  const [status, inputError] = first;
-  return { kind: "exited", code: status.code, ...(inputError === undefined ? {} : { inputError }) };
+  const [status, inputError, text] = first;
+  return {
+    kind: "exited",
+    code: status.code,
+    ...(inputError === undefined ? {} : { inputError }),
+    ...(text === undefined ? {} : { stdout: text }),
+  };
 }
 
 function _notRunReason(error: unknown): string {

@@ -212,5 +212,5 @@ const _EXIT_MEANINGS: Readonly<Record<number, string>> = {
   [ExitCode.Unchecked]: "at least one gate could not be checked",
   [ExitCode.TimedOut]: "the timeout ran out before every run had a verdict",
   [ExitCode.Sigint]: "interrupted (SIGINT) before every run had a verdict",
-  [ExitCode.Sigterm]: "interrupted (SIGTERM) before every run had a verdict",
+  [ExitCode.Sigterm]: "interrupted (SIGTERM or SIGHUP) before every run had a verdict",
 };

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { detectCiMetadata } from "../src/ci_metadata.ts";
-import { runGit } from "../src/git.ts";
+import { runGit, type RunGitOptions } from "../src/git.ts";
+import { systemClock } from "../src/sleep.ts";
+import { FakeTime } from "./support/fake_time.ts";
 
 const TOKEN = "ghp_s3cr3tT0ken";
 
@@ -34,19 +37,26 @@ async function makeRepository(): Promise<{ path: string } & AsyncDisposable> {
   return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
 }
 
+// The bound of a real run, on real time: these tests' git answers at once.
+const BOUND: RunGitOptions = {
+  timeoutMs: 10_000,
+  signal: new AbortController().signal,
+  clock: systemClock,
+};
+
 function localGit(cwd: string) {
-  return (args: readonly string[]) => runGit(args, { cwd });
+  return (args: readonly string[]) => runGit(args, { ...BOUND, cwd });
 }
 
 Deno.test("runGit() answers the read-only commands with trimmed stdout", async () => {
   await using repository = await makeRepository();
   const cwd = repository.path;
-  const head = await runGit(["rev-parse", "HEAD"], { cwd });
+  const head = await runGit(["rev-parse", "HEAD"], { ...BOUND, cwd });
   assert.match(head ?? "", /^[0-9a-f]{40}$/);
   assert.equal(head, await git(cwd, "rev-parse", "HEAD"));
-  assert.equal(await runGit(["symbolic-ref", "--short", "HEAD"], { cwd }), "main");
+  assert.equal(await runGit(["symbolic-ref", "--short", "HEAD"], { ...BOUND, cwd }), "main");
   assert.equal(
-    await runGit(["remote", "get-url", "origin"], { cwd }),
+    await runGit(["remote", "get-url", "origin"], { ...BOUND, cwd }),
     `https://octocat:${TOKEN}@github.com/acme/widgets.git`,
   );
 });
@@ -54,19 +64,22 @@ Deno.test("runGit() answers the read-only commands with trimmed stdout", async (
 Deno.test("runGit() resolves undefined when git exits non-zero", async () => {
   await using repository = await makeRepository();
   // The second commit has one parent: there is no HEAD^2.
-  assert.equal(await runGit(["rev-parse", "HEAD^2"], { cwd: repository.path }), undefined);
+  assert.equal(
+    await runGit(["rev-parse", "HEAD^2"], { ...BOUND, cwd: repository.path }),
+    undefined,
+  );
 });
 
 Deno.test("runGit() resolves undefined when it cannot start git at all", async () => {
   const missing = `${await Deno.makeTempDir()}/gone`;
-  assert.equal(await runGit(["rev-parse", "HEAD"], { cwd: missing }), undefined);
+  assert.equal(await runGit(["rev-parse", "HEAD"], { ...BOUND, cwd: missing }), undefined);
 });
 
 Deno.test("runGit() refuses a command that could change the repository", async () => {
   await using repository = await makeRepository();
   const cwd = repository.path;
   for (const args of [["remote", "add", "x", "y"], ["symbolic-ref", "HEAD", "refs/heads/x"], []]) {
-    await assert.rejects(runGit(args, { cwd }), TypeError);
+    await assert.rejects(runGit(args, { ...BOUND, cwd }), TypeError);
   }
   assert.equal(await git(cwd, "remote"), "origin");
   assert.equal(await git(cwd, "symbolic-ref", "--short", "HEAD"), "main");
@@ -140,4 +153,71 @@ Deno.test("detectCiMetadata() gives nulls outside any git repository", async () 
   } finally {
     await Deno.remove(directory, { recursive: true });
   }
+});
+
+// A `git` first on PATH that records its pid, then never answers; PATH is put back after.
+async function withHangingGit(test: (pids: () => Promise<number[]>) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "service_ci_hanging_git_" });
+  const path = Deno.env.get("PATH") ?? "";
+  await Deno.writeTextFile(
+    join(dir, "git"),
+    `#!/bin/sh\necho $$ >> "${join(dir, "pids")}"\nexec sleep 600\n`,
+    { mode: 0o755 },
+  );
+  const pids = async () =>
+    (await Deno.readTextFile(join(dir, "pids")).catch(() => "")).split("\n").filter(Boolean)
+      .map(Number);
+  try {
+    Deno.env.set("PATH", `${dir}:${path}`);
+    await test(pids);
+  } finally {
+    Deno.env.set("PATH", path);
+    for (const pid of await pids()) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // Stopped already.
+      }
+    }
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function assertEnded(pid: number): void {
+  assert.throws(() => Deno.kill(pid, "SIGKILL"), `git ${pid} is still running`);
+}
+
+Deno.test({
+  name: "runGit() stops a git that never answers once its bound passes on the run's clock",
+  ignore: Deno.build.os === "windows",
+  fn: () =>
+    withHangingGit(async (pids) => {
+      const started = performance.now();
+      const time = new FakeTime();
+      const commit = await runGit(["rev-parse", "HEAD"], { ...BOUND, clock: time });
+      assert.equal(commit, undefined);
+      assert.equal(time.monotonic() >= BOUND.timeoutMs, true);
+      assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
+      for (const pid of await pids()) assertEnded(pid);
+    }),
+});
+
+Deno.test({
+  name: "runGit() stops a git that never answers at once when the interrupt comes",
+  ignore: Deno.build.os === "windows",
+  fn: () =>
+    withHangingGit(async (pids) => {
+      const interrupt = new AbortController();
+      const started = performance.now();
+      const commit = runGit(["rev-parse", "HEAD"], {
+        timeoutMs: 600_000,
+        signal: interrupt.signal,
+        clock: systemClock,
+      });
+      while ((await pids()).length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      interrupt.abort(new Error("interrupted by SIGTERM"));
+      assert.equal(await commit, undefined);
+      assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
+      for (const pid of await pids()) assertEnded(pid);
+    }),
 });

@@ -114,6 +114,41 @@ Deno.test("run() reports an interrupt with 143 in every report, naming the run s
   assert.match(harness.stderr.join(""), /run run_1 of agent .* is still going on the service/);
 });
 
+Deno.test("run() gives detection's git one bound of at most 10 s, never beyond the timeout", async () => {
+  for (const [minutes, boundMs] of [["30", 10_000], ["0.05", 3_000]] as const) {
+    const harness = _harness({ args: ["--agent", AGENT, "--timeout-minutes", minutes, "--json"] });
+    const bounds: number[] = [];
+    // A git that never answers: only its bound or the interrupt ends it.
+    const git: RunEffects["programs"]["git"] = async (_args, options) => {
+      bounds.push(options.timeoutMs);
+      assert.equal(options.signal, harness.interrupt.signal);
+      await harness.time.sleep(options.timeoutMs, options.signal).catch(() => {});
+      return undefined;
+    };
+    const started = harness.time.monotonic();
+    const code = await run({ ...harness.effects, programs: { ...harness.effects.programs, git } });
+    assert.equal(code, 0, harness.stderr.join(""));
+    // Outside CI, detection asks git for the commit, the branch and the remote, all at once.
+    assert.deepEqual(bounds, [boundMs, boundMs, boundMs]);
+    assert.ok(harness.time.monotonic() - started < boundMs + 60_000);
+  }
+});
+
+Deno.test("run() reports SIGHUP during detection's git as SIGTERM: 143 in every report, nothing sent", async () => {
+  const harness = _harness({ args: ["--agent", AGENT, "--json"] });
+  const git: RunEffects["programs"]["git"] = async (_args, options) => {
+    harness.interrupt.abort(new Interrupted("SIGHUP"));
+    await harness.time.sleep(options.timeoutMs, options.signal).catch(() => {});
+    return undefined;
+  };
+  const code = await run({ ...harness.effects, programs: { ...harness.effects.programs, git } });
+  assert.equal(code, 143);
+  _allEqual(_codes(harness, { json: true }), 143);
+  assert.equal(JSON.parse(harness.stdout.join("")).agents[0].outcome, "interrupted");
+  assert.match(harness.stderr.join(""), /interrupted by SIGHUP/);
+  assert.deepEqual(harness.requests, []);
+});
+
 for (const failing of [GITHUB.GITHUB_OUTPUT, GITHUB.GITHUB_STEP_SUMMARY, "/out/junit.xml"]) {
   for (const how of ["open", "write"] as const) {
     Deno.test(`run() with ${failing} failing to ${how} exits 3 and every other report says 3`, async () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FileRefused } from "../src/errors.ts";
 import { MAX_READ_BYTES, readTextFile, runCommand } from "../src/system.ts";
+import { systemClock } from "../src/sleep.ts";
 import { FakeTime } from "./support/fake_time.ts";
 import { proxyFetch, startSilentProxy } from "./support/native_io.ts";
 
@@ -28,7 +29,7 @@ Deno.test({
   ignore: !UNIX,
   fn: () =>
     withScript('cat > "$(dirname "$0")/input"; exit 3', async (program, dir) => {
-      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 10_000 });
+      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 10_000 }, systemClock);
       assert.deepEqual(result, { kind: "exited", code: 3 });
       assert.equal(await Deno.readTextFile(join(dir, "input")), BIG);
     }),
@@ -40,7 +41,7 @@ Deno.test({
   ignore: !UNIX,
   fn: () =>
     withScript("exit 0", async (program) => {
-      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 10_000 });
+      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 10_000 }, systemClock);
       assert.equal(result.kind, "exited");
       assert.equal(result.kind === "exited" && result.code, 0);
       assert.match(result.kind === "exited" && result.inputError || "", /broken pipe/i);
@@ -49,11 +50,11 @@ Deno.test({
 
 Deno.test("runCommand() does not start a program that is not on PATH, or has no time left", async () => {
   assert.deepEqual(
-    await runCommand("service-ci-no-such-program", [], { timeoutMs: 10_000 }),
+    await runCommand("service-ci-no-such-program", [], { timeoutMs: 10_000 }, systemClock),
     { kind: "not-run", reason: "not on PATH" },
   );
   assert.deepEqual(
-    await runCommand("service-ci-no-such-program", [], { timeoutMs: 0 }),
+    await runCommand("service-ci-no-such-program", [], { timeoutMs: 0 }, systemClock),
     { kind: "not-run", reason: "no time was left to run it" },
   );
 });
@@ -65,7 +66,7 @@ Deno.test({
   fn: () =>
     withScript("exec sleep 600", async (program) => {
       const started = performance.now();
-      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 200 });
+      const result = await runCommand(program, [], { stdin: BIG, timeoutMs: 200 }, systemClock);
       assert.deepEqual(result, { kind: "timed-out", afterMs: 200 });
       assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
     }),
@@ -79,12 +80,56 @@ Deno.test({
       'trap "" TERM; echo started > "$(dirname "$0")/started"; while :; do sleep 0.05; done',
       async (program) => {
         const started = performance.now();
-        const result = await runCommand(program, [], { timeoutMs: 300, killAfterMs: 200 });
+        const result = await runCommand(
+          program,
+          [],
+          { timeoutMs: 300, killAfterMs: 200 },
+          systemClock,
+        );
         assert.deepEqual(result, { kind: "timed-out", afterMs: 300 });
         const took = performance.now() - started;
         assert.ok(took >= 450 && took < 5_000, `${took} ms`);
       },
     ),
+});
+
+Deno.test({
+  name: "runCommand() stops a program at once when its signal aborts, and rejects with the reason",
+  ignore: !UNIX,
+  fn: () =>
+    withScript("exec sleep 600", async (program) => {
+      const interrupt = new AbortController();
+      const started = performance.now();
+      // On virtual time the 10-minute bound would end it as soon as nothing else happens: only
+      // the abort, given at once, may stop it first.
+      const result = runCommand(program, [], {
+        timeoutMs: 600_000,
+        signal: interrupt.signal,
+      }, new FakeTime());
+      interrupt.abort(new Error("interrupted by SIGTERM"));
+      await assert.rejects(result, /interrupted by SIGTERM/);
+      assert.ok(performance.now() - started < 5_000, `${performance.now() - started} ms`);
+      await assert.rejects(
+        runCommand(program, [], { timeoutMs: 600_000, signal: interrupt.signal }, systemClock),
+        /interrupted by SIGTERM/,
+      );
+    }),
+});
+
+Deno.test({
+  name: "runCommand() keeps stdout up to stdoutMaxBytes, and none of a longer one",
+  ignore: !UNIX,
+  fn: () =>
+    withScript('printf "%s" "$1"', async (program) => {
+      const run = (text: string) =>
+        runCommand(program, [text], {
+          timeoutMs: 10_000,
+          stdoutMaxBytes: 8,
+          quiet: true,
+        }, systemClock);
+      assert.deepEqual(await run("12345678"), { kind: "exited", code: 0, stdout: "12345678" });
+      assert.deepEqual(await run("123456789"), { kind: "exited", code: 0 });
+    }),
 });
 
 Deno.test("boundedFetch() aborts a request with no answer within its bound, saying so", async () => {

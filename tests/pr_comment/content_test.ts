@@ -67,7 +67,7 @@ Deno.test("finalComment() says what the exit code means", () => {
   );
   assert.equal(
     line(makeReport([makeAgent({ outcome: "interrupted" })], { exitCode: 143 })),
-    "Exit code 143: interrupted (SIGTERM) before every run had a verdict.",
+    "Exit code 143: interrupted (SIGTERM or SIGHUP) before every run had a verdict.",
   );
 });
 

@@ -84,7 +84,8 @@ export async function runInProcess(
     },
     interrupt: options.interrupt ?? new AbortController().signal,
     programs: {
-      git: (gitArgs) => runGit(gitArgs, { cwd }),
+      // Real git takes no virtual time, as a request does: its bound could otherwise end it.
+      git: (gitArgs, gitOptions) => time.hold(runGit(gitArgs, { ...gitOptions, cwd, clock: time })),
       // A CI tool is real and takes no virtual time, as a request does; one that hangs lets time
       // move on until its bound ends, so the bound stops it without a real wait (and stopping it
       // takes no virtual time either).

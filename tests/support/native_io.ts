@@ -54,7 +54,7 @@ export function recordingIo(
       return Promise.resolve();
     },
     runCommand: (program, args, stdin) =>
-      realRunCommand(program, args, { stdin, timeoutMs: NATIVE_TIME_BOUNDS.eachMs }),
+      realRunCommand(program, args, { stdin, timeoutMs: NATIVE_TIME_BOUNDS.eachMs }, systemClock),
     forgeClients: () =>
       Promise.resolve(
         new ForgeClients({
