@@ -27,7 +27,8 @@ export const QUOTE_MAX = 200;
 
 /**
  * A value as a message quotes it: a JSON string, at most {@linkcode QUOTE_MAX} characters of it,
- * then how long the whole value is, so a 100 KB value never fills a one-line reason.
+ * then how long the whole value is, so a 100 KB value never fills a one-line reason. A URL's
+ * user and password are never shown ({@linkcode hideUserinfo}).
  *
  * @example
  * ```ts
@@ -36,8 +37,28 @@ export const QUOTE_MAX = 200;
  * ```
  */
 export function quoteValue(text: string): string {
-  if (text.length <= QUOTE_MAX) return JSON.stringify(text);
-  return `${JSON.stringify(clip(text, QUOTE_MAX))} (${text.length} characters)`;
+  const shown = hideUserinfo(text);
+  if (shown.length <= QUOTE_MAX) return JSON.stringify(shown);
+  return `${JSON.stringify(clip(shown, QUOTE_MAX))} (${text.length} characters)`;
+}
+
+// A URL's userinfo: after its scheme and slashes (one is enough for WHATWG's parser, `https:/u:p@h`),
+// or from the start of a value without a scheme (`u:p@h`), up to the authority's last `@`.
+const _USERINFO = /(^|[a-z][a-z0-9+.-]*:[\\/]+)[^\\/?#]*@/gi;
+
+/**
+ * `text` with the user and password of every URL in it replaced by `***`: they are credentials,
+ * and a message, hint or report is read by more people than the one who gave them. A value's
+ * start up to an `@` counts as a URL's, as `user:pass@host` does without a scheme.
+ *
+ * @example
+ * ```ts
+ * hideUserinfo("ftp://user:pass@host.example/x"); // "ftp://***@host.example/x"
+ * hideUserinfo("user:pass@host.example"); // "***@host.example"
+ * ```
+ */
+export function hideUserinfo(text: string): string {
+  return text.replace(_USERINFO, "$1***@");
 }
 
 /**

@@ -73,18 +73,23 @@ export function markdownDestination(url: string | null, maxLength = 2_000): stri
 
 /**
  * A run's link in its normalised WHATWG form when it is an `http:` or `https:` URL, else `null`:
- * no report ever links to another scheme (`javascript:`, `data:`, …).
+ * no report ever links to another scheme (`javascript:`, `data:`, …), nor shows a user or
+ * password in a link (they are dropped).
  *
  * @example
  * ```ts
  * httpLink("https://service.example/runs/a b"); // "https://service.example/runs/a%20b"
+ * httpLink("https://user:pass@service.example/runs/1"); // "https://service.example/runs/1"
  * httpLink("javascript:alert(1)"); // null
  * ```
  */
 export function httpLink(url: string | null): string | null {
   if (url === null || !URL.canParse(url)) return null;
   const parsed = new URL(url);
-  return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return null;
+  parsed.username = "";
+  parsed.password = "";
+  return parsed.href;
 }
 
 const _ENTITIES: Readonly<Record<string, string>> = {

@@ -6,7 +6,7 @@
  */
 
 import { pullRequestNumber } from "./pull_request.ts";
-import { quoteValue, UsageError } from "./errors.ts";
+import { hideUserinfo, quoteValue, UsageError } from "./errors.ts";
 import { checkHttps, isLoopbackHost } from "./http_policy.ts";
 
 /**
@@ -240,16 +240,19 @@ export const MAX_BASE_URL_LENGTH = 2048;
 export function parseBaseUrl(text: string, name: string): URL {
   if (text === "") throw new UsageError(`${name} must be an https:// URL (got an empty value)`);
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    // The address as it was probably meant: without a scheme short of its slashes (`https:/h`)
+    // and without credentials, which the suggestion must not echo (and would be refused).
+    const meant = text.replace(/^[a-z][a-z0-9+.-]*:[\\/]+/i, "").replace(/^[^\\/?#]*@/, "");
     let host = "";
     try {
-      host = new URL(`http://${text}`).hostname;
+      host = new URL(`http://${meant}`).hostname;
     } catch {
       // Not even a host: the plain message below says what is expected.
     }
     const scheme = isLoopbackHost(host) ? "http" : "https";
     throw new UsageError(
       `${name} must be an https:// URL (http:// for loopback hosts) (got ${quoteValue(text)}${
-        host === "" ? "" : `; did you mean ${scheme}://${text}?`
+        host === "" ? "" : `; did you mean ${scheme}://${meant}?`
       })`,
     );
   }
@@ -259,7 +262,7 @@ export function parseBaseUrl(text: string, name: string): URL {
   } catch {
     throw new UsageError(`${name} must be an https:// URL (got ${quoteValue(text)})`);
   }
-  const insecure = checkHttps(url, name, text);
+  const insecure = checkHttps(url, name, hideUserinfo(text));
   if (insecure !== null) throw new UsageError(insecure);
   if (url.username !== "" || url.password !== "") {
     throw new UsageError(

@@ -5,6 +5,8 @@ import { FETCH_BLOCKED_PORTS } from "../src/options.ts";
 import { UsageError } from "../src/errors.ts";
 import { mergeEnv, parseEnvFile } from "../src/env_file.ts";
 import { OPTIONS } from "../src/options.ts";
+import { run } from "../src/run.ts";
+import { AGENT, harness } from "./support/run_harness.ts";
 
 const A = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const B = "1c1d5b6f-9a5f-4b9f-8b64-4a2d3cae8f21";
@@ -453,6 +455,74 @@ Deno.test("resolveConfig() passes metadata overrides through unchanged", () => {
     repository: "acme/widgets",
     actor: "octocat",
   });
+});
+
+// --- Credentials in an address are never echoed -------------------------------------------------
+
+const PASSWORD = "Pa55w0rd-s3cret";
+
+// Each address a user may give with credentials in it, and what its refusal must still say: what
+// is wrong and what would be valid.
+const WITH_CREDENTIALS: ReadonlyArray<readonly [string, RegExp]> = [
+  [
+    `user:${PASSWORD}@service.example`,
+    /must be an https:\/\/ URL .*\(got "\*\*\*@service\.example"; did you mean https:\/\/service\.example\?\)$/,
+  ],
+  [
+    `https:/user:${PASSWORD}@service.example`,
+    /must be an https:\/\/ URL .*\(got "https:\/\*\*\*@service\.example"; did you mean https:\/\/service\.example\?\)$/,
+  ],
+  [
+    `ftp://user:${PASSWORD}@service.example`,
+    /must be an https:\/\/ URL \(got "ftp:\/\/\*\*\*@service\.example"\)$/,
+  ],
+  [`ws://user:${PASSWORD}@service.example`, /must be an https:\/\/ URL \(got "ws:\/\/\*\*\*@/],
+  [
+    `http://user:${PASSWORD}@service.example`,
+    /must use https:\/\/ for a remote host; .* \(got "http:\/\/\*\*\*@service\.example"\)$/,
+  ],
+  [
+    `https://user:${PASSWORD}@serv ice.example`,
+    /must be an https:\/\/ URL \(got "https:\/\/\*\*\*@serv ice\.example"\)$/,
+  ],
+  [`user:${PASSWORD}@serv ice.example`, /must be an https:\/\/ URL .*\(got "\*\*\*@serv ice/],
+  [`https://user:${PASSWORD}@service.example`, /must not contain credentials; the key goes in/],
+  [`https://${PASSWORD}@service.example/api/v1`, /must not contain credentials/],
+];
+
+Deno.test("run(): an address with credentials, as --base-url or SERVICE_BASE_URL, is refused without echoing them", async () => {
+  for (const [address, message] of WITH_CREDENTIALS) {
+    for (
+      const [name, args, env] of [
+        ["--base-url", ["--agent", AGENT, "--base-url", address], {}],
+        ["SERVICE_BASE_URL", ["--agent", AGENT], { SERVICE_BASE_URL: address }],
+      ] as const
+    ) {
+      const h = harness({ args, env });
+      const code = await run(h.effects);
+      const stderr = h.stderr.join("");
+      assert.equal(code, 2, stderr);
+      assert.ok(!stderr.includes(PASSWORD) && !stderr.includes("user:"), stderr);
+      assert.match(stderr, new RegExp(`^service-ci: ${name} `), stderr);
+      assert.match(stderr.trimEnd(), message);
+      assert.deepEqual(h.requests, []);
+      assert.equal(h.stdout.join(""), "");
+    }
+  }
+});
+
+Deno.test("a refusal never quotes the credentials of an address given as any value", () => {
+  const address = `https://user:${PASSWORD}@service.example`;
+  for (
+    const args of [
+      ["--base-url", "https://a.example", "--base-url", address],
+      [address],
+    ]
+  ) {
+    const { message } = commandLineError(args, /https:\/\/\*\*\*@service\.example/);
+    assert.ok(!message.includes(PASSWORD), message);
+  }
+  usageError(["--agent", address], ENV, /agent UUID.*\(got "https:\/\/\*\*\*@service\.example"\)$/);
 });
 
 Deno.test("parseCommandLine() quotes an unknown option of 100 KB as any value: cut, with its length", () => {

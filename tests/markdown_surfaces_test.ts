@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import MarkdownIt from "npm:markdown-it@14.1.0";
 import fc from "npm:fast-check@3.23.2";
 import { removeIgnorable } from "../src/ignorable.ts";
-import { inertMarkdown } from "../src/markdown.ts";
+import { httpLink, inertMarkdown, markdownDestination } from "../src/markdown.ts";
 import type { AgentOutcome, RunReport } from "../src/outcome.ts";
 import { finalComment, progressComment } from "../src/pr_comment/content.ts";
 import { createAzureWriter } from "../src/report/azure.ts";
@@ -260,4 +260,12 @@ Deno.test("inertMarkdown() breaks what GitHub would link, mention or reference",
   assert.equal(inertMarkdown("www.x"), "www&#8203;\\.x");
   assert.equal(inertMarkdown("GH-7"), "GH\\-&#8203;7");
   assert.equal(inertMarkdown("a\r\nb\u202e"), "a b");
+});
+
+Deno.test("a link in any report never shows a user or password", () => {
+  for (const url of ["https://user:s3cret@service.example/runs/1", "http://s3cret@127.0.0.1/r"]) {
+    for (const shown of [httpLink(url), markdownDestination(url)]) {
+      assert.ok(shown !== null && !shown.includes("s3cret") && !shown.includes("@"), shown ?? "");
+    }
+  }
 });
