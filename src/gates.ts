@@ -32,6 +32,8 @@ export interface GatesContext {
   readonly output: Output;
   /** The outputs, in the order they start. */
   readonly outputs: readonly RunOutput[];
+  /** When the run started (the clock's monotonic time): the deadline counts detection too. */
+  readonly started: number;
 }
 
 /**
@@ -51,13 +53,13 @@ export async function runGates(
 ): Promise<RunReport> {
   const { clock } = effects;
   const { config, metadata, output, outputs } = context;
-  const started = clock.monotonic();
-  const startedAt = new Date(clock.now()).toISOString();
+  const { started } = context;
+  const startedAt = new Date(clock.now() - (clock.monotonic() - started)).toISOString();
   const deadline = started + config.timeoutMinutes * 60_000;
   // Ends the deadline's timer and the outputs' own timers once every gate has ended.
   const done = new AbortController();
   const deadlineReached = new AbortController();
-  clock.sleep(config.timeoutMinutes * 60_000, done.signal).then(
+  clock.sleep(Math.max(0, deadline - clock.monotonic()), done.signal).then(
     () => deadlineReached.abort(new DeadlineReached()),
     () => {},
   );

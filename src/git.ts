@@ -90,8 +90,8 @@ export async function runGit(
 }
 
 /**
- * Detection's git: each command within what is left of one {@linkcode GIT_BOUND_MS} (less when
- * the run's timeout is shorter), counted from the first, and stopped at once by an interrupt.
+ * Detection's git: each command within what is left of one {@linkcode GIT_BOUND_MS} (at most a
+ * quarter of the run's timeout), counted from the first, and stopped at once by an interrupt.
  *
  * @example
  * ```ts
@@ -107,7 +107,9 @@ export function boundedGit(
 ): (args: readonly string[]) => Promise<string | undefined> {
   const bound = nativeTimeBound(effects.clock.monotonic, {
     eachMs: GIT_BOUND_MS,
-    totalMs: Math.min(GIT_BOUND_MS, timeoutMs),
+    // A quarter of a short timeout at most: the deadline counts detection, and the gate needs
+    // the rest of it.
+    totalMs: Math.min(GIT_BOUND_MS, timeoutMs / 4),
   });
   return (args) => effects.programs.git(args, { timeoutMs: bound(), signal: effects.interrupt });
 }

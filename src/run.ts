@@ -73,6 +73,8 @@ export async function run(effects: RunEffects): Promise<number> {
       addSecret: (secret) => output.addSecret(secret),
     });
     if (warning !== undefined) output.stderr(`service-ci: warning: ${warning}\n`);
+    // The deadline starts here: detection (git among it) counts toward --timeout-minutes.
+    const started = effects.clock.monotonic();
     // The one answer to "which CI is this" (ci_metadata.ts): sent to the service, and choosing
     // the CI's writer among the outputs.
     const { metadata, context } = await detectCiBuild(env, {
@@ -105,7 +107,15 @@ export async function run(effects: RunEffects): Promise<number> {
     }
     // Every report's path is checked before anything is sent: a bad one is a usage error.
     const outputs = await chooseOutputs(effects, { config, env, metadata, context, output });
-    const report = await runGates(effects, { config, metadata, context, client, output, outputs });
+    const report = await runGates(effects, {
+      config,
+      metadata,
+      context,
+      client,
+      output,
+      outputs,
+      started,
+    });
     return await finishOutputs(effects, outputs, report, output);
   } catch (error) {
     if (error instanceof UsageError) {

@@ -114,8 +114,8 @@ Deno.test("run() reports an interrupt with 143 in every report, naming the run s
   assert.match(harness.stderr.join(""), /run run_1 of agent .* is still going on the service/);
 });
 
-Deno.test("run() gives detection's git one bound of at most 10 s, never beyond the timeout", async () => {
-  for (const [minutes, boundMs] of [["30", 10_000], ["0.05", 3_000]] as const) {
+Deno.test("run() gives detection's git one bound of at most 10 s and a quarter of the timeout, which counts it", async () => {
+  for (const [minutes, boundMs] of [["30", 10_000], ["0.05", 750]] as const) {
     const harness = _harness({ args: ["--agent", AGENT, "--timeout-minutes", minutes, "--json"] });
     const bounds: number[] = [];
     // A git that never answers: only its bound or the interrupt ends it.
@@ -131,6 +131,9 @@ Deno.test("run() gives detection's git one bound of at most 10 s, never beyond t
     // Outside CI, detection asks git for the commit, the branch and the remote, all at once.
     assert.deepEqual(bounds, [boundMs, boundMs, boundMs]);
     assert.ok(harness.time.monotonic() - started < boundMs + 60_000);
+    // The deadline started before detection: the report's duration counts git's wait.
+    const duration = JSON.parse(harness.stdout.join("")).duration_ms;
+    assert.ok(duration >= boundMs && duration <= Number(minutes) * 60_000, String(duration));
   }
 });
 
