@@ -9,6 +9,7 @@ import type { CiMetadata } from "./ci_metadata.ts";
 import { ApiError, type ServiceClient, type Unreachable } from "./client.ts";
 import { nextPollDelay } from "./schedule.ts";
 import { readRun } from "./verdict.ts";
+import { hideUserinfo } from "./errors.ts";
 
 /** A 404 on a run this young may only mean the service does not show it yet (contract §3). */
 export const NEW_RUN_GRACE_MS = 30_000;
@@ -127,7 +128,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
           options.signal,
         ));
       state.runId = answer.runId;
-      state.url = _stringOrNull(answer.document.url);
+      state.url = _link(answer.document.url);
       state.status = _stringOrNull(answer.document.status);
       bornAt = deps.clock.monotonic();
       retryAfterMs = answer.retryAfterMs;
@@ -173,7 +174,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
         agentId: options.agentId,
         duplicate: answer.duplicate,
       });
-      const url = _stringOrNull(answer.document.url) ?? state.url;
+      const url = _link(answer.document.url) ?? state.url;
       if (run.status !== state.status || url !== state.url) {
         state.status = run.status;
         state.url = url;
@@ -314,6 +315,12 @@ async function _withRetries<T>(
 
 function _attempts(count: number): string {
   return count === 1 ? "1 attempt" : `${count} attempts`;
+}
+
+// A run's link as the service gave it, without a user and password: it is shown everywhere.
+function _link(value: unknown): string | null {
+  const link = _stringOrNull(value);
+  return link === null ? null : hideUserinfo(link);
 }
 
 function _stringOrNull(value: unknown): string | null {

@@ -348,3 +348,22 @@ Deno.test("run(): a CI event file that never finishes reading is refused within 
   assert.equal(h.effects.clock.monotonic() - started, EVENT_READ_BOUND_MS);
   assert.deepEqual(h.requests, []);
 });
+
+Deno.test("run() never shows the user and password of a run link the service gives", async () => {
+  const link = "https://viewer:Pa55w0rd-s3cret@dash.example/r/1";
+  const harness = _harness({
+    args: ["--agent", AGENT, "--json"],
+    env: GITHUB,
+    trigger: { run_id: "run_1", url: link },
+    reads: [{ status: "completed", passed: true, extra: { url: link } }],
+  });
+  assert.equal(await run(harness.effects), 0);
+  const everything = [
+    ...harness.stdout,
+    ...harness.stderr,
+    ...harness.files.values(),
+  ].join("\n");
+  assert.ok(!everything.includes("Pa55w0rd"), everything);
+  assert.ok(!everything.includes("viewer:"), everything);
+  assert.equal(JSON.parse(harness.stdout.join("")).agents[0].url, "https://***@dash.example/r/1");
+});
