@@ -26,6 +26,7 @@ import {
 } from "../support/native_io.ts";
 import type { CommandResult } from "../../src/effects.ts";
 import { nativeTimeBound } from "../../src/report/native_io.ts";
+import { systemClock } from "../../src/sleep.ts";
 
 // Runs `test` with a stand-in `buildkite-agent` first on PATH.
 async function withStandIn(
@@ -240,7 +241,9 @@ Deno.test({
       const bound = nativeTimeBound(() => performance.now(), { eachMs: 200, totalMs: 1_000 });
       const { io, warnings } = recordingIo({
         runCommand: (_program, args, stdin) =>
-          realRunCommand(join(dir, "buildkite-agent"), args, { stdin, timeoutMs: bound() }),
+          realRunCommand(join(dir, "buildkite-agent"), args, { stdin, timeoutMs: bound() }, {
+            sleep: systemClock.sleep,
+          }),
       });
       const started = performance.now();
       await createBuildkiteWriter().finish(mixedReport, io);
