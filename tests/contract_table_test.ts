@@ -4,8 +4,10 @@
  * between them is a test failure. The runner plays every scenario in process — `run()` with the
  * real HTTP stack on virtual time (tests/support/in_process.ts), the fake services on the same
  * clock — and one scenario per exit code as the real program, src/main.ts in a process. The
- * script plays every scenario as a process, its waits ten times shorter (its clock stays real)
- * except in the scenarios that measure them. Scenarios in processes run a few at a time.
+ * script plays every scenario but those of the features it leaves to service-ci, as a process
+ * with its own JSON reader (tests/direct_api_test.ts shows that python3 and jq read alike), on a
+ * virtual clock it shares with the fake services (its `date` and `sleep`, tests/support/tools.ts).
+ * Scenarios in processes run a few at a time.
  */
 
 import assert from "node:assert/strict";
@@ -19,17 +21,26 @@ import { runInProcess } from "./support/in_process.ts";
 import { runProgram } from "./support/program.ts";
 import {
   DIRECT_API_TOOLS,
-  fasterSleep,
+  directApiPath,
+  type DirectApiReader,
   needsTools,
-  onlyTools,
   type ToolNeeds,
+  virtualClock,
 } from "./support/tools.ts";
 
 const SCRIPT = fileURLToPath(new URL("../scripts/direct-api.sh", import.meta.url));
-// What direct-api.sh says it needs; jq is left out, so the script's own JSON reader is the one
-// under test (tests/direct_api_test.ts checks that the two readers agree).
-const SCRIPT_TOOLS = ["sh", ...DIRECT_API_TOOLS];
-const NEEDS = needsTools({ tools: SCRIPT_TOOLS, notOn: ["windows"] });
+
+// The scenarios direct-api.sh does not play: features it leaves to service-ci, as
+// docs/recipes/direct-api.md says. It follows no redirect (it plays the refused ones: it refuses
+// them all), reads Retry-After in seconds only (after a date it backs off on its own), and reads
+// a 404 as a refusal, also right after the trigger.
+const LEFT_TO_SERVICE_CI: readonly RegExp[] = [
+  /^a (POST|GET) answered 30\d to the same origin and path is followed$/,
+  /^(five|a sixth) redirects? in a row (are followed|is refused)$/,
+  /^Retry-After as an (HTTP|RFC 850) date/,
+  /^(a read answered 404|eleven 404s) right after the trigger/,
+];
+
 // Processes in flight at once: enough to overlap their waits, few enough for a 2-core machine.
 const CONCURRENCY = 6;
 
@@ -44,7 +55,7 @@ const AS_PROCESS: readonly string[] = [
 ];
 
 /** How one implementation runs a scenario, and the wall clock it reads meanwhile. */
-interface Session {
+interface Session extends Partial<AsyncDisposable> {
   readonly now: () => number;
   run(agent: string, args: readonly string[], env: Record<string, string>): Promise<CommandResult>;
 }
@@ -84,37 +95,35 @@ const IMPLEMENTATIONS: Implementation[] = [
       }),
   },
 ];
-// Made when its test runs: where the script's tools are missing, that test is skipped (or, in
-// CI, fails saying what is missing).
 IMPLEMENTATIONS.push({
   name: "direct-api.sh",
-  scenarios: SCENARIOS,
-  needs: NEEDS,
-  session: async (scenario) => {
-    const { path, faster } = await _scriptTools();
-    return {
-      now: Date.now,
-      run: async (agent, args, env) => {
-        const cwd = await Deno.makeTempDir({ prefix: "contract-cwd-" });
-        try {
-          return await runCommand(join(path, "sh"), [SCRIPT, "--agent", agent, ...args], {
-            cwd,
-            env: { PATH: scenario.timed ? path : `${faster}:${path}`, ...env },
-            clearEnv: true,
-          });
-        } finally {
-          await Deno.remove(cwd, { recursive: true });
-        }
-      },
-    };
-  },
+  scenarios: SCENARIOS.filter((scenario) =>
+    !LEFT_TO_SERVICE_CI.some((pattern) => pattern.test(scenario.name))
+  ),
+  needs: needsTools({ tools: ["sh", ...DIRECT_API_TOOLS], notOn: ["windows"] }),
+  session: () => _scriptSession("own"),
 });
 
-let _tools: Promise<{ path: string; faster: string }> | undefined;
-function _scriptTools(): Promise<{ path: string; faster: string }> {
-  _tools ??=
-    (async () => ({ path: await onlyTools(SCRIPT_TOOLS), faster: await fasterSleep(10) }))();
-  return _tools;
+/** direct-api.sh with only its tools and `reader` on PATH, on a clock of its own. */
+async function _scriptSession(reader: DirectApiReader): Promise<Session> {
+  const path = await directApiPath(reader);
+  const clock = await virtualClock();
+  return {
+    now: clock.now,
+    run: async (agent, args, env) => {
+      const cwd = await Deno.makeTempDir({ prefix: "contract-cwd-" });
+      try {
+        return await runCommand(join(path, "sh"), [SCRIPT, "--agent", agent, ...args], {
+          cwd,
+          env: { PATH: `${clock.bin}:${path}`, ...env },
+          clearEnv: true,
+        });
+      } finally {
+        await Deno.remove(cwd, { recursive: true });
+      }
+    },
+    [Symbol.asyncDispose]: () => clock[Symbol.asyncDispose](),
+  };
 }
 
 /** A base URL where nothing listens. */
@@ -127,6 +136,18 @@ function _closedUrl(): string {
 
 async function _play(scenario: Scenario, implementation: Implementation): Promise<void> {
   const session = await implementation.session(scenario);
+  try {
+    await _playIn(session, scenario, implementation);
+  } finally {
+    await session[Symbol.asyncDispose]?.();
+  }
+}
+
+async function _playIn(
+  session: Session,
+  scenario: Scenario,
+  implementation: Implementation,
+): Promise<void> {
   await using service = await startFakeService({
     agents: defaultAgents(scenario.runMs ?? 60_000),
     queuedMs: 0,
@@ -162,6 +183,12 @@ async function _pool(tasks: ReadonlyArray<() => Promise<unknown>>, size: number)
   };
   await Promise.all(Array.from({ length: size }, worker));
 }
+
+Deno.test("what direct-api.sh leaves to service-ci names scenarios of the table", () => {
+  for (const pattern of LEFT_TO_SERVICE_CI) {
+    assert.ok(SCENARIOS.some((scenario) => pattern.test(scenario.name)), String(pattern));
+  }
+});
 
 Deno.test("one scenario per exit code is played by the real program as a process", () => {
   const codes = IMPLEMENTATIONS[1]!.scenarios.map((scenario) => scenario.exitCode);

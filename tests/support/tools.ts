@@ -152,7 +152,7 @@ export function toolTest(
 }
 
 /**
- * What `scripts/direct-api.sh` needs besides `sh`, as its header says (jq and git are optional).
+ * What `scripts/direct-api.sh` needs besides `sh`, as its header says (python3 and jq are optional).
  *
  * @example
  * ```ts
@@ -173,42 +173,89 @@ export const DIRECT_API_TOOLS: readonly string[] = [
   "sleep",
 ];
 
+/** Which JSON reader `scripts/direct-api.sh` uses: python3, jq, or its own (neither on PATH). */
+export type DirectApiReader = "python3" | "jq" | "own";
+
 /**
- * A PATH of a temporary directory holding links to `tools` alone (so no jq, python3 or git),
- * removed when the test process ends. Every tool must be on PATH.
+ * A PATH of a temporary directory holding `sh`, {@linkcode DIRECT_API_TOOLS} and the program of
+ * `reader` alone (never git; python3 as its real executable, not a version manager's shim), so
+ * the script reads JSON with `reader`; removed when the test process ends. The tools must be on
+ * PATH.
  *
  * @example
  * ```ts
- * const path = await onlyTools(["sh", ...DIRECT_API_TOOLS]);
+ * const path = await directApiPath("own");
  * ```
  */
-export async function onlyTools(tools: readonly string[]): Promise<string> {
-  const bin = await Deno.makeTempDir({ prefix: "service-ci-tools-" });
-  for (const tool of tools) await Deno.symlink(which(tool)!, `${bin}/${tool}`);
-  globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
-  return bin;
+export function directApiPath(reader: DirectApiReader): Promise<string> {
+  _paths[reader] ??= (async () => {
+    const bin = await Deno.makeTempDir({ prefix: `direct-api-${reader}-` });
+    const links = ["sh", ...DIRECT_API_TOOLS].map((tool) => [tool, which(tool)!]);
+    if (reader === "jq") links.push(["jq", which("jq")!]);
+    if (reader === "python3") {
+      const output = await new Deno.Command("python3", {
+        args: ["-c", "import sys; print(sys.executable)"],
+        stdout: "piped",
+      }).output();
+      links.push(["python3", new TextDecoder().decode(output.stdout).trim()]);
+    }
+    for (const [name, target] of links) await Deno.symlink(target!, `${bin}/${name}`);
+    globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
+    return bin;
+  })();
+  return _paths[reader];
+}
+const _paths: Partial<Record<DirectApiReader, Promise<string>>> = {};
+
+/** A script's virtual clock: see {@linkcode virtualClock}. */
+export interface VirtualClock extends AsyncDisposable {
+  /** A directory to put first on the script's PATH: its `date` and `sleep`. */
+  readonly bin: string;
+  /** The clock, in milliseconds since the epoch (for the fake services). */
+  now(): number;
 }
 
 /**
- * A directory holding only a `sleep` that waits `1 / factor` of what it is asked (through the
- * real `sleep` and `awk`), to put first on a script's PATH: a script that polls runs the same
- * steps, `factor` times sooner. Its clock (`date`) stays real, so a deadline still ends the
- * run; a test that measures the waits themselves leaves it out.
+ * Virtual time for a shell script: a directory holding a `date` that prints the clock's seconds
+ * (it knows only `+%s`) and a `sleep` that moves the clock on instead of waiting, both awk
+ * programs. A script with them first on its PATH runs its waits, backoffs and deadline at once,
+ * and the same way however loaded the machine is; `now` gives the fake services the same clock.
+ * It starts at the real time.
  *
  * @example
  * ```ts
- * const faster = await fasterSleep(10);
- * const env = { PATH: `${faster}:${Deno.env.get("PATH")}` };
+ * await using clock = await virtualClock();
+ * const env = { PATH: `${clock.bin}:${await directApiPath("own")}` };
  * ```
  */
-export async function fasterSleep(factor: number): Promise<string> {
-  const bin = await Deno.makeTempDir({ prefix: "service-ci-sleep-" });
+export async function virtualClock(): Promise<VirtualClock> {
+  const bin = await Deno.makeTempDir({ prefix: "direct-api-clock-" });
+  const clock = `${bin}/clock`;
+  await Deno.writeTextFile(clock, `${Date.now()}\n`);
+  const program = (body: string) =>
+    `#!${which("awk")} -f\nBEGIN {\n  getline t < "${clock}"\n${body}\n}\n`;
   await Deno.writeTextFile(
-    `${bin}/sleep`,
-    `#!${which("sh")}\nexec ${which("sleep")} "$(${which("awk")} -v s="$1" ` +
-      `'BEGIN { printf "%.3f", s / ${factor} }')"\n`,
+    `${bin}/date`,
+    program(`  if (ARGV[1] != "+%s") exit 64\n  printf "%.0f\\n", int(t / 1000)`),
     { mode: 0o755 },
   );
-  globalThis.addEventListener("unload", () => Deno.removeSync(bin, { recursive: true }));
-  return bin;
+  await Deno.writeTextFile(
+    `${bin}/sleep`,
+    program(
+      `  if (ARGV[1] !~ /^[0-9]*\\.?[0-9]+$/) exit 1\n  printf "%.0f\\n", t + ARGV[1] * 1000 > "${clock}"`,
+    ),
+    { mode: 0o755 },
+  );
+  return {
+    bin,
+    // sleep rewrites the clock in place: a read between its truncation and its one write sees an
+    // empty file, and reads again.
+    now: () => {
+      for (;;) {
+        const time = Number(Deno.readTextFileSync(clock));
+        if (time > 0) return time;
+      }
+    },
+    [Symbol.asyncDispose]: () => Deno.remove(bin, { recursive: true }),
+  };
 }
