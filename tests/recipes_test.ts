@@ -367,7 +367,7 @@ Deno.test("every direct-api.sh command uses only options the script has", () => 
     "\nset -eu",
   )[0]!;
   const options = new Set([...header.matchAll(/--[a-z][a-z-]*/g)].map((match) => match[0]));
-  for (const option of ["--agent", "--base-url", "--timeout-minutes", "--poll-seconds"]) {
+  for (const option of ["--agent", "--base-url", "--timeout-minutes"]) {
     assert.ok(options.has(option), option);
   }
   const commands = INVOCATIONS.filter((invocation) => invocation.kind === "direct-api");
