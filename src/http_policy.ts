@@ -111,14 +111,13 @@ export function makePolicyFetch(setup: FetchSetup = {}): typeof fetch {
   return (input, init) => {
     const url = new URL(input instanceof Request ? input.url : input);
     if (url.protocol !== "http:" || !isLoopbackHost(url.hostname)) return configured(input, init);
-    // Deno has no switch to ignore the proxy variables for one request (denoland/deno#28385);
-    // its "tcp" transport connects to the given host and port instead, which for plain http is a
-    // direct connection (the request line keeps the absolute form, which servers must accept).
+    // Deno has no switch to ignore the proxy variables for one request (denoland/deno#28385).
+    // Named as its own proxy, the service gets a direct connection: for plain http a proxy is
+    // only sent the request with its absolute URL, which servers must accept (RFC 9112 §3.2.2).
+    // (The "tcp" transport does the same, but Deno 2.1, the oldest supported, lacks it.)
     let loopback = direct.get(url.host);
     if (loopback === undefined) {
-      loopback = Deno.createHttpClient({
-        proxy: { transport: "tcp", hostname: url.hostname, port: Number(url.port || 80) },
-      });
+      loopback = Deno.createHttpClient({ proxy: { url: url.origin } });
       direct.set(url.host, loopback);
     }
     return fetch(input, { ...init, client: loopback });

@@ -508,7 +508,7 @@ Deno.test("runGate() with noWait triggers and returns without reading", async ()
 });
 
 Deno.test("runGate() attaches to an existing run and reads it at once", async () => {
-  const gate = setup({ read: [PASSED] });
+  const gate = setup({ read: [run({ ...PASSED.document, run_id: "run_9" })] });
   const result = await gate.run({ runId: "run_9" });
   assert.equal(result.end.kind, "passed");
   assert.equal(result.runId, "run_9");
@@ -628,4 +628,12 @@ Deno.test("runGate() never waits past the deadline, never retries 10 faults in a
     ),
     { numRuns: 300 },
   );
+});
+
+Deno.test("runGate() reads no verdict from an answer about another run: unchecked, at once", async () => {
+  const gate = setup({ read: [PASSED] });
+  const result = await gate.run({ runId: "run_9" });
+  assert.equal(result.end.kind, "unchecked");
+  assert.match(String((result.end as { reason: string }).reason), /about run .*run_1.*run_9/);
+  assert.equal(gate.reads.length, 1);
 });

@@ -96,8 +96,11 @@ export function harness(options: HarnessOptions = {}): Harness {
         signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
       });
     }
+    // An answer about the run that was read, as the service's is.
+    const path = new URL(input instanceof Request ? input.url : input).pathname;
+    const runId = decodeURIComponent(path.split("/").pop()!);
     return Promise.resolve(serviceJson(200, {
-      run_id: "run_1",
+      run_id: runId,
       ...read.extra,
       status: read.status,
       ...("passed" in read ? { results: { gate: { passed: read.passed } } } : {}),
