@@ -6,7 +6,7 @@
  * The permissions are deno.json's default permission set (`-P`) and, with `--quiet`, the log
  * level (see {@linkcode RUNTIME_FLAGS}); nothing else is baked into the binary: no certificate,
  * no CA store, no environment. The version reaches the binary
- * because `src/version.ts` imports deno.json.
+ * because `src/config/version.ts` imports deno.json.
  *
  * `.tar.gz` archives are written by `tar -czf`. `.zip` archives (Windows) are written by the
  * small deflate-based writer below, so a build needs no `zip` program on any OS.
@@ -29,7 +29,7 @@ import { sbomName, sbomOfEntry } from "./sbom.ts";
 /**
  * Every target a release is built for, in `deno compile --target` spelling. This is the one
  * list: scripts/install.sh, scripts/action.sh and the release workflow are checked against it
- * (tests/install_test.ts, tests/action_test.ts, tests/workflows_test.ts).
+ * (tests/ship/install_test.ts, tests/ship/action_test.ts, tests/ship/workflows_test.ts).
  */
 export const TARGETS = [
   "x86_64-unknown-linux-gnu",
@@ -169,7 +169,7 @@ export function binaryPath(target: Target, outDir: string): string {
  * without `buildkite-agent` prints "Info Failed to resolve 'buildkite-agent' for allow-run"
  * into the user's CI log each run. (Deno's source, github.com/denoland/deno:
  * `cli/lib/standalone/binary.rs` `Metadata.log_level`, `cli/rt/lib.rs` `init_logging`,
- * `runtime/permissions/lib.rs` `resolve_allow_run`.) tests/build_test.ts runs `src/main.ts`
+ * `runtime/permissions/lib.rs` `resolve_allow_run`.) tests/ship/build_test.ts runs `src/main.ts`
  * under `deno run` with exactly these flags and expects a silent stderr.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * Bakes a release's built-in service address into `src/default_base_url.ts`, after checking it
+ * Bakes a release's built-in service address into `src/config/default_base_url.ts`, after checking it
  * by the `--base-url` rules, so an invalid address fails the build rather than a user's
  * pipeline. `scripts/build.ts` bakes and restores around `deno compile`; `deno task
  * bake-default` bakes in place (for `deno publish` and the image build in a throwaway checkout).
@@ -11,11 +11,11 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseBaseUrl } from "../src/options.ts";
-import { UsageError } from "../src/errors.ts";
+import { parseBaseUrl } from "../src/config/options.ts";
+import { UsageError } from "../src/config/errors.ts";
 
 /** The module a release rewrites, relative to the repository root. */
-export const DEFAULT_BASE_URL_MODULE = "src/default_base_url.ts";
+export const DEFAULT_BASE_URL_MODULE = "src/config/default_base_url.ts";
 
 // The one line of the module that holds the address.
 const DECLARATION = /^export const DEFAULT_BASE_URL: string \| undefined = .*;$/m;

@@ -26,7 +26,7 @@
 set -eu
 
 # Every build a release holds, in `deno compile --target` spelling. scripts/build.ts's TARGETS
-# is the source; tests/build_test.ts checks that this list is the same.
+# is the source; tests/ship/build_test.ts checks that this list is the same.
 targets='x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-msvc'
 
 version=${SERVICE_CI_VERSION:-latest}

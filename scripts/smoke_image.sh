@@ -13,7 +13,7 @@
 set -u
 
 # The size budget in MB (1 MB = 1,000,000 bytes) of the image as `docker image inspect` reports
-# it (uncompressed). docs/develop.md states it; tests/smoke_test.ts checks that the two agree.
+# it (uncompressed). docs/develop.md states it; tests/ship/smoke_test.ts checks that the two agree.
 budget_mb=250
 
 image=${1:?usage: sh scripts/smoke_image.sh <image> [<version>]}

@@ -5,7 +5,7 @@
  * fakes. Below every module that uses it: only types of leaf modules are imported here.
  */
 
-import type { Streams } from "./output.ts";
+import type { Streams } from "./outputs/streams.ts";
 
 /** A report file, opened before anything is rendered so that most failures come first. */
 export interface ReportFile {

@@ -5,7 +5,7 @@
  * passed in.
  */
 
-import { denoVersionRefusal } from "./deno_version.ts";
+import { denoVersionRefusal } from "./platform/deno_version.ts";
 
 // First, before any module that an old Deno could crash on (with exit 1, a failed gate's code)
 // is loaded: those are imported below, once the Deno is known to run them.
@@ -24,13 +24,13 @@ const [
   { systemClock },
   { isCapableTerminal },
 ] = await Promise.all([
-  import("./git.ts"),
-  import("./http_policy.ts"),
-  import("./interrupted.ts"),
+  import("./platform/git.ts"),
+  import("./http/policy.ts"),
+  import("./platform/signals.ts"),
   import("./run.ts"),
-  import("./system.ts"),
-  import("./sleep.ts"),
-  import("./output.ts"),
+  import("./platform/system.ts"),
+  import("./platform/clock.ts"),
+  import("./outputs/streams.ts"),
 ]);
 
 /** The variables Deno's permission list (`--allow-env`) refused to let the program read. */

@@ -6,14 +6,14 @@
  * each CI's writer behind one interface (run_output.ts); docs/architecture.md draws the flow.
  */
 
-import { metadataOverrides, parseCommandLine } from "./config.ts";
-import { FileRefused, firstLine, UsageError } from "./errors.ts";
-import { DEFAULT_BASE_URL } from "./default_base_url.ts";
+import { metadataOverrides, parseCommandLine } from "./config/resolve.ts";
+import { FileRefused, firstLine, UsageError } from "./config/errors.ts";
+import { DEFAULT_BASE_URL } from "./config/default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
-import { ExitCode } from "./exit_code.ts";
-import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./options.ts";
-import { Output } from "./output.ts";
-import { userAgent, VERSION } from "./version.ts";
+import { ExitCode } from "./result/exit_code.ts";
+import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./config/options.ts";
+import { Output } from "./outputs/streams.ts";
+import { userAgent, VERSION } from "./config/version.ts";
 
 /**
  * Runs one invocation and resolves with its exit code. It never throws: every failure is a line
@@ -38,7 +38,7 @@ export async function run(effects: RunEffects): Promise<number> {
   try {
     const invocation = parseCommandLine(effects.args);
     if (invocation.kind === "help") {
-      const { helpText } = await import("./help.ts");
+      const { helpText } = await import("./config/help.ts");
       return output.stdout(helpText(DEFAULT_BASE_URL)) ? ExitCode.Passed : ExitCode.Unchecked;
     }
     if (invocation.kind === "version") {
@@ -57,13 +57,13 @@ export async function run(effects: RunEffects): Promise<number> {
       { runGates },
       { boundedGit },
     ] = await Promise.all([
-      import("./env_variables.ts"),
-      import("./load_config.ts"),
-      import("./ci_metadata.ts"),
-      import("./client.ts"),
-      import("./outputs.ts"),
-      import("./gates.ts"),
-      import("./git.ts"),
+      import("./config/env_variables.ts"),
+      import("./config/load.ts"),
+      import("./ci/detect.ts"),
+      import("./service/client.ts"),
+      import("./outputs/mod.ts"),
+      import("./result/gates.ts"),
+      import("./platform/git.ts"),
     ]);
     const { config, env, caCerts, warning } = await loadConfig(invocation.flags, ENV_VARIABLES, {
       env: ask(ENV_VARIABLES),
@@ -102,7 +102,7 @@ export async function run(effects: RunEffects): Promise<number> {
       timeout: effects.http.timeout,
     });
     if (config.dryRun) {
-      const { dryRun } = await import("./dry_run.ts");
+      const { dryRun } = await import("./outputs/dry_run.ts");
       return dryRun(client, config, { metadata, context, env }, output);
     }
     // Every report's path is checked before anything is sent: a bad one is a usage error.
@@ -124,9 +124,9 @@ export async function run(effects: RunEffects): Promise<number> {
         : error.message;
       output.stderr(`service-ci: ${message}\n`);
       const [{ ENV_VARIABLES }, { detectProvider }, { reportUsageError }] = await Promise.all([
-        import("./env_variables.ts"),
-        import("./ci_metadata.ts"),
-        import("./outputs.ts"),
+        import("./config/env_variables.ts"),
+        import("./ci/detect.ts"),
+        import("./outputs/mod.ts"),
       ]);
       const get = ask(ENV_VARIABLES);
       const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, get(name)]));

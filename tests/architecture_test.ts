@@ -33,21 +33,21 @@ function relative(url: URL): string {
 
 const CI_NAMES = /github|gitlab|azure|teamcity|buildkite|bitbucket|jenkins|circleci/i;
 
-Deno.test("the pipeline (run.ts, gates.ts, outputs.ts, run_output.ts) names no CI in its code", async () => {
-  for (const name of ["run.ts", "gates.ts", "outputs.ts", "run_output.ts"]) {
+Deno.test("the pipeline (run.ts, result/gates.ts, outputs/mod.ts, outputs/output.ts) names no CI in its code", async () => {
+  for (const name of ["run.ts", "result/gates.ts", "outputs/mod.ts", "outputs/output.ts"]) {
     const text = code(await Deno.readTextFile(new URL(name, SRC)));
     const lines = text.split("\n").filter((line) => CI_NAMES.test(line));
     assert.deepEqual(lines, [], `src/${name} names a CI`);
   }
 });
 
-Deno.test("only report/native.ts chooses a CI's writer, and every writer is a NativeWriter", async () => {
+Deno.test("only outputs/ci/native.ts chooses a CI's writer, and every writer is a NativeWriter", async () => {
   const choosers: string[] = [];
   for (const file of await sourceFiles()) {
     const text = code(await Deno.readTextFile(file));
     if (/create(Github|Azure|Teamcity|Gitlab|Buildkite|Bitbucket)Writer\(/.test(text)) {
       if (
-        !/^src\/report\/(github|azure|teamcity|gitlab|buildkite|bitbucket)\.ts$/.test(
+        !/^src\/outputs\/ci\/(github|azure|teamcity|gitlab|buildkite|bitbucket)\.ts$/.test(
           relative(file),
         )
       ) {
@@ -55,8 +55,8 @@ Deno.test("only report/native.ts chooses a CI's writer, and every writer is a Na
       }
     }
   }
-  assert.deepEqual(choosers, ["src/report/native.ts"]);
-  const native = await Deno.readTextFile(new URL("report/native.ts", SRC));
+  assert.deepEqual(choosers, ["src/outputs/ci/native.ts"]);
+  const native = await Deno.readTextFile(new URL("outputs/ci/native.ts", SRC));
   for (
     const ci of [
       "github_actions",
@@ -67,14 +67,14 @@ Deno.test("only report/native.ts chooses a CI's writer, and every writer is a Na
       "bitbucket",
     ]
   ) {
-    assert.ok(native.includes(`case "${ci}":`), `report/native.ts has no writer for ${ci}`);
+    assert.ok(native.includes(`case "${ci}":`), `outputs/ci/native.ts has no writer for ${ci}`);
   }
 });
 
-Deno.test("no module but src/sleep.ts uses a raw timer, the request timer included", async () => {
+Deno.test("no module but src/platform/clock.ts uses a raw timer, the request timer included", async () => {
   const users: string[] = [];
   for (const file of await sourceFiles()) {
-    if (relative(file) === "src/sleep.ts") continue;
+    if (relative(file) === "src/platform/clock.ts") continue;
     const text = code(await Deno.readTextFile(file));
     if (/\b(setTimeout|setInterval)\s*\(|\bAbortSignal\.timeout\s*\(/.test(text)) {
       users.push(relative(file));
@@ -93,20 +93,19 @@ Deno.test("the comment stripper keeps code and drops comments (so the checks abo
   assert.ok(CI_NAMES.test(code('const provider = "github_actions";')));
 });
 
-Deno.test("docs/architecture.md's worked examples (an output, a CI, a forge) type-check against the code", async () => {
+Deno.test("docs/architecture.md's worked examples (an output, a CI) type-check against the code", async () => {
   const doc = await Deno.readTextFile(new URL("../docs/architecture.md", import.meta.url));
   const blocks = [...doc.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map(([, indent, body]) =>
     body!.split("\n").map((line) => line.slice(indent!.length)).join("\n")
   );
-  // The output's example names no path (it is src/report/verdict_file.ts); the others say theirs.
+  // The output's example names no path (it is src/outputs/verdict_file.ts); the others say theirs.
   const paths = blocks.map((block) =>
-    /^\/\/ (src\/\S+\.ts)/.exec(block)?.[1] ?? "src/report/verdict_file.ts"
+    /^\/\/ (src\/\S+\.ts)/.exec(block)?.[1] ?? "src/outputs/verdict_file.ts"
   );
   assert.deepEqual(paths, [
-    "src/report/verdict_file.ts",
-    "src/ci_providers.ts",
-    "src/report/semaphore.ts",
-    "src/status/gitea.ts",
+    "src/outputs/verdict_file.ts",
+    "src/ci/providers.ts",
+    "src/outputs/ci/semaphore.ts",
   ]);
   const root = new URL("../", import.meta.url);
   const dir = await Deno.makeTempDir({ prefix: "architecture-" });
@@ -137,7 +136,7 @@ Deno.test("docs/architecture.md's worked examples (an output, a CI, a forge) typ
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-  const outputs = await Deno.readTextFile(new URL("outputs.ts", SRC));
+  const outputs = await Deno.readTextFile(new URL("outputs/mod.ts", SRC));
   assert.ok(
     outputs.includes("export async function chooseOutputs("),
     "the doc names chooseOutputs",
@@ -145,14 +144,14 @@ Deno.test("docs/architecture.md's worked examples (an output, a CI, a forge) typ
 });
 
 Deno.test("each option is spelled in one place in src/: its flag and variable appear in no other module's code", async () => {
-  const { OPTIONS } = await import("../src/options.ts");
+  const { OPTIONS } = await import("../src/config/options.ts");
   const names = Object.values(OPTIONS as Record<string, { flag?: string; variable?: string }>)
     .flatMap((option) => [option.flag && `--${option.flag}`, option.variable])
     .filter((name): name is string => Boolean(name));
   assert.ok(names.length > 20, `${names.length} names`);
   const found: string[] = [];
   for (const file of await sourceFiles()) {
-    if (relative(file) === "src/options.ts") continue;
+    if (relative(file) === "src/config/options.ts") continue;
     const text = code(await Deno.readTextFile(file));
     for (const name of names) {
       const pattern = new RegExp(`${name.replaceAll("-", "\\-")}(?![\\w-])`);
@@ -163,7 +162,7 @@ Deno.test("each option is spelled in one place in src/: its flag and variable ap
 });
 
 Deno.test("every variable src/ reads by name is declared: in the option table, a CI provider's list or a writer's, and so among ENV_VARIABLES", async () => {
-  const { ENV_VARIABLES } = await import("../src/env_variables.ts");
+  const { ENV_VARIABLES } = await import("../src/config/env_variables.ts");
   const undeclared: string[] = [];
   let seen = 0;
   for (const file of await sourceFiles()) {
@@ -243,7 +242,7 @@ Deno.test("src/ has no import cycle, type-only imports and import() included", a
 
 Deno.test("no CI's writer imports another CI's writer", async () => {
   const writers = ["github", "azure", "teamcity", "gitlab", "buildkite", "bitbucket"]
-    .map((name) => `src/report/${name}.ts`);
+    .map((name) => `src/outputs/${name}.ts`);
   const graph = await importGraph();
   const crossings = writers.flatMap((writer) =>
     (graph.get(writer) ?? []).filter((target) => writers.includes(target))
@@ -265,17 +264,17 @@ Deno.test("no module in src/ re-exports another's names: each is imported from i
   assert.deepEqual(found, []);
 });
 
-Deno.test("docs/architecture.md's module table has a row for every module of src/, and no row for one that is gone", async () => {
+Deno.test("docs/architecture.md's folder map names every folder of src/ with its true file count, and the top holds only the entry, the pipeline and the effects", async () => {
   const doc = await Deno.readTextFile(new URL("../docs/architecture.md", import.meta.url));
-  const section = doc.split("\n## Every module\n")[1]?.split("\n## ")[0] ?? "";
-  const rows = [...section.matchAll(/^\| `(src\/[^`]+\.ts)`/gm)].map((match) => match[1]!);
-  const modules = (await sourceFiles()).map(relative);
-  assert.ok(rows.length > 0, "docs/architecture.md has a section ## Every module with a table");
-  assert.deepEqual(
-    modules.filter((module) => !rows.includes(module)),
-    [],
-    "missing from the table",
-  );
-  assert.deepEqual(rows.filter((row) => !modules.includes(row)), [], "rows for no module");
-  assert.equal(new Set(rows).size, rows.length, "a module listed twice");
+  const map = doc.split("\n## The folders\n")[1]?.split("\n## ")[0] ?? "";
+  const rows = [...map.matchAll(/^(src\/\S*\/)\s+(\d+) files?:/gm)];
+  const counts: Record<string, number> = {};
+  for (const file of (await sourceFiles()).map(relative)) {
+    const dir = file.slice(0, file.lastIndexOf("/") + 1);
+    counts[dir] = (counts[dir] ?? 0) + 1;
+  }
+  const { "src/": top, ...folders } = counts;
+  assert.equal(top, 3, "only main.ts, run.ts and effects.ts at the top of src/");
+  assert.deepEqual(Object.fromEntries(rows.map(([, dir, count]) => [dir, Number(count)])), folders);
+  assert.ok(doc.split("\n").length <= 200, "docs/architecture.md is one page (200 lines)");
 });

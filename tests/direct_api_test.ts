@@ -2,7 +2,7 @@
  * What tests/contract_table_test.ts does not show of scripts/direct-api.sh: its three JSON
  * readers (python3, jq, its own in awk) read the same documents the same way, duplicates on the
  * verdict's path included; the key is in no process's arguments; its own failures never exit 1;
- * and it stays short, shellcheck-clean and in step with src/verdict.ts and deno.json.
+ * and it stays short, shellcheck-clean and in step with src/service/verdict.ts and deno.json.
  */
 
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { runCommand } from "./support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
-import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../src/verdict.ts";
+import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../src/service/verdict.ts";
 import {
   DIRECT_API_TOOLS,
   directApiPath,
@@ -47,7 +47,7 @@ Deno.test("direct-api.sh declares the version of deno.json", () => {
   );
 });
 
-Deno.test("direct-api.sh's status lists are src/verdict.ts's", () => {
+Deno.test("direct-api.sh's status lists are src/service/verdict.ts's", () => {
   const body = /\nstate\(\) \{\n([\s\S]*?)\n\}\n/.exec(SCRIPT_TEXT)?.[1];
   assert.ok(body, "state() is in the script");
   const lists = new Map<string, string[]>();

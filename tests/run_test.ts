@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { Interrupted } from "../src/interrupted.ts";
+import { Interrupted } from "../src/platform/signals.ts";
 import type { RunEffects } from "../src/effects.ts";
 import { EVENT_READ_BOUND_MS, run } from "../src/run.ts";
 import { readGithubOutput } from "./support/github_output.ts";

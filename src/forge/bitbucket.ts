@@ -5,13 +5,13 @@
  * report both send through it.
  */
 
-import { fetchFollowing, RedirectError } from "../http_policy.ts";
-import { sanitize } from "../sanitize.ts";
+import { fetchFollowing, RedirectError } from "../http/policy.ts";
+import { sanitize } from "../text/sanitize.ts";
 import type { Clock } from "../effects.ts";
-import { systemClock } from "../sleep.ts";
-import { acquireSlot, ForgeError, type RequestOptions } from "./client.ts";
+import { systemClock } from "../platform/clock.ts";
+import { acquireSlot, ForgeError, type RequestOptions } from "./http.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
-import { parseRetryAfter } from "../backoff.ts";
+import { parseRetryAfter } from "../service/backoff.ts";
 
 /** Options of {@linkcode BitbucketProxy}. */
 export interface BitbucketProxyOptions {

@@ -6,8 +6,8 @@
 
 import { BitbucketProxy } from "./bitbucket.ts";
 import type { Clock, Http } from "../effects.ts";
-import { boundedFetch } from "../http_policy.ts";
-import { DEFAULT_REQUEST_TIMEOUT_MS, type ForgeHttp, githubApi, gitlabApi } from "./client.ts";
+import { boundedFetch } from "../http/policy.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS, type ForgeHttp, githubApi, gitlabApi } from "./http.ts";
 import { ForgeLimits } from "./limits.ts";
 import type { ForgeName, ForgeTarget } from "./target.ts";
 
@@ -32,8 +32,8 @@ export interface ForgeClientsOptions {
  * @example
  * ```ts
  * import type { ForgeTarget } from "./target.ts";
- * import { makePolicyFetch } from "../http_policy.ts";
- * import { systemClock } from "../sleep.ts";
+ * import { makePolicyFetch } from "../http/policy.ts";
+ * import { systemClock } from "../platform/clock.ts";
  * declare const target: ForgeTarget;
  * const clients = new ForgeClients({
  *   userAgent: "service-ci/1.0.0",

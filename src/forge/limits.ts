@@ -98,7 +98,7 @@ const _RANK: Readonly<Record<Priority, number>> = { final: 0, progress: 1, backg
  *
  * @example
  * ```ts
- * import { systemClock } from "../sleep.ts";
+ * import { systemClock } from "../platform/clock.ts";
  * const limits = new ForgeLimits({ forge: "GitHub", clock: systemClock });
  * const slot = await limits.acquire({ write: true, priority: "final" });
  * slot.release();

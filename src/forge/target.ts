@@ -4,10 +4,10 @@
  * why there is nothing to write" (docs/architecture.md, "The forge").
  */
 
-import type { CiContext, CiMetadata } from "../ci_metadata.ts";
-import { tokenUrlProblem } from "../http_policy.ts";
-import { optionName, OPTIONS } from "../options.ts";
-import { maskSecrets } from "../sanitize.ts";
+import type { CiContext, CiMetadata } from "../ci/detect.ts";
+import { tokenUrlProblem } from "../http/policy.ts";
+import { optionName, OPTIONS } from "../config/options.ts";
+import { maskSecrets } from "../text/sanitize.ts";
 
 /** The forges service-ci writes to. */
 export type ForgeName = "GitHub" | "GitLab" | "Bitbucket";
@@ -134,7 +134,7 @@ const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> 
  *
  * @example
  * ```ts
- * import type { CiMetadata } from "../ci_metadata.ts";
+ * import type { CiMetadata } from "../ci/detect.ts";
  * declare const metadata: CiMetadata;
  * const target = forgeTarget({ GITHUB_TOKEN: "ghs_example" }, { metadata }, "statuses");
  * if ("skip" in target) console.error(target.skip);

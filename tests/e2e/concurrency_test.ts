@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
 import { runProgram } from "../support/program.ts";
 
-/** The client's bound on simultaneous requests (src/client.ts). */
+/** The client's bound on simultaneous requests (src/service/client.ts). */
 const MAX_IN_FLIGHT = 8;
 
 Deno.test(

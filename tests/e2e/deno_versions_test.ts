@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { MINIMUM_DENO_VERSION } from "../../src/deno_version.ts";
+import { MINIMUM_DENO_VERSION } from "../../src/platform/deno_version.ts";
 import { runCommand } from "../support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
 import { documentedMirrorArgs, startPythonMirror } from "../support/python_mirror.ts";

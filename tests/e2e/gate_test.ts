@@ -4,7 +4,7 @@
  * answers plays in process on virtual time (tests/support/in_process.ts).
  */
 
-import { OPTION_NAMES } from "../../src/options.ts";
+import { OPTION_NAMES } from "../../src/config/options.ts";
 import assert from "node:assert/strict";
 import {
   AGENTS,

@@ -14,14 +14,14 @@
  * - `http://` URLs use HTTP_PROXY (never HTTPS_PROXY), sent in absolute form
  *   (`POST http://127.0.0.1:<port>/… HTTP/1.1`); over plain http the proxy sees every header,
  *   which is why the runner accepts http:// only for loopback hosts, and sends those straight
- *   to the host whatever the proxy variables say (src/http_policy.ts).
+ *   to the host whatever the proxy variables say (src/http/policy.ts).
  * - A proxy that answers 407 to `CONNECT` fails the fetch with "client error (Connect): proxy
  *   authentication required"; to an absolute-form request its 407 is the answer's status.
  * - `deno run` itself (not the runner) checks for a newer Deno at dl.deno.land, through the same
  *   proxy; DENO_NO_UPDATE_CHECK=1 turns that off, so the proxy here sees only the runner's traffic.
  * - A certificate that does not verify fails the fetch with "invalid peer certificate:
  *   UnknownIssuer" (or NotValidForName, …). The runner does not retry that: the same certificate
- *   would meet every retry, so it exits 3 at once with a hint to use --ca-cert (src/client.ts,
+ *   would meet every retry, so it exits 3 at once with a hint to use --ca-cert (src/service/client.ts,
  *   kind `tls`). A proxy that drops connections is a network error and is retried.
  */
 

@@ -8,8 +8,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { historyLine } from "../../src/pr_comment/history.ts";
-import { gateMarker } from "../../src/pr_comment/marker.ts";
+import { historyLine } from "../../src/forge/comment/history.ts";
+import { gateMarker } from "../../src/forge/comment/marker.ts";
 import {
   type FakeComment,
   type FakeForge,

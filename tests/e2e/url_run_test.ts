@@ -2,7 +2,7 @@
  * End to end: "deno run from a URL". The repository is served over HTTP on 127.0.0.1 the way
  * raw.githubusercontent.com serves it (every file as text/plain), and the program is run from
  * there with the documented command (`deno run --no-prompt <runtimePermissions of deno.json>
- * <url>/src/main.ts`; tests/recipes_test.ts checks the docs say exactly that) and an empty
+ * <url>/src/main.ts`; tests/docs/recipes_test.ts checks the docs say exactly that) and an empty
  * DENO_DIR, so every module is downloaded. Also checks that every import in src/ is one a remote
  * run can resolve: relative, `node:`, or `npm:`/`jsr:` with a version.
  */

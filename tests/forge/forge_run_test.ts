@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { statusName } from "../../src/status/commit_status.ts";
+import { statusName } from "../../src/forge/status/commit_status.ts";
 import {
   FORGE_COMMITS,
   githubPullRequestEnv,

@@ -1,16 +1,16 @@
 /**
  * Every body service-ci sends to GitLab and Bitbucket validates against the forges' own request
  * schemas (tests/fixtures/forges/, copied from the forges' API descriptions), fields outside them
- * refused, as GitHub's bodies are against its OpenAPI description (tests/status/output_test.ts).
+ * refused, as GitHub's bodies are against its OpenAPI description (tests/forge/status/output_test.ts).
  */
 
 import assert from "node:assert/strict";
-import { BitbucketStatuses } from "../../src/status/bitbucket.ts";
+import { BitbucketStatuses } from "../../src/forge/status/bitbucket.ts";
 import { BitbucketProxy } from "../../src/forge/bitbucket.ts";
 import { forgeTarget } from "../../src/forge/target.ts";
-import { bitbucketAnnotations, bitbucketReport } from "../../src/report/bitbucket.ts";
-import { finalComment, progressComment } from "../../src/pr_comment/content.ts";
-import { gateMarker } from "../../src/pr_comment/marker.ts";
+import { bitbucketAnnotations, bitbucketReport } from "../../src/outputs/ci/bitbucket.ts";
+import { finalComment, progressComment } from "../../src/forge/comment/content.ts";
+import { gateMarker } from "../../src/forge/comment/marker.ts";
 import {
   bitbucketAnnotationErrors,
   bitbucketReportErrors,

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../../src/verdict.ts";
+import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../../src/service/verdict.ts";
 import {
   AGENTS,
   cutOff,
@@ -130,7 +130,7 @@ const GATE_VALUES: ReadonlyArray<readonly [string, unknown]> = [
 
 type StatusClass = "in_progress" | "ended" | "finished" | "unknown";
 
-/** The statuses of src/verdict.ts's tables, an unknown one and none at all. */
+/** The statuses of src/service/verdict.ts's tables, an unknown one and none at all. */
 const STATUSES: ReadonlyArray<readonly [string | undefined, StatusClass]> = [
   ...[...IN_PROGRESS].map((status) => [status, "in_progress"] as const),
   ...[...ENDED_WITHOUT_VERDICT].map((status) => [status, "ended"] as const),
@@ -191,7 +191,7 @@ function _verdictScenario(
 
 // Each status once, with the gate value that tells its class apart (a run still going misread as
 // finished would fail, one that ended misread as finished would pass, …), and every gate value
-// once per class. That the script's status lists equal src/verdict.ts's is checked apart, by
+// once per class. That the script's status lists equal src/service/verdict.ts's is checked apart, by
 // parsing them (tests/direct_api_test.ts), so the full cross product need not be spawned.
 const REVEALING: Readonly<Record<StatusClass, readonly [string, unknown]>> = {
   in_progress: ["false", false],

@@ -8,7 +8,7 @@
  */
 
 import { run } from "../../src/run.ts";
-import { makePolicyFetch } from "../../src/http_policy.ts";
+import { makePolicyFetch } from "../../src/http/policy.ts";
 import { FORGE_COMMITS, FORGE_TARGET } from "./fake_forge.ts";
 import { type Harness, harness, type HarnessOptions } from "./run_harness.ts";
 

@@ -4,7 +4,7 @@
  */
 
 import { run } from "../../src/run.ts";
-import { checkReportPath, openReportFile } from "../../src/system.ts";
+import { checkReportPath, openReportFile } from "../../src/platform/system.ts";
 import { AGENT, harness } from "./run_harness.ts";
 
 const faked = harness({ args: ["--agent", AGENT, "--json", "--junit", "/dev/full"] });

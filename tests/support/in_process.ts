@@ -1,16 +1,21 @@
 /**
  * Runs the gate's `run()` in this process as `src/main.ts` runs it — the real HTTP stack, report
- * files, git and CI tools of src/system.ts — but on virtual time, so a run that polls for a
+ * files, git and CI tools of src/platform/system.ts — but on virtual time, so a run that polls for a
  * minute takes milliseconds. For what a run does; what only a process has (signals, exit codes
  * of the entry point, permissions, pipes, Deno's own variables) stays with tests/support/program.ts.
  */
 
 import { resolve } from "node:path";
-import { ENV_VARIABLES } from "../../src/env_variables.ts";
-import { runGit } from "../../src/git.ts";
-import { makePolicyFetch } from "../../src/http_policy.ts";
+import { ENV_VARIABLES } from "../../src/config/env_variables.ts";
+import { runGit } from "../../src/platform/git.ts";
+import { makePolicyFetch } from "../../src/http/policy.ts";
 import { run } from "../../src/run.ts";
-import { checkReportPath, openReportFile, readTextFile, runCommand } from "../../src/system.ts";
+import {
+  checkReportPath,
+  openReportFile,
+  readTextFile,
+  runCommand,
+} from "../../src/platform/system.ts";
 import { FakeTime } from "./fake_time.ts";
 import type { ProgramResult } from "./program.ts";
 

@@ -4,10 +4,10 @@
  */
 
 import { ForgeClients } from "../../src/forge/clients.ts";
-import { boundedFetch, makePolicyFetch } from "../../src/http_policy.ts";
-import { systemClock } from "../../src/sleep.ts";
-import { runCommand as realRunCommand } from "../../src/system.ts";
-import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/report/native_io.ts";
+import { boundedFetch, makePolicyFetch } from "../../src/http/policy.ts";
+import { systemClock } from "../../src/platform/clock.ts";
+import { runCommand as realRunCommand } from "../../src/platform/system.ts";
+import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/outputs/ci/native_io.ts";
 import type { FakeTime } from "./fake_time.ts";
 
 /** What a recording `NativeIo` saw. */
@@ -78,7 +78,7 @@ export function recordingIo(
 
 /**
  * `NativeIo.runCommand` and the Bitbucket client's fetch as the program does them: the real ones, from
- * `src/system.ts`.
+ * `src/platform/system.ts`.
  */
 export { realRunCommand };
 

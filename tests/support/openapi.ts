@@ -76,7 +76,7 @@ export class SpecValidator {
     const api = new OpenAPIBackend({
       definition: structuredClone(spec ?? await readSpec()) as never,
       // openapi-backend checks documents against the OpenAPI 3.0 schema only; Redocly's lint
-      // (tests/openapi_test.ts) checks this 3.1 document. Quick mode skips that 3.0 check.
+      // (tests/docs/openapi_test.ts) checks this 3.1 document. Quick mode skips that 3.0 check.
       quick: true,
       strict: true,
       ajvOpts: { allErrors: true },

@@ -1,8 +1,8 @@
 /** Ready-made run reports for the report renderers' tests. */
 
 import fc from "npm:fast-check@3.23.2";
-import type { CiMetadata } from "../../src/ci_metadata.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../../src/outcome.ts";
+import type { CiMetadata } from "../../src/ci/detect.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../../src/result/outcome.ts";
 
 /**
  * Agent UUIDs, one per outcome, in the order `mixedReport` lists them.

@@ -1,6 +1,6 @@
 /**
  * The run status table of contract §2, spelled as the contract spells it: written out here,
- * apart from src/verdict.ts, so the verdict tests check the code against the contract.
+ * apart from src/service/verdict.ts, so the verdict tests check the code against the contract.
  */
 
 /** Statuses of a run still going: the gate keeps polling. */

@@ -1,0 +1,31 @@
+/** Every environment variable the program reads: the only ones `main.ts` asks the system for. */
+
+import { CI_ENV_VARIABLES } from "../ci/detect.ts";
+import { CONFIG_ENV_VARIABLES, NEAR_MISS_VARIABLES } from "./options.ts";
+import { FORGE_ENV_VARIABLES } from "../forge/target.ts";
+import { NATIVE_ENV_VARIABLES } from "../outputs/ci/native.ts";
+
+/**
+ * Variables read besides the configuration's, the CI metadata's and the CI writers': the
+ * console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours).
+ */
+export const OUTPUT_ENV_VARIABLES: readonly string[] = ["NO_COLOR", "TERM"];
+
+/**
+ * Every environment variable the program reads, without duplicates.
+ *
+ * @example
+ * ```ts
+ * ENV_VARIABLES.includes("SERVICE_API_KEY"); // true
+ * ```
+ */
+export const ENV_VARIABLES: readonly string[] = [
+  ...new Set([
+    ...CONFIG_ENV_VARIABLES,
+    ...NEAR_MISS_VARIABLES,
+    ...CI_ENV_VARIABLES,
+    ...OUTPUT_ENV_VARIABLES,
+    ...NATIVE_ENV_VARIABLES,
+    ...FORGE_ENV_VARIABLES,
+  ]),
+];

@@ -1,0 +1,193 @@
+/**
+ * Loads the configuration of one invocation: the `.env` file laid under the environment, the
+ * flags resolved against both, the report paths checked and the CA file read, all before
+ * anything is sent. Every failure is a {@linkcode UsageError} naming the input at fault.
+ */
+
+import { type Config, resolveConfig } from "./resolve.ts";
+import type { Flags } from "./options.ts";
+import { firstLine, UsageError } from "./errors.ts";
+import { mergeEnv, parseEnvFile } from "./env_file.ts";
+import { ENV_FILE_VARIABLES, optionName, OPTIONS, secretValues } from "./options.ts";
+import { CI_ENV_VARIABLES, detectProvider } from "../ci/detect.ts";
+import { refusedReadError } from "./refused_env.ts";
+
+/** The effects loading needs. */
+export interface LoadDeps {
+  /** Reads one environment variable. */
+  readonly env: (name: string) => string | undefined;
+  /** Whether Deno's permission list refused reading the variable `env` said was unset. */
+  readonly envRefused?: (name: string) => boolean;
+  /** Reads a regular text file; rejects as `Deno.readTextFile` does, or with `FileRefused`. */
+  readonly readTextFile: (path: string) => Promise<string>;
+  /** Told each secret value as soon as it is read, before anything is checked. */
+  readonly addSecret?: (secret: string) => void;
+  /** The absolute working directory, for saying which `.env` was read. */
+  readonly cwd?: string;
+}
+
+/** A loaded configuration and what it was loaded from. */
+export interface LoadedConfig {
+  /** The validated configuration. */
+  readonly config: Config;
+  /** Every variable the program reads, with `.env` values under the ones that were unset. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The PEM text of `--ca-cert`, when given. */
+  readonly caCerts: string | undefined;
+  /** Names the variables a `.env` file set that a file may not give, which were ignored. */
+  readonly warning?: string;
+}
+
+const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
+
+/**
+ * Loads and checks the configuration for the parsed `flags`, reading only `names` from the
+ * environment. The API key is never part of a message.
+ *
+ * @example
+ * ```ts
+ * const flags = {
+ *   agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"],
+ *   baseUrl: "https://x.example",
+ * };
+ * const { config } = await loadConfig(flags, ["SERVICE_API_KEY"], {
+ *   env: (name) => ({ SERVICE_API_KEY: "sk_test" })[name],
+ *   readTextFile: () => Promise.reject(new Deno.errors.NotFound("no .env")),
+ * });
+ * config.baseUrl.host; // "x.example"
+ * ```
+ *
+ * @throws {UsageError} For any input that is missing or invalid.
+ */
+export async function loadConfig(
+  flags: Flags,
+  names: readonly string[],
+  deps: LoadDeps,
+): Promise<LoadedConfig> {
+  const file = await _readDotenv(deps, flags.envFile);
+  const dotenv = Object.fromEntries(
+    Object.entries(file.values).filter(([name]) => ENV_FILE_VARIABLES.includes(name)),
+  );
+  const env = mergeEnv(names, deps.env, dotenv);
+  // A file's secrets are masked even where the file may not give them.
+  for (const read of [(name: string) => env[name], (name: string) => file.values[name]]) {
+    for (const secret of secretValues(read)) deps.addSecret?.(secret);
+  }
+  const fromDotenv = new Set(
+    names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
+  );
+  let config: Config;
+  try {
+    config = resolveConfig(flags, env, {
+      fromDotenv,
+      envFileNote: file.note,
+      ...(file.shown === undefined ? {} : { envFileRead: file.shown }),
+    });
+  } catch (error) {
+    throw refusedReadError(flags, env, deps.envRefused) ?? error;
+  }
+  const caCerts = config.caCert === undefined ? undefined : await _readCaCerts(deps, config.caCert);
+  const ignored = names.filter((name) => name in file.values && !(name in dotenv));
+  return {
+    config,
+    env,
+    caCerts,
+    ...(ignored.length === 0 || file.shown === undefined
+      ? {}
+      : { warning: `${file.shown} sets ${ignored.join(", ")}, ${IGNORED}` }),
+  };
+}
+
+const IGNORED =
+  "which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)";
+
+/**
+ * Wraps a fetch maker so that a malformed certificate file, which Deno rejects when the client
+ * is made, is a usage error naming `--ca-cert` rather than an internal one.
+ *
+ * @example
+ * ```ts
+ * const fetcher = makeTrustingFetch((caCerts) => fetch, undefined, undefined);
+ * ```
+ *
+ * @throws {UsageError} When the certificates cannot be used.
+ */
+export function makeTrustingFetch(
+  makeFetch: (caCerts: string | undefined) => typeof fetch,
+  caCerts: string | undefined,
+  path: string | undefined,
+): typeof fetch {
+  try {
+    return makeFetch(caCerts);
+  } catch (error) {
+    if (caCerts === undefined) throw error;
+    throw new UsageError(
+      `${CA_CERT} must name a PEM file of valid certificates (${path}): ${firstLine(error)}`,
+    );
+  }
+}
+
+// The `.env` values, which file that was (for the sources and messages), and a note for a missing
+// setting. In CI the working directory is the repository under test, whose files may be an
+// attacker's: there no file is read unless --env-file names it.
+async function _readDotenv(
+  deps: LoadDeps,
+  explicit: string | undefined,
+): Promise<{ values: Record<string, string>; note: string; shown?: string }> {
+  const envFile = optionName(OPTIONS.envFile);
+  if (explicit === undefined && _inCi(deps.env)) {
+    return {
+      values: {},
+      note:
+        `in CI the working directory's .env is not read, as the checkout may be someone else's; name a file with ${envFile}`,
+    };
+  }
+  const path = explicit ?? ".env";
+  const where = deps.cwd === undefined ? "the working directory" : deps.cwd;
+  try {
+    const values = await parseEnvFile(await deps.readTextFile(path));
+    const shown = explicit ?? (deps.cwd === undefined ? ".env" : _join(deps.cwd, ".env"));
+    return { values, note: `read ${shown}`, shown };
+  } catch (error) {
+    if (explicit === undefined && error instanceof Deno.errors.NotFound) {
+      return {
+        values: {},
+        note:
+          `no .env in ${where}; only the working directory's .env is read, so run from the directory that holds it or pass ${envFile}`,
+      };
+    }
+    const name = explicit === undefined ? "the .env file in the working directory" : envFile;
+    throw new UsageError(`${name} cannot be read (${path}): ${firstLine(error)}`);
+  }
+}
+
+// CI as the .env rule means it: CI set to anything, or any CI's own variables (even with CI=false,
+// which switches only the metadata detection off).
+function _inCi(env: (name: string) => string | undefined): boolean {
+  const read = (name: string) => env(name)?.trim() || undefined;
+  return read("CI") !== undefined ||
+    detectProvider(Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, read(name)]))) !==
+      "local";
+}
+
+function _join(directory: string, name: string): string {
+  return /[\\/]$/.test(directory) ? `${directory}${name}` : `${directory}/${name}`;
+}
+
+// Deno ignores a file without a certificate block, which would leave the CA silently untrusted.
+async function _readCaCerts(deps: LoadDeps, path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await deps.readTextFile(path);
+  } catch (error) {
+    throw new UsageError(
+      `${CA_CERT} must name a PEM file that can be read (${path}): ${firstLine(error)}`,
+    );
+  }
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new UsageError(
+      `${CA_CERT} must name a PEM file of certificates (-----BEGIN CERTIFICATE-----); ${path} holds none`,
+    );
+  }
+  return text;
+}

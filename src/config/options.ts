@@ -1,0 +1,761 @@
+/**
+ * Every option of service-ci, declared once: its flag, type, default, environment variable,
+ * GitHub action input, `--help` line and check. The parser, `--help`, the messages and the
+ * suggestions derive from {@linkcode OPTIONS}; `tests/config/options_test.ts` checks docs/options.md,
+ * README.md and action.yml against it.
+ */
+
+import { pullRequestNumber } from "../ci/pull_request.ts";
+import { hideUserinfo, quoteValue, UsageError } from "./errors.ts";
+import { checkHttps, isLoopbackHost } from "../http/policy.ts";
+
+/**
+ * How an option is given. `boolean`: a flag alone; `switch`: a flag alone that sets
+ * {@linkcode OptionSpec.flagSets}, or its variable as true/false; `string` and `number`: a flag
+ * with a value; `list`: a repeatable flag, or its variable as a comma-separated list.
+ */
+export type OptionType = "boolean" | "switch" | "string" | "number" | "list";
+
+/** One option. Every field but `type` and `help` is there only when it applies. */
+export interface OptionSpec {
+  /** How it is given: see {@linkcode OptionType}. */
+  readonly type: OptionType;
+  /** The flag without its dashes. */
+  readonly flag?: string;
+  /** A one-letter alias of the flag. */
+  readonly short?: string;
+  /** What `--help` shows after the flag, e.g. `<uuid>`. */
+  readonly valueName?: string;
+  /** The environment variable (also read from `.env`) that sets the same. */
+  readonly variable?: string;
+  /** The GitHub action's input for it (action.yml). */
+  readonly input?: string;
+  /**
+   * How the action hands the input on: as the flag (the default) or by setting the variable.
+   * Messages in the action name the input where they would name that flag or variable.
+   */
+  readonly inputVia?: "flag" | "variable";
+  /** The input's default in action.yml, where it is not the one derived from the option's. */
+  readonly inputDefault?: string;
+  /**
+   * A secret: its value is masked in every output, usage errors included, from the moment the
+   * program starts (the API key and the forge tokens).
+   */
+  readonly secret?: boolean;
+  /** The value when neither flag nor variable is given. */
+  readonly default?: number | boolean;
+  /** The default as docs/options.md words it, where it is not a plain value. */
+  readonly defaultText?: string;
+  /** The value a `switch` flag sets. */
+  readonly flagSets?: boolean;
+  /** The `--help` description, one string a line; options with equal lines share one entry. */
+  readonly help: readonly string[];
+  /**
+   * The option is required: with neither flag, variable nor default, the run stops with this
+   * message (given the option itself, to name its flag and variable).
+   */
+  readonly missing?: (option: OptionSpec) => string;
+  /** What a valid value is, for messages: "a positive number of minutes". */
+  readonly expected?: string;
+  /**
+   * Checks a value given under `name` (the flag with its dashes, or the variable) and returns
+   * it, or `undefined` for a value that counts as unset.
+   *
+   * @throws {UsageError} Naming `name` and what would be valid.
+   */
+  readonly parse?:
+    | ((text: string, name: string) => unknown)
+    | ((items: readonly string[], name: string) => unknown);
+}
+
+/**
+ * What an agent id is: a UUID, in either letter case.
+ *
+ * @example
+ * ```ts
+ * AGENT_UUID.test("0B0C4A5E-8F4E-4A8E-9A53-3F1C2B9D7E10"); // true
+ * ```
+ */
+export const AGENT_UUID: RegExp = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function _text(expected: string) {
+  return {
+    expected,
+    parse(text: string, name: string): string {
+      if (text.trim() === "") {
+        throw new UsageError(`${name} must be ${expected} (got an empty value)`);
+      }
+      return text;
+    },
+  };
+}
+
+function _number(limits: { unit: string; default: number; max: number; min?: number }) {
+  const expected = `a positive number of ${limits.unit}`;
+  const min = limits.min ?? 0;
+  const range = min > 0 ? `from ${min} to ${limits.max}` : `up to ${limits.max}`;
+  return {
+    type: "number",
+    valueName: "<n>",
+    default: limits.default,
+    expected,
+    parse(text: string, name: string): number {
+      const valid = /^(\d+(\.\d*)?|\.\d+)$/.test(text.trim());
+      const value = valid ? Number(text) : NaN;
+      if (!(value > 0) || value < min || value > limits.max) {
+        throw new UsageError(
+          `${name} must be ${expected} ${range}, decimals allowed (got ${quoteValue(text)})`,
+        );
+      }
+      return value;
+    },
+  } as const;
+}
+
+// An on/off variable: true/1/yes/on or false/0/no/off in any case; blank counts as unset.
+function _switch(flagSets: boolean, fallback: boolean) {
+  return {
+    type: "switch",
+    flagSets,
+    default: fallback,
+    expected: "true or false",
+    parse(text: string, name: string): boolean | undefined {
+      const word = text.trim().toLowerCase();
+      if (word === "") return undefined;
+      if (["true", "1", "yes", "on"].includes(word)) return true;
+      if (["false", "0", "no", "off"].includes(word)) return false;
+      throw new UsageError(
+        `${name} must be true or false (also 1/0, yes/no, on/off) (got ${quoteValue(text)})`,
+      );
+    },
+  } as const;
+}
+
+function _agents(items: readonly string[], name: string): string[] {
+  const seen = new Set<string>();
+  for (const agent of items) {
+    if (agent.includes(",") && name.startsWith("--")) {
+      throw new UsageError(
+        `${name} takes one agent UUID; give ${name} once per agent (got ${quoteValue(agent)})`,
+      );
+    }
+    if (!AGENT_UUID.test(agent)) {
+      throw new UsageError(
+        `${name} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
+          quoteValue(agent)
+        })`,
+      );
+    }
+    const key = agent.toLowerCase();
+    if (seen.has(key)) throw new UsageError(`${name} names agent ${agent} twice`);
+    seen.add(key);
+  }
+  return [...items];
+}
+
+function _apiKey(key: string, name: string): string {
+  // deno-lint-ignore no-control-regex
+  if (/[\x00-\x20\x7f]/.test(key)) {
+    throw new UsageError(
+      `${name} contains whitespace or control characters (often a trailing newline from the secret store); it must be the key alone`,
+    );
+  }
+  // A header value must be ASCII; fetch would refuse it on every attempt. The key itself is
+  // never printed, only where the first foreign character is.
+  const foreign = key.search(/[^\x21-\x7e]/);
+  if (foreign >= 0) {
+    throw new UsageError(
+      `${name} must be printable ASCII, as the service issues it, but character ${
+        foreign + 1
+      } of ${key.length} is not (often a typographic quote or dash pasted from a document); copy the key again from Settings → API Keys`,
+    );
+  }
+  return key;
+}
+
+function _pullRequest(text: string, name: string): number {
+  const number = pullRequestNumber(text);
+  if (number === null) {
+    throw new UsageError(
+      `${name} must be a pull request number like 42 (got ${quoteValue(text)})`,
+    );
+  }
+  return number;
+}
+
+// Part of the comment's marker: the blanks around it would only tell two markers apart.
+function _key(text: string, name: string): string {
+  const key = text.trim();
+  if (key === "") throw new UsageError(`${name} must be a name (got an empty value)`);
+  return key;
+}
+
+function _runId(text: string, name: string): string {
+  if (text.trim() === "" || text === "." || text === "..") {
+    throw new UsageError(
+      `${name} must be a run id (got ${text.trim() === "" ? "an empty value" : quoteValue(text)})`,
+    );
+  }
+  return text;
+}
+
+/**
+ * The ports fetch never connects to, in Deno as in browsers: the Fetch standard's "bad ports"
+ * (https://fetch.spec.whatwg.org/#port-blocking), which belong to mail, X11, IRC and the like,
+ * and port 0. Every request there fails the same way, so the address is refused before any is
+ * sent.
+ *
+ * @example
+ * ```ts
+ * FETCH_BLOCKED_PORTS.includes(6000); // true
+ * ```
+ */
+export const FETCH_BLOCKED_PORTS: readonly number[] = [
+  "0 1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110",
+  "111 113 115 117 119 123 135 137 139 143 161 179 389 427 465 512 513 514 515 526 530 531",
+  "532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190",
+  "5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080",
+].join(" ").split(" ").map(Number);
+
+/**
+ * The longest service address accepted. fetch refuses a URL of about 64 KiB ("Invalid URL"), and
+ * servers refuse far shorter ones; an address this long is a mistake, not an installation.
+ */
+export const MAX_BASE_URL_LENGTH = 2048;
+
+/**
+ * Checks a service address by the `--base-url` rules: `https://` (plain `http://` only for
+ * loopback hosts), no credentials, no query or fragment, at most
+ * {@linkcode MAX_BASE_URL_LENGTH} characters, not ending in the API's own path (`/api`,
+ * `/api/v1`), not a port fetch refuses ({@linkcode FETCH_BLOCKED_PORTS}). `name` is the input the
+ * message names.
+ *
+ * @example
+ * ```ts
+ * parseBaseUrl("https://service.example/eval", "--base-url").pathname; // "/eval"
+ * ```
+ *
+ * @throws {UsageError} Naming `name` and what would be valid.
+ */
+export function parseBaseUrl(text: string, name: string): URL {
+  if (text === "") throw new UsageError(`${name} must be an https:// URL (got an empty value)`);
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    // The address as it was probably meant: without a scheme short of its slashes (`https:/h`)
+    // and without credentials, which the suggestion must not echo (and would be refused).
+    const meant = text.replace(/^[a-z][a-z0-9+.-]*:[\\/]+/i, "").replace(/^[^\\/?#]*@/, "");
+    let host = "";
+    try {
+      host = new URL(`http://${meant}`).hostname;
+    } catch {
+      // Not even a host: the plain message below says what is expected.
+    }
+    const scheme = isLoopbackHost(host) ? "http" : "https";
+    throw new UsageError(
+      `${name} must be an https:// URL (http:// for loopback hosts) (got ${quoteValue(text)}${
+        host === "" ? "" : `; did you mean ${scheme}://${meant}?`
+      })`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`${name} must be an https:// URL (got ${quoteValue(text)})`);
+  }
+  const insecure = checkHttps(url, name, hideUserinfo(text));
+  if (insecure !== null) throw new UsageError(insecure);
+  if (url.username !== "" || url.password !== "") {
+    throw new UsageError(
+      `${name} must not contain credentials; the key goes in ${OPTIONS.apiKey.variable} (got ${url.protocol}//…@${url.host})`,
+    );
+  }
+  if (url.search !== "" || url.hash !== "") {
+    throw new UsageError(
+      `${name} must not have a query or fragment; give the address and optional path prefix only (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  if (text.length > MAX_BASE_URL_LENGTH) {
+    throw new UsageError(
+      `${name} must be at most ${MAX_BASE_URL_LENGTH} characters, the address and optional path prefix only (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  // The service's API lives under /api/v1 of its address, which service-ci adds itself: given
+  // again, every request would miss and the 404 would blame the agent.
+  const apiPath = /\/api(?:\/v1)?\/*$/i.exec(url.pathname);
+  if (apiPath !== null) {
+    const fixed = `${url.origin}${url.pathname.slice(0, apiPath.index)}`;
+    throw new UsageError(
+      `${name} must be the service's address without its API path: service-ci adds /api/v1 itself; give ${fixed} (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  if (url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))) {
+    throw new UsageError(
+      `${name} must not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port (got ${
+        quoteValue(text)
+      })`,
+    );
+  }
+  return url;
+}
+
+// A value the forge reads as given (forge/target.ts judges it); blank counts as unset.
+function _asGiven(text: string): string | undefined {
+  return text.trim() === "" ? undefined : text;
+}
+
+// The five metadata overrides share one help entry and one row of docs/options.md.
+const _METADATA = {
+  type: "string",
+  valueName: "<value>",
+  defaultText: "detected",
+  help: ["override the CI metadata detected from the environment"],
+  ..._text("a non-empty value"),
+} as const;
+
+/**
+ * Every option, in `--help`'s order, keyed by the name the code uses for it.
+ *
+ * @example
+ * ```ts
+ * const { timeoutMinutes } = OPTIONS;
+ * timeoutMinutes.default; // 30
+ * timeoutMinutes.parse("0.5", optionName(timeoutMinutes)); // 0.5
+ * ```
+ */
+export const OPTIONS = {
+  agents: {
+    type: "list",
+    flag: "agent",
+    valueName: "<uuid>",
+    variable: "SERVICE_AGENT_ID",
+    input: "agent",
+    defaultText: "required",
+    help: ["agent to run; repeatable, all run concurrently"],
+    expected: "an agent UUID",
+    missing: (option) =>
+      `no agent given: pass --${option.flag} ${option.valueName} (repeatable) or set ${option.variable} to a comma-separated list of agent UUIDs`,
+    parse: _agents,
+  },
+  baseUrl: {
+    // parseBaseUrl checks the built-in default too (config.ts gives it).
+    type: "string",
+    flag: "base-url",
+    valueName: "<url>",
+    variable: "SERVICE_BASE_URL",
+    input: "base-url",
+    defaultText: "built-in",
+    help: ["the service's address; https:// (http:// only for localhost)"],
+    expected: "the service's https:// address",
+    missing: (option) =>
+      `no service address: pass --${option.flag} https://…, set ${option.variable} (environment or .env), or use a release build with a built-in default (this build has none)`,
+    parse: parseBaseUrl,
+  },
+  timeoutMinutes: {
+    flag: "timeout-minutes",
+    variable: "SERVICE_TIMEOUT_MINUTES",
+    input: "timeout-minutes",
+    help: ["bounds the whole wait; decimals allowed"],
+    ..._number({ unit: "minutes", default: 30, max: 7 * 24 * 60 }),
+  },
+  apiKey: {
+    type: "string",
+    variable: "SERVICE_API_KEY",
+    input: "api-key",
+    inputVia: "variable",
+    defaultText: "required",
+    secret: true,
+    help: [],
+    expected: "the API key",
+    missing: (option) =>
+      `${option.variable} is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file`,
+    parse: _apiKey,
+  },
+  githubToken: {
+    // Read by the comment and the commit statuses, on GitHub.
+    type: "string",
+    variable: "GITHUB_TOKEN",
+    defaultText: "none",
+    secret: true,
+    help: ["GitHub's token for --pr-comment and --commit-status"],
+    expected: "a GitHub token",
+    parse: _asGiven,
+  },
+  gitlabToken: {
+    // Read by the comment and the commit statuses, on GitLab.
+    type: "string",
+    variable: "SERVICE_GITLAB_TOKEN",
+    defaultText: "none",
+    secret: true,
+    help: ["a GitLab project access token for --pr-comment and --commit-status"],
+    expected: "a GitLab token",
+    parse: _asGiven,
+  },
+  githubApiUrl: {
+    // Read by the forge target (forge/target.ts): GitHub Enterprise Server's API address.
+    type: "string",
+    variable: "GITHUB_API_URL",
+    defaultText: "`https://api.github.com`",
+    help: ["GitHub's API address for --pr-comment and --commit-status"],
+    expected: "an https:// URL",
+    parse: _asGiven,
+  },
+  gitlabApiUrl: {
+    // Read by the forge target (forge/target.ts).
+    type: "string",
+    variable: "CI_API_V4_URL",
+    defaultText: "set by GitLab CI",
+    help: ["GitLab's API address for --pr-comment and --commit-status"],
+    expected: "an https:// URL",
+    parse: _asGiven,
+  },
+  bitbucketProxy: {
+    // Read by the forge target (forge/target.ts): where Bitbucket's requests are signed.
+    type: "string",
+    variable: "SERVICE_BITBUCKET_PROXY",
+    defaultText: "`http://localhost:29418`",
+    help: ["the Bitbucket Pipelines proxy that signs Bitbucket's requests"],
+    expected: "a proxy address",
+    parse: _asGiven,
+  },
+  json: {
+    type: "boolean",
+    flag: "json",
+    default: false,
+    help: ["print one JSON document with every agent's outcome on stdout"],
+  },
+  junit: {
+    type: "string",
+    flag: "junit",
+    valueName: "<file>",
+    input: "junit",
+    help: ["write a JUnit XML report, one test case per agent"],
+    ..._text("a file path"),
+  },
+  noWait: {
+    type: "boolean",
+    flag: "no-wait",
+    default: false,
+    help: ["trigger the runs, print their ids, exit 0 without waiting"],
+  },
+  runId: {
+    type: "string",
+    flag: "run-id",
+    valueName: "<id>",
+    help: ["attach to an existing run of the one --agent and wait for it"],
+    expected: "a run id",
+    parse: _runId,
+  },
+  warnOnly: {
+    type: "boolean",
+    flag: "warn-only",
+    input: "warn-only",
+    default: false,
+    help: ["report a failed gate but exit 0 (unchecked and timeout keep", "their codes)"],
+  },
+  dryRun: {
+    type: "boolean",
+    flag: "dry-run",
+    default: false,
+    help: ["print the request that would be sent (key masked), send nothing"],
+  },
+  envFile: {
+    // Read by loadConfig, whose message names a file that cannot be read.
+    type: "string",
+    flag: "env-file",
+    valueName: "<file>",
+    defaultText: "outside CI, `./.env` if present",
+    help: [
+      "read SERVICE_* settings from this file instead of ./.env (set ones",
+      "win); in CI only a file named here is read",
+    ],
+    ..._text("a file path"),
+  },
+  caCert: {
+    type: "string",
+    flag: "ca-cert",
+    valueName: "<file>",
+    variable: "SERVICE_CA_CERT",
+    help: ["also trust the certificates in this PEM file"],
+    ..._text("a PEM file path"),
+  },
+  requestTimeoutSeconds: {
+    flag: "request-timeout-seconds",
+    variable: "SERVICE_REQUEST_TIMEOUT_SECONDS",
+    help: ["one request's limit"],
+    ..._number({ unit: "seconds", default: 30, max: 3600 }),
+  },
+  maxPollIntervalSeconds: {
+    flag: "max-poll-interval-seconds",
+    variable: "SERVICE_MAX_POLL_INTERVAL_SECONDS",
+    help: ["longest wait between polls"],
+    ..._number({ unit: "seconds", default: 10, max: 300, min: 0.5 }),
+  },
+  ciNative: {
+    flag: "no-ci-native",
+    variable: "SERVICE_CI_NATIVE",
+    help: [
+      "no CI channels (groups, annotations, artifacts); GitHub's step",
+      "outputs and summary stay",
+    ],
+    ..._switch(false, true),
+  },
+  prComment: {
+    flag: "pr-comment",
+    variable: "SERVICE_PR_COMMENT",
+    input: "pr-comment",
+    inputVia: "variable",
+    // The action's auto: on for pull_request events (scripts/action.sh).
+    inputDefault: "auto",
+    help: ["keep one comment with the verdicts on the pull/merge request"],
+    ..._switch(true, false),
+  },
+  prCommentKey: {
+    type: "string",
+    flag: "pr-comment-key",
+    valueName: "<name>",
+    variable: "SERVICE_PR_COMMENT_KEY",
+    input: "pr-comment-key",
+    help: ["a comment of its own for this job, e.g. a matrix leg"],
+    expected: "a name",
+    parse: _key,
+  },
+  commitStatus: {
+    flag: "commit-status",
+    variable: "SERVICE_COMMIT_STATUS",
+    input: "commit-status",
+    inputVia: "variable",
+    inputDefault: "false",
+    help: [
+      "one commit status per agent on the forge (GitHub check run,",
+      "GitLab/Bitbucket status)",
+    ],
+    ..._switch(true, false),
+  },
+  action: {
+    // Set by scripts/action.sh, never by hand.
+    variable: "SERVICE_CI_ACTION",
+    help: ["set by the GitHub action: messages name its inputs, not flags"],
+    ..._switch(true, false),
+  },
+  commitSha: { flag: "commit-sha", ..._METADATA },
+  branch: { flag: "branch", ..._METADATA },
+  pullRequest: {
+    flag: "pull-request",
+    ..._METADATA,
+    expected: "a pull request number",
+    parse: _pullRequest,
+  },
+  repository: { flag: "repository", ..._METADATA },
+  actor: { flag: "actor", ..._METADATA },
+  help: { type: "boolean", flag: "help", short: "h", help: ["print this help and exit 0"] },
+  version: { type: "boolean", flag: "version", help: ["print the version and exit 0"] },
+} as const satisfies Record<string, OptionSpec>;
+
+/** The key of an option in {@linkcode OPTIONS}. */
+export type OptionKey = keyof typeof OPTIONS;
+
+/**
+ * The action.yml inputs that are not service-ci options: scripts/action.sh reads them to choose,
+ * check and install the release.
+ *
+ * @example
+ * ```ts
+ * ACTION_ONLY_INPUTS.includes("version"); // true
+ * ```
+ */
+export const ACTION_ONLY_INPUTS: readonly string[] = [
+  "version",
+  "verify-attestation",
+  "github-token",
+];
+
+/** What an option's check gives (`parse`'s result), or `boolean` for a flag alone. */
+export type ParsedValue<O> = O extends { readonly type: "boolean" } ? boolean
+  : O extends { readonly parse: (input: never, name: string) => infer T } ? Exclude<T, undefined>
+  : never;
+
+/**
+ * The value an option resolves to: what its `parse` returns (a boolean for a flag alone), never
+ * `undefined` when it has a default or is required.
+ */
+export type OptionValue<O> = O extends { readonly default: unknown } | { readonly missing: unknown }
+  ? ParsedValue<O>
+  : ParsedValue<O> | undefined;
+
+/** The options a run resolves: every one but `--help` and `--version`. */
+export type ConfigKey = Exclude<OptionKey, "help" | "version">;
+
+/** Every option's value, keyed as {@linkcode OPTIONS}: the `Config` type, derived from the table. */
+export type OptionValues = { readonly [K in ConfigKey]: OptionValue<(typeof OPTIONS)[K]> };
+
+/** The value a parsed flag holds: a boolean, the values of a repeated flag, or its text. */
+export type FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
+  : O extends { readonly type: "list" } ? readonly string[]
+  : string;
+
+/**
+ * The parsed flags, before the environment is consulted, keyed as {@linkcode OPTIONS}: a
+ * `switch` holds the value its flag sets (`--no-ci-native` is `ciNative: false`).
+ */
+export type Flags = {
+  readonly [K in OptionKey as (typeof OPTIONS)[K] extends { readonly flag: string } ? K : never]?:
+    FlagValue<(typeof OPTIONS)[K]>;
+};
+
+/**
+ * Every option the command line accepts, without its dashes, in `--help`'s order.
+ *
+ * @example
+ * ```ts
+ * OPTION_NAMES.includes("agent"); // true
+ * ```
+ */
+export const OPTION_NAMES: readonly string[] = Object.values(OPTIONS as Record<string, OptionSpec>)
+  .flatMap((option) => option.flag === undefined ? [] : [option.flag]);
+
+/**
+ * The environment variables the configuration reads (besides the CI metadata's).
+ *
+ * @example
+ * ```ts
+ * CONFIG_ENV_VARIABLES.includes("SERVICE_API_KEY"); // true
+ * ```
+ */
+export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
+  OPTIONS as Record<string, OptionSpec>,
+).flatMap((option) => option.variable === undefined ? [] : [option.variable]);
+
+/**
+ * The variables a `.env` file may give: service-ci's own `SERVICE_*` settings. Never a CI
+ * runner's variables, a forge's address or token, the Bitbucket proxy, a CA or the action's
+ * marker: a file may be the repository under test's, and those decide where a secret goes.
+ */
+export const ENV_FILE_VARIABLES: readonly string[] = CONFIG_ENV_VARIABLES.filter((name) =>
+  name.startsWith("SERVICE_") &&
+  ![OPTIONS.gitlabToken, OPTIONS.bitbucketProxy, OPTIONS.caCert, OPTIONS.action].some((option) =>
+    option.variable === name
+  )
+);
+
+/**
+ * The misspellings of `variable` a user is likely to set instead of it, all within `SERVICE_*`
+ * (the only names the permission set lets the program read besides the CIs'): one underscore
+ * dropped (`SERVICE_APIKEY`), a plural or the id left off (`SERVICE_AGENTS`, `SERVICE_AGENT`),
+ * the key called a token (`SERVICE_API_TOKEN`, `SERVICE_TOKEN`, `SERVICE_KEY`), the base URL
+ * without "base" (`SERVICE_URL`). Only their names are ever printed, never their values.
+ *
+ * @example
+ * ```ts
+ * nearMissNames("SERVICE_API_KEY").includes("SERVICE_APIKEY"); // true
+ * ```
+ */
+export function nearMissNames(variable: string): string[] {
+  const rest = variable.replace(/^SERVICE_/, "");
+  const words = rest.split("_");
+  const names = new Set<string>();
+  for (let i = 1; i < words.length; i++) {
+    names.add(`SERVICE_${words.slice(0, i).join("_")}${words.slice(i).join("_")}`);
+  }
+  names.add(`${variable}S`);
+  if (rest.endsWith("_ID")) {
+    names.add(`SERVICE_${rest.slice(0, -3)}`).add(`SERVICE_${rest.slice(0, -3)}S`);
+  }
+  if (rest.endsWith("_KEY")) {
+    names.add(`SERVICE_${rest.slice(0, -4)}_TOKEN`).add("SERVICE_TOKEN").add("SERVICE_KEY");
+  }
+  if (rest.endsWith("_URL")) names.add("SERVICE_URL");
+  names.delete(variable);
+  return [...names].filter((name) => !CONFIG_ENV_VARIABLES.includes(name));
+}
+
+/**
+ * The near misses ({@linkcode nearMissNames}) of the required variables: read only to say
+ * "did you mean" when a required one is unset.
+ *
+ * @example
+ * ```ts
+ * NEAR_MISS_VARIABLES.includes("SERVICE_APIKEY"); // true
+ * ```
+ */
+export const NEAR_MISS_VARIABLES: readonly string[] = [
+  ...new Set(
+    [OPTIONS.apiKey.variable, OPTIONS.agents.variable, OPTIONS.baseUrl.variable].flatMap(
+      nearMissNames,
+    ),
+  ),
+];
+
+/**
+ * A message as the GitHub action's user reads it: each flag or variable the action sets from one
+ * of its inputs ({@linkcode OptionSpec.inputVia}) named as that input, `timeout-minutes:`.
+ *
+ * @example
+ * ```ts
+ * inActionTerms("--timeout-minutes must be a positive number of minutes (got \"soon\")");
+ * // "timeout-minutes: must be a positive number of minutes (got \"soon\")"
+ * ```
+ */
+export function inActionTerms(message: string): string {
+  let text = message;
+  for (const option of Object.values(OPTIONS as Record<string, OptionSpec>)) {
+    if (option.input === undefined) continue;
+    const name = option.inputVia === "variable" ? option.variable : `--${option.flag}`;
+    if (name === undefined) continue;
+    text = text.replace(
+      new RegExp(`(?<![\\w-])${name.replaceAll("-", "\\-")}(?![\\w-])`, "g"),
+      `${option.input}:`,
+    );
+  }
+  return text;
+}
+
+/**
+ * The variables that hold a secret ({@linkcode OptionSpec.secret}): masked in every output.
+ *
+ * @example
+ * ```ts
+ * SECRET_VARIABLES.includes("GITHUB_TOKEN"); // true
+ * ```
+ */
+export const SECRET_VARIABLES: readonly string[] = Object.values(
+  OPTIONS as Record<string, OptionSpec>,
+).flatMap((option) =>
+  option.secret === true && option.variable !== undefined ? [option.variable] : []
+);
+
+/**
+ * The values of the secret variables set in `env`, as given and without the blanks around them:
+ * what every output masks.
+ *
+ * @example
+ * ```ts
+ * secretValues((name) => ({ GITHUB_TOKEN: " ghs_example\n" })[name]);
+ * // [" ghs_example\n", "ghs_example"]
+ * ```
+ */
+export function secretValues(env: (name: string) => string | undefined): string[] {
+  return SECRET_VARIABLES.flatMap((name) => {
+    const value = env(name);
+    if (value === undefined || value.trim() === "") return [];
+    return value === value.trim() ? [value] : [value, value.trim()];
+  });
+}
+
+/**
+ * An option as the user types it: `--flag`, or its variable when it has no flag.
+ *
+ * @example
+ * ```ts
+ * optionName(OPTIONS.help); // "--help"
+ * optionName(OPTIONS.apiKey); // "SERVICE_API_KEY"
+ * ```
+ */
+export function optionName(option: Pick<OptionSpec, "flag" | "variable">): string {
+  return option.flag === undefined ? option.variable ?? "" : `--${option.flag}`;
+}

@@ -1,0 +1,118 @@
+/**
+ * The tokenizer of `node:util`'s `parseArgs` (`tokens: true`, `strict: false`): the command line
+ * as options and positionals, each option with its value when it has one, and nothing judged.
+ * `config.ts` judges the tokens against the option table with its own messages. It exists
+ * because importing anything from `node:` makes Deno load its Node compatibility layer, which
+ * took about a fifth of the run of an immediately finished gate (docs/performance.md);
+ * `tests/config/parse_args_test.ts` compares it with `node:util`.
+ */
+
+/** One option as the tokenizer needs it: whether it takes a value, and its one-letter alias. */
+export interface TokenOption {
+  /** `string` when the option takes a value, `boolean` when it stands alone. */
+  readonly type: "string" | "boolean";
+  /** Its one-letter alias (`-h`), if any. */
+  readonly short?: string;
+}
+
+/**
+ * One token, as Node's (without its `index`). An option's `value` is what followed it
+ * (`inlineValue: false`) or what followed its `=` (`inlineValue: true`); both are `undefined`
+ * when it has none.
+ */
+export type ArgToken =
+  | {
+    readonly kind: "option";
+    readonly name: string;
+    readonly rawName: string;
+    readonly value: string | undefined;
+    readonly inlineValue: boolean | undefined;
+  }
+  | { readonly kind: "positional"; readonly value: string }
+  | { readonly kind: "option-terminator" };
+
+/**
+ * Splits `args` into tokens as `node:util`'s `parseArgs({ args, options, strict: false,
+ * allowPositionals: true, tokens: true })` does. A `string` option takes the next argument as
+ * its value whatever it looks like; an unknown option takes none.
+ *
+ * @example
+ * ```ts
+ * parseArgTokens(["--agent", "a", "--json=1"], {
+ *   agent: { type: "string" },
+ *   json: { type: "boolean" },
+ * });
+ * // [{ kind: "option", name: "agent", rawName: "--agent", value: "a", inlineValue: false },
+ * //  { kind: "option", name: "json", rawName: "--json", value: "1", inlineValue: true }]
+ * ```
+ */
+export function parseArgTokens(
+  args: readonly string[],
+  options: Readonly<Record<string, TokenOption>>,
+): ArgToken[] {
+  const tokens: ArgToken[] = [];
+  const remaining = [...args];
+  const takesValue = (name: string) =>
+    Object.hasOwn(options, name) && options[name]!.type === "string";
+  const option = (name: string, rawName: string, value?: string, inline?: boolean): ArgToken => ({
+    kind: "option",
+    name,
+    rawName,
+    value,
+    inlineValue: value === undefined ? undefined : inline,
+  });
+  while (remaining.length > 0) {
+    const arg = remaining.shift()!;
+    const next = remaining[0];
+    if (arg === "--") {
+      tokens.push({ kind: "option-terminator" });
+      for (const value of remaining) tokens.push({ kind: "positional", value });
+      break;
+    }
+    const isShort = arg.length >= 2 && arg[0] === "-" && arg[1] !== "-";
+    if (isShort && arg.length === 2) {
+      const name = _longName(arg[1]!, options);
+      const value = takesValue(name) && next !== undefined ? remaining.shift() : undefined;
+      tokens.push(option(name, arg, value, false));
+      continue;
+    }
+    if (isShort) {
+      const name = _longName(arg[1]!, options);
+      if (takesValue(name)) {
+        tokens.push(option(name, `-${arg[1]}`, arg.slice(2), true));
+        continue;
+      }
+      // A group such as -abc reads as -a -b -c; an option that takes a value takes the rest.
+      const expanded: string[] = [];
+      for (let index = 1; index < arg.length; index++) {
+        const letter = arg[index]!;
+        if (!takesValue(_longName(letter, options)) || index === arg.length - 1) {
+          expanded.push(`-${letter}`);
+        } else {
+          expanded.push(`-${arg.slice(index)}`);
+          break;
+        }
+      }
+      remaining.unshift(...expanded);
+      continue;
+    }
+    if (arg.length > 2 && arg.startsWith("--")) {
+      const equals = arg.indexOf("=", 3);
+      if (equals < 0) {
+        const name = arg.slice(2);
+        const value = takesValue(name) && next !== undefined ? remaining.shift() : undefined;
+        tokens.push(option(name, arg, value, false));
+      } else {
+        const name = arg.slice(2, equals);
+        tokens.push(option(name, `--${name}`, arg.slice(equals + 1), true));
+      }
+      continue;
+    }
+    tokens.push({ kind: "positional", value: arg });
+  }
+  return tokens;
+}
+
+function _longName(letter: string, options: Readonly<Record<string, TokenOption>>): string {
+  return Object.keys(options).find((name) => options[name]!.short === letter) ?? letter;
+}

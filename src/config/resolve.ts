@@ -1,0 +1,351 @@
+/**
+ * Flags, environment and `.env` → one validated, immutable {@linkcode Config}, or a
+ * {@linkcode UsageError} naming the input at fault and what would be valid.
+ * Precedence: flag, then environment, then `.env`, then default.
+ */
+
+import type { MetadataOverrides } from "../ci/detect.ts";
+import { DEFAULT_BASE_URL } from "./default_base_url.ts";
+import {
+  type ConfigKey,
+  type Flags,
+  nearMissNames,
+  OPTION_NAMES,
+  optionName,
+  OPTIONS,
+  type OptionSpec,
+  type OptionValues,
+  parseBaseUrl,
+} from "./options.ts";
+import { QUOTE_MAX, quoteValue, UsageError } from "./errors.ts";
+import { parseArgTokens, type TokenOption } from "./parse_args.ts";
+
+/**
+ * Where an option's value came from: its flag (`--base-url`), its variable (`SERVICE_BASE_URL`),
+ * `.env`, the release's `built-in default` address, the table's `default`, or `unset`.
+ */
+export type OptionSource = string;
+
+/**
+ * Everything one invocation needs, validated: each option of {@linkcode OPTIONS} under its key,
+ * with the type its check gives it (derived from the table, {@linkcode OptionValues}), and where
+ * each came from.
+ */
+export type Config = OptionValues & {
+  /** Where each value came from. */
+  readonly sources: { readonly [K in ConfigKey]: OptionSource };
+  /** The `.env` file that was read, as the messages show it; `undefined` when none was. */
+  readonly envFileRead: string | undefined;
+};
+
+/** Options of {@linkcode resolveConfig}. */
+export interface ResolveOptions {
+  /** The variables whose value in `env` came from the `.env` file rather than the environment. */
+  readonly fromDotenv?: ReadonlySet<string>;
+  /** The release's built-in service address; default {@linkcode DEFAULT_BASE_URL}. */
+  readonly defaultBaseUrl?: string | undefined;
+  /**
+   * Which `.env` file was read, or that none was, for the message of a missing setting:
+   * `"read ./.env"`, `"no .env in the working directory"`.
+   */
+  readonly envFileNote?: string;
+  /** The `.env` file that was read, as messages show it. */
+  readonly envFileRead?: string;
+}
+
+/** What the command line asks for. */
+export type Invocation =
+  | { readonly kind: "help" }
+  | { readonly kind: "version" }
+  | { readonly kind: "run"; readonly flags: Flags };
+
+type _Entry = readonly [key: string, option: OptionSpec];
+
+// Each flag's table entry, and the parser's view of it (the table spells a switch such as
+// --no-ci-native as a flag alone).
+const BY_FLAG: ReadonlyMap<string, _Entry> = new Map(
+  Object.entries(OPTIONS as Record<string, OptionSpec>).flatMap(([key, option]) =>
+    option.flag === undefined ? [] : [[option.flag, [key, option] as const]]
+  ),
+);
+const TOKEN_OPTIONS: Readonly<Record<string, TokenOption>> = Object.fromEntries(
+  [...BY_FLAG].map(([flag, [, option]]) => [flag, {
+    type: option.type === "boolean" || option.type === "switch" ? "boolean" : "string",
+    ...(option.short === undefined ? {} : { short: option.short }),
+  }]),
+);
+
+// --api-key, --api_key, --apiKey, --apikey, --service-api-key, alone or with =value.
+const API_KEY_FLAG = /^--?(?:service[-_]?)?api[-_]?key(?:=|$)/i;
+const API_KEY_REFUSED =
+  `--api-key is not an option: command lines show in process lists and CI logs, so the key is read only from ${OPTIONS.apiKey.variable}; set it from your CI's secret store (GitHub: secrets, GitLab: masked CI/CD variable, Jenkins: withCredentials, Azure Pipelines: secret variable mapped with env:) or a .env file`;
+const HELP = `run \`service-ci ${optionName(OPTIONS.help)}\` for the valid options`;
+
+/**
+ * Parses the command line. `--api-key` (in any spelling) is refused first, with why the key is
+ * read only from `SERVICE_API_KEY`. An option that takes a value never takes another option as
+ * it (`--junit --help` is refused, naming both), so `--help` and `--version` win over everything
+ * else only where they stand as options of their own. A single-value option given twice is
+ * refused, naming both values. Values are checked later, by {@linkcode resolveConfig}.
+ *
+ * @example
+ * ```ts
+ * parseCommandLine(["--agent", "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", "--json"]);
+ * // { kind: "run", flags: { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], json: true } }
+ * ```
+ *
+ * @throws {UsageError} For an unknown option, a missing or unexpected value, an option where a
+ * value should be, a repeated single-value option, or an argument that is not an option.
+ */
+export function parseCommandLine(args: readonly string[]): Invocation {
+  // Before the tokenizer: the key given after the flag must not reach any message.
+  if (args.some((arg) => API_KEY_FLAG.test(arg))) throw new UsageError(API_KEY_REFUSED);
+  const tokens = parseArgTokens(args, TOKEN_OPTIONS);
+  // First, what the tokenizer took as a value but is an option: `--pr-comment-key --version`
+  // with an empty variable before it must never print the version and exit 0.
+  for (const token of tokens) {
+    if (token.kind !== "option" || token.inlineValue !== false || token.value === undefined) {
+      continue;
+    }
+    if (token.value.length > 1 && token.value.startsWith("-")) {
+      const [, option] = BY_FLAG.get(token.name)!;
+      const name = optionName(option);
+      // The value as it would be written after `=`; one too long to quote whole is elided.
+      const written = token.value.length <= QUOTE_MAX
+        ? JSON.stringify(token.value).slice(1, -1)
+        : "…";
+      throw new UsageError(
+        `${name} needs a value (${option.expected ?? "a non-empty value"}), but the next argument ${
+          quoteValue(token.value)
+        } looks like an option; write ${name}=${written} if it is the value, or check that the variable meant to give ${name} its value is set`,
+      );
+    }
+  }
+  for (const token of tokens) {
+    if (token.kind !== "option") continue;
+    const option = BY_FLAG.get(token.name)?.[1];
+    if (option === OPTIONS.help) return { kind: "help" };
+    if (option === OPTIONS.version) return { kind: "version" };
+  }
+  const flags: Record<string, string | boolean | string[]> = {};
+  for (const token of tokens) {
+    if (token.kind === "option-terminator") continue;
+    if (token.kind === "positional") {
+      throw new UsageError(
+        `unexpected argument ${quoteValue(token.value)}: service-ci takes only options; ${HELP}`,
+      );
+    }
+    const entry = BY_FLAG.get(token.name);
+    if (entry === undefined) throw new UsageError(_unknownOption(token.rawName));
+    const [key, option] = entry;
+    const name = optionName(option);
+    if (option.type === "boolean" || option.type === "switch") {
+      if (token.value !== undefined) throw new UsageError(`${name} takes no value; ${HELP}`);
+      flags[key] = option.flagSets ?? true;
+      continue;
+    }
+    if (token.value === undefined) {
+      throw new UsageError(`${name} needs a value (${option.expected ?? "a non-empty value"})`);
+    }
+    const earlier = flags[key];
+    if (option.type === "list") {
+      flags[key] = Array.isArray(earlier) ? [...earlier, token.value] : [token.value];
+    } else if (typeof earlier === "string") {
+      throw new UsageError(
+        `${name} is given twice (${quoteValue(earlier)} and ${
+          quoteValue(token.value)
+        }); give it once`,
+      );
+    } else {
+      flags[key] = token.value;
+    }
+  }
+  return { kind: "run", flags: flags as Flags };
+}
+
+// An unknown option, with the valid one nearest to it by edit distance over the names without
+// dashes and hyphens (so a hyphen too many or too few still finds it) when it is near enough.
+function _unknownOption(option: string): string {
+  // One too long to show whole is quoted like any other value: cut, with its length.
+  if (option.length > QUOTE_MAX) return `unknown option ${quoteValue(option)}; ${HELP}`;
+  const name = option.replace(/^-+/, "");
+  const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
+  let best: { name: string; distance: number } | undefined;
+  for (const candidate of OPTION_NAMES) {
+    const distance = _editDistance(squash(name), squash(candidate));
+    if (best === undefined || distance < best.distance) best = { name: candidate, distance };
+  }
+  if (best === undefined || best.distance > Math.max(1, Math.floor(name.length / 4))) {
+    return `unknown option ${option}; ${HELP}`;
+  }
+  return `unknown option ${option}; did you mean --${best.name}? (${HELP})`;
+}
+
+function _editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * Builds the configuration from the flags and an environment in which `.env` values already sit
+ * under the variables that were set (see `mergeEnv`): for each option of the table, its flag,
+ * else its variable (empty counts as unset), else its default, checked by the option's own
+ * `parse` under the name it came by. A required option given nowhere is refused with its
+ * `missing` message, a near-miss variable that is set, and which `.env` was read.
+ *
+ * @example
+ * ```ts
+ * const config = resolveConfig(
+ *   { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], baseUrl: "https://service.example" },
+ *   { SERVICE_API_KEY: "sk_test" },
+ * );
+ * config.timeoutMinutes; // 30
+ * config.sources.baseUrl; // "--base-url"
+ * ```
+ */
+export function resolveConfig(
+  flags: Flags,
+  env: ConfigEnv,
+  options: ResolveOptions = {},
+): Config {
+  const values: Record<string, unknown> = {};
+  const sources: Record<string, OptionSource> = {};
+  for (const [key, option] of Object.entries(OPTIONS as Record<string, OptionSpec>)) {
+    if (option === OPTIONS.help || option === OPTIONS.version) continue;
+    const { value, source } = _resolve(key, option, flags, env, options);
+    values[key] = value;
+    sources[key] = source;
+  }
+  const config = Object.freeze({
+    ...values,
+    sources: Object.freeze(sources),
+    envFileRead: options.envFileRead,
+  }) as Config;
+  const o = OPTIONS;
+  if (config.runId !== undefined) {
+    const [name, agent] = [optionName(o.runId), optionName(o.agents)];
+    if (config.agents.length !== 1) {
+      throw new UsageError(`${name} needs exactly one ${agent} (got ${config.agents.length})`);
+    }
+    if (config.noWait) {
+      throw new UsageError(
+        `${name} waits for a run; it cannot be used with ${optionName(o.noWait)}`,
+      );
+    }
+  }
+  return config;
+}
+
+/**
+ * Where the service address and the key came from, for the first line a run or a dry run prints:
+ * a flag, a variable of the environment, the file that was read, or the built-in default. Never a
+ * value.
+ *
+ * @example
+ * ```ts
+ * const config = resolveConfig(
+ *   { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], baseUrl: "https://service.example" },
+ *   { SERVICE_API_KEY: "sk_test" },
+ * );
+ * describeSources(config); // "address from --base-url, key from SERVICE_API_KEY"
+ * ```
+ */
+export function describeSources(config: Pick<Config, "sources" | "envFileRead">): string {
+  const from = (source: OptionSource) =>
+    source === ".env" && config.envFileRead !== undefined ? config.envFileRead : source;
+  return `address from ${from(config.sources.baseUrl)}, key from ${from(config.sources.apiKey)}`;
+}
+
+/** The environment as the configuration reads it: flags, variables and `.env` merged. */
+export type ConfigEnv = Readonly<Record<string, string | undefined>>;
+
+// One option: its flag, else its variable, else its default, else unset or refused.
+function _resolve(
+  key: string,
+  option: OptionSpec,
+  flags: Flags,
+  env: ConfigEnv,
+  options: ResolveOptions,
+): { value: unknown; source: OptionSource } {
+  const parse = option.parse as ((input: unknown, name: string) => unknown) | undefined;
+  const flag = (flags as Record<string, unknown>)[key];
+  if (flag !== undefined && !(Array.isArray(flag) && flag.length === 0)) {
+    const name = optionName(option);
+    const takesValue = option.type !== "boolean" && option.type !== "switch";
+    return { value: takesValue && parse !== undefined ? parse(flag, name) : flag, source: name };
+  }
+  const variable = option.variable;
+  const text = variable === undefined ? undefined : env[variable];
+  if (variable !== undefined && text !== undefined && text !== "") {
+    const input = option.type === "list"
+      ? text.split(",").map((item) => item.trim()).filter((item) => item !== "")
+      : text;
+    const value = Array.isArray(input) && input.length === 0 ? undefined : parse?.(input, variable);
+    if (value !== undefined) {
+      return { value, source: options.fromDotenv?.has(variable) ? ".env" : variable };
+    }
+  }
+  if (option === OPTIONS.baseUrl) {
+    const builtIn = "defaultBaseUrl" in options ? options.defaultBaseUrl : DEFAULT_BASE_URL;
+    if (builtIn !== undefined) {
+      return {
+        value: parseBaseUrl(builtIn, "the built-in default service address"),
+        source: "built-in default",
+      };
+    }
+  }
+  if (option.default !== undefined) return { value: option.default, source: "default" };
+  if (option.missing !== undefined) {
+    throw new UsageError(
+      `${option.missing(option)}${
+        variable === undefined ? "" : _missingNote(variable, env, options)
+      }`,
+    );
+  }
+  return { value: undefined, source: "unset" };
+}
+
+// What a message about a missing required variable adds: a near miss that is set (its name,
+// never its value), and which .env file was read.
+function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions): string {
+  const set = nearMissNames(variable).filter((name) => (env[name] ?? "").trim() !== "");
+  const notes = set.length === 0 ? [] : [
+    `${set.join(" and ")} ${set.length === 1 ? "is" : "are"} set: did you mean ${variable}?`,
+  ];
+  if (options.envFileNote !== undefined) notes.push(options.envFileNote);
+  return notes.length === 0 ? "" : ` (${notes.join("; ")})`;
+}
+
+/**
+ * The CI metadata the command line overrides (`--commit-sha`, `--branch`, `--pull-request`,
+ * `--repository`, `--actor`), as the metadata detection takes them.
+ *
+ * @example
+ * ```ts
+ * declare const config: Config;
+ * const overrides = metadataOverrides(config); // e.g. { commitSha: "4f1c2d3e" }
+ * ```
+ */
+export function metadataOverrides(
+  config: Pick<Config, "commitSha" | "branch" | "pullRequest" | "repository" | "actor">,
+): MetadataOverrides {
+  const { commitSha, branch, pullRequest, repository, actor } = config;
+  return {
+    ...(commitSha === undefined ? {} : { commitSha }),
+    ...(branch === undefined ? {} : { branch }),
+    ...(pullRequest === undefined ? {} : { pullRequest }),
+    ...(repository === undefined ? {} : { repository }),
+    ...(actor === undefined ? {} : { actor }),
+  };
+}

@@ -1,0 +1,335 @@
+/**
+ * The Markdown of a gate's pull-request comment: "in progress" with the links once the runs are
+ * triggered, then the verdicts. Text from the service is data: it cannot break the table, add
+ * markup, hide text, link, or ping anyone on GitHub or GitLab.
+ */
+
+import { inertMarkdown, markdownDestination } from "../../text/markdown.ts";
+import type { Outcome, RunReport } from "../../result/outcome.ts";
+import { type CommentHistory, type HistoryEntry, historyLine } from "./history.ts";
+import {
+  exitMeaning,
+  formatDuration,
+  headline,
+  markedOutcome,
+  OUTCOME_LABELS,
+  outcomeCounts,
+} from "../../text/words.ts";
+
+/**
+ * The longest comment written, in UTF-16 code units: GitHub refuses bodies over 65,536
+ * characters (GitLab allows 1,000,000), and a code unit never counts less than a character.
+ */
+export const MAX_COMMENT_LENGTH = 60_000;
+
+/** One run as known right after its trigger answered. */
+export interface TriggeredRun {
+  /** The agent's UUID. */
+  readonly agentId: string;
+  /** The run's id, when the trigger answered with one. */
+  readonly runId: string | null;
+  /** The run's dashboard link, when the service gave one. */
+  readonly url: string | null;
+  /**
+   * Why the agent has no run, when its trigger was refused or failed (masked service text); a
+   * row then says so instead of "running".
+   */
+  readonly refused?: string | null;
+}
+
+/**
+ * What the "in progress" comment shows.
+ *
+ * @example
+ * ```ts
+ * const progress: CommentProgress = {
+ *   commitSha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+ *   buildUrl: "https://github.com/acme/widgets/actions/runs/1",
+ *   runs: [{ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", url: null }],
+ * };
+ * ```
+ */
+export interface CommentProgress {
+  /** The commit the gate is about (`ci_metadata.commit_sha`). */
+  readonly commitSha: string | null;
+  /** The CI job's link (`ci_metadata.build_url`). */
+  readonly buildUrl: string | null;
+  /** One entry per agent, in the order they were given. */
+  readonly runs: readonly TriggeredRun[];
+}
+
+/** Options of {@linkcode progressComment} and {@linkcode finalComment}. */
+export interface CommentOptions {
+  /** The longest body to return; default {@linkcode MAX_COMMENT_LENGTH}. */
+  readonly maxLength?: number;
+  /**
+   * The verdicts of earlier commits, stored in the comment's hidden history line and shown under
+   * the table (for {@linkcode finalComment}, with this run already recorded: `recordRun`). Left
+   * out first when the comment would not fit otherwise.
+   */
+  readonly history?: CommentHistory;
+}
+
+/**
+ * The comment while the runs are going: the commit, and one row per agent with its run's link.
+ *
+ * @example
+ * ```ts
+ * const body = progressComment("<!-- service-ci gate:0123456789abcdef -->", {
+ *   commitSha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+ *   buildUrl: null,
+ *   runs: [{ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", url: null }],
+ * });
+ * body.split("\n")[2]; // "### ⏳ service-ci: quality gate running"
+ * ```
+ */
+export function progressComment(
+  marker: string,
+  progress: CommentProgress,
+  options: CommentOptions = {},
+): string {
+  const refused = progress.runs.filter((run) => _isRefused(run)).length;
+  const triggered = progress.runs.length - refused;
+  const gates = progress.runs.length === 1 ? "quality gate" : "quality gates";
+  return _comment(marker, {
+    heading: `⏳ service-ci: ${gates} running`,
+    summary: `${triggered} ${triggered === 1 ? "run" : "runs"} triggered for ${
+      _commit(progress.commitSha)
+    }${
+      refused === 0 ? "" : `; ${refused} not triggered`
+    }; this comment shows the verdicts when they are in.`,
+    // Each row says what is known now: a run with its link, or the reason there is none.
+    rows: progress.runs.map((run) => ({
+      cells: _isRefused(run)
+        ? [
+          inertMarkdown(_cap(run.agentId, 100)),
+          `${markedOutcome("unchecked")}: ${inertMarkdown(_cap(run.refused ?? "", 300))}`,
+          "—",
+          _runCell(null, null),
+        ]
+        : [inertMarkdown(_cap(run.agentId, 100)), "⏳ running", "—", _runCell(run.runId, run.url)],
+      outcome: _isRefused(run) ? "unchecked" : null,
+    })),
+    closing: [],
+    footer: _footer(null, progress.buildUrl),
+    history: _history(options.history, progress.runs, null),
+  }, options.maxLength ?? MAX_COMMENT_LENGTH);
+}
+
+function _isRefused(run: TriggeredRun): boolean {
+  return run.runId === null && run.refused !== undefined && run.refused !== null;
+}
+
+/**
+ * The comment once the run is over: the overall result, one row per agent (verdict, duration,
+ * run link) and what the exit code means.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../../result/outcome.ts";
+ * declare const report: RunReport;
+ * const body = finalComment("<!-- service-ci gate:0123456789abcdef -->", report);
+ * ```
+ */
+export function finalComment(
+  marker: string,
+  report: RunReport,
+  options: CommentOptions = {},
+): string {
+  return _comment(marker, {
+    heading: headline(report),
+    summary: `${outcomeCounts(report.agents)} Commit ${_commit(report.ciMetadata.commit_sha)}.`,
+    rows: report.agents.map((agent) => ({
+      cells: [
+        inertMarkdown(_cap(agent.agentId, 100)),
+        agent.error === null
+          ? markedOutcome(agent.outcome)
+          : `${markedOutcome(agent.outcome)}: ${inertMarkdown(_cap(agent.error, 300))}`,
+        formatDuration(agent.durationMs),
+        _runCell(agent.runId, agent.url),
+      ],
+      outcome: agent.outcome,
+    })),
+    closing: [`Exit code ${report.exitCode}: ${exitMeaning(report)}.`],
+    footer: _footer(report.version, report.ciMetadata.build_url),
+    history: _history(options.history, report.agents, report.ciMetadata.commit_sha),
+  }, options.maxLength ?? MAX_COMMENT_LENGTH);
+}
+
+const _HEADER = "| Agent | Verdict | Duration | Run |";
+const _DIVIDER = "| --- | --- | --- | --- |";
+// Room kept for the line that counts the agents left out.
+const _OMISSION_RESERVE = 300;
+// A link longer than this is shown as text: one row must not take the whole comment.
+const _MAX_HREF_LENGTH = 2_000;
+
+interface _Row {
+  readonly cells: readonly string[];
+  /** `null` while in progress. */
+  readonly outcome: Outcome | null;
+}
+
+interface _Parts {
+  readonly heading: string;
+  readonly summary: string;
+  readonly rows: readonly _Row[];
+  readonly closing: readonly string[];
+  readonly footer: string;
+  readonly history: _History;
+}
+
+interface _History {
+  /** The hidden line that stores it, or `null`. */
+  readonly line: string | null;
+  /** What the reader sees under the table: nothing, or a heading and one item per agent. */
+  readonly shown: readonly string[];
+}
+
+// When rows must be left out, the ones a reviewer needs most stay: failures before passes.
+const _KEEP_FIRST: readonly (Outcome | null)[] = [
+  "failed",
+  "unchecked",
+  "timed_out",
+  "interrupted",
+  "triggered",
+  null,
+  "passed",
+];
+
+// The history never costs a row: what is shown of it goes first, then the hidden line.
+function _comment(marker: string, parts: _Parts, maxLength: number): string {
+  const bare = _packed(marker, parts, { line: null, shown: [] }, maxLength);
+  const { line, shown } = parts.history;
+  if (line === null) return bare.text;
+  const tries = shown.length === 0 ? [parts.history] : [parts.history, { line, shown: [] }];
+  for (const history of tries) {
+    const body = _packed(marker, parts, history, maxLength);
+    if (body.omitted <= bare.omitted && body.text.length <= maxLength) return body.text;
+  }
+  return bare.text;
+}
+
+function _packed(
+  marker: string,
+  parts: _Parts,
+  history: _History,
+  maxLength: number,
+): { text: string; omitted: number } {
+  const head = [
+    marker,
+    ...(history.line === null ? [] : [history.line]),
+    "",
+    `### ${parts.heading}`,
+    "",
+    parts.summary,
+    "",
+    _HEADER,
+    _DIVIDER,
+  ];
+  const tail = [
+    "",
+    ...history.shown.flatMap((line) => [line, ""]),
+    ...parts.closing.flatMap((line) => [line, ""]),
+    parts.footer,
+    "",
+  ];
+  const lines = parts.rows.map((row) => `| ${row.cells.join(" | ")} |`);
+  let budget = maxLength - [...head, ...tail].join("\n").length - _OMISSION_RESERVE;
+  const order = parts.rows
+    .map((row, index) => ({ index, rank: _KEEP_FIRST.indexOf(row.outcome) }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index);
+  const shown = new Set<number>();
+  for (const { index } of order) {
+    const cost = lines[index]!.length + 1;
+    if (cost > budget) break;
+    budget -= cost;
+    shown.add(index);
+  }
+  const omitted = parts.rows.filter((_, index) => !shown.has(index));
+  const omission = omitted.length === 0 ? [] : [
+    "",
+    `… and ${omitted.length} more ${omitted.length === 1 ? "agent" : "agents"}${
+      _omittedCounts(omitted)
+    }, left out to stay under the comment size limit; the CI job lists every agent.`,
+  ];
+  const text = [
+    ...head,
+    ...lines.filter((_, index) => shown.has(index)),
+    ...omission,
+    ...tail,
+  ].join("\n");
+  return { text, omitted: omitted.length };
+}
+
+// The stored line, and the lines shown: one list item per agent whose history says more than
+// the table (an entry for another commit than `current`), oldest first.
+function _history(
+  history: CommentHistory | undefined,
+  agents: readonly { readonly agentId: string }[],
+  current: string | null,
+): _History {
+  if (history === undefined) return { line: null, shown: [] };
+  const sha = current?.trim().toLowerCase() ?? null;
+  const items = agents.flatMap(({ agentId }) => {
+    const entries = history.get(agentId.trim().toLowerCase()) ?? [];
+    if (!entries.some((entry) => entry.sha !== sha)) return [];
+    return [`- ${inertMarkdown(_cap(agentId, 100))}: ${entries.map(_historyStep).join(" → ")}`];
+  });
+  return {
+    line: historyLine(history),
+    shown: items.length === 0
+      ? []
+      : ["Verdicts of the last commits, oldest first:", items.join("\n")],
+  };
+}
+
+// `❌ at abc1234`, the short commit id linked to its run when the link is known.
+function _historyStep(entry: HistoryEntry): string {
+  // The history was checked when read; a commit id that is not hex is still only text.
+  const commit = /^[0-9a-f]{7,40}$/.test(entry.sha)
+    ? `\`${entry.sha.slice(0, 7)}\``
+    : inertMarkdown(_cap(entry.sha, 40));
+  const href = _href(entry.url);
+  const mark = OUTCOME_LABELS[entry.outcome]?.mark ?? "";
+  return `${mark} at ${href === null ? commit : `[${commit}](<${href}>)`}`;
+}
+
+function _omittedCounts(rows: readonly _Row[]): string {
+  const outcomes = rows.flatMap((row) => row.outcome === null ? [] : [row.outcome]);
+  if (outcomes.length === 0) return "";
+  const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
+    .map((outcome) => [outcome, outcomes.filter((other) => other === outcome).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([outcome, count]) => `${count} ${OUTCOME_LABELS[outcome].words}`);
+  return ` (${counts.join(", ")})`;
+}
+
+// A hex commit id is written bare so that both forges link it to the commit.
+function _commit(sha: string | null): string {
+  if (sha === null || sha.trim() === "") return "an unknown commit";
+  const trimmed = sha.trim();
+  return /^[0-9a-f]{7,64}$/i.test(trimmed) ? trimmed : inertMarkdown(_cap(trimmed, 100));
+}
+
+function _footer(version: string | null, buildUrl: string | null): string {
+  const name = version === null ? "service-ci" : `service-ci ${inertMarkdown(_cap(version, 40))}`;
+  const href = _href(buildUrl);
+  return href === null ? name : `${name} · [CI job](<${href}>)`;
+}
+
+function _runCell(runId: string | null, url: string | null): string {
+  const href = _href(url);
+  const text = runId === null ? null : inertMarkdown(_cap(runId, 100));
+  if (href === null) return text ?? "—";
+  return `[${text ?? "open"}](<${href}>)`;
+}
+
+function _cap(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+// A link's destination, or null: a longer one is shown as text.
+function _href(url: string | null): string | null {
+  return markdownDestination(url, _MAX_HREF_LENGTH);
+}

@@ -1,0 +1,228 @@
+/**
+ * The verdicts of a gate's last few commits, kept in its pull-request comment as a second hidden
+ * line, so a reviewer sees "❌ at `abc1234` → ✅ at `def5678`" without opening CI. What is read
+ * back is data from the forge: anything that is not exactly what {@linkcode historyLine} writes
+ * is ignored as a whole (docs/pr-comment.md, "History across pushes").
+ */
+
+import { httpLink } from "../../text/markdown.ts";
+import type { Outcome, RunReport } from "../../result/outcome.ts";
+import { AGENT_UUID } from "../../config/options.ts";
+import { OUTCOME_LABELS } from "../../text/words.ts";
+import { hasMarker } from "./marker.ts";
+
+/** The most commits remembered per agent. */
+export const HISTORY_LENGTH = 5;
+
+/** The longest encoded history, in characters of base64url: older entries go first to fit. */
+export const MAX_HISTORY_SIZE = 8_192;
+
+/** The longest run link remembered; a longer one is kept as no link. */
+export const MAX_HISTORY_URL_LENGTH = 2_000;
+
+/** One commit's verdict for one agent. */
+export interface HistoryEntry {
+  /** The commit, lower-case hex, 7 to 40 digits. */
+  readonly sha: string;
+  /** The agent's outcome on that commit. */
+  readonly outcome: Outcome;
+  /** The run's dashboard link (`http:` or `https:`, normalised), or `null`. */
+  readonly url: string | null;
+}
+
+/** Per agent (lower-case UUID), its last commits, oldest first. */
+export type CommentHistory = ReadonlyMap<string, readonly HistoryEntry[]>;
+
+/** Options of {@linkcode readHistory}. */
+export interface ReadHistoryOptions {
+  /** The gate's marker: the comment's first line must be exactly this. */
+  readonly marker: string;
+  /** The gate's agents; a history naming any other agent is ignored. */
+  readonly agents: readonly string[];
+}
+
+/**
+ * The history stored in a comment of this gate, or an empty one. The comment must start with
+ * `marker` and have the history line right below it; a line that does not decode, or any
+ * value that is not what this module writes (another agent, a sha that is not hex, an unknown
+ * outcome, a link that is not `http:`/`https:` in its normalised form, too many entries, a
+ * commit twice, an extra field), makes the whole history be ignored. Never throws.
+ *
+ * @example
+ * ```ts
+ * const agent = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
+ * const marker = "<!-- service-ci gate:0123456789abcdef -->";
+ * const history = new Map([[agent, [{ sha: "abc1234", outcome: "failed" as const, url: null }]]]);
+ * const body = `${marker}\n${historyLine(history)}\n\n### …`;
+ * readHistory(body, { marker, agents: [agent] }).get(agent)?.[0]?.sha; // "abc1234"
+ * readHistory("<!-- service-ci history:e30 -->", { marker, agents: [agent] }).size; // 0
+ * ```
+ */
+export function readHistory(body: string, options: ReadHistoryOptions): CommentHistory {
+  try {
+    if (!hasMarker(body, options.marker)) return _EMPTY;
+    const line = body.split("\n", 2)[1]?.replace(/\r$/, "") ?? "";
+    const match = _LINE.exec(line);
+    if (match === null) return _EMPTY;
+    const encoded = match[1]!;
+    const bytes = Uint8Array.fromBase64(encoded, { alphabet: "base64url" });
+    // Only the one spelling historyLine writes: no padding, no stray bits in the last digit.
+    if (_base64url(bytes) !== encoded) return _EMPTY;
+    const data: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    return _validHistory(data, options.agents) ?? _EMPTY;
+  } catch {
+    return _EMPTY;
+  }
+}
+
+/**
+ * The history with one more run: each agent of `report` gets its outcome at the report's commit,
+ * newest last, replacing an entry for the same commit (a re-run). Agents that are not in the
+ * report are dropped (as is an agent id that is not a UUID), and each keeps its last
+ * {@linkcode HISTORY_LENGTH} entries. A report whose commit is unknown or not a hex commit id
+ * leaves the history as it is (for the report's agents). A link is kept in its normalised form,
+ * and only when it is `http:` or `https:` and at most {@linkcode MAX_HISTORY_URL_LENGTH} long.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../../result/outcome.ts";
+ * declare const report: RunReport;
+ * const history = recordRun(new Map(), report);
+ * ```
+ */
+export function recordRun(history: CommentHistory, report: RunReport): CommentHistory {
+  const sha = _sha(report.ciMetadata.commit_sha);
+  const next = new Map<string, readonly HistoryEntry[]>();
+  for (const agent of report.agents) {
+    const id = agent.agentId.trim().toLowerCase();
+    if (!AGENT_UUID.test(id)) continue;
+    const earlier = history.get(id) ?? [];
+    if (sha === null) {
+      if (earlier.length > 0) next.set(id, earlier);
+      continue;
+    }
+    const link = httpLink(agent.url);
+    const url = link !== null && link.length <= MAX_HISTORY_URL_LENGTH ? link : null;
+    next.set(
+      id,
+      [
+        ...earlier.filter((entry) => entry.sha !== sha),
+        { sha, outcome: agent.outcome, url },
+      ].slice(-HISTORY_LENGTH),
+    );
+  }
+  return next;
+}
+
+/**
+ * The hidden line that stores `history`: `<!-- service-ci history:<base64url of JSON> -->`, at
+ * most {@linkcode MAX_HISTORY_SIZE} characters of base64url (the oldest entries are dropped to
+ * fit), or `null` when there is nothing to store. base64url holds no `-->` and no line break,
+ * so nothing in the history can end the comment early.
+ *
+ * @example
+ * ```ts
+ * historyLine(new Map()); // null
+ * historyLine(new Map([["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", [
+ *   { sha: "abc1234", outcome: "passed" as const, url: null },
+ * ]]]))?.startsWith("<!-- service-ci history:"); // true
+ * ```
+ */
+export function historyLine(history: CommentHistory): string | null {
+  const agents = [...history.entries()].filter(([, entries]) => entries.length > 0);
+  // Oldest first, across agents; among entries of one age, later agents' first.
+  const order = agents
+    .flatMap(([, entries], agent) =>
+      entries.map((_, index) => ({ agent, index, age: entries.length - 1 - index }))
+    )
+    .sort((a, b) => b.age - a.age || b.agent - a.agent);
+  const encode = (dropped: number) => {
+    const gone = new Set(order.slice(0, dropped).map(({ agent, index }) => `${agent}/${index}`));
+    const kept = agents
+      .map(([id, entries], agent) =>
+        [id, entries.filter((_, index) => !gone.has(`${agent}/${index}`))] as const
+      )
+      .filter(([, entries]) => entries.length > 0);
+    if (kept.length === 0) return null;
+    const data = {
+      v: _VERSION,
+      agents: Object.fromEntries(
+        kept.map(([id, entries]) => [
+          id,
+          entries.map(({ sha, outcome, url }) => ({ sha, outcome, url })),
+        ]),
+      ),
+    };
+    return _base64url(_UTF8.encode(JSON.stringify(data)));
+  };
+  // Fewer entries never encode longer: find the fewest to drop.
+  let [low, high] = [0, order.length];
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    if ((encode(middle)?.length ?? 0) <= MAX_HISTORY_SIZE) high = middle;
+    else low = middle + 1;
+  }
+  const encoded = encode(low);
+  return encoded === null ? null : `${_PREFIX}${encoded}${_SUFFIX}`;
+}
+
+const _VERSION = 1;
+const _PREFIX = "<!-- service-ci history:";
+const _SUFFIX = " -->";
+const _LINE = new RegExp(`^${_PREFIX}([A-Za-z0-9_-]{1,${MAX_HISTORY_SIZE}})${_SUFFIX}$`);
+const _EMPTY: CommentHistory = new Map();
+const _UTF8 = new TextEncoder();
+const _SHA = /^[0-9a-f]{7,40}$/;
+
+function _base64url(bytes: Uint8Array): string {
+  return bytes.toBase64({ alphabet: "base64url", omitPadding: true });
+}
+
+function _sha(text: string | null): string | null {
+  const sha = text?.trim().toLowerCase() ?? "";
+  return _SHA.test(sha) ? sha : null;
+}
+
+// The history when `data` is exactly what historyLine writes for these agents, else null.
+function _validHistory(data: unknown, agents: readonly string[]): CommentHistory | null {
+  if (!_isRecord(data) || !_hasKeys(data, ["v", "agents"]) || data.v !== _VERSION) return null;
+  const stored = data.agents;
+  if (!_isRecord(stored)) return null;
+  const known = new Set(agents.map((agent) => agent.trim().toLowerCase()));
+  const history = new Map<string, readonly HistoryEntry[]>();
+  for (const [id, entries] of Object.entries(stored)) {
+    // Stored lower-case, as recordRun writes them; `known` is lower-case too.
+    if (!AGENT_UUID.test(id) || !known.has(id)) return null;
+    if (!Array.isArray(entries) || entries.length < 1 || entries.length > HISTORY_LENGTH) {
+      return null;
+    }
+    const valid = entries.map(_validEntry);
+    if (valid.some((entry) => entry === null)) return null;
+    const kept = valid as HistoryEntry[];
+    if (new Set(kept.map((entry) => entry.sha)).size !== kept.length) return null;
+    history.set(id, kept);
+  }
+  return history;
+}
+
+function _validEntry(entry: unknown): HistoryEntry | null {
+  if (!_isRecord(entry) || !_hasKeys(entry, ["sha", "outcome", "url"])) return null;
+  const { sha, outcome, url } = entry;
+  if (typeof sha !== "string" || !_SHA.test(sha)) return null;
+  if (typeof outcome !== "string" || !Object.hasOwn(OUTCOME_LABELS, outcome)) return null;
+  // Only a link as recordRun stores it: an http(s) URL in its normalised form.
+  if (url !== null) {
+    if (typeof url !== "string" || url.length > MAX_HISTORY_URL_LENGTH) return null;
+    if (!/^https?:\/\//.test(url) || httpLink(url) !== url) return null;
+  }
+  return { sha, outcome: outcome as Outcome, url };
+}
+
+function _isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function _hasKeys(value: Record<string, unknown>, keys: readonly string[]): boolean {
+  const own = Object.keys(value);
+  return own.length === keys.length && keys.every((key) => Object.hasOwn(value, key));
+}

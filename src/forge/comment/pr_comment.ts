@@ -1,0 +1,297 @@
+/**
+ * Keeps one comment per gate on the pull request (GitHub) or merge request (GitLab): written
+ * "in progress" once the runs are triggered, edited with the verdicts at the end. A comment that
+ * cannot be written is one line of diagnostics; it never throws and never touches the verdict.
+ */
+
+import { OPTIONS } from "../../config/options.ts";
+import type { CiContext, CiMetadata } from "../../ci/detect.ts";
+import type { RunReport } from "../../result/outcome.ts";
+import { maskSecrets } from "../../text/sanitize.ts";
+import { type CommentProgress, finalComment, progressComment } from "./content.ts";
+import {
+  type ForgeEffects,
+  ForgeError,
+  type ForgeHttp,
+  githubApi,
+  gitlabApi,
+  pickEffects,
+  type RequestOptions,
+} from "../http.ts";
+import type { ForgeLimits } from "../limits.ts";
+import { type ForgeTarget, forgeTarget } from "../target.ts";
+import type { FinishWindow } from "../../outputs/output.ts";
+import { GithubThread } from "./github.ts";
+import { GitlabThread } from "./gitlab.ts";
+import { type CommentHistory, readHistory, recordRun } from "./history.ts";
+import { gateMarker } from "./marker.ts";
+import type { CommentThread } from "./thread.ts";
+
+/** The effects and facts {@linkcode PullRequestComment.fromEnv} needs. */
+export interface PullRequestCommentOptions extends ForgeEffects {
+  /** The run's CI metadata: the provider, the pull request's number, the repository. */
+  readonly metadata: CiMetadata;
+  /** What kind of build it is (a merge queue has no pull request to comment on). */
+  readonly context?: CiContext | undefined;
+  /** The agents of this gate, as given (part of the marker). */
+  readonly agents: readonly string[];
+  /** `--pr-comment-key` (part of the marker when given). */
+  readonly key?: string | undefined;
+  /** The `User-Agent` header. */
+  readonly userAgent: string;
+  /** Prints one line of diagnostics (without its newline). */
+  readonly warn: (line: string) => void;
+}
+
+/** Why no comment will be written, as one line for the user. */
+export interface PullRequestCommentSkip {
+  /** The line, e.g. `service-ci: no pull-request comment: GITHUB_TOKEN is not set; …`. */
+  readonly skip: string;
+}
+
+/**
+ * One gate's comment on one pull request or merge request.
+ *
+ * @example
+ * ```ts
+ * import type { CiMetadata } from "../../ci/detect.ts";
+ * import type { RunReport } from "../../result/outcome.ts";
+ * declare const metadata: CiMetadata;
+ * declare const report: RunReport;
+ * const comment = PullRequestComment.fromEnv(
+ *   { GITHUB_TOKEN: "ghs_example", GITHUB_WORKFLOW: "ci", GITHUB_JOB: "gate" },
+ *   { metadata, agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], userAgent: "service-ci/1.0.0", warn: console.error },
+ * );
+ * if ("skip" in comment) {
+ *   console.error(comment.skip);
+ * } else {
+ *   void comment.begin({ commitSha: metadata.commit_sha, buildUrl: metadata.build_url, runs: [] });
+ *   await comment.finish(report);
+ * }
+ * ```
+ */
+export class PullRequestComment {
+  readonly #thread: CommentThread;
+  readonly #marker: string;
+  readonly #warn: (line: string) => void;
+  readonly #secrets: readonly string[];
+  readonly #noun: string;
+  readonly #advice: Readonly<Partial<Record<ForgeError["kind"], string>>>;
+  readonly #limits: ForgeLimits | undefined;
+  #queue: Promise<void> = Promise.resolve();
+  #commentId: number | null = null;
+  // The history the comment held before this run, once read (docs/pr-comment.md, "History
+  // across pushes"); the verdicts add this run to it.
+  #earlier: CommentHistory | null = null;
+  // Set after a failure that another attempt would only repeat (a refused or read-only token).
+  #givenUp = false;
+
+  /**
+   * Writes to `thread` under `marker`. {@linkcode PullRequestComment.fromEnv} is the usual
+   * way in; tests may pass any thread.
+   */
+  constructor(
+    thread: CommentThread,
+    options: {
+      readonly marker: string;
+      readonly warn: (line: string) => void;
+      readonly secrets: readonly string[];
+      /** The forge's limits, told when the time to finish ends. */
+      readonly limits?: ForgeLimits;
+    },
+  ) {
+    this.#limits = options.limits;
+    this.#thread = thread;
+    this.#marker = options.marker;
+    this.#warn = options.warn;
+    this.#secrets = options.secrets;
+    this.#noun = thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment";
+    this.#advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
+  }
+
+  /**
+   * The comment for this CI job, or the one line saying why there is none (`forge/target.ts`
+   * decides: not GitHub Actions or GitLab CI, a merge queue run, no pull/merge request, no
+   * token, an unusable API address). A client of its own; the run shares one per forge
+   * ({@linkcode PullRequestComment.forTarget}).
+   */
+  static fromEnv(
+    env: Readonly<Record<string, string | undefined>>,
+    options: PullRequestCommentOptions,
+  ): PullRequestComment | PullRequestCommentSkip {
+    const target = forgeTarget(env, options, "comment");
+    if ("skip" in target) return target;
+    const make = target.forge === "GitLab" ? gitlabApi : githubApi;
+    const http = make({
+      token: target.token?.value ?? "",
+      apiUrl: target.apiUrl,
+      userAgent: options.userAgent,
+      ...pickEffects(options),
+    });
+    return PullRequestComment.forTarget(target, http, options);
+  }
+
+  /**
+   * The comment on `target`'s pull or merge request, written with `http` (the forge's client).
+   * The marker comes from the gate: the workflow, the job, the agents and the key.
+   */
+  static forTarget(
+    target: ForgeTarget,
+    http: ForgeHttp,
+    options: {
+      readonly agents: readonly string[];
+      readonly key?: string | undefined;
+      readonly warn: (line: string) => void;
+    },
+  ): PullRequestComment {
+    const change = target.change ?? 0;
+    const thread = target.forge === "GitLab"
+      ? new GitlabThread({ http, projectId: target.repository, mergeRequest: change })
+      : new GithubThread({ http, repository: target.repository, pullRequest: change });
+    const marker = gateMarker({
+      workflow: target.gate.workflow,
+      job: target.gate.job,
+      agents: options.agents,
+      key: options.key,
+    });
+    return new PullRequestComment(thread, {
+      marker,
+      warn: options.warn,
+      secrets: target.token === null ? [] : [target.token.value],
+      limits: http.limits,
+    });
+  }
+
+  /**
+   * Writes the "in progress" comment (creating it, or editing this gate's earlier one), with
+   * the history of earlier commits as it was. Never rejects; run.ts need not wait for it, as
+   * {@linkcode finish} waits for it.
+   */
+  begin(progress: CommentProgress): Promise<void> {
+    return this.#enqueue({
+      agents: progress.runs.map((run) => run.agentId),
+      body: (history) => progressComment(this.#marker, progress, { history }),
+    }, false);
+  }
+
+  /**
+   * Writes the comment with the verdicts, this run added to the history. It looks for the gate's
+   * comments again first: when runs of one pull request overlapped, each wrote one, and the
+   * oldest is kept while the others are deleted (only our own: `find` never returns another's).
+   * `window` ends it when the run's time to finish is up. Never rejects.
+   */
+  finish(report: RunReport, window?: FinishWindow): Promise<void> {
+    if (window !== undefined) this.#limits?.finishBy(window.endsAt);
+    return this.#enqueue(
+      {
+        agents: report.agents.map((agent) => agent.agentId),
+        body: (history) =>
+          finalComment(this.#marker, report, { history: recordRun(history, report) }),
+      },
+      true,
+      { priority: "background", signal: window?.signal },
+    );
+  }
+
+  // Runs writes one after the other, so the verdicts never land before the "in progress" text.
+  #enqueue(write: _Write, last: boolean, options: RequestOptions = {}): Promise<void> {
+    this.#queue = this.#queue.then(async () => {
+      if (this.#givenUp) return;
+      try {
+        await this.#write(write, last, options);
+      } catch (error) {
+        this.#report(error, last);
+      }
+    });
+    return this.#queue;
+  }
+
+  async #write(write: _Write, last: boolean, options: RequestOptions): Promise<void> {
+    if (this.#commentId !== null && this.#earlier !== null && !last) {
+      try {
+        await this.#thread.update(this.#commentId, write.body(this.#earlier), options);
+        return;
+      } catch (error) {
+        // Someone deleted the comment since: write a new one (the history read stays).
+        if (!(error instanceof ForgeError && error.kind === "not_found")) throw error;
+        this.#commentId = null;
+      }
+    }
+    const [found, ...extra] = await this.#thread.find(this.#marker, options);
+    // The history comes only from the gate's own comment, which find() alone returns, and is
+    // read once: the verdicts build on what the comment held before this run.
+    this.#earlier ??= found === undefined
+      ? new Map()
+      : readHistory(found.body, { marker: this.#marker, agents: write.agents });
+    const body = write.body(this.#earlier);
+    if (found !== undefined) {
+      await this.#thread.update(found.id, body, options);
+      this.#commentId = found.id;
+      // One comment per gate: the copies that overlapping runs wrote go.
+      for (const copy of extra) {
+        await this.#thread.remove(copy.id, options).catch((error) => {
+          if (!(error instanceof ForgeError && error.kind === "not_found")) throw error;
+        });
+      }
+      return;
+    }
+    try {
+      this.#commentId = await this.#thread.create(body, options);
+    } catch (error) {
+      // A create that got no answer may have worked: look again before a second one.
+      if (!(error instanceof ForgeError && (error.kind === "server" || error.kind === "network"))) {
+        throw error;
+      }
+      const [again] = await this.#thread.find(this.#marker, options);
+      if (again === undefined) this.#commentId = await this.#thread.create(body, options);
+      else {
+        await this.#thread.update(again.id, body, options);
+        this.#commentId = again.id;
+      }
+    }
+  }
+
+  #report(error: unknown, last: boolean): void {
+    const what = error instanceof ForgeError
+      ? error.message
+      : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+    // A rate limit that outlasts the time left: the forge's one line says how many were given up.
+    if (error instanceof ForgeError && error.givenUp) return;
+    const transient = error instanceof ForgeError &&
+      ["rate_limited", "server", "network"].includes(error.kind);
+    if (!transient) this.#givenUp = true;
+    const advice = error instanceof ForgeError ? this.#advice[error.kind] : undefined;
+    // A passing fault of the in-progress comment says nothing yet: the verdicts try again, and
+    // only if they fail too is there one line to read.
+    if (transient && !last) return;
+    const line = `service-ci: the ${this.#noun} was not written: ${what}.${
+      advice ? ` ${advice}` : ""
+    } The gate's verdict and exit code are not affected.`;
+    this.#warn(maskSecrets(line, this.#secrets));
+  }
+}
+
+// One write: the body, given the history the comment held before this run, and the agents
+// whose history may be read.
+interface _Write {
+  readonly agents: readonly string[];
+  readonly body: (earlier: CommentHistory) => string;
+}
+
+const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
+  unauthorized: `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`,
+  forbidden:
+    "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
+  not_found:
+    "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
+  rate_limited: "GitHub's API rate limit is used up for now.",
+};
+
+const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
+  unauthorized: `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`,
+  forbidden:
+    `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,
+  not_found:
+    `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
+  rate_limited: "GitLab's API rate limit is used up for now.",
+};

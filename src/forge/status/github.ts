@@ -1,0 +1,319 @@
+/**
+ * GitHub: one check run per agent through the Checks API, or, where the token may not create
+ * check runs, one commit status per agent (docs/github-actions.md, "Commit statuses").
+ */
+
+import { OPTIONS } from "../../config/options.ts";
+import { httpLink, inertMarkdown } from "../../text/markdown.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
+import { ForgeError, type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
+import type { ForgeTarget } from "../target.ts";
+import { clip } from "../../text/sanitize.ts";
+import { formatDuration, outcomeLine, outcomeText } from "../../text/words.ts";
+import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
+
+/** The outcomes a status is completed with (a run not waited for gets none). */
+export type EndedOutcome = Exclude<Outcome, "triggered">;
+
+/**
+ * A check run's conclusion per outcome. A gate that could not be checked is a `failure`:
+ * GitHub's required checks let `neutral` pass, and an unchecked gate must never pass.
+ *
+ * @example
+ * ```ts
+ * CHECK_CONCLUSIONS.unchecked; // "failure"
+ * ```
+ */
+export const CHECK_CONCLUSIONS: Readonly<Record<EndedOutcome, string>> = {
+  passed: "success",
+  failed: "failure",
+  unchecked: "failure",
+  timed_out: "timed_out",
+  interrupted: "cancelled",
+};
+
+/**
+ * A commit status's state per outcome (the fallback when check runs are refused).
+ *
+ * @example
+ * ```ts
+ * COMMIT_STATES.timed_out; // "error"
+ * ```
+ */
+export const COMMIT_STATES: Readonly<Record<EndedOutcome, string>> = {
+  passed: "success",
+  failed: "failure",
+  unchecked: "error",
+  timed_out: "error",
+  interrupted: "error",
+};
+
+// GitHub's limits: a check run's output summary, a commit status's description.
+const _SUMMARY_MAX = 65_535;
+const _DESCRIPTION_MAX = 140;
+// The most pages of the head commit's check runs read to find this run's own.
+const _MAX_PAGES = 10;
+
+/** Options of {@linkcode GithubStatuses}. */
+export interface GithubStatusesOptions {
+  /** Where: the repository and the commit (the pull request's or the merge group's head). */
+  readonly target: ForgeTarget;
+  /** GitHub's client for the run (`forge/clients.ts`), under GitHub's limits. */
+  readonly http: ForgeHttp;
+  /** Prints one line (the switch to commit statuses). */
+  readonly warn: (line: string) => void;
+  /** The wall clock, for `started_at` and `completed_at`. */
+  readonly now: () => number;
+}
+
+/**
+ * The check runs of one commit, one per agent; commit statuses once check runs are refused.
+ * Before its first create it reads the commit's check runs, and a check run of an agent that is
+ * still in progress there (left by a run that was killed) is completed rather than doubled; a
+ * create whose answer was lost is looked up by name the same way.
+ *
+ * @example
+ * ```ts
+ * import type { ForgeTarget } from "../target.ts";
+ * import type { ForgeHttp } from "../http.ts";
+ * declare const target: ForgeTarget;
+ * declare const http: ForgeHttp;
+ * const statuses = new GithubStatuses({ target, http, warn: console.error, now: Date.now });
+ * // await statuses.start({ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", link: null }, {});
+ * ```
+ */
+export class GithubStatuses implements StatusForge {
+  /** The forge's name for messages. */
+  readonly forge = "GitHub";
+  readonly #http: ForgeHttp;
+  readonly #repo: string;
+  readonly #sha: string;
+  readonly #warn: (line: string) => void;
+  readonly #now: () => number;
+  readonly #checkRuns = new Map<string, number>();
+  #existing: Promise<Map<string, number>> | null = null;
+  #mode: "checks" | "statuses" = "checks";
+
+  /** The commit's statuses on GitHub. */
+  constructor(options: GithubStatusesOptions) {
+    this.#repo = `/repos/${options.target.repository.split("/").map(encodeURIComponent).join("/")}`;
+    this.#sha = options.target.commit.sha;
+    this.#warn = options.warn;
+    this.#now = options.now;
+    this.#http = options.http;
+  }
+
+  /** Stops GitHub's requests waiting out a rate limit that ends after `endsAt`. */
+  finishBy(endsAt: number): void {
+    this.#http.limits.finishBy(endsAt);
+  }
+
+  /** Creates the agent's check run `in_progress` (or a `pending` commit status). */
+  async start(start: StatusStart, options: RequestOptions): Promise<void> {
+    const summary = start.runId === null
+      ? "The gate is running."
+      : `Run ${inertMarkdown(start.runId)} is running; the verdict follows when the gate ends.`;
+    await this.#write(start.agentId, {
+      check: {
+        status: "in_progress",
+        started_at: new Date(this.#now()).toISOString(),
+        ...(start.link === null ? {} : { details_url: start.link }),
+        output: { title: "waiting for the verdict", summary },
+      },
+      state: "pending",
+      description: "waiting for the verdict",
+      link: start.link,
+    }, options);
+  }
+
+  /**
+   * Completes the agent's check run with its conclusion (or sets the final commit status). The
+   * check run carries that agent's verdict alone: its title and the summary's first line name
+   * its own outcome, and one line points to the job's summary for the others.
+   */
+  async end({ agent, report, link }: StatusEnd, options: RequestOptions): Promise<void> {
+    const outcome = agent.outcome as EndedOutcome;
+    await this.#write(agent.agentId, {
+      check: {
+        status: "completed",
+        conclusion: CHECK_CONCLUSIONS[outcome],
+        completed_at: new Date(this.#now()).toISOString(),
+        ...(link === null ? {} : { details_url: link }),
+        output: {
+          title: outcomeText(agent.outcome),
+          summary: clip(agentSummary(agent, report), _SUMMARY_MAX),
+        },
+      },
+      state: COMMIT_STATES[outcome],
+      description: outcomeLine(agent.outcome),
+      link,
+    }, options);
+  }
+
+  /** How to enable what failed; never a permission for a rate limit. */
+  advice(error: unknown): string {
+    const kind = error instanceof ForgeError ? error.kind : null;
+    if (kind === "unauthorized") {
+      return `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`;
+    }
+    if (kind === "forbidden" || kind === "not_found") {
+      return this.#mode === "checks"
+        ? "Give the job `permissions: checks: write`."
+        : "Give the job `permissions: statuses: write` (`checks: write` for check runs).";
+    }
+    if (kind === "rate_limited") return "GitHub's API rate limit is used up for now.";
+    return "";
+  }
+
+  /** A refused token or a refused redirect: another attempt would only repeat it. */
+  final(error: unknown): boolean {
+    return error instanceof ForgeError &&
+      ["unauthorized", "forbidden", "not_found", "refused", "unusable"].includes(error.kind);
+  }
+
+  async #write(
+    agentId: string,
+    write: {
+      readonly check: Record<string, unknown>;
+      readonly state: string;
+      readonly description: string;
+      readonly link: string | null;
+    },
+    options: RequestOptions,
+  ): Promise<void> {
+    if (this.#mode === "checks") {
+      try {
+        await this.#checkRun(agentId, write.check, options);
+        return;
+      } catch (error) {
+        if (!(error instanceof ForgeError && ["forbidden", "not_found"].includes(error.kind))) {
+          throw error;
+        }
+        if (this.#mode === "checks") {
+          this.#mode = "statuses";
+          this.#warn(
+            `service-ci: GitHub did not let the token create check runs (${error.message}); commit statuses instead — give the job \`checks: write\` for check runs`,
+          );
+        }
+      }
+    }
+    await this.#http.request("POST", `${this.#repo}/statuses/${this.#sha}`, {
+      state: write.state,
+      context: statusName(agentId),
+      description: clip(write.description, _DESCRIPTION_MAX),
+      ...(write.link === null ? {} : { target_url: write.link }),
+    }, options);
+  }
+
+  async #checkRun(
+    agentId: string,
+    fields: Record<string, unknown>,
+    options: RequestOptions,
+  ): Promise<void> {
+    const key = agentId.toLowerCase();
+    const id = this.#checkRuns.get(key) ?? (await this.#inProgress(options)).get(key);
+    if (id !== undefined) {
+      await this.#http.request("PATCH", `${this.#repo}/check-runs/${id}`, fields, options);
+      this.#checkRuns.set(key, id);
+      return;
+    }
+    const create = {
+      name: statusName(agentId),
+      head_sha: this.#sha,
+      external_id: key,
+      ...fields,
+    };
+    let answer;
+    try {
+      answer = await this.#http.request("POST", `${this.#repo}/check-runs`, create, options);
+    } catch (error) {
+      // The create may have worked with its answer lost: find it by name before another one.
+      if (!(error instanceof ForgeError && ["server", "network"].includes(error.kind))) {
+        throw error;
+      }
+      const lost = await this.#find(
+        `${this.#repo}/commits/${this.#sha}/check-runs?check_name=${
+          encodeURIComponent(statusName(agentId))
+        }&filter=latest&per_page=100`,
+        options,
+      ).catch(() => new Map<string, number>());
+      const found = lost.get(key);
+      if (found === undefined) throw error;
+      this.#checkRuns.set(key, found);
+      await this.#http.request("PATCH", `${this.#repo}/check-runs/${found}`, fields, options);
+      return;
+    }
+    const created = (answer.data as { id?: unknown } | null)?.id;
+    if (typeof created === "number" && Number.isSafeInteger(created)) {
+      this.#checkRuns.set(key, created);
+    }
+  }
+
+  // This run's agents' check runs still in progress on the commit, read once before the first
+  // create: a run killed before its final write left them, and this run completes them.
+  #inProgress(options: RequestOptions): Promise<Map<string, number>> {
+    this.#existing ??= this.#find(
+      `${this.#repo}/commits/${this.#sha}/check-runs?filter=latest&per_page=100`,
+      options,
+    ).catch(() => new Map());
+    return this.#existing;
+  }
+
+  async #find(first: string, options: RequestOptions): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    let target: string | null = first;
+    for (let page = 1; target !== null && page <= _MAX_PAGES; page++) {
+      // A look-up that fails costs one attempt: the create or the update is what matters.
+      const answer = await this.#http.request("GET", target, undefined, {
+        ...options,
+        attempts: 1,
+      });
+      const runs = (answer.data as { check_runs?: unknown } | null)?.check_runs;
+      if (!Array.isArray(runs)) break;
+      for (const run of runs as unknown[]) {
+        const { id, name, external_id: external, status } =
+          (typeof run === "object" && run !== null ? run : {}) as Record<string, unknown>;
+        if (
+          typeof id === "number" && Number.isSafeInteger(id) && typeof external === "string" &&
+          name === statusName(external) && status !== "completed" && !found.has(external)
+        ) found.set(external, id);
+      }
+      target = nextLink(answer.headers.get("link"));
+    }
+    return found;
+  }
+}
+
+/**
+ * What one agent's check run says: its own verdict first (the mark, the outcome, the agent),
+ * its run, status and reason, and one line pointing to the job's summary for the other agents.
+ *
+ * @example
+ * ```ts
+ * import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
+ * declare const agent: AgentOutcome;
+ * declare const report: RunReport;
+ * agentSummary(agent, report).split("\n")[0]; // e.g. "✅ quality gate passed: agent `0b0c4a5e-…`"
+ * ```
+ */
+export function agentSummary(agent: AgentOutcome, report: RunReport): string {
+  const others = report.agents.length - 1;
+  const job = httpLink(report.ciMetadata.build_url);
+  const run = httpLink(agent.url);
+  return [
+    `${outcomeLine(agent.outcome)}: agent \`${inertMarkdown(agent.agentId)}\``,
+    "",
+    `- Run: ${agent.runId === null ? "none" : `\`${inertMarkdown(agent.runId)}\``}${
+      run === null ? "" : ` ([dashboard](${run}))`
+    }`,
+    ...(agent.status === null ? [] : [`- Status: \`${inertMarkdown(agent.status)}\``]),
+    ...(agent.error === null ? [] : [`- Reason: ${inertMarkdown(agent.error)}`]),
+    `- Duration: ${formatDuration(agent.durationMs)}`,
+    "",
+    others === 0
+      ? `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`
+      : `${others} other ${others === 1 ? "agent" : "agents"} in this gate: see ${
+        job === null ? "the job's summary" : `[the job's summary](${job})`
+      } (exit code ${report.exitCode}).`,
+  ].join("\n");
+}

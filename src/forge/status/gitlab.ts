@@ -1,0 +1,128 @@
+/**
+ * GitLab: one commit status per agent, `POST /projects/:id/statuses/:sha`, which the merge
+ * request's pipeline widget shows (docs/ci/gitlab.md, "Commit statuses").
+ */
+
+import { OPTIONS } from "../../config/options.ts";
+import { ForgeError, type ForgeHttp, type RequestOptions } from "../http.ts";
+import type { ForgeTarget } from "../target.ts";
+import { clip } from "../../text/sanitize.ts";
+import { outcomeLine } from "../../text/words.ts";
+import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
+import type { EndedOutcome } from "./github.ts";
+
+/**
+ * A GitLab commit status's state per outcome.
+ *
+ * @example
+ * ```ts
+ * GITLAB_STATES.interrupted; // "canceled"
+ * ```
+ */
+export const GITLAB_STATES: Readonly<Record<EndedOutcome, string>> = {
+  passed: "success",
+  failed: "failed",
+  unchecked: "failed",
+  timed_out: "failed",
+  interrupted: "canceled",
+};
+
+// GitLab refuses a target_url or a description longer than 255 characters.
+const _FIELD_MAX = 255;
+
+/** Options of {@linkcode GitlabStatuses}. */
+export interface GitlabStatusesOptions {
+  /** Where: the project, the merge request's head, the pipeline's ref and id. */
+  readonly target: ForgeTarget;
+  /** GitLab's client for the run (`forge/clients.ts`), under GitLab's limits. */
+  readonly http: ForgeHttp;
+}
+
+/**
+ * The commit statuses of one commit on GitLab, one per agent. Each carries the pipeline's `ref`
+ * and, when the commit is the pipeline's own, its `pipeline_id`, so a commit with several
+ * pipelines gets the statuses on this one (docs/ci/gitlab.md, "Commit statuses").
+ *
+ * @example
+ * ```ts
+ * import type { ForgeTarget } from "../target.ts";
+ * import type { ForgeHttp } from "../http.ts";
+ * declare const target: ForgeTarget;
+ * declare const http: ForgeHttp;
+ * const statuses = new GitlabStatuses({ target, http });
+ * ```
+ */
+export class GitlabStatuses implements StatusForge {
+  /** The forge's name for messages. */
+  readonly forge = "GitLab";
+  readonly #http: ForgeHttp;
+  readonly #path: string;
+  readonly #target: ForgeTarget;
+
+  /** The commit's statuses on GitLab. */
+  constructor(options: GitlabStatusesOptions) {
+    this.#target = options.target;
+    this.#path = `/projects/${
+      encodeURIComponent(options.target.repository.trim())
+    }/statuses/${options.target.commit.sha}`;
+    this.#http = options.http;
+  }
+
+  /** Stops GitLab's requests waiting out a rate limit that ends after `endsAt`. */
+  finishBy(endsAt: number): void {
+    this.#http.limits.finishBy(endsAt);
+  }
+
+  /** Sets the agent's status `running`. */
+  async start(start: StatusStart, options: RequestOptions): Promise<void> {
+    await this.#post(start.agentId, "running", "waiting for the verdict", start.link, options);
+  }
+
+  /** Sets the agent's final status. */
+  async end({ agent, link }: StatusEnd, options: RequestOptions): Promise<void> {
+    await this.#post(
+      agent.agentId,
+      GITLAB_STATES[agent.outcome as EndedOutcome],
+      outcomeLine(agent.outcome),
+      link,
+      options,
+    );
+  }
+
+  /** How to enable what failed. */
+  advice(error: unknown): string {
+    const kind = error instanceof ForgeError ? error.kind : null;
+    if (kind === "unauthorized") {
+      return `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`;
+    }
+    if (kind === "forbidden" || kind === "not_found") {
+      return `${OPTIONS.gitlabToken.variable} needs the api scope and the Developer role on this project (CI_JOB_TOKEN cannot set statuses).`;
+    }
+    if (kind === "rate_limited") return "GitLab's API rate limit is used up for now.";
+    return "";
+  }
+
+  /** A refused token or a refused redirect: another attempt would only repeat it. */
+  final(error: unknown): boolean {
+    return error instanceof ForgeError &&
+      ["unauthorized", "forbidden", "not_found", "refused"].includes(error.kind);
+  }
+
+  async #post(
+    agentId: string,
+    state: string,
+    description: string,
+    link: string | null,
+    options: RequestOptions,
+  ): Promise<void> {
+    const { ref, pipelineId } = this.#target;
+    await this.#http.request("POST", this.#path, {
+      state,
+      name: statusName(agentId),
+      ...(ref === null || ref.length > _FIELD_MAX ? {} : { ref }),
+      ...(pipelineId === null ? {} : { pipeline_id: pipelineId }),
+      description: clip(description, _FIELD_MAX),
+      ...(link === null || link.length > _FIELD_MAX ? {} : { target_url: link }),
+    }, options);
+  }
+}

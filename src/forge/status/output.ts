@@ -1,0 +1,200 @@
+/**
+ * The commit statuses as one of the run's outputs (a courtesy): one status per agent on the
+ * commit the gate evaluated, in progress once the agent's run is triggered, completed with its
+ * outcome once the reports are written. A status that cannot be written is one line; it never
+ * touches the verdict or the exit code.
+ */
+
+import type { Config } from "../../config/resolve.ts";
+import type { ForgeClients } from "../clients.ts";
+import { ForgeError } from "../http.ts";
+import { forgeTarget } from "../target.ts";
+import { httpLink } from "../../text/markdown.ts";
+import { optionName, OPTIONS } from "../../config/options.ts";
+import type { OutputsContext, RunOutput, RunPlan } from "../../outputs/output.ts";
+import { maskSecrets, sanitize } from "../../text/sanitize.ts";
+import { BitbucketStatuses } from "./bitbucket.ts";
+import type { StatusForge, StatusSkip } from "./commit_status.ts";
+import { GithubStatuses } from "./github.ts";
+import { GitlabStatuses } from "./gitlab.ts";
+
+/**
+ * The commit statuses' outputs for this run: one output, or none with one line on stderr saying
+ * why (not GitHub Actions, GitLab CI or Bitbucket Pipelines; `--no-wait`; no commit SHA; no
+ * token). A merge queue's `merge_group` run gets them on the merge group's head, which branch
+ * protection requires them on.
+ *
+ * @example
+ * ```ts
+ * import type { OutputsContext } from "../../outputs/output.ts";
+ * import type { ForgeClients } from "../clients.ts";
+ * declare const context: OutputsContext;
+ * declare const clients: ForgeClients;
+ * const outputs = commitStatusOutputs(context, clients);
+ * ```
+ */
+export function commitStatusOutputs(context: OutputsContext, clients: ForgeClients): RunOutput[] {
+  const { output } = context;
+  const made = statusForge(context, clients);
+  if ("skip" in made) {
+    output.stderr(`${made.skip}\n`);
+    return [];
+  }
+  return [statusOutput(made, {
+    secrets: output.secrets,
+    warn: (line) => output.stderr(`${line}\n`),
+  })];
+}
+
+/**
+ * The writer of the statuses, from the one forge target (`forge/target.ts`) and the run's
+ * client of that forge, or the one line saying why there is none.
+ *
+ * @example
+ * ```ts
+ * import type { OutputsContext } from "../../outputs/output.ts";
+ * import type { ForgeClients } from "../clients.ts";
+ * declare const context: OutputsContext;
+ * declare const clients: ForgeClients;
+ * const forge = statusForge(context, clients);
+ * if ("skip" in forge) console.error(forge.skip);
+ * ```
+ */
+export function statusForge(
+  context: OutputsContext,
+  clients: ForgeClients,
+): StatusForge | StatusSkip {
+  const { config, env, metadata, output } = context;
+  const skipped = statusesSkipped(config);
+  if (skipped !== null) return { skip: skipped };
+  const target = forgeTarget(env, { metadata, context: context.context }, "statuses");
+  if ("skip" in target) return target;
+  switch (target.forge) {
+    case "GitHub": {
+      const token = target.token?.value ?? "";
+      return new GithubStatuses({
+        target,
+        http: clients.api(target),
+        warn: (line) => output.stderr(`${maskSecrets(line, [token])}\n`),
+        now: clients.clock.now,
+      });
+    }
+    case "GitLab":
+      return new GitlabStatuses({ target, http: clients.api(target) });
+    case "Bitbucket":
+      return new BitbucketStatuses({
+        target,
+        bitbucket: clients.bitbucket(target),
+        fallbackLink: httpLink(metadata.build_url) ?? target.web ?? "",
+      });
+  }
+}
+
+/**
+ * Why the configuration itself rules the statuses out (`--no-wait`), as the one line said, or
+ * `null`.
+ *
+ * @example
+ * ```ts
+ * statusesSkipped({ noWait: false }); // null
+ * ```
+ */
+export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
+  if (!config.noWait) return null;
+  return `service-ci: no commit statuses: ${
+    optionName(OPTIONS.noWait)
+  } leaves each run without a verdict, and a status completed without one could let a required check pass`;
+}
+
+/** What {@linkcode statusOutput} writes lines with. */
+export interface StatusOutputOptions {
+  /** Values never to show (the key, the forge tokens). */
+  readonly secrets: readonly string[];
+  /** Prints one line (without its newline). */
+  readonly warn: (line: string) => void;
+}
+
+/**
+ * The output that drives `forge`: the agent's status in progress on its first `triggered` or
+ * `attached` event, completed with its outcome at `finish`. Writes for one agent go one after
+ * the other; the first failure is one line, and a failure another attempt would only repeat
+ * stops every further write.
+ *
+ * @example
+ * ```ts
+ * import type { StatusForge } from "./commit_status.ts";
+ * declare const forge: StatusForge;
+ * const output = statusOutput(forge, { secrets: [], warn: console.error });
+ * output.kind; // "courtesy"
+ * ```
+ */
+export function statusOutput(forge: StatusForge, options: StatusOutputOptions): RunOutput {
+  let plan: RunPlan | undefined;
+  const chains = new Map<string, Promise<void>>();
+  const started = new Set<string>();
+  // Agents whose final write is queued: an in-progress write not yet sent is skipped.
+  const ending = new Set<string>();
+  let givenUp = false;
+  let warned = false;
+  const clean = (text: string | null) =>
+    text === null ? null : sanitize(text, { secrets: options.secrets });
+  const fail = (error: unknown, last: boolean) => {
+    // A rate limit that outlasts the time left: the forge's one line says how many were given up.
+    if (error instanceof ForgeError && error.givenUp) return;
+    const final = forge.final(error);
+    if (final) givenUp = true;
+    // A passing fault of the in-progress status says nothing yet: the final write tries again.
+    if ((!final && !last) || warned) return;
+    warned = true;
+    const what = error instanceof Error ? error.message : String(error);
+    const advice = forge.advice(error);
+    options.warn(maskSecrets(
+      `service-ci: the ${forge.forge} commit statuses were not written: ${what}.${
+        advice === "" ? "" : ` ${advice}`
+      } The gate's verdict and exit code are not affected.`,
+      options.secrets,
+    ));
+  };
+  const enqueue = (agentId: string, write: () => Promise<void>, last: boolean) => {
+    const chain = (chains.get(agentId) ?? Promise.resolve()).then(async () => {
+      if (givenUp || (!last && ending.has(agentId))) return;
+      try {
+        await write();
+      } catch (error) {
+        fail(error, last);
+      }
+    });
+    chains.set(agentId, chain);
+    return chain;
+  };
+  const begin = (agentId: string, runId: string | null, url: string | null) => {
+    if (plan === undefined || started.has(agentId)) return;
+    started.add(agentId);
+    const link = httpLink(clean(url)) ?? httpLink(plan.metadata.build_url);
+    void enqueue(
+      agentId,
+      () => forge.start({ agentId, runId: clean(runId), link }, { priority: "progress" }),
+      false,
+    );
+  };
+  return {
+    kind: "courtesy",
+    name: `the ${forge.forge} commit statuses`,
+    decidesMerges: true,
+    start: (given) => plan = given,
+    event(agentId, event) {
+      if (event.type === "triggered") begin(agentId, event.runId, event.url);
+      if (event.type === "attached") begin(agentId, event.runId, null);
+    },
+    finish: async (report, window) => {
+      if (window !== undefined) forge.finishBy(window.endsAt);
+      const request = { priority: "final" as const, signal: window?.signal };
+      await Promise.all(report.agents.map((agent) => {
+        if (agent.outcome === "triggered") return chains.get(agent.agentId);
+        ending.add(agent.agentId);
+        const link = httpLink(agent.url) ?? httpLink(report.ciMetadata.build_url);
+        return enqueue(agent.agentId, () => forge.end({ agent, report, link }, request), true);
+      }));
+    },
+  };
+}

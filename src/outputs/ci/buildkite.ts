@@ -1,0 +1,146 @@
+/**
+ * Buildkite's native output: a log group around progress (expanded when a gate did not pass),
+ * then, through `buildkite-agent`, an annotation with the summary and meta-data for the outputs.
+ */
+
+import type { RunReport } from "../../result/outcome.ts";
+import { OUTCOME_LABELS } from "../../text/words.ts";
+import { outputValues, summaryMarkdown } from "../summary.ts";
+import type { CommandResult } from "../../effects.ts";
+import { formatBound } from "../../http/policy.ts";
+import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { sanitize } from "../../text/sanitize.ts";
+
+/** The annotation's context: a re-run of the job replaces the annotation instead of adding one. */
+export const BUILDKITE_CONTEXT = "service-ci";
+
+/**
+ * The Buildkite writer. Progress goes in a collapsed `--- ` group; at its end `^^^ +++` expands
+ * it when any gate failed or could not be checked. Then, when `buildkite-agent` can be run, the
+ * Markdown summary becomes the build's annotation (context {@linkcode BUILDKITE_CONTEXT}, style
+ * from {@linkcode buildkiteAnnotationStyle}, body on standard input) and each of
+ * {@linkcode buildkiteMetaData} is set with `buildkite-agent meta-data set <key>` (value on
+ * standard input, so no value can be read as an option); when calls fail, one line names each
+ * thing not written. Without the agent binary: the log group only, and one note. A call that
+ * outlasts its time bound is stopped, and the calls after it are not made. Nothing here changes
+ * the verdict or the exit code.
+ *
+ * @example
+ * ```ts
+ * const writer = createBuildkiteWriter();
+ * writer.progressStart("service-ci: waiting for 1 agent"); // ["--- service-ci: waiting for 1 agent"]
+ * ```
+ */
+export function createBuildkiteWriter(): NativeWriter {
+  return {
+    ci: "Buildkite",
+    progressStart: (title) => [`--- ${sanitize(title)}`],
+    progressEnd: (report) =>
+      report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null)
+        ? ["^^^ +++"]
+        : [],
+    finish: async (report, io) => {
+      const annotated = await io.runCommand(
+        "buildkite-agent",
+        ["annotate", "--style", buildkiteAnnotationStyle(report), "--context", BUILDKITE_CONTEXT],
+        summaryMarkdown(report),
+      );
+      if (annotated.kind === "not-run") {
+        io.warn(
+          `Buildkite: buildkite-agent could not be run (${annotated.reason}); ` +
+            "no annotation or meta-data was written, only the log group",
+        );
+        return;
+      }
+      // An agent that hangs once would hang on every call: the meta-data is not tried.
+      if (annotated.kind === "timed-out") {
+        io.warn(
+          `Buildkite: buildkite-agent annotate did not finish within ${
+            formatBound(annotated.afterMs)
+          } and was stopped; the annotation may be missing and no meta-data was set`,
+        );
+        return;
+      }
+      // Every call that failed goes in one line: an agent that refuses one call refuses all.
+      const problem = _failure(annotated);
+      const failed = problem === undefined ? [] : [`the annotation (${problem})`];
+      failed.push(...await _setMetaData(report, io));
+      if (failed.length > 0) {
+        io.warn(`Buildkite: buildkite-agent could not write ${failed.join(", ")}`);
+      }
+    },
+  };
+}
+
+/**
+ * The meta-data the writer sets: `service-ci.passed`, `service-ci.exit-code`,
+ * `service-ci.run-id` and `service-ci.url`, valued as the GitHub action's `passed`, `exit-code`,
+ * `run-id` and `url` outputs (with several agents, JSON arrays). An empty value is left out,
+ * because Buildkite refuses empty meta-data.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../../result/outcome.ts";
+ * declare const report: RunReport;
+ * buildkiteMetaData(report); // [["service-ci.passed", "true"], ["service-ci.exit-code", "0"], …]
+ * ```
+ */
+export function buildkiteMetaData(report: RunReport): [string, string][] {
+  const outputs = outputValues(report);
+  const entries: [string, string][] = [
+    ["service-ci.passed", outputs.passed],
+    ["service-ci.exit-code", outputs["exit-code"]],
+    ["service-ci.run-id", outputs["run-id"]],
+    ["service-ci.url", outputs.url],
+  ];
+  return entries.filter(([, value]) => value.trim() !== "");
+}
+
+/**
+ * The annotation's style: `error` when a gate failed or could not be checked and the exit code
+ * says so, `warning` when `--warn-only` kept a failed gate from failing the job, else `success`.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../../result/outcome.ts";
+ * declare const report: RunReport;
+ * buildkiteAnnotationStyle(report); // "success"
+ * ```
+ */
+export function buildkiteAnnotationStyle(report: RunReport): "success" | "warning" | "error" {
+  const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);
+  if (!problem) return "success";
+  return report.exitCode === 0 ? "warning" : "error";
+}
+
+// Sets each meta-data key; resolves with what could not be set, e.g. `meta-data service-ci.url
+// (exit code 1)`. After a call that was stopped, the rest are not tried.
+async function _setMetaData(report: RunReport, io: NativeIo): Promise<string[]> {
+  const failed: string[] = [];
+  const entries = buildkiteMetaData(report);
+  for (const [index, [key, value]] of entries.entries()) {
+    const result = await io.runCommand("buildkite-agent", ["meta-data", "set", key], value);
+    const problem = _failure(result);
+    if (problem !== undefined) failed.push(`meta-data ${key} (${problem})`);
+    if (result.kind === "timed-out") {
+      failed.push(...entries.slice(index + 1).map(([rest]) => `meta-data ${rest} (not tried)`));
+      break;
+    }
+  }
+  return failed;
+}
+
+// What went wrong with one call, or undefined when it did what was asked.
+function _failure(result: CommandResult): string | undefined {
+  switch (result.kind) {
+    case "not-run":
+      return `not run: ${result.reason}`;
+    case "timed-out":
+      return `stopped after ${formatBound(result.afterMs)}`;
+    case "exited":
+      if (result.inputError !== undefined) {
+        return `exit code ${result.code} before reading all of its input: ${result.inputError}`;
+      }
+      return result.code === 0 ? undefined : `exit code ${result.code}`;
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * Progress and the final summary on stderr: on a terminal a live status line per agent, in CI
+ * logs one line per change and a heartbeat at most once a minute.
+ */
+
+import { MAX_CONSECUTIVE_FAULTS } from "../service/backoff.ts";
+import { describeCiMetadata } from "../ci/detect.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
+import { OUTCOME_LABELS } from "../text/words.ts";
+import type { GateEvent } from "../service/poll.ts";
+import type { RunOutput } from "./output.ts";
+import { sanitize } from "../text/sanitize.ts";
+import { optionName, OPTIONS } from "../config/options.ts";
+
+/** In CI logs, a "still waiting" line comes after this long without any other line. */
+export const HEARTBEAT_MS = 60_000;
+
+/** How often the console is ticked: on a terminal, and in a CI log. */
+export const TICK_MS: Readonly<{ tty: number; log: number }> = { tty: 1000, log: 5000 };
+
+/** Options of {@linkcode ConsoleReporter}. */
+export interface ConsoleOptions {
+  /** Writes text to stderr as it is (the caller masks secrets). */
+  readonly write: (text: string) => void;
+  /** Milliseconds on the run's monotonic clock (`Clock.monotonic`), the deadline's. */
+  readonly monotonic: () => number;
+  /** Clock value at which waiting stops. */
+  readonly deadline: number;
+  /** The agents, in order. */
+  readonly agents: readonly string[];
+  /** Whether stderr is a terminal: live lines instead of log lines. */
+  readonly tty: boolean;
+  /** Whether to colour (a terminal, and `NO_COLOR` unset). */
+  readonly color: boolean;
+  /**
+   * Values masked before service text is shortened: once cut, a secret's beginning would no
+   * longer be recognised by the caller's masking.
+   */
+  readonly secrets?: readonly string[];
+}
+
+interface _AgentLine {
+  runId: string | null;
+  status: string | null;
+  done: boolean;
+}
+
+const STYLE = {
+  passed: ["\x1b[32m", "\x1b[39m"],
+  failed: ["\x1b[31m", "\x1b[39m"],
+  warn: ["\x1b[33m", "\x1b[39m"],
+  dim: ["\x1b[2m", "\x1b[22m"],
+  bold: ["\x1b[1m", "\x1b[22m"],
+} as const;
+
+/**
+ * Writes what happens to a person reading a terminal or a CI log.
+ *
+ * @example
+ * ```ts
+ * const reporter = new ConsoleReporter({
+ *   write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
+ *   monotonic: () => performance.now(),
+ *   deadline: performance.now() + 60_000,
+ *   agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"],
+ *   tty: false,
+ *   color: false,
+ * });
+ * reporter.line("service-ci 1.0.0");
+ * ```
+ */
+export class ConsoleReporter {
+  readonly #options: ConsoleOptions;
+  readonly #started: number;
+  readonly #agents = new Map<string, _AgentLine>();
+  #lastWrite: number;
+  #liveLines = 0;
+
+  // Service text as one short, safe line; secrets masked before it is cut.
+  #safe(text: string): string {
+    return sanitize(text, { maxLength: 200, secrets: this.#options.secrets ?? [] });
+  }
+
+  /** Starts reporting; the elapsed times count from now. */
+  constructor(options: ConsoleOptions) {
+    this.#options = options;
+    this.#started = options.monotonic();
+    this.#lastWrite = this.#started;
+    for (const agent of options.agents) {
+      this.#agents.set(agent, { runId: null, status: null, done: false });
+    }
+  }
+
+  /** Writes one permanent line (already safe to print). */
+  line(text: string): void {
+    this.#clearLive();
+    this.#options.write(`${text}\n`);
+    this.#lastWrite = this.#options.monotonic();
+    this.#drawLive();
+  }
+
+  /** Reports one agent's event. */
+  event(agentId: string, event: GateEvent): void {
+    const agent = this.#agents.get(agentId);
+    if (agent === undefined) return;
+    const label = `agent ${agentId}`;
+    switch (event.type) {
+      case "triggered": {
+        agent.runId = event.runId;
+        const link = event.url === null ? "" : `: ${this.#safe(event.url)}`;
+        this.line(`${label}: triggered run ${this.#safe(event.runId)}${link}`);
+        return;
+      }
+      case "attached":
+        agent.runId = event.runId;
+        this.line(`${label}: attached to run ${this.#safe(event.runId)}`);
+        return;
+      case "status": {
+        agent.status = event.status;
+        const status = event.status === null ? "(no status)" : this.#safe(event.status);
+        if (this.#options.tty) this.#redraw();
+        else this.line(`${label}: status ${status} (${this.#times()})`);
+        return;
+      }
+      case "fault": {
+        const what = event.operation === "trigger" ? "trigger" : "reading the run";
+        const next = `next in ${_seconds(event.delayMs)}`;
+        if (event.unreachable === undefined || event.giveUpAfterMs === undefined) {
+          this.line(
+            `${label}: ${what} failed: ${
+              this.#safe(event.message)
+            }; attempt ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS}, ${next}`,
+          );
+        } else if (event.consecutive === 1) {
+          // Said in full once: the address, what went wrong, what to check.
+          this.line(
+            `${label}: ${what} failed: ${this.#safe(event.message)}; trying for up to ${
+              Math.round(event.giveUpAfterMs / 1000)
+            } s, ${next}`,
+          );
+        } else {
+          const why = event.unreachable === "refused" ? "connection refused" : "host not found";
+          this.line(
+            `${label}: ${what} failed again (${why}); attempt ${event.consecutive}, ${next}`,
+          );
+        }
+        return;
+      }
+      case "not_visible_yet":
+        this.line(
+          `${label}: run not visible yet (404 right after the trigger); retrying in ${
+            _seconds(event.delayMs)
+          }`,
+        );
+        return;
+    }
+  }
+
+  /**
+   * Called every {@linkcode TICK_MS}: on a terminal (each second) redraws the live lines; in a
+   * log (each 5 s) writes a heartbeat once {@linkcode HEARTBEAT_MS} have passed without a line.
+   */
+  tick(): void {
+    if (this.#options.tty) {
+      this.#redraw();
+      return;
+    }
+    if (this.#options.monotonic() - this.#lastWrite < HEARTBEAT_MS) return;
+    const waiting = [...this.#agents.entries()].filter(([, agent]) => !agent.done);
+    if (waiting.length === 0) return;
+    const list = waiting.map(([id, agent]) =>
+      `${id} ${agent.status === null ? "waiting" : this.#safe(agent.status)}`
+    ).join(", ");
+    this.line(`still waiting (${this.#times()}): ${list}`);
+  }
+
+  /** Reports one agent's end as soon as it is known. */
+  agentDone(outcome: AgentOutcome): void {
+    const agent = this.#agents.get(outcome.agentId);
+    if (agent !== undefined) agent.done = true;
+    const verdict = this.#paint(OUTCOME_LABELS[outcome.outcome].verdict, outcome.outcome);
+    const run = outcome.runId === null ? "" : ` (run ${_line(outcome.runId)})`;
+    const why = outcome.error === null ? "" : `: ${_line(outcome.error)}`;
+    this.line(`agent ${outcome.agentId}: ${verdict}${run}${why}`);
+  }
+
+  /** Writes the final summary table and the line that explains the exit code. */
+  finish(report: RunReport): void {
+    this.#clearLive();
+    this.#liveLines = 0;
+    this.#agents.forEach((agent) => agent.done = true);
+    const rows = [
+      ["agent", "run", "status", "verdict", "duration", "link"],
+      ...report.agents.map((agent) => [
+        _line(agent.agentId),
+        agent.runId === null ? "-" : _line(agent.runId),
+        agent.status === null ? "-" : _line(agent.status),
+        OUTCOME_LABELS[agent.outcome].verdict,
+        _seconds(agent.durationMs),
+        agent.url === null ? "-" : _line(agent.url),
+      ]),
+    ];
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+    const lines = rows.map((row, index) =>
+      row.map((cell, column) => {
+        const padded = column === row.length - 1 ? cell : cell.padEnd(widths[column]!);
+        if (index === 0) return this.#paint(padded, "dim");
+        if (column === 3) return this.#paint(padded, report.agents[index - 1]!.outcome);
+        return padded;
+      }).join("  ").trimEnd()
+    );
+    this.#options.write(`\n${lines.join("\n")}\n\n${explainExitCode(report)}\n`);
+  }
+
+  #times(): string {
+    const now = this.#options.monotonic();
+    const left = Math.max(0, this.#options.deadline - now);
+    return `${_duration(now - this.#started)} elapsed, ${_duration(left)} left`;
+  }
+
+  #paint(text: string, kind: Outcome | "dim" | "bold"): string {
+    if (!this.#options.color) return text;
+    const style = kind === "passed"
+      ? STYLE.passed
+      : kind === "failed"
+      ? STYLE.failed
+      : kind === "dim" || kind === "bold"
+      ? STYLE[kind]
+      : kind === "triggered"
+      ? STYLE.bold
+      : STYLE.warn;
+    return `${style[0]}${text}${style[1]}`;
+  }
+
+  #redraw(): void {
+    this.#clearLive();
+    this.#drawLive();
+  }
+
+  #clearLive(): void {
+    if (!this.#options.tty || this.#liveLines === 0) return;
+    this.#options.write(`\x1b[${this.#liveLines}A\x1b[J`);
+    this.#liveLines = 0;
+  }
+
+  #drawLive(): void {
+    if (!this.#options.tty) return;
+    const waiting = [...this.#agents.entries()].filter(([, agent]) => !agent.done);
+    if (waiting.length === 0) return;
+    const times = this.#times();
+    const text = waiting.map(([id, agent]) =>
+      `${this.#paint("…", "dim")} agent ${id}: ${
+        agent.status === null ? "waiting" : this.#safe(agent.status)
+      } (${times})\n`
+    ).join("");
+    this.#options.write(text);
+    this.#liveLines = waiting.length;
+  }
+}
+
+/**
+ * One line that says why the process exits with its code.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../result/outcome.ts";
+ * declare const report: RunReport; // two agents: one passed, one failed
+ * explainExitCode(report); // "exit 1: 2 gates, 1 passed, 1 failed"
+ * ```
+ */
+export function explainExitCode(report: RunReport): string {
+  const count = (outcome: Outcome) => report.agents.filter((a) => a.outcome === outcome).length;
+  const total = report.agents.length;
+  const gates = total === 1 ? "gate" : "gates";
+  const parts = (Object.keys(OUTCOME_LABELS) as Outcome[])
+    .filter((outcome) => count(outcome) > 0)
+    .map((outcome) => `${count(outcome)} ${OUTCOME_LABELS[outcome].counted}`);
+  const warn = report.warnOnly && count("failed") > 0 && report.exitCode === 0
+    ? ` (${optionName(OPTIONS.warnOnly)}: a failed gate does not fail the build)`
+    : "";
+  return `exit ${report.exitCode}: ${total} ${gates}, ${parts.join(", ")}${warn}`;
+}
+
+// An outcome's strings are sanitized already (run.ts); sanitizing again leaves such text as it
+// is and keeps a caller that forgot from printing a control character or a workflow command.
+function _line(text: string): string {
+  return sanitize(text);
+}
+
+function _seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function _duration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
+}
+
+/** Options of {@linkcode consoleOutput}: the reporter's, less what the plan tells. */
+export interface ConsoleOutputOptions extends Omit<ConsoleOptions, "agents" | "deadline"> {
+  /** The first line: the version, the service's address, the agents and the timeout. */
+  readonly header: string;
+  /** Waits `ms` on the clock, or rejects when `signal` aborts (the ticks). */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * The console as one of the run's outputs: the header and the CI line at the start, a line per
+ * event, ticks until every gate has ended, then the summary table, the line explaining the exit
+ * code, and each run an interrupt left going on the service.
+ *
+ * @example
+ * ```ts
+ * import { sleep } from "../platform/clock.ts";
+ * const output = consoleOutput({
+ *   write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
+ *   monotonic: () => performance.now(),
+ *   sleep,
+ *   tty: false,
+ *   color: false,
+ *   header: "service-ci 1.1.0 → https://api.example.com (1 agent, timeout 30 min)",
+ * });
+ * output.kind; // "console"
+ * ```
+ */
+export function consoleOutput(options: ConsoleOutputOptions): RunOutput {
+  let reporter: ConsoleReporter | undefined;
+  return {
+    kind: "console",
+    name: "the console",
+    start(plan) {
+      const started = new ConsoleReporter({
+        ...options,
+        agents: plan.agents,
+        deadline: plan.deadline,
+      });
+      reporter = started;
+      void _ticks(options, () => started.tick(), plan.ended);
+      started.line(options.header);
+      started.line(describeCiMetadata(plan.metadata, plan.context));
+    },
+    event: (agentId, event) => reporter?.event(agentId, event),
+    agentDone: (outcome) => reporter?.agentDone(outcome),
+    finish(report) {
+      reporter?.finish(report);
+      for (const agent of report.agents) {
+        if (agent.outcome === "interrupted" && agent.runId !== null) {
+          options.write(
+            `run ${agent.runId} of agent ${agent.agentId} is still going on the service${
+              agent.url === null ? "" : `: ${agent.url}`
+            }\n`,
+          );
+        }
+      }
+    },
+  };
+}
+
+async function _ticks(
+  options: ConsoleOutputOptions,
+  tick: () => void,
+  ended: AbortSignal,
+): Promise<void> {
+  try {
+    for (;;) {
+      await options.sleep(options.tty ? TICK_MS.tty : TICK_MS.log, ended);
+      tick();
+    }
+  } catch {
+    // Every gate has ended.
+  }
+}

@@ -1,0 +1,190 @@
+/** `--dry-run`: the requests a run would send, with the key masked, and nothing sent. */
+
+import { type CiContext, type CiMetadata, describeCiMetadata } from "../ci/detect.ts";
+import type { ServiceClient } from "../service/client.ts";
+import { type Config, describeSources } from "../config/resolve.ts";
+import { ExitCode } from "../result/exit_code.ts";
+import { describeTarget, forgeTarget } from "../forge/target.ts";
+import { optionName, OPTIONS } from "../config/options.ts";
+import { statusesSkipped } from "../forge/status/output.ts";
+import type { Output } from "./streams.ts";
+import { VERSION } from "../config/version.ts";
+
+/** One request a run would send. */
+export interface DryRunRequest {
+  /** Always `POST`: a dry run shows the trigger. */
+  readonly method: "POST";
+  /** The trigger's address. */
+  readonly url: string;
+  /** The headers, with the key shown as `***`. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body, exactly as a run would send it. */
+  readonly body: { readonly ci_metadata: CiMetadata };
+}
+
+/** The `--dry-run --json` document. */
+export interface DryRunDocument {
+  /** Marks the document as a dry run: nothing was sent. */
+  readonly dry_run: true;
+  /** The service address the requests go to, and where it came from. */
+  readonly base_url: string;
+  /** Where the address came from: a flag, a variable, `.env` or the built-in default. */
+  readonly base_url_source: string;
+  /** Where the key came from: its variable or `.env`. */
+  readonly api_key_source: string;
+  /** The `.env` file that was read, or `null`. */
+  readonly env_file: string | null;
+  /** One request per agent, in the order of `--agent`. */
+  readonly requests: readonly DryRunRequest[];
+}
+
+/**
+ * The requests one trigger per agent would send.
+ *
+ * @example
+ * ```ts
+ * import type { CiMetadata } from "../ci/detect.ts";
+ * import type { ServiceClient } from "../service/client.ts";
+ * import type { Config } from "../config/resolve.ts";
+ * declare const client: ServiceClient;
+ * declare const config: Config;
+ * declare const metadata: CiMetadata;
+ * const document = dryRunDocument(client, config, metadata);
+ * document.requests.length === config.agents.length; // true
+ * ```
+ */
+export function dryRunDocument(
+  client: Pick<ServiceClient, "headers" | "runsUrl">,
+  config: Pick<Config, "agents" | "baseUrl" | "sources" | "envFileRead">,
+  metadata: CiMetadata,
+): DryRunDocument {
+  const requests = config.agents.map((agent): DryRunRequest => ({
+    method: "POST",
+    url: client.runsUrl(agent).href,
+    headers: Object.fromEntries(
+      [...client.headers("<a new UUID v4 for each trigger>")].map(([name, value]) => [
+        name,
+        name === "x-api-key" ? "***" : value,
+      ]),
+    ),
+    body: { ci_metadata: metadata },
+  }));
+  return {
+    dry_run: true,
+    base_url: config.baseUrl.href,
+    base_url_source: config.sources.baseUrl,
+    api_key_source: config.sources.apiKey,
+    env_file: config.envFileRead ?? null,
+    requests,
+  };
+}
+
+/**
+ * The dry run as text: each request as it would go on the wire, headers then body.
+ *
+ * @example
+ * ```ts
+ * declare const document: DryRunDocument;
+ * console.log(renderDryRun(document));
+ * ```
+ */
+export function renderDryRun(document: DryRunDocument): string {
+  return document.requests.map((request) => {
+    const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}`);
+    return `${request.method} ${request.url}\n${headers.join("\n")}\n\n${
+      JSON.stringify(request.body, null, 2)
+    }\n\n`;
+  }).join("");
+}
+
+/**
+ * What `--dry-run` says of the forge outputs: one line each for the comment and the commit
+ * statuses, saying whether it would be written, where, and with which token's variable (never
+ * its value), or why not.
+ *
+ * @example
+ * ```ts
+ * import type { CiContext, CiMetadata } from "../ci/detect.ts";
+ * declare const metadata: CiMetadata;
+ * declare const context: CiContext;
+ * const lines = forgeOutputLines(
+ *   { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], prComment: false, commitStatus: false, noWait: false },
+ *   {},
+ *   { metadata, context },
+ * );
+ * // ["service-ci: --pr-comment is off: no comment would be written", …]
+ * ```
+ */
+export function forgeOutputLines(
+  config: Pick<Config, "agents" | "prComment" | "commitStatus" | "noWait">,
+  env: Readonly<Record<string, string | undefined>>,
+  build: { readonly metadata: CiMetadata; readonly context: CiContext },
+): string[] {
+  const off = (option: { flag?: string; variable?: string }, what: string) =>
+    `service-ci: ${optionName(option)} is off: ${what} would be written`;
+  const comment = (): string => {
+    if (!config.prComment) return off(OPTIONS.prComment, "no comment");
+    const target = forgeTarget(env, build, "comment");
+    return "skip" in target
+      ? target.skip
+      : `service-ci: the comment would be kept ${describeTarget(target)}`;
+  };
+  const statuses = (): string => {
+    if (!config.commitStatus) return off(OPTIONS.commitStatus, "no commit status");
+    const skipped = statusesSkipped(config);
+    if (skipped !== null) return skipped;
+    const target = forgeTarget(env, build, "statuses");
+    const count = config.agents.length;
+    return "skip" in target
+      ? target.skip
+      : `service-ci: ${count} commit status${
+        count === 1 ? "" : "es"
+      } (one per agent) would be written ${describeTarget(target)}`;
+  };
+  return [comment(), statuses()];
+}
+
+/**
+ * Runs `--dry-run`: one line on stderr saying what was detected and where requests would go, and
+ * one each for the comment and the commit statuses ({@linkcode forgeOutputLines}); then the
+ * requests (the `--json` document, or text) on stdout. Nothing is sent. Resolves with 0, or 3
+ * when stdout could not take the output.
+ *
+ * @example
+ * ```ts
+ * import type { CiContext, CiMetadata } from "../ci/detect.ts";
+ * import type { ServiceClient } from "../service/client.ts";
+ * import type { Config } from "../config/resolve.ts";
+ * import type { Output } from "./streams.ts";
+ * declare const client: ServiceClient;
+ * declare const config: Config;
+ * declare const build: { metadata: CiMetadata; context: CiContext };
+ * declare const output: Output;
+ * const code = dryRun(client, config, { ...build, env: {} }, output);
+ * ```
+ */
+export function dryRun(
+  client: ServiceClient,
+  config: Config,
+  { metadata, context, env }: {
+    readonly metadata: CiMetadata;
+    readonly context: CiContext;
+    readonly env: Readonly<Record<string, string | undefined>>;
+  },
+  output: Output,
+): number {
+  if (config.json) output.commandsToStderr();
+  output.stderr(
+    `service-ci ${VERSION}: dry run, nothing is sent; ${
+      describeCiMetadata(metadata, context)
+    }; service address ${config.baseUrl.href}; ${describeSources(config)}\n`,
+  );
+  for (const line of forgeOutputLines(config, env, { metadata, context })) {
+    output.stderr(`${line}\n`);
+  }
+  const document = dryRunDocument(client, config, metadata);
+  const written = config.json
+    ? output.document(`${JSON.stringify(document, null, 2)}\n`)
+    : output.stdout(renderDryRun(document));
+  return written ? ExitCode.Passed : ExitCode.Unchecked;
+}

@@ -1,0 +1,212 @@
+/** Renders a run report as JUnit XML, one test case per agent, for CI test-report views. */
+
+import type { AgentOutcome, RunReport } from "../result/outcome.ts";
+import { OUTCOME_LABELS } from "../text/words.ts";
+import { XML_ENTITIES } from "../text/sanitize.ts";
+import { optionName, OPTIONS } from "../config/options.ts";
+
+/**
+ * The name of the one test suite.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../result/outcome.ts";
+ * declare const report: RunReport;
+ * renderJunit(report).includes(`<testsuite name="${JUNIT_SUITE_NAME}"`); // true
+ * ```
+ */
+export const JUNIT_SUITE_NAME = "service-ci quality gates";
+
+// The shape follows the Jenkins JUnit XSD (tests/fixtures/jenkins-junit.xsd), which also
+// satisfies GitLab's test report: GitLab reads testsuites/testsuite/testcase, takes a
+// testcase's status from a failure, error or skipped child and shows that child's *text* as
+// the details, so every one of them carries its explanation as text, not only as an attribute.
+// That XSD gives <skipped> no attributes, hence its reason is text as well.
+
+/**
+ * Renders the `--junit` document: an XML declaration, a `<testsuites>` root wrapping one
+ * `<testsuite name="service-ci quality gates">`, and one
+ * `<testcase classname="service-ci" name="agent <uuid>">` per agent, in order:
+ *
+ * - `passed`: no child but `<system-out>`;
+ * - `failed`: `<failure type="gate_failed">`, counted in `failures`;
+ * - `unchecked`, `timed_out`, `interrupted`: `<error type="<outcome>">`, counted in `errors`;
+ * - `triggered` (`--no-wait`): `<skipped>not waited for (--no-wait)</skipped>`, counted in
+ *   `skipped`.
+ *
+ * The run id, status, link and error are in each test case's `<system-out>`; the CI metadata,
+ * version and exit code are suite `<properties>`. Times are seconds with three decimals.
+ * Every string is escaped, and characters XML 1.0 cannot carry are dropped.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../result/outcome.ts";
+ * declare const report: RunReport;
+ * await Deno.writeTextFile("gates.xml", renderJunit(report));
+ * ```
+ */
+export function renderJunit(report: RunReport): string {
+  const agents = report.agents;
+  const failures = agents.filter((agent) => agent.outcome === "failed").length;
+  const errors = agents.filter((agent) => _isError(agent)).length;
+  const skipped = agents.filter((agent) => agent.outcome === "triggered").length;
+  const time = _seconds(report.durationMs);
+  const timestamp = _timestamp(report.startedAt);
+
+  const lines = [
+    `<?xml version="1.0" encoding="UTF-8"?>`,
+    `<testsuites${
+      _attributes({ name: "service-ci", tests: agents.length, failures, errors, time })
+    }>`,
+    `  <testsuite${
+      _attributes({
+        name: JUNIT_SUITE_NAME,
+        tests: agents.length,
+        failures,
+        errors,
+        skipped,
+        time,
+        timestamp,
+      })
+    }>`,
+    ..._properties(report),
+    ...agents.flatMap(_testcase),
+    `  </testsuite>`,
+    `</testsuites>`,
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Escapes text for XML 1.0 content or a quoted attribute value: the five markup characters
+ * become entities, tab, line feed and carriage return become character references (so
+ * attribute normalization and line-end handling keep them), and characters XML 1.0 cannot
+ * carry at all (most C0 controls, lone surrogates, U+FFFE, U+FFFF) are dropped, together
+ * with DEL and the C1 controls, which XML 1.0 discourages and some readers reject.
+ *
+ * @example
+ * ```ts
+ * escapeXml(`a<b & "c"\u0000`); // "a&lt;b &amp; &quot;c&quot;"
+ * ```
+ */
+export function escapeXml(text: string): string {
+  return text.replace(_NOT_XML, "").replace(/[&<>"'\t\n\r]/g, (char) => _ENTITIES[char] ?? "");
+}
+
+// Everything outside XML 1.0's Char production, plus DEL and C1 (see escapeXml).
+const _NOT_XML =
+  // deno-lint-ignore no-control-regex
+  /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+const _ENTITIES: Readonly<Record<string, string>> = {
+  ...XML_ENTITIES,
+  "\t": "&#9;",
+  "\n": "&#10;",
+  "\r": "&#13;",
+};
+
+const _NOT_WAITED = () => `not waited for (${optionName(OPTIONS.noWait)})`;
+
+function _isError(agent: AgentOutcome): boolean {
+  return agent.outcome === "unchecked" || agent.outcome === "timed_out" ||
+    agent.outcome === "interrupted";
+}
+
+function _testcase(agent: AgentOutcome): string[] {
+  const open = `    <testcase${
+    _attributes({
+      classname: "service-ci",
+      name: `agent ${agent.agentId}`,
+      time: _seconds(agent.durationMs),
+    })
+  }>`;
+  return [
+    open,
+    ..._verdict(agent),
+    `      <system-out>${_details(agent)}</system-out>`,
+    `    </testcase>`,
+  ];
+}
+
+function _verdict(agent: AgentOutcome): string[] {
+  const element = (name: string, message: string, type: string) =>
+    `      <${name}${_attributes({ message, type })}>${
+      escapeXml(`${message}\n${_details(agent, false)}`)
+    }</${name}>`;
+  switch (agent.outcome) {
+    case "passed":
+      return [];
+    case "failed":
+      return [element("failure", OUTCOME_LABELS.failed.problem!, "gate_failed")];
+    case "unchecked":
+    case "timed_out":
+    case "interrupted":
+      return [
+        element("error", _reason(OUTCOME_LABELS[agent.outcome].problem!, agent), agent.outcome),
+      ];
+    case "triggered":
+      return [`      <skipped>${escapeXml(_NOT_WAITED())}</skipped>`];
+  }
+}
+
+function _reason(summary: string, agent: AgentOutcome): string {
+  return agent.error === null ? summary : `${summary}: ${agent.error}`;
+}
+
+// One "label: value" line per known fact; escaped unless the caller escapes the whole text.
+function _details(agent: AgentOutcome, escape = true): string {
+  const facts: [string, string | null][] = [
+    ["agent", agent.agentId],
+    ["outcome", agent.outcome],
+    ["run id", agent.runId],
+    ["status", agent.status],
+    ["link", agent.url],
+    ["error", agent.error],
+  ];
+  const text = facts
+    .filter((fact): fact is [string, string] => fact[1] !== null)
+    .map(([label, value]) => `${label}: ${value}`)
+    .join("\n");
+  return escape ? escapeXml(text) : text;
+}
+
+function _properties(report: RunReport): string[] {
+  const metadata = report.ciMetadata;
+  const values: Record<string, string | number | boolean | null> = {
+    "service_ci.version": report.version,
+    "service_ci.exit_code": report.exitCode,
+    "service_ci.warn_only": report.warnOnly,
+    "ci.provider": metadata.provider,
+    "ci.commit_sha": metadata.commit_sha,
+    "ci.branch": metadata.branch,
+    "ci.pull_request_number": metadata.pull_request_number,
+    "ci.repository": metadata.repository,
+    "ci.actor": metadata.actor,
+    "ci.build_url": metadata.build_url,
+  };
+  return [
+    `    <properties>`,
+    ...Object.entries(values)
+      .filter((entry): entry is [string, string | number | boolean] => entry[1] !== null)
+      .map(([name, value]) => `      <property${_attributes({ name, value })}/>`),
+    `    </properties>`,
+  ];
+}
+
+function _attributes(values: Readonly<Record<string, string | number | boolean | null>>): string {
+  return Object.entries(values)
+    .filter((entry): entry is [string, string | number | boolean] => entry[1] !== null)
+    .map(([name, value]) => ` ${name}="${escapeXml(String(value))}"`)
+    .join("");
+}
+
+function _seconds(ms: number): string {
+  return (Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0).toFixed(3);
+}
+
+// Whole seconds in UTC with a Z: what Ant and Surefire write, plus the zone, which readers that
+// parse only the Ant form ignore. An unparsable start time leaves the optional attribute out.
+function _timestamp(startedAt: string): string | null {
+  const time = Date.parse(startedAt);
+  return Number.isNaN(time) ? null : `${new Date(time).toISOString().slice(0, 19)}Z`;
+}

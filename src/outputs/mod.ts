@@ -1,0 +1,434 @@
+/**
+ * The run's outputs: which ones a run has (from its config and the detected CI), and how they
+ * end once every gate has (reports first, with the code; then the courtesy channels, within a
+ * time budget; the console's summary last). This is the one place that chooses outputs; adding
+ * one is a file that implements `RunOutput` and a line here (docs/architecture.md).
+ */
+
+import { describeSources } from "../config/resolve.ts";
+import { firstLine, quoteValue, UsageError } from "../config/errors.ts";
+import { optionName, OPTIONS } from "../config/options.ts";
+import { formatMinutes, type RunReport } from "../result/outcome.ts";
+import type { Output } from "./streams.ts";
+import { consoleOutput } from "./console.ts";
+import type { ReportFile } from "../effects.ts";
+import { deliverReports, writeReportFile } from "./deliver.ts";
+import { nativeWriter } from "./ci/native.ts";
+import { type NativeIo, nativeTimeBound, type NativeWriter } from "./ci/native_io.ts";
+import type { Clock, Files, RunEffects } from "../effects.ts";
+import {
+  COURTESY_BUDGET_MS,
+  INTERRUPTED_COURTESY_BUDGET_MS,
+  INTERRUPTED_MERGE_BUDGET_MS,
+  MERGE_BUDGET_MS,
+  type OutputsContext,
+  type RunOutput,
+} from "./output.ts";
+import type { ForgeClients } from "../forge/clients.ts";
+import { userAgent, VERSION } from "../config/version.ts";
+
+/** The effects choosing the outputs uses, and each output with them. */
+export type ChooseEffects = Pick<
+  RunEffects,
+  "clock" | "http" | "files" | "programs" | "console" | "uuid" | "cwd"
+>;
+
+/** The effects ending the outputs uses: the report files, the interrupt, the clock. */
+export type FinishEffects = Pick<RunEffects, "clock" | "files" | "interrupt">;
+
+/** The effects telling the CI about a usage error uses. */
+export type UsageErrorEffects = Pick<
+  RunEffects,
+  "clock" | "env" | "files" | "programs" | "uuid" | "cwd"
+>;
+
+/**
+ * The outputs of this run, in the order they start: the detected CI's writer, the pull-request
+ * comment, the commit statuses, `--junit`, `--json`, and the console. Every report's path is checked here, before
+ * anything is sent: a path that cannot be written is a usage error.
+ *
+ * @example
+ * ```ts
+ * import type { OutputsContext } from "./output.ts";
+ * declare const effects: ChooseEffects;
+ * declare const context: OutputsContext;
+ * const outputs = await chooseOutputs(effects, context);
+ * outputs.at(-1)?.kind; // "console"
+ * ```
+ */
+export async function chooseOutputs(
+  effects: ChooseEffects,
+  context: OutputsContext,
+): Promise<RunOutput[]> {
+  const { config, output } = context;
+  const [junit, json] = [optionName(OPTIONS.junit), optionName(OPTIONS.json)];
+  const junitStream = config.junit === undefined ? undefined : _STREAMS[config.junit];
+  if (junitStream === "stdout" && config.json) {
+    throw new UsageError(
+      `${junit} ${config.junit} and ${json} cannot both be written to stdout: give ${junit} a file path`,
+    );
+  }
+  // Whatever holds stdout as one document pushes the CI's command lines to stderr.
+  const stdoutHeldBy = config.json ? json : junitStream === "stdout" ? `the ${junit} report` : null;
+  if (stdoutHeldBy !== null) output.commandsToStderr();
+  const outputs: RunOutput[] = [];
+  const writer = await nativeWriter(context.metadata.provider, {
+    workingDirectory: effects.cwd,
+    now: effects.clock.now,
+    uuid: effects.uuid,
+  });
+  // One client per forge for every writer (the comment, the statuses, Code Insights), under the
+  // forge's limits (src/forge/), made when the first writer asks.
+  let clients: ForgeClients | undefined;
+  const forgeClients = async () => clients ??= await _forgeClients(effects, context);
+  if (writer !== undefined) {
+    outputs.push(..._ciOutputs(effects, context, writer, stdoutHeldBy, forgeClients));
+  }
+  if (config.prComment) outputs.push(...await _comment(context, await forgeClients()));
+  if (config.commitStatus) {
+    const { commitStatusOutputs } = await import("../forge/status/output.ts");
+    outputs.push(...commitStatusOutputs(context, await forgeClients()));
+  }
+  outputs.push({
+    kind: "courtesy",
+    name: "the forge clients",
+    settle: () => clients?.settle() ?? [],
+  });
+  if (config.junit !== undefined) {
+    const { renderJunit } = await import("./junit.ts");
+    outputs.push({
+      kind: "report",
+      name: `the ${junit} report`,
+      files: [{
+        what: `the ${junit} report`,
+        source: junit,
+        fixedBy: "it",
+        path: config.junit,
+        append: false,
+        ...(junitStream === undefined ? {} : { stream: junitStream }),
+        render: renderJunit,
+      }],
+    });
+  }
+  if (config.json) {
+    const { renderJson } = await import("./json.ts");
+    outputs.push({ kind: "report", name: `the ${json} document`, document: renderJson });
+  }
+  outputs.push(consoleOutput({
+    write: (text) => output.stderr(text),
+    monotonic: effects.clock.monotonic,
+    sleep: effects.clock.sleep,
+    tty: effects.console.stderrIsTerminal,
+    color: effects.console.stderrIsTerminal && !context.env.NO_COLOR,
+    secrets: output.secrets,
+    header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
+      config.baseUrl.pathname.replace(/\/+$/, "")
+    } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
+      formatMinutes(config.timeoutMinutes * 60_000)
+    } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""}; ${describeSources(config)})`,
+  }));
+  await _checkReportPaths(effects.files, outputs);
+  return outputs;
+}
+
+/**
+ * Ends every output with the finished run and resolves with the exit code: the reports are
+ * written (a failure gives exit 3, and every report shows that code), then the courtesy outputs
+ * get what is left of a time budget, and the console's summary comes last — first after an
+ * interrupt, when the job may be killed seconds later (GitHub: SIGTERM 7.5 s after SIGINT, then
+ * SIGKILL 2.5 s after that).
+ *
+ * @example
+ * ```ts
+ * import type { RunOutput } from "./output.ts";
+ * import type { Output } from "./streams.ts";
+ * import type { RunReport } from "../result/outcome.ts";
+ * declare const effects: FinishEffects;
+ * declare const outputs: RunOutput[];
+ * declare const report: RunReport;
+ * declare const output: Output;
+ * const code = await finishOutputs(effects, outputs, report, output);
+ * ```
+ */
+export async function finishOutputs(
+  effects: FinishEffects,
+  outputs: readonly RunOutput[],
+  report: RunReport,
+  output: Output,
+): Promise<number> {
+  const reports = outputs.filter((each) => each.kind === "report");
+  const holder = reports.find((each) => each.document !== undefined);
+  const delivered = await deliverReports(report, reports.flatMap((each) => each.files ?? []), {
+    render: (file, current) => output.mask(file.render(current)),
+    document: holder?.document === undefined
+      ? undefined
+      : { what: holder.name, render: holder.document },
+    openReportFile: (file) =>
+      file.stream === undefined
+        ? effects.files.openReportFile(file.path, file.append)
+        : Promise.resolve(_streamReport(output, file.stream)),
+    stdout: (text) => output.document(text),
+    warn: (line) => output.stderr(`${line}\n`),
+  });
+  const consoles = outputs.filter((each) => each.kind === "console");
+  const summary = () => eachOutput(consoles, output, (each) => each.finish?.(delivered));
+  const interrupted = effects.interrupt.aborted;
+  if (interrupted) summary();
+  const courtesy = outputs.filter((each) => each.kind === "courtesy" && each.finish);
+  // The statuses decide merges: they finish first, in a time of their own.
+  await _finishWithin(
+    effects.clock,
+    courtesy.filter((each) => each.decidesMerges),
+    delivered,
+    interrupted ? INTERRUPTED_MERGE_BUDGET_MS : MERGE_BUDGET_MS,
+    output,
+  );
+  await _finishWithin(
+    effects.clock,
+    courtesy.filter((each) => !each.decidesMerges),
+    delivered,
+    interrupted ? INTERRUPTED_COURTESY_BUDGET_MS : COURTESY_BUDGET_MS,
+    output,
+  );
+  eachOutput(outputs, output, (each) => {
+    for (const line of each.settle?.() ?? []) output.stderr(`${line}\n`);
+  });
+  if (!interrupted) summary();
+  return delivered.exitCode;
+}
+
+/**
+ * Calls `hook` on each output; one that throws is one line on stderr and does not keep the
+ * others from theirs.
+ *
+ * @example
+ * ```ts
+ * import type { RunOutput } from "./output.ts";
+ * import type { Output } from "./streams.ts";
+ * import type { RunPlan } from "./output.ts";
+ * declare const outputs: RunOutput[];
+ * declare const output: Output;
+ * declare const plan: RunPlan;
+ * eachOutput(outputs, output, (each) => each.start?.(plan));
+ * ```
+ */
+export function eachOutput(
+  outputs: readonly RunOutput[],
+  output: Output,
+  hook: (each: RunOutput) => unknown,
+): void {
+  for (const each of outputs) {
+    try {
+      hook(each);
+    } catch (error) {
+      output.stderr(`service-ci: ${each.name}: ${firstLine(error)}\n`);
+    }
+  }
+}
+
+/**
+ * What a usage error tells the detected CI (GitHub: an annotation and definite step outputs).
+ * The config could not be read, so the CI is detected from the environment alone.
+ *
+ * @example
+ * ```ts
+ * import type { Output } from "./streams.ts";
+ * declare const effects: UsageErrorEffects;
+ * declare const output: Output;
+ * await reportUsageError(effects, "--agent must be a UUID", "github_actions", output);
+ * ```
+ */
+export async function reportUsageError(
+  effects: UsageErrorEffects,
+  message: string,
+  provider: string,
+  output: Output,
+): Promise<void> {
+  const writer = await nativeWriter(provider, {
+    workingDirectory: effects.cwd,
+    now: effects.clock.now,
+    uuid: effects.uuid,
+  });
+  await writer?.usageError?.(
+    message,
+    _nativeIo(
+      effects,
+      output,
+      effects.env.get,
+      () => Promise.reject(new Error("nothing is sent on a usage error")),
+    ),
+  );
+}
+
+// Finishes `outputs` side by side within `budgetMs`; what is still in flight then is aborted, and
+// one line names what was left.
+async function _finishWithin(
+  clock: Pick<Clock, "now" | "sleep">,
+  outputs: readonly RunOutput[],
+  report: RunReport,
+  budgetMs: number,
+  output: Output,
+): Promise<void> {
+  if (outputs.length === 0) return;
+  const ended = new AbortController();
+  const window = { endsAt: clock.now() + budgetMs, signal: ended.signal };
+  const pending = new Set(outputs);
+  const finished = Promise.all(outputs.map(async (each) => {
+    try {
+      await each.finish!(report, window);
+    } catch (error) {
+      output.stderr(`service-ci: ${each.name} could not be written: ${firstLine(error)}\n`);
+    }
+    pending.delete(each);
+  }));
+  const timer = new AbortController();
+  const inTime = await Promise.race([
+    finished.then(() => true),
+    clock.sleep(budgetMs, timer.signal).then(() => false, () => true),
+  ]);
+  timer.abort();
+  if (inTime) return;
+  ended.abort(new Error(`the ${budgetMs / 1000} s to finish are over`));
+  const names = [...pending].map((each) => each.name);
+  output.stderr(
+    `service-ci: ${names.join(" and ")} did not finish within ${budgetMs / 1000} s and ${
+      names.length === 1 ? "was" : "were"
+    } left; the verdict and exit code are not affected\n`,
+  );
+}
+
+// `--junit` names that mean one of the program's own streams: written through it, not opened
+// (Deno's permission set covers files, not devices).
+const _STREAMS: Readonly<Record<string, "stdout" | "stderr">> = {
+  "-": "stdout",
+  "/dev/stdout": "stdout",
+  "/dev/fd/1": "stdout",
+  "/dev/stderr": "stderr",
+  "/dev/fd/2": "stderr",
+};
+
+// A CI's writer as outputs: the files its runner names are reports; its progress section,
+// annotations and artifacts a courtesy, which --no-ci-native turns off.
+function _ciOutputs(
+  effects: Pick<RunEffects, "clock" | "files" | "programs">,
+  context: OutputsContext,
+  writer: NativeWriter,
+  stdoutHeldBy: string | null,
+  forgeClients: () => Promise<ForgeClients>,
+): RunOutput[] {
+  const { config, env, output } = context;
+  const outputs: RunOutput[] = [];
+  const files = writer.reportFiles?.((name) => env[name]) ?? [];
+  if (files.length > 0) outputs.push({ kind: "report", name: `the ${writer.ci} reports`, files });
+  if (!config.ciNative) return outputs;
+  if (writer.stdoutOnly !== undefined && stdoutHeldBy !== null) {
+    output.stderr(
+      `service-ci: ${writer.ci} reads ${writer.stdoutOnly.what} only from stdout, which ${stdoutHeldBy} holds: ${writer.stdoutOnly.lost}\n`,
+    );
+    return outputs;
+  }
+  const commands = (lines: readonly string[]) => lines.forEach((line) => output.command(line));
+  outputs.push({
+    kind: "courtesy",
+    name: `the ${writer.ci} channels`,
+    start: (plan) => commands(writer.progressStart(plan.title)),
+    end: (report) => commands(writer.progressEnd(report)),
+    finish: (report) =>
+      writer.finish(report, _nativeIo(effects, output, (name) => env[name], forgeClients)),
+  });
+  return outputs;
+}
+
+// The forge clients of the run, on the run's clock and fetch; an interrupt must not stop the
+// last writes, so their waits end only by their own signals.
+async function _forgeClients(
+  effects: Pick<RunEffects, "clock" | "http">,
+  context: OutputsContext,
+): Promise<ForgeClients> {
+  const { ForgeClients } = await import("../forge/clients.ts");
+  return new ForgeClients({
+    userAgent: userAgent(),
+    clock: effects.clock,
+    http: effects.http,
+    requestTimeoutMs: context.config.requestTimeoutSeconds * 1000,
+  });
+}
+
+// Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
+async function _comment(context: OutputsContext, clients: ForgeClients): Promise<RunOutput[]> {
+  const { config, env, metadata, output } = context;
+  const [{ PullRequestComment }, { commentOutput }, { forgeTarget }] = await Promise.all([
+    import("../forge/comment/pr_comment.ts"),
+    import("../forge/comment/output.ts"),
+    import("../forge/target.ts"),
+  ]);
+  const target = forgeTarget(env, { metadata, context: context.context }, "comment");
+  if ("skip" in target) {
+    output.stderr(`${target.skip}\n`);
+    return [];
+  }
+  const comment = PullRequestComment.forTarget(target, clients.api(target), {
+    agents: config.agents,
+    key: config.prCommentKey,
+    warn: (line) => output.stderr(`${line}\n`),
+  });
+  return [commentOutput(comment, output.secrets)];
+}
+
+// Every report's path, checked before anything is sent (docs/reports.md).
+async function _checkReportPaths(
+  files: Pick<Files, "checkReportPath">,
+  outputs: readonly RunOutput[],
+): Promise<void> {
+  for (const file of outputs.flatMap((each) => each.files ?? [])) {
+    if (file.stream !== undefined) continue;
+    const problem = await files.checkReportPath(file.path, file.append);
+    if (problem !== null) {
+      const fix = problem.includes("create it first") ? " or" : ":";
+      throw new UsageError(
+        `${file.source} ${
+          quoteValue(file.path)
+        } ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
+      );
+    }
+  }
+}
+
+// A report written to one of the program's own streams.
+function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile {
+  return {
+    write: (text) => {
+      if (stream === "stderr") output.stderr(text);
+      else if (!output.stdout(text)) return Promise.reject(new Error("stdout is closed"));
+      return Promise.resolve();
+    },
+    rewind: () => Promise.reject(new Error(`${stream} cannot be rewritten`)),
+    close: () => Promise.resolve(),
+    discard: () => Promise.resolve(),
+  };
+}
+
+// The effects a CI's writer may use, each masked; its programs and requests share one time
+// bound per finish.
+function _nativeIo(
+  effects: Pick<RunEffects, "clock" | "files" | "programs">,
+  output: Output,
+  env: (name: string) => string | undefined,
+  forgeClients: () => Promise<ForgeClients>,
+): NativeIo {
+  const bound = nativeTimeBound(effects.clock.monotonic);
+  return {
+    command: (line, stream) => output.command(line, stream),
+    warn: (line) => output.stderr(`${line}\n`),
+    writeTextFile: (path, text, append) =>
+      writeReportFile(effects.files.openReportFile, path, output.mask(text), append),
+    runCommand: (program, args, stdin) =>
+      effects.programs.runCommand(program, args, {
+        stdin: stdin === undefined ? undefined : output.mask(stdin),
+        timeoutMs: bound(),
+      }),
+    forgeClients,
+    requestBound: bound,
+    env,
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The report model every surface reads: the run's output values, its summary in Markdown and the
+ * gates that need attention. Each CI's writer (github.ts, azure.ts, …) and the commit statuses
+ * take what they show from here; no writer imports another CI's writer.
+ */
+
+import { inertMarkdown, markdownDestination } from "../text/markdown.ts";
+import type { AgentOutcome, RunReport } from "../result/outcome.ts";
+import {
+  formatDuration,
+  headline,
+  markedOutcome,
+  OUTCOME_LABELS,
+  outcomeCounts,
+} from "../text/words.ts";
+import { toJsonAgent } from "./json.ts";
+
+/** The outputs of a run, by the names GitHub gives them; every CI sets them under its own. */
+export interface OutputValues {
+  /** `true` when every agent's gate passed. */
+  readonly passed: string;
+  /** The run id, or a JSON array of them. */
+  readonly "run-id": string;
+  /** The run's last status, or a JSON array of them. */
+  readonly status: string;
+  /** The run's dashboard link, or a JSON array of them. */
+  readonly url: string;
+  /** The process exit code. */
+  readonly "exit-code": string;
+  /** A JSON array with one object per agent. */
+  readonly agents: string;
+}
+
+/**
+ * The values of the run's outputs, as GitHub's step outputs hold them and every other CI's
+ * writer sets them under its own names.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../result/outcome.ts";
+ * declare const report: RunReport;
+ * const passed = outputValues(report).passed === "true";
+ * ```
+ */
+export function outputValues(report: RunReport): OutputValues {
+  const agents = report.agents;
+  const single = agents.length === 1 ? agents[0] : undefined;
+  const values = (pick: (agent: AgentOutcome) => string | null): string =>
+    single ? pick(single) ?? "" : JSON.stringify(agents.map(pick));
+  return {
+    passed: String(_allPassed(report)),
+    "run-id": values((agent) => agent.runId),
+    status: values((agent) => agent.status),
+    url: values((agent) => agent.url),
+    "exit-code": String(report.exitCode),
+    agents: JSON.stringify(agents.map(toJsonAgent)),
+  };
+}
+
+/**
+ * The run's summary in Markdown, as GitHub's step summary, Azure's uploaded summary and
+ * Buildkite's annotation show it: a heading with the overall verdict, then a table with one row per agent (agent | run | status | verdict |
+ * duration | link). Text from the service is escaped so it cannot break the table, add
+ * markup, HTML or links; a link appears only for an `http:`/`https:` URL.
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../result/outcome.ts";
+ * declare const report: RunReport;
+ * const markdown = summaryMarkdown(report);
+ * ```
+ */
+export function summaryMarkdown(report: RunReport): string {
+  const rows = report.agents.map((agent) =>
+    `| ${
+      [
+        inertMarkdown(agent.agentId),
+        agent.runId === null ? "—" : inertMarkdown(agent.runId),
+        agent.status === null ? "—" : inertMarkdown(agent.status),
+        _verdictCell(agent),
+        formatDuration(agent.durationMs),
+        _linkCell(agent.url),
+      ].join(" | ")
+    } |`
+  );
+  return [
+    `### ${headline(report)}`,
+    "",
+    outcomeCounts(report.agents),
+    "",
+    "| Agent | Run | Status | Verdict | Duration | Link |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...rows,
+    "",
+    `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`,
+    "",
+  ].join("\n");
+}
+
+/** One agent whose gate failed or could not be checked, in the words of its annotation. */
+export interface GateProblem {
+  /** The agent's outcome: `failed`, `unchecked`, `timed_out` or `interrupted`. */
+  readonly agent: AgentOutcome;
+  /** What happened, e.g. `"quality gate failed"`. */
+  readonly title: string;
+  /** The agent, the title, the run, the reason and the run's link, in one text. */
+  readonly message: string;
+}
+
+/**
+ * The agents whose gate failed or could not be checked, each with the title and message that
+ * every CI's error annotation shows (GitHub's `::error`, Azure's `task.logissue`, TeamCity's
+ * `testFailed`).
+ *
+ * @example
+ * ```ts
+ * import type { RunReport } from "../result/outcome.ts";
+ * declare const report: RunReport;
+ * for (const { title, message } of gateProblems(report)) console.error(`${title}: ${message}`);
+ * ```
+ */
+export function gateProblems(report: RunReport): GateProblem[] {
+  return report.agents.flatMap((agent) => {
+    const title = OUTCOME_LABELS[agent.outcome].problem;
+    if (title === null) return [];
+    const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
+    const parts = [
+      `Agent ${agent.agentId}: ${title} (${run}${
+        agent.status === null ? "" : `, status ${agent.status}`
+      })`,
+      ...(agent.error === null ? [] : [agent.error]),
+      ...(agent.url === null ? [] : [agent.url]),
+    ];
+    return [{ agent, title, message: parts.join(". ") }];
+  });
+}
+
+function _linkCell(url: string | null): string {
+  const destination = markdownDestination(url, Infinity);
+  return destination === null ? "—" : `[open](<${destination}>)`;
+}
+
+function _verdictCell(agent: AgentOutcome): string {
+  const verdict = markedOutcome(agent.outcome);
+  return agent.error === null ? verdict : `${verdict}: ${inertMarkdown(agent.error)}`;
+}
+
+function _allPassed(report: RunReport): boolean {
+  return report.agents.length > 0 && report.agents.every((agent) => agent.outcome === "passed");
+}

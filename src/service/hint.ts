@@ -1,0 +1,90 @@
+/** What to fix, added to a refusal or failure the service or the network gave. */
+
+import type { ApiError } from "./client.ts";
+import { optionName, OPTIONS } from "../config/options.ts";
+
+/** Where in the gate the failure came. */
+export interface HintContext {
+  /** The failure came before a run id was known: the trigger (or its retries). */
+  readonly duringTrigger: boolean;
+  /** The run was named with `--run-id` rather than triggered. */
+  readonly runIdGiven: boolean;
+}
+
+/**
+ * `reason` with what to fix appended as `(fix: …)`, when the failure says what it is: by the
+ * HTTP status, the kind of failure, or the service's error code.
+ *
+ * @example
+ * ```ts
+ * import { ApiError } from "./client.ts";
+ * withHint("POST answered 401", new ApiError("auth", "POST answered 401", { status: 401 }), {
+ *   duringTrigger: true,
+ *   runIdGiven: false,
+ * });
+ * // "POST answered 401 (fix: check that SERVICE_API_KEY holds a current API key of this service)"
+ * ```
+ */
+export function withHint(
+  reason: string,
+  error: ApiError | undefined,
+  context: HintContext,
+): string {
+  const hint = error === undefined ? undefined : _hint(error, context);
+  return hint === undefined ? reason : `${reason} (fix: ${hint})`;
+}
+
+function _hint(error: ApiError, context: HintContext): string | undefined {
+  const code = (error.code ?? "").toLowerCase();
+  if (error.status === 401) {
+    return `check that ${OPTIONS.apiKey.variable} holds a current API key of this service`;
+  }
+  if (error.status === 403) {
+    // The service's own message may name the fix already (where keys are made): say it once.
+    return /api keys/i.test(error.message)
+      ? undefined
+      : "the API key needs CI access: use a key created with it under Settings → API Keys";
+  }
+  if (error.kind === "not_found") {
+    if (context.duringTrigger) {
+      return `check the agent UUID and ${
+        optionName(OPTIONS.baseUrl)
+      }: the service knows no such agent`;
+    }
+    return context.runIdGiven
+      ? `check the run id given with ${
+        optionName(OPTIONS.runId)
+      }: the service knows no such run of this agent`
+      : "the run is no longer readable on the service";
+  }
+  if (code.includes("inactive")) {
+    return "the agent is inactive: activate it in the service's dashboard";
+  }
+  if (code.includes("gate")) return "the agent has no quality gate: configure one on the agent";
+  if (code.includes("system") || code.includes("endpoint")) {
+    return "the agent's system has no reachable endpoint: configure it on the system";
+  }
+  if (code === "certificate_name_mismatch") {
+    return `give ${
+      optionName(OPTIONS.baseUrl)
+    } the host name the certificate was issued for, or have the service's certificate list this name`;
+  }
+  switch (error.kind) {
+    case "tls":
+      return `trust the service's CA with ${
+        optionName(OPTIONS.caCert)
+      } <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${
+        optionName(OPTIONS.baseUrl)
+      }'s host name`;
+    case "plain_http":
+      return `check ${
+        optionName(OPTIONS.baseUrl)
+      }'s scheme and port (http:// is allowed only for loopback hosts)`;
+    case "redirect":
+      return `check ${
+        optionName(OPTIONS.baseUrl)
+      }: redirects are only followed within the API on the same origin`;
+    default:
+      return undefined;
+  }
+}

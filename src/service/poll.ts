@@ -1,0 +1,328 @@
+/**
+ * One agent's gate: trigger a run (or attach to one), then poll it until the service gives a
+ * verdict, the deadline passes, or the caller aborts. Transient faults are retried here.
+ */
+
+import type { Clock } from "../effects.ts";
+import { MAX_CONSECUTIVE_FAULTS, retryDelay, UNREACHABLE_GIVE_UP_MS } from "./backoff.ts";
+import type { CiMetadata } from "../ci/detect.ts";
+import { ApiError, type ServiceClient, type Unreachable } from "./client.ts";
+import { nextPollDelay } from "./schedule.ts";
+import { readRun } from "./verdict.ts";
+import { hideUserinfo } from "../config/errors.ts";
+
+/** A 404 on a run this young may only mean the service does not show it yet (contract §3). */
+export const NEW_RUN_GRACE_MS = 30_000;
+
+/** The effects the gate needs; tests pass fakes. */
+export interface GateDeps {
+  /** The service. */
+  readonly client: Pick<ServiceClient, "trigger" | "readRun">;
+  /** The run's clock: milliseconds on its monotonic clock, and its waits. */
+  readonly clock: Pick<Clock, "monotonic" | "sleep">;
+  /** A number in [0, 1). */
+  readonly random: () => number;
+  /** A fresh UUID v4: each trigger's idempotency key. */
+  readonly uuid: () => string;
+}
+
+/** Something the gate did or saw, for progress output. Strings are the service's, unsanitized. */
+export type GateEvent =
+  | { readonly type: "triggered"; readonly runId: string; readonly url: string | null }
+  | { readonly type: "attached"; readonly runId: string }
+  | { readonly type: "status"; readonly status: string | null; readonly url: string | null }
+  | {
+    readonly type: "fault";
+    readonly operation: "trigger" | "read";
+    readonly message: string;
+    /** How many attempts in a row have failed, this one included. */
+    readonly consecutive: number;
+    /** Why the address cannot be reached, when it cannot (see `ApiError.unreachable`). */
+    readonly unreachable?: Unreachable;
+    /** When the address cannot be reached: how long it is tried from the first fault, in ms. */
+    readonly giveUpAfterMs?: number;
+    readonly delayMs: number;
+  }
+  | { readonly type: "not_visible_yet"; readonly delayMs: number };
+
+/** What the gate is asked to do. */
+export interface GateOptions {
+  /** The agent whose gate this is. */
+  readonly agentId: string;
+  /** The CI metadata sent with the trigger. */
+  readonly metadata: CiMetadata;
+  /** The clock value at which waiting stops. */
+  readonly deadline: number;
+  /** Aborts on the deadline or on an interrupt; its reason says which. */
+  readonly signal: AbortSignal;
+  /** Attach to this existing run instead of triggering one. */
+  readonly runId?: string | undefined;
+  /** Trigger only: do not wait for the verdict. */
+  readonly noWait?: boolean;
+  /** The longest wait between two polls. */
+  readonly maxPollIntervalMs?: number;
+  /** Told of each event as it happens. */
+  readonly onEvent?: (event: GateEvent) => void;
+}
+
+/** How the gate ended, before it is turned into an outcome for the reports. */
+export type GateEnd =
+  | { readonly kind: "passed" | "failed" | "triggered" }
+  | { readonly kind: "unchecked"; readonly reason: string; readonly error?: ApiError }
+  | { readonly kind: "deadline"; readonly lastFault: string | null }
+  | { readonly kind: "aborted"; readonly reason: unknown };
+
+/** The gate's result: how it ended and what was learnt of the run on the way. */
+export interface GateResult {
+  /** How the gate ended. */
+  readonly end: GateEnd;
+  /** The run's id, once the trigger (or `--run-id`) gave one. */
+  readonly runId: string | null;
+  /** The run's last status, as the service wrote it. */
+  readonly status: string | null;
+  /** The run's dashboard link, when the service gave one. */
+  readonly url: string | null;
+  /** Whether the finished run's gate passed; `null` without a verdict. */
+  readonly passed: boolean | null;
+}
+
+/**
+ * Runs one agent's gate to its end. It never throws for a service or network failure: every way
+ * it can end is a {@linkcode GateEnd}.
+ *
+ * @example
+ * ```ts
+ * import type { CiMetadata } from "../ci/detect.ts";
+ * declare const deps: GateDeps;
+ * declare const metadata: CiMetadata;
+ * const result = await runGate(deps, {
+ *   agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10",
+ *   metadata,
+ *   deadline: deps.clock.monotonic() + 30 * 60_000,
+ *   signal: AbortSignal.timeout(30 * 60_000),
+ * });
+ * ```
+ */
+export async function runGate(deps: GateDeps, options: GateOptions): Promise<GateResult> {
+  const state = {
+    runId: null as string | null,
+    status: null as string | null,
+    url: null as string | null,
+    passed: null as boolean | null,
+  };
+  const finish = (end: GateEnd): GateResult => ({ end, ...state });
+  // The last transient fault, while no answer has come since: a timeout names it as the cause.
+  const faults = { last: null as string | null };
+  try {
+    let bornAt: number;
+    let retryAfterMs: number | undefined;
+    let pollNow = false;
+    if (options.runId === undefined) {
+      // One idempotency key per trigger, the same on every retry of it.
+      const idempotencyKey = deps.uuid();
+      const answer = await _withRetries(deps, options, "trigger", faults, () =>
+        deps.client.trigger(
+          options.agentId,
+          options.metadata,
+          idempotencyKey,
+          options.signal,
+        ));
+      state.runId = answer.runId;
+      state.url = _link(answer.document.url);
+      state.status = _stringOrNull(answer.document.status);
+      bornAt = deps.clock.monotonic();
+      retryAfterMs = answer.retryAfterMs;
+      // A trigger that already reports a finished run is confirmed at once, not a second later.
+      pollNow = retryAfterMs === undefined &&
+        readRun(answer.document, { runId: answer.runId, agentId: options.agentId }).kind !==
+          "in_progress";
+      options.onEvent?.({ type: "triggered", runId: answer.runId, url: state.url });
+      if (options.noWait) return finish({ kind: "triggered" });
+    } else {
+      state.runId = options.runId;
+      bornAt = deps.clock.monotonic() - NEW_RUN_GRACE_MS;
+      // An existing run may be long finished: read it at once.
+      pollNow = true;
+      options.onEvent?.({ type: "attached", runId: options.runId });
+    }
+    const runId = state.runId;
+
+    for (;;) {
+      const now = deps.clock.monotonic();
+      const delay = pollNow ? 0 : nextPollDelay({
+        ageMs: Math.max(0, now - bornAt),
+        remainingMs: options.deadline - now,
+        retryAfterMs,
+        random: deps.random(),
+        ...(options.maxPollIntervalMs === undefined
+          ? {}
+          : { maxIntervalMs: options.maxPollIntervalMs }),
+      });
+      pollNow = false;
+      await _sleepUntilDeadline(deps, options, delay);
+      const answer = await _withRetries(
+        deps,
+        options,
+        "read",
+        faults,
+        () => deps.client.readRun(options.agentId, runId, options.signal),
+        bornAt,
+      );
+      retryAfterMs = answer.retryAfterMs;
+      const run = readRun(answer.document, {
+        runId,
+        agentId: options.agentId,
+        duplicate: answer.duplicate,
+      });
+      const url = _link(answer.document.url) ?? state.url;
+      if (run.status !== state.status || url !== state.url) {
+        state.status = run.status;
+        state.url = url;
+        options.onEvent?.({ type: "status", status: run.status, url });
+      }
+      switch (run.kind) {
+        case "in_progress":
+          continue;
+        case "passed":
+        case "failed":
+          state.passed = run.kind === "passed";
+          return finish({ kind: run.kind });
+        case "unchecked":
+          return finish({ kind: "unchecked", reason: run.reason });
+      }
+    }
+  } catch (error) {
+    if (error instanceof DeadlineReached || options.signal.reason instanceof DeadlineReached) {
+      return finish({ kind: "deadline", lastFault: faults.last });
+    }
+    if (error instanceof ApiError) {
+      return finish({ kind: "unchecked", reason: error.message, error });
+    }
+    if (options.signal.aborted) return finish({ kind: "aborted", reason: options.signal.reason });
+    throw error;
+  }
+}
+
+/**
+ * The reason the gate's signal carries when the deadline passes, and what the gate throws to
+ * itself when its own clock says the deadline has passed.
+ */
+export class DeadlineReached extends Error {
+  /** Names the error. */
+  override name = "DeadlineReached";
+  /** Makes the error. */
+  constructor() {
+    super("the timeout ran out");
+  }
+}
+
+async function _sleepUntilDeadline(
+  deps: GateDeps,
+  options: GateOptions,
+  ms: number,
+): Promise<void> {
+  const remaining = options.deadline - deps.clock.monotonic();
+  if (remaining <= 0) throw new DeadlineReached();
+  await deps.clock.sleep(Math.min(ms, remaining), options.signal);
+  if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
+}
+
+/**
+ * Calls one operation until it answers, retrying transient faults with backoff, at most
+ * {@linkcode MAX_CONSECUTIVE_FAULTS} in a row, never past the deadline. A 404 on a run younger
+ * than {@linkcode NEW_RUN_GRACE_MS} (by `bornAt`) is retried without counting.
+ */
+async function _withRetries<T>(
+  deps: GateDeps,
+  options: GateOptions,
+  operation: "trigger" | "read",
+  faults: { last: string | null },
+  attempt: () => Promise<T>,
+  bornAt?: number,
+): Promise<T> {
+  let consecutive = 0;
+  let unreachableSince: number | undefined;
+  for (;;) {
+    if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
+    try {
+      const answer = await attempt();
+      faults.last = null;
+      return answer;
+    } catch (error) {
+      if (options.signal.aborted) throw options.signal.reason;
+      if (!(error instanceof ApiError)) throw error;
+      const young = bornAt !== undefined && deps.clock.monotonic() - bornAt < NEW_RUN_GRACE_MS;
+      if (error.kind === "not_found" && young) {
+        const delayMs = retryDelay({
+          attempt: 1,
+          remainingMs: options.deadline - deps.clock.monotonic(),
+          retryAfterMs: error.retryAfterMs,
+          random: 0.5 + deps.random() / 2,
+        });
+        options.onEvent?.({ type: "not_visible_yet", delayMs });
+        await _sleepUntilDeadline(deps, options, delayMs);
+        continue;
+      }
+      if (error.kind !== "transient") throw error;
+      faults.last = error.message;
+      consecutive++;
+      // A service that has never answered and cannot be reached is tried for a short window:
+      // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
+      unreachableSince = error.unreachable === undefined
+        ? undefined
+        : unreachableSince ?? deps.clock.monotonic();
+      const windowLeft = unreachableSince === undefined
+        ? undefined
+        : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
+      if (windowLeft !== undefined && (windowLeft <= 0 || consecutive >= MAX_CONSECUTIVE_FAULTS)) {
+        throw new ApiError(
+          "transient",
+          `${error.message}; gave up after ${_attempts(consecutive)} over ${
+            Math.round((deps.clock.monotonic() - unreachableSince!) / 1000)
+          } s`,
+          { status: error.status, cause: error },
+        );
+      }
+      if (consecutive >= MAX_CONSECUTIVE_FAULTS) {
+        throw new ApiError(
+          "transient",
+          `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`,
+          { status: error.status, cause: error },
+        );
+      }
+      const backoff = retryDelay({
+        attempt: consecutive,
+        remainingMs: options.deadline - deps.clock.monotonic(),
+        retryAfterMs: error.retryAfterMs,
+        random: deps.random(),
+      });
+      // The last attempt of the window comes at its end, not after it.
+      const delayMs = windowLeft === undefined ? backoff : Math.min(backoff, windowLeft);
+      options.onEvent?.({
+        type: "fault",
+        operation,
+        message: error.message,
+        consecutive,
+        ...(error.unreachable === undefined
+          ? {}
+          : { unreachable: error.unreachable, giveUpAfterMs: UNREACHABLE_GIVE_UP_MS }),
+        delayMs,
+      });
+      await _sleepUntilDeadline(deps, options, delayMs);
+    }
+  }
+}
+
+function _attempts(count: number): string {
+  return count === 1 ? "1 attempt" : `${count} attempts`;
+}
+
+// A run's link as the service gave it, without a user and password: it is shown everywhere.
+function _link(value: unknown): string | null {
+  const link = _stringOrNull(value);
+  return link === null ? null : hideUserinfo(link);
+}
+
+function _stringOrNull(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
+}
