@@ -157,12 +157,6 @@ export interface Console extends Streams {
 /**
  * Every effect of one invocation; `main.ts` passes the real ones, the tests fakes. Only the
  * pipeline (`run.ts`) holds all of them; it hands each module its views.
- *
- * @example
- * ```ts
- * declare const effects: RunEffects;
- * const started = effects.clock.monotonic();
- * ```
  */
 export interface RunEffects {
   /** The command-line arguments, without the program's name. */

@@ -18,13 +18,6 @@ import { userAgent, VERSION } from "./config/version.ts";
 /**
  * Runs one invocation and resolves with its exit code. It never throws: every failure is a line
  * on stderr and a code.
- *
- * @example
- * ```ts
- * import type { RunEffects } from "./effects.ts";
- * declare const effects: RunEffects;
- * const code = await run(effects);
- * ```
  */
 export async function run(effects: RunEffects): Promise<number> {
   const output = new Output(effects.console);

@@ -330,12 +330,6 @@ function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions)
 /**
  * The CI metadata the command line overrides (`--commit-sha`, `--branch`, `--pull-request`,
  * `--repository`, `--actor`), as the metadata detection takes them.
- *
- * @example
- * ```ts
- * declare const config: Config;
- * const overrides = metadataOverrides(config); // e.g. { commitSha: "4f1c2d3e" }
- * ```
  */
 export function metadataOverrides(
   config: Pick<Config, "commitSha" | "branch" | "pullRequest" | "repository" | "actor">,

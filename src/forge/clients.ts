@@ -28,20 +28,6 @@ export interface ForgeClientsOptions {
 
 /**
  * The clients of one run, by forge.
- *
- * @example
- * ```ts
- * import type { ForgeTarget } from "./target.ts";
- * import { makePolicyFetch } from "../http/policy.ts";
- * import { systemClock } from "../platform/clock.ts";
- * declare const target: ForgeTarget;
- * const clients = new ForgeClients({
- *   userAgent: "service-ci/1.0.0",
- *   clock: systemClock,
- *   http: { makeFetch: makePolicyFetch, timeout: systemClock.timeout },
- * });
- * const http = clients.api(target);
- * ```
  */
 export class ForgeClients {
   readonly #options: ForgeClientsOptions;

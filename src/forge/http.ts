@@ -545,12 +545,6 @@ export class ForgeHttp {
  * The token's own user, `GET /user`: its JSON, or `null` when the token may not read it (403,
  * 404: GitHub's workflow token). Any other failure is thrown: a 401 is final, and no further
  * request is sent to the forge.
- *
- * @example
- * ```ts
- * declare const http: ForgeHttp;
- * const user = await tokenUser(http); // { login: "octocat", … } or null
- * ```
  */
 export async function tokenUser(
   http: ForgeHttp,

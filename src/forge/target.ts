@@ -131,14 +131,6 @@ const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> 
  * the pipeline's ref and, when the head is the pipeline's own commit, `CI_PIPELINE_ID`.
  * Bitbucket: the commit's API address through `SERVICE_BITBUCKET_PROXY` (default
  * {@linkcode BITBUCKET_PROXY}).
- *
- * @example
- * ```ts
- * import type { CiMetadata } from "../ci/detect.ts";
- * declare const metadata: CiMetadata;
- * const target = forgeTarget({ GITHUB_TOKEN: "ghs_example" }, { metadata }, "statuses");
- * if ("skip" in target) console.error(target.skip);
- * ```
  */
 export function forgeTarget(
   env: Readonly<Record<string, string | undefined>>,
@@ -343,14 +335,6 @@ const _COMMIT_OF: Readonly<Record<CommitOf, string>> = {
  * Where a target would be written, in one phrase for `--dry-run`: the forge, the pull or merge
  * request, the commit and what it is, the repository, and the token's variable (never its
  * value) or the proxy that signs.
- *
- * @example
- * ```ts
- * declare const target: ForgeTarget;
- * describeTarget(target);
- * // "on GitHub pull request #7, commit 4f1c2d3 (the pull request's head) of acme/widgets,
- * //  with GITHUB_TOKEN to https://api.github.com"
- * ```
  */
 export function describeTarget(target: ForgeTarget): string {
   const change = target.change === null

@@ -260,13 +260,6 @@ export class ConsoleReporter {
 
 /**
  * One line that says why the process exits with its code.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport; // two agents: one passed, one failed
- * explainExitCode(report); // "exit 1: 2 gates, 1 passed, 1 failed"
- * ```
  */
 export function explainExitCode(report: RunReport): string {
   const count = (outcome: Outcome) => report.agents.filter((a) => a.outcome === outcome).length;

@@ -47,15 +47,6 @@ export interface DeliverDeps {
 /**
  * Writes every file report, then the document (when there is one), and resolves with the
  * report as finally delivered: its exit code is the one every written report shows.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * declare const deps: DeliverDeps;
- * const delivered = await deliverReports(report, [], deps);
- * delivered.exitCode === report.exitCode; // true: nothing could fail
- * ```
  */
 export async function deliverReports(
   report: RunReport,
@@ -136,13 +127,6 @@ export async function deliverReports(
 /**
  * Writes (or appends) one file in one go, for the reports outside {@linkcode deliverReports}
  * whose failure is one line and does not change the code.
- *
- * @example
- * ```ts
- * import type { ReportFile } from "../effects.ts";
- * declare const open: (path: string, append: boolean) => Promise<ReportFile>;
- * await writeReportFile(open, "service-ci.env", "SERVICE_CI_PASSED=true\n", false);
- * ```
  */
 export async function writeReportFile(
   open: (path: string, append: boolean) => Promise<ReportFile>,

@@ -40,18 +40,6 @@ export interface DryRunDocument {
 
 /**
  * The requests one trigger per agent would send.
- *
- * @example
- * ```ts
- * import type { CiMetadata } from "../ci/detect.ts";
- * import type { ServiceClient } from "../service/client.ts";
- * import type { Config } from "../config/resolve.ts";
- * declare const client: ServiceClient;
- * declare const config: Config;
- * declare const metadata: CiMetadata;
- * const document = dryRunDocument(client, config, metadata);
- * document.requests.length === config.agents.length; // true
- * ```
  */
 export function dryRunDocument(
   client: Pick<ServiceClient, "headers" | "runsUrl">,
@@ -81,12 +69,6 @@ export function dryRunDocument(
 
 /**
  * The dry run as text: each request as it would go on the wire, headers then body.
- *
- * @example
- * ```ts
- * declare const document: DryRunDocument;
- * console.log(renderDryRun(document));
- * ```
  */
 export function renderDryRun(document: DryRunDocument): string {
   return document.requests.map((request) => {
@@ -101,19 +83,6 @@ export function renderDryRun(document: DryRunDocument): string {
  * What `--dry-run` says of the forge outputs: one line each for the comment and the commit
  * statuses, saying whether it would be written, where, and with which token's variable (never
  * its value), or why not.
- *
- * @example
- * ```ts
- * import type { CiContext, CiMetadata } from "../ci/detect.ts";
- * declare const metadata: CiMetadata;
- * declare const context: CiContext;
- * const lines = forgeOutputLines(
- *   { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], prComment: false, commitStatus: false, noWait: false },
- *   {},
- *   { metadata, context },
- * );
- * // ["service-ci: --pr-comment is off: no comment would be written", …]
- * ```
  */
 export function forgeOutputLines(
   config: Pick<Config, "agents" | "prComment" | "commitStatus" | "noWait">,
@@ -149,19 +118,6 @@ export function forgeOutputLines(
  * one each for the comment and the commit statuses ({@linkcode forgeOutputLines}); then the
  * requests (the `--json` document, or text) on stdout. Nothing is sent. Resolves with 0, or 3
  * when stdout could not take the output.
- *
- * @example
- * ```ts
- * import type { CiContext, CiMetadata } from "../ci/detect.ts";
- * import type { ServiceClient } from "../service/client.ts";
- * import type { Config } from "../config/resolve.ts";
- * import type { Output } from "./streams.ts";
- * declare const client: ServiceClient;
- * declare const config: Config;
- * declare const build: { metadata: CiMetadata; context: CiContext };
- * declare const output: Output;
- * const code = dryRun(client, config, { ...build, env: {} }, output);
- * ```
  */
 export function dryRun(
   client: ServiceClient,

@@ -6,12 +6,6 @@ import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 /**
  * The version of the document's shape. It changes only when a field is removed, renamed or
  * changes meaning, so a consumer can refuse a shape it does not know.
- *
- * @example
- * ```ts
- * declare const text: string;
- * if (JSON.parse(text).schema_version !== REPORT_SCHEMA_VERSION) throw new Error("unknown shape");
- * ```
  */
 export const REPORT_SCHEMA_VERSION = 1;
 
@@ -56,14 +50,6 @@ export interface JsonAgent {
 
 /**
  * The whole JSON document (`docs/report.schema.json`).
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * const document: JsonReport = JSON.parse(renderJson(report));
- * document.agents.map((agent) => agent.outcome);
- * ```
  */
 export interface JsonReport {
   /** The version of this shape: {@linkcode REPORT_SCHEMA_VERSION}. */
@@ -87,13 +73,6 @@ export interface JsonReport {
 /**
  * Maps one agent's outcome to its object in the JSON document; the GitHub `agents` output
  * uses the same objects, so both read alike.
- *
- * @example
- * ```ts
- * import type { AgentOutcome } from "../result/outcome.ts";
- * declare const outcome: AgentOutcome;
- * toJsonAgent(outcome).outcome; // e.g. "failed"
- * ```
  */
 export function toJsonAgent(agent: AgentOutcome): JsonAgent {
   return {
@@ -111,13 +90,6 @@ export function toJsonAgent(agent: AgentOutcome): JsonAgent {
 
 /**
  * Maps a run report to the JSON document's object, keys in their documented order.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * toJsonReport(report).schema_version; // 1
- * ```
  */
 export function toJsonReport(report: RunReport): JsonReport {
   const metadata = report.ciMetadata;
@@ -152,14 +124,6 @@ export function toJsonReport(report: RunReport): JsonReport {
  * `provider`, `build_url`}, and `agents`, in the order given, each {`agent_id`, `run_id`,
  * `status`, `passed` (true, false or null), `outcome`, `exit_code`, `duration_ms`, `url`,
  * `error`}. Durations are whole milliseconds.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * const text = renderJson(report);
- * JSON.parse(text).exit_code === report.exitCode; // true
- * ```
  */
 export function renderJson(report: RunReport): string {
   return `${JSON.stringify(toJsonReport(report), null, 2)}\n`;

@@ -7,13 +7,6 @@ import { optionName, OPTIONS } from "../config/options.ts";
 
 /**
  * The name of the one test suite.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * renderJunit(report).includes(`<testsuite name="${JUNIT_SUITE_NAME}"`); // true
- * ```
  */
 export const JUNIT_SUITE_NAME = "service-ci quality gates";
 
@@ -37,13 +30,6 @@ export const JUNIT_SUITE_NAME = "service-ci quality gates";
  * The run id, status, link and error are in each test case's `<system-out>`; the CI metadata,
  * version and exit code are suite `<properties>`. Times are seconds with three decimals.
  * Every string is escaped, and characters XML 1.0 cannot carry are dropped.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * await Deno.writeTextFile("gates.xml", renderJunit(report));
- * ```
  */
 export function renderJunit(report: RunReport): string {
   const agents = report.agents;

@@ -46,15 +46,6 @@ export type UsageErrorEffects = Pick<
  * The outputs of this run, in the order they start: the detected CI's writer, the pull-request
  * comment, the commit statuses, `--junit`, `--json`, and the console. Every report's path is checked here, before
  * anything is sent: a path that cannot be written is a usage error.
- *
- * @example
- * ```ts
- * import type { OutputsContext } from "./output.ts";
- * declare const effects: ChooseEffects;
- * declare const context: OutputsContext;
- * const outputs = await chooseOutputs(effects, context);
- * outputs.at(-1)?.kind; // "console"
- * ```
  */
 export async function chooseOutputs(
   effects: ChooseEffects,
@@ -137,18 +128,6 @@ export async function chooseOutputs(
  * get what is left of a time budget, and the console's summary comes last — first after an
  * interrupt, when the job may be killed seconds later (GitHub: SIGTERM 7.5 s after SIGINT, then
  * SIGKILL 2.5 s after that).
- *
- * @example
- * ```ts
- * import type { RunOutput } from "./output.ts";
- * import type { Output } from "./streams.ts";
- * import type { RunReport } from "../result/outcome.ts";
- * declare const effects: FinishEffects;
- * declare const outputs: RunOutput[];
- * declare const report: RunReport;
- * declare const output: Output;
- * const code = await finishOutputs(effects, outputs, report, output);
- * ```
  */
 export async function finishOutputs(
   effects: FinishEffects,
@@ -200,17 +179,6 @@ export async function finishOutputs(
 /**
  * Calls `hook` on each output; one that throws is one line on stderr and does not keep the
  * others from theirs.
- *
- * @example
- * ```ts
- * import type { RunOutput } from "./output.ts";
- * import type { Output } from "./streams.ts";
- * import type { RunPlan } from "./output.ts";
- * declare const outputs: RunOutput[];
- * declare const output: Output;
- * declare const plan: RunPlan;
- * eachOutput(outputs, output, (each) => each.start?.(plan));
- * ```
  */
 export function eachOutput(
   outputs: readonly RunOutput[],
@@ -229,14 +197,6 @@ export function eachOutput(
 /**
  * What a usage error tells the detected CI (GitHub: an annotation and definite step outputs).
  * The config could not be read, so the CI is detected from the environment alone.
- *
- * @example
- * ```ts
- * import type { Output } from "./streams.ts";
- * declare const effects: UsageErrorEffects;
- * declare const output: Output;
- * await reportUsageError(effects, "--agent must be a UUID", "github_actions", output);
- * ```
  */
 export async function reportUsageError(
   effects: UsageErrorEffects,

@@ -34,13 +34,6 @@ export interface OutputValues {
 /**
  * The values of the run's outputs, as GitHub's step outputs hold them and every other CI's
  * writer sets them under its own names.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * const passed = outputValues(report).passed === "true";
- * ```
  */
 export function outputValues(report: RunReport): OutputValues {
   const agents = report.agents;
@@ -62,13 +55,6 @@ export function outputValues(report: RunReport): OutputValues {
  * Buildkite's annotation show it: a heading with the overall verdict, then a table with one row per agent (agent | run | status | verdict |
  * duration | link). Text from the service is escaped so it cannot break the table, add
  * markup, HTML or links; a link appears only for an `http:`/`https:` URL.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * const markdown = summaryMarkdown(report);
- * ```
  */
 export function summaryMarkdown(report: RunReport): string {
   const rows = report.agents.map((agent) =>
@@ -111,13 +97,6 @@ export interface GateProblem {
  * The agents whose gate failed or could not be checked, each with the title and message that
  * every CI's error annotation shows (GitHub's `::error`, Azure's `task.logissue`, TeamCity's
  * `testFailed`).
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * for (const { title, message } of gateProblems(report)) console.error(`${title}: ${message}`);
- * ```
  */
 export function gateProblems(report: RunReport): GateProblem[] {
   return report.agents.flatMap((agent) => {

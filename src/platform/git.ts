@@ -92,14 +92,6 @@ export async function runGit(
 /**
  * Detection's git: each command within what is left of one {@linkcode GIT_BOUND_MS} (at most a
  * quarter of the run's timeout), counted from the first, and stopped at once by an interrupt.
- *
- * @example
- * ```ts
- * import type { RunEffects } from "../effects.ts";
- * declare const effects: Pick<RunEffects, "clock" | "programs" | "interrupt">;
- * const git = boundedGit(effects, 30 * 60_000);
- * await git(["rev-parse", "HEAD"]); // "4f1c2d3e…" or undefined
- * ```
  */
 export function boundedGit(
   effects: Pick<RunEffects, "clock" | "programs" | "interrupt">,

@@ -38,14 +38,6 @@ export interface GatesContext {
 
 /**
  * Runs every agent's gate and builds the finished report.
- *
- * @example
- * ```ts
- * declare const effects: GatesEffects;
- * declare const context: GatesContext;
- * const report = await runGates(effects, context);
- * report.exitCode; // decided; no report is written yet
- * ```
  */
 export async function runGates(
   effects: GatesEffects,

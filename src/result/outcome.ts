@@ -70,12 +70,6 @@ export interface AgentOutcome {
 
 /**
  * Everything one invocation did: the input to the JSON, JUnit, GitHub and console reports.
- *
- * @example
- * ```ts
- * declare const report: RunReport;
- * const failed = report.agents.filter((agent) => agent.outcome === "failed");
- * ```
  */
 export interface RunReport {
   /** service-ci's own version. */
@@ -183,12 +177,6 @@ export function toAgentOutcome(
 /**
  * The invocation's exit code from its agents' outcomes: the precedence of contract §5, with
  * `--warn-only` turning a failed gate (and only that) into 0.
- *
- * @example
- * ```ts
- * declare const outcomes: AgentOutcome[];
- * const code = decideExitCode(outcomes, { warnOnly: false });
- * ```
  */
 export function decideExitCode(
   outcomes: readonly AgentOutcome[],

@@ -89,19 +89,6 @@ export interface GateResult {
 /**
  * Runs one agent's gate to its end. It never throws for a service or network failure: every way
  * it can end is a {@linkcode GateEnd}.
- *
- * @example
- * ```ts
- * import type { CiMetadata } from "../ci/detect.ts";
- * declare const deps: GateDeps;
- * declare const metadata: CiMetadata;
- * const result = await runGate(deps, {
- *   agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10",
- *   metadata,
- *   deadline: deps.clock.monotonic() + 30 * 60_000,
- *   signal: AbortSignal.timeout(30 * 60_000),
- * });
- * ```
  */
 export async function runGate(deps: GateDeps, options: GateOptions): Promise<GateResult> {
   const state = {

@@ -115,13 +115,6 @@ export function outcomeLine(outcome: Outcome): string {
 /**
  * The finished run's heading, with its mark: the same words in the step summary, the CI
  * summaries and the pull-request comment.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * headline(report); // e.g. "❌ service-ci: quality gate failed"
- * ```
  */
 export function headline(report: RunReport): string {
   const has = (outcome: Outcome) => report.agents.some((agent) => agent.outcome === outcome);
@@ -185,13 +178,6 @@ export function formatDuration(ms: number): string {
 
 /**
  * What the run's exit code means, in a few words (docs/output.md, "Exit codes").
- *
- * @example
- * ```ts
- * import type { RunReport } from "../result/outcome.ts";
- * declare const report: RunReport;
- * `Exit code ${report.exitCode}: ${exitMeaning(report)}.`;
- * ```
  */
 export function exitMeaning(report: RunReport): string {
   if (report.exitCode === ExitCode.Passed) {

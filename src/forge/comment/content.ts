@@ -123,13 +123,6 @@ function _isRefused(run: TriggeredRun): boolean {
 /**
  * The comment once the run is over: the overall result, one row per agent (verdict, duration,
  * run link) and what the exit code means.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * const body = finalComment("<!-- service-ci gate:0123456789abcdef -->", report);
- * ```
  */
 export function finalComment(
   marker: string,

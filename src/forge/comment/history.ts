@@ -82,13 +82,6 @@ export function readHistory(body: string, options: ReadHistoryOptions): CommentH
  * {@linkcode HISTORY_LENGTH} entries. A report whose commit is unknown or not a hex commit id
  * leaves the history as it is (for the report's agents). A link is kept in its normalised form,
  * and only when it is `http:` or `https:` and at most {@linkcode MAX_HISTORY_URL_LENGTH} long.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * const history = recordRun(new Map(), report);
- * ```
  */
 export function recordRun(history: CommentHistory, report: RunReport): CommentHistory {
   const sha = _sha(report.ciMetadata.commit_sha);

@@ -11,14 +11,6 @@ import type { PullRequestComment } from "./pr_comment.ts";
 /**
  * The comment's output. Service text is masked of every secret before the comment renders it:
  * escaping for Markdown would otherwise hide a secret from the mask the outputs apply last.
- *
- * @example
- * ```ts
- * import type { PullRequestComment } from "./pr_comment.ts";
- * declare const comment: PullRequestComment;
- * const output = commentOutput(comment, ["sk_live_123"]);
- * output.kind; // "courtesy"
- * ```
  */
 export function commentOutput(
   comment: PullRequestComment,

@@ -51,24 +51,6 @@ export interface PullRequestCommentSkip {
 
 /**
  * One gate's comment on one pull request or merge request.
- *
- * @example
- * ```ts
- * import type { CiMetadata } from "../../ci/detect.ts";
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const metadata: CiMetadata;
- * declare const report: RunReport;
- * const comment = PullRequestComment.fromEnv(
- *   { GITHUB_TOKEN: "ghs_example", GITHUB_WORKFLOW: "ci", GITHUB_JOB: "gate" },
- *   { metadata, agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], userAgent: "service-ci/1.0.0", warn: console.error },
- * );
- * if ("skip" in comment) {
- *   console.error(comment.skip);
- * } else {
- *   void comment.begin({ commitSha: metadata.commit_sha, buildUrl: metadata.build_url, runs: [] });
- *   await comment.finish(report);
- * }
- * ```
  */
 export class PullRequestComment {
   readonly #thread: CommentThread;

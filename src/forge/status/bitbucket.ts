@@ -41,19 +41,6 @@ export interface BitbucketStatusesOptions {
 /**
  * The build statuses of one commit on Bitbucket Cloud, one per agent, keyed by the agent's
  * UUID (at most 40 characters, as Bitbucket requires): a later run replaces the same status.
- *
- * @example
- * ```ts
- * import type { ForgeTarget } from "../target.ts";
- * import type { BitbucketProxy } from "../bitbucket.ts";
- * declare const target: ForgeTarget;
- * declare const bitbucket: BitbucketProxy;
- * const statuses = new BitbucketStatuses({
- *   target,
- *   bitbucket,
- *   fallbackLink: "https://bitbucket.org/acme/widgets/commits/4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
- * });
- * ```
  */
 export class BitbucketStatuses implements StatusForge {
   /** The forge's name for messages. */

@@ -71,16 +71,6 @@ export interface GithubStatusesOptions {
  * Before its first create it reads the commit's check runs, and a check run of an agent that is
  * still in progress there (left by a run that was killed) is completed rather than doubled; a
  * create whose answer was lost is looked up by name the same way.
- *
- * @example
- * ```ts
- * import type { ForgeTarget } from "../target.ts";
- * import type { ForgeHttp } from "../http.ts";
- * declare const target: ForgeTarget;
- * declare const http: ForgeHttp;
- * const statuses = new GithubStatuses({ target, http, warn: console.error, now: Date.now });
- * // await statuses.start({ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", link: null }, {});
- * ```
  */
 export class GithubStatuses implements StatusForge {
   /** The forge's name for messages. */
@@ -287,14 +277,6 @@ export class GithubStatuses implements StatusForge {
 /**
  * What one agent's check run says: its own verdict first (the mark, the outcome, the agent),
  * its run, status and reason, and one line pointing to the job's summary for the other agents.
- *
- * @example
- * ```ts
- * import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
- * declare const agent: AgentOutcome;
- * declare const report: RunReport;
- * agentSummary(agent, report).split("\n")[0]; // e.g. "✅ quality gate passed: agent `0b0c4a5e-…`"
- * ```
  */
 export function agentSummary(agent: AgentOutcome, report: RunReport): string {
   const others = report.agents.length - 1;

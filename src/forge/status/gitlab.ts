@@ -42,15 +42,6 @@ export interface GitlabStatusesOptions {
  * The commit statuses of one commit on GitLab, one per agent. Each carries the pipeline's `ref`
  * and, when the commit is the pipeline's own, its `pipeline_id`, so a commit with several
  * pipelines gets the statuses on this one (docs/ci/gitlab.md, "Commit statuses").
- *
- * @example
- * ```ts
- * import type { ForgeTarget } from "../target.ts";
- * import type { ForgeHttp } from "../http.ts";
- * declare const target: ForgeTarget;
- * declare const http: ForgeHttp;
- * const statuses = new GitlabStatuses({ target, http });
- * ```
  */
 export class GitlabStatuses implements StatusForge {
   /** The forge's name for messages. */

@@ -23,15 +23,6 @@ import { GitlabStatuses } from "./gitlab.ts";
  * why (not GitHub Actions, GitLab CI or Bitbucket Pipelines; `--no-wait`; no commit SHA; no
  * token). A merge queue's `merge_group` run gets them on the merge group's head, which branch
  * protection requires them on.
- *
- * @example
- * ```ts
- * import type { OutputsContext } from "../../outputs/output.ts";
- * import type { ForgeClients } from "../clients.ts";
- * declare const context: OutputsContext;
- * declare const clients: ForgeClients;
- * const outputs = commitStatusOutputs(context, clients);
- * ```
  */
 export function commitStatusOutputs(context: OutputsContext, clients: ForgeClients): RunOutput[] {
   const { output } = context;
@@ -49,16 +40,6 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
 /**
  * The writer of the statuses, from the one forge target (`forge/target.ts`) and the run's
  * client of that forge, or the one line saying why there is none.
- *
- * @example
- * ```ts
- * import type { OutputsContext } from "../../outputs/output.ts";
- * import type { ForgeClients } from "../clients.ts";
- * declare const context: OutputsContext;
- * declare const clients: ForgeClients;
- * const forge = statusForge(context, clients);
- * if ("skip" in forge) console.error(forge.skip);
- * ```
  */
 export function statusForge(
   context: OutputsContext,
@@ -119,14 +100,6 @@ export interface StatusOutputOptions {
  * `attached` event, completed with its outcome at `finish`. Writes for one agent go one after
  * the other; the first failure is one line, and a failure another attempt would only repeat
  * stops every further write.
- *
- * @example
- * ```ts
- * import type { StatusForge } from "./commit_status.ts";
- * declare const forge: StatusForge;
- * const output = statusOutput(forge, { secrets: [], warn: console.error });
- * output.kind; // "courtesy"
- * ```
  */
 export function statusOutput(forge: StatusForge, options: StatusOutputOptions): RunOutput {
   let plan: RunPlan | undefined;

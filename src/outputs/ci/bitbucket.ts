@@ -120,13 +120,6 @@ export function createBitbucketWriter(): NativeWriter {
  * `PASSED`; the details list every agent; the data hold the exit code, the duration and a link
  * per run with an `http(s)` link (as many as fit Bitbucket's 10 data fields). Texts are cut to
  * Atlassian's limits (title 450, details 2000 characters).
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * bitbucketReport(report).result; // "PASSED"
- * ```
  */
 export function bitbucketReport(report: RunReport): BitbucketReport {
   const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);
@@ -168,13 +161,6 @@ export function bitbucketReport(report: RunReport): BitbucketReport {
  * out or was interrupted (`MEDIUM`): a report-level `BUG` with result `FAILED`, external id
  * `service-ci-<agent>`, the agent and problem as summary (at most 450 characters), the run,
  * status and reason as details (at most 2000), and the run's `http(s)` link.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * bitbucketAnnotations(report).map((annotation) => annotation.summary);
- * ```
  */
 export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
   return report.agents.flatMap((agent) => {

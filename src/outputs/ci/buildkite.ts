@@ -77,13 +77,6 @@ export function createBuildkiteWriter(): NativeWriter {
  * `service-ci.run-id` and `service-ci.url`, valued as the GitHub action's `passed`, `exit-code`,
  * `run-id` and `url` outputs (with several agents, JSON arrays). An empty value is left out,
  * because Buildkite refuses empty meta-data.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * buildkiteMetaData(report); // [["service-ci.passed", "true"], ["service-ci.exit-code", "0"], …]
- * ```
  */
 export function buildkiteMetaData(report: RunReport): [string, string][] {
   const outputs = outputValues(report);
@@ -99,13 +92,6 @@ export function buildkiteMetaData(report: RunReport): [string, string][] {
 /**
  * The annotation's style: `error` when a gate failed or could not be checked and the exit code
  * says so, `warning` when `--warn-only` kept a failed gate from failing the job, else `success`.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * buildkiteAnnotationStyle(report); // "success"
- * ```
  */
 export function buildkiteAnnotationStyle(report: RunReport): "success" | "warning" | "error" {
   const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);

@@ -95,17 +95,6 @@ export function createGithubWriter(options: GithubWriterOptions): NativeWriter {
  * @param delimiter A fresh random string such as `ghadelimiter_<uuid>`.
  * @throws {TypeError} If the delimiter is empty or spans lines.
  * @throws {RangeError} If any value contains the delimiter.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * const path = Deno.env.get("GITHUB_OUTPUT");
- * if (path) {
- *   const text = githubOutputs(report, `ghadelimiter_${crypto.randomUUID()}`);
- *   await Deno.writeTextFile(path, text, { append: true });
- * }
- * ```
  */
 export function githubOutputs(report: RunReport, delimiter: string): string {
   return _outputFile(Object.entries(outputValues(report)), delimiter);
@@ -134,13 +123,6 @@ function _outputFile(outputs: readonly (readonly [string, string])[], delimiter:
  * (`failed`, `unchecked`, `timed_out`, `interrupted`); none for `passed` or `triggered`.
  * The message names the agent, the outcome, the run, the reason and the run's link; control
  * characters other than line breaks are dropped, then the command's own escaping applies.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * for (const line of githubAnnotations(report)) console.log(line);
- * ```
  */
 export function githubAnnotations(report: RunReport): string[] {
   return gateProblems(report).map(({ title, message }) =>

@@ -82,13 +82,6 @@ export const GITLAB_DOTENV_LIMITS: { readonly bytes: number; readonly variables:
  * differently by GitLab, npm `dotenv` and Node's `parseEnv` (`#` starts a comment for the
  * latter two, so a link's `#` reaches later jobs as `%23`). Variables past
  * {@linkcode GITLAB_DOTENV_LIMITS} are left out (counted in `omitted`), last agents first.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * const { text } = gitlabDotenv(report); // "SERVICE_CI_PASSED=true\nSERVICE_CI_EXIT_CODE=0\n…"
- * ```
  */
 export function gitlabDotenv(report: RunReport): { text: string; omitted: number } {
   const outputs = outputValues(report);
@@ -123,13 +116,6 @@ export function gitlabDotenv(report: RunReport): { text: string; omitted: number
  * The job-annotations report: one section, `service-ci`, with an `external_link` per agent whose
  * run has an `http:`/`https:` dashboard link, labelled with the agent, its verdict and the run.
  * GitLab shows these links on the job's page.
- *
- * @example
- * ```ts
- * import type { RunReport } from "../../result/outcome.ts";
- * declare const report: RunReport;
- * JSON.parse(gitlabAnnotations(report))["service-ci"][0].external_link.url;
- * ```
  */
 export function gitlabAnnotations(report: RunReport): string {
   const links = report.agents.flatMap((agent) => {
