@@ -668,6 +668,8 @@ const CLOUD_BUILD = _provider({
     "BRANCH_NAME",
     "TAG_NAME",
     "_PR_NUMBER",
+    "_HEAD_BRANCH",
+    "_BASE_BRANCH",
     "REPO_FULL_NAME",
   ],
   detect: (read) =>
@@ -675,7 +677,13 @@ const CLOUD_BUILD = _provider({
     _first(read, ["COMMIT_SHA", "BRANCH_NAME", "_PR_NUMBER", "REPO_FULL_NAME"]) !== null,
   pullRequest: _variable("_PR_NUMBER"),
   commitSha: _variable("COMMIT_SHA"),
-  branch: ({ read }) => _unlessTag(read("BRANCH_NAME"), read("TAG_NAME")),
+  // Pull-request triggers name the change's branches in _HEAD_BRANCH and _BASE_BRANCH; what
+  // BRANCH_NAME holds on such a build is not documented, so it is only the fallback.
+  branch: ({ read, pullRequest }) =>
+    pullRequest === null
+      ? _unlessTag(read("BRANCH_NAME"), read("TAG_NAME"))
+      : _first(read, ["_HEAD_BRANCH", "BRANCH_NAME"]),
+  baseRef: ({ read, pullRequest }) => pullRequest === null ? null : read("_BASE_BRANCH"),
   repository: _variable("REPO_FULL_NAME"),
   actor: () => null,
   buildUrl: ({ read }) => {

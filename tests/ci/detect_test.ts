@@ -3,6 +3,7 @@ import {
   CI_ENV_VARIABLES,
   type CiMetadata,
   describeCiMetadata,
+  detectCiBuild,
   detectCiMetadata,
   type DetectOptions,
 } from "../../src/ci/detect.ts";
@@ -1031,6 +1032,38 @@ const CASES: readonly Case[] = [
     },
   },
   {
+    name: "reads a Google Cloud Build pull request's head branch from _HEAD_BRANCH",
+    env: {
+      ...CLOUD_BUILD_BASE,
+      BRANCH_NAME: "main",
+      _PR_NUMBER: "42",
+      _HEAD_BRANCH: "feature/login",
+      _BASE_BRANCH: "main",
+    },
+    expected: {
+      commit_sha: HEAD,
+      branch: "feature/login",
+      pull_request_number: 42,
+      repository: "acme/widgets",
+      actor: null,
+      provider: "cloud_build",
+      build_url: "https://console.cloud.google.com/cloud-build/builds/b7f1c2?project=acme-ci",
+    },
+  },
+  {
+    name: "reads a Google Cloud Build branch build from BRANCH_NAME, whatever _HEAD_BRANCH says",
+    env: { ...CLOUD_BUILD_BASE, BRANCH_NAME: "main", _HEAD_BRANCH: "feature/stale" },
+    expected: {
+      commit_sha: HEAD,
+      branch: "main",
+      pull_request_number: null,
+      repository: "acme/widgets",
+      actor: null,
+      provider: "cloud_build",
+      build_url: "https://console.cloud.google.com/cloud-build/builds/b7f1c2?project=acme-ci",
+    },
+  },
+  {
     name: "gives a Google Cloud Build tag build no branch",
     env: { ...CLOUD_BUILD_BASE, TAG_NAME: "v1.2.0" },
     expected: {
@@ -1184,6 +1217,18 @@ for (const { name, env, options, expected } of CASES) {
     assert.deepStrictEqual(await detectCiMetadata(env, options), expected);
   });
 }
+
+Deno.test("detectCiBuild() takes a Google Cloud Build pull request's target from _BASE_BRANCH", async () => {
+  const env = { ...CLOUD_BUILD_BASE, _PR_NUMBER: "42", _HEAD_BRANCH: "feat", _BASE_BRANCH: "main" };
+  assert.deepEqual((await detectCiBuild(env)).context, {
+    kind: "pull_request",
+    baseRef: "main",
+    evaluatedSha: HEAD,
+  });
+  // A branch build has no target, even where a trigger's substitution is mapped anyway.
+  const push = { ...CLOUD_BUILD_BASE, BRANCH_NAME: "main", _BASE_BRANCH: "main" };
+  assert.equal((await detectCiBuild(push)).context.baseRef, null);
+});
 
 Deno.test("detectCiMetadata() reads a GitHub pull request event from a real file", async () => {
   const directory = await Deno.makeTempDir();
