@@ -12,7 +12,7 @@ import { parseDocument } from "npm:yaml@2.6.1";
 import { parseCommandLine, resolveConfig } from "../../src/config/resolve.ts";
 import { type CommandOptions, runCommand } from "../support/command.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
-import { MAIN } from "../support/program.ts";
+import { MAIN, runProgram } from "../support/program.ts";
 import { assertShellcheckPasses } from "../support/shellcheck.ts";
 import { type ToolOptions, toolTest } from "../support/tools.ts";
 import { URL_RUN_FLAGS } from "../support/url_run.ts";
@@ -25,6 +25,7 @@ const VERSION = (JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))) as {
 const EXPECTED_RECIPES = [
   "bitbucket.md",
   "circleci.md",
+  "cloud-build.md",
   "direct-api.md",
   "docker.md",
   "github-actions.md",
@@ -233,7 +234,38 @@ function _invocations(): Invocation[] {
   return found;
 }
 
-const INVOCATIONS = _invocations();
+/** A Cloud Build step, as much of it as the recipe uses. */
+interface CloudBuildStep {
+  readonly name: string;
+  readonly args?: readonly string[];
+  readonly env?: readonly string[];
+  readonly secretEnv?: readonly string[];
+  readonly timeout?: string;
+}
+
+interface CloudBuildConfig {
+  readonly steps?: readonly CloudBuildStep[];
+  readonly availableSecrets?: {
+    readonly secretManager?: ReadonlyArray<{ readonly versionName: string; readonly env: string }>;
+  };
+  readonly options?: { readonly substitutionOption?: string };
+}
+
+// A Cloud Build step has no shell: the image's command is the first of its args.
+function _cloudBuildSteps(block: Block): CloudBuildStep[] {
+  if (block.lang !== "yaml") return [];
+  const config = parseDocument(block.text).toJS() as CloudBuildConfig | null;
+  return (config?.steps ?? []).filter((step) => Array.isArray(step.args));
+}
+
+const INVOCATIONS = [
+  ..._invocations(),
+  ...BLOCKS.flatMap((block) =>
+    _cloudBuildSteps(block).filter((step) => step.args![0] === "service-ci").map(
+      (step): Invocation => ({ file: block.file, kind: "service-ci", words: step.args!.slice(1) }),
+    )
+  ),
+];
 
 // A stand-in for each value the shell would compute, valid for the flag it belongs to.
 function _concrete(args: readonly string[]): string[] {
@@ -567,6 +599,99 @@ toolTest(
     }
   },
 );
+
+// Cloud Build's substitution of `$NAME` and `${NAME}` in a step's args and env; with
+// `substitutionOption: ALLOW_LOOSE` one the build does not have is empty.
+function _substitute(text: string, values: Readonly<Record<string, string>>): string {
+  return text.replace(/\$(?:\{(\w+)\}|(\w+))/g, (_, braced, bare) => values[braced ?? bare] ?? "");
+}
+
+Deno.test("the Cloud Build recipe's step runs as written: the key from secretEnv, the metadata from its substitutions", async () => {
+  const block = BLOCKS.find((block) =>
+    block.file === "cloud-build.md" && block.text.startsWith("# cloudbuild.yaml")
+  );
+  assert.ok(block, "cloud-build.md has the cloudbuild.yaml");
+  const config = parseYaml<CloudBuildConfig>(block.text, "cloud-build.md's cloudbuild.yaml");
+  const step = config.steps?.find((step) => step.name === IMAGE);
+  assert.ok(step?.args, "a step runs the image with its args");
+  assert.equal(step.args[0], "service-ci");
+  // The pull-request substitutions are missing from push builds: without ALLOW_LOOSE Cloud Build
+  // refuses such a build before it starts.
+  assert.equal(config.options?.substitutionOption, "ALLOW_LOOSE");
+  assert.ok(Number.parseInt(step.timeout ?? "") > 30 * 60, "the step's timeout is above 30 min");
+  const secrets = config.availableSecrets?.secretManager ?? [];
+  assert.deepEqual(step.secretEnv, ["SERVICE_API_KEY"]);
+  assert.match(
+    secrets.find((secret) => secret.env === "SERVICE_API_KEY")?.versionName ?? "",
+    /^projects\/\$PROJECT_ID\/secrets\/[\w-]+\/versions\/latest$/,
+  );
+
+  await using service = await startFakeService({ agents: defaultAgents(50) });
+  const run = (substitutions: Record<string, string>, agent: string, args = step.args!) => {
+    const env: Record<string, string> = {};
+    for (const entry of step.env ?? []) {
+      const at = entry.indexOf("=");
+      env[entry.slice(0, at)] = _substitute(entry.slice(at + 1), substitutions);
+    }
+    for (const name of step.secretEnv ?? []) env[name] = KEYS.ci;
+    // The image has the service's address built in; the source entry is given the fake's.
+    env.SERVICE_BASE_URL = service.url;
+    return runProgram(
+      args.slice(1).map((arg) =>
+        arg === "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10" ? agent : _substitute(arg, substitutions)
+      ),
+      { env },
+    );
+  };
+  const head = "4f1c2d3e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d";
+  const build = {
+    PROJECT_ID: "acme-ci",
+    BUILD_ID: "b7f1c2",
+    LOCATION: "europe-west1",
+    COMMIT_SHA: head,
+    BRANCH_NAME: "main",
+    REPO_FULL_NAME: "acme/widgets",
+  };
+  const buildUrl =
+    "https://console.cloud.google.com/cloud-build/builds;region=europe-west1/b7f1c2?project=acme-ci";
+
+  // A pull-request trigger: the branch is the change's, not BRANCH_NAME.
+  const pullRequest = await run(
+    { ...build, _PR_NUMBER: "42", _HEAD_BRANCH: "feature/login", _BASE_BRANCH: "main" },
+    AGENTS.passing,
+  );
+  assert.equal(pullRequest.code, 0, pullRequest.stderr);
+  assert.ok(!(pullRequest.stdout + pullRequest.stderr).includes(KEYS.ci));
+  const [trigger] = service.requestsOf("POST");
+  assert.equal(trigger!.headers["x-api-key"], KEYS.ci);
+  assert.deepEqual(JSON.parse(trigger!.body).ci_metadata, {
+    commit_sha: head,
+    branch: "feature/login",
+    pull_request_number: 42,
+    repository: "acme/widgets",
+    actor: null,
+    provider: "cloud_build",
+    build_url: buildUrl,
+  });
+
+  // A push trigger, with no pull-request substitutions: a failed gate fails the step.
+  const push = await run(build, AGENTS.failing);
+  assert.equal(push.code, 1, push.stderr);
+  assert.deepEqual(JSON.parse(service.requestsOf("POST")[1]!.body).ci_metadata, {
+    commit_sha: head,
+    branch: "main",
+    pull_request_number: null,
+    repository: "acme/widgets",
+    actor: null,
+    provider: "cloud_build",
+    build_url: buildUrl,
+  });
+
+  // The step copied without its args runs the image's default command, `service-ci` alone.
+  const bare = await run(build, AGENTS.passing, ["service-ci"]);
+  assert.equal(bare.code, 2, bare.stderr);
+  assert.equal(service.requestsOf("POST").length, 2);
+});
 
 Deno.test("the YAML examples of README.md and docs/github-actions.md parse too", () => {
   let count = 0;
