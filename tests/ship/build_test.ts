@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { permissionFlags } from "../../scripts/permissions.ts";
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,11 +38,8 @@ async function _scratchRepository(): Promise<AsyncDisposable & { dir: string }> 
   await Deno.copyFile(join(ROOT, "deno.json"), join(dir, "deno.json"));
   // build.ts checks a built-in service address with the runner's own rules (src/config/resolve.ts and
   // what it imports).
-  for (const entry of Deno.readDirSync(join(ROOT, "src"))) {
-    if (entry.isFile) {
-      await Deno.copyFile(join(ROOT, "src", entry.name), join(dir, "src", entry.name));
-    }
-  }
+  await Deno.remove(join(dir, "src"));
+  await cp(join(ROOT, "src"), join(dir, "src"), { recursive: true });
   for (const script of ["build.ts", "sbom.ts", "permissions.ts", "default_base_url.ts"]) {
     await Deno.copyFile(join(ROOT, "scripts", script), join(dir, "scripts", script));
   }
