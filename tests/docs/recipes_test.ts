@@ -507,9 +507,9 @@ toolTest("the shell of every recipe passes shellcheck", SHELLCHECK, async () => 
 });
 
 toolTest(
-  "the pre-push hook lets a push through when the gate passes, stops it when it fails or cannot load service-ci",
+  "the pre-push hook lets a push through when the gate passes, stops it when it fails or cannot load service-ci, and in a linked worktree reads the main working tree's .env",
   {
-    tools: ["git", "sh"],
+    tools: ["git", "sh", "dash"],
     notOn: ["windows"],
   },
   async () => {
@@ -594,6 +594,31 @@ toolTest(
       );
       assert.doesNotMatch(unloaded.text, /FAILED/);
       assert.equal(service.requestsOf("POST").length, 2);
+
+      // A linked worktree shares the hook but not the git-ignored .env: the hook reads the main
+      // working tree's and says so. Run by dash, the strictest common /bin/sh.
+      await writeEnv(AGENTS.passing);
+      const hookPath = join(repo, ".git", "hooks", "pre-push");
+      const dash = (await _output("sh", ["-c", "command -v dash"], { env, clearEnv: true })).text
+        .trim();
+      const hookText = await Deno.readTextFile(hookPath);
+      await Deno.writeTextFile(hookPath, hookText.replace(/^#!.*\n/, `#!${dash}\n`));
+      const worktree = join(dir, "my worktree");
+      assert.equal((await git(["worktree", "add", "-q", "-b", "feature", worktree])).code, 0);
+      await Deno.writeTextFile(join(worktree, "three.txt"), "three\n");
+      await git(["add", "three.txt"], worktree);
+      await git(["commit", "-q", "-m", "three"], worktree);
+      const worktreeHead = (await git(["rev-parse", "HEAD"], worktree)).text.trim();
+      const fromWorktree = await git(["push", "origin", "feature"], worktree);
+      assert.equal(fromWorktree.code, 0, fromWorktree.text);
+      assert.ok(
+        fromWorktree.text.includes(`pre-push: settings from ${join(repo, ".env")}`),
+        fromWorktree.text,
+      );
+      assert.match(fromWorktree.text, /PASSED/);
+      const worktreeTrigger = JSON.parse(service.requestsOf("POST")[2]!.body).ci_metadata;
+      assert.equal(worktreeTrigger.commit_sha, worktreeHead);
+      assert.equal(worktreeTrigger.branch, "feature");
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
