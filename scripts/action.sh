@@ -63,7 +63,8 @@ if [ -n "${SERVICE_API_KEY:-}" ]; then
   done
 else
   fail 2 "the api-key input is empty: set it to \${{ secrets.SERVICE_API_KEY }}" \
-    "(a workflow started from a fork gets no secrets)"
+    "(a workflow started from a fork gets no secrets; a reusable workflow gets its caller's" \
+    "only when the calling job passes them, with secrets: inherit or secrets: SERVICE_API_KEY)"
 fi
 
 # One agent per line: commas and newlines separate, blanks around each are dropped.
