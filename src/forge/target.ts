@@ -48,7 +48,7 @@ export interface ForgeTarget {
   readonly web: string | null;
 }
 
-/** Why nothing is written, as one line for the user. */
+/** Why nothing is written to a forge (a comment, statuses, a report), as one line for the user. */
 export interface ForgeSkip {
   /** The line, e.g. `service-ci: no commit statuses: GITHUB_TOKEN is not set; …`. */
   readonly skip: string;

@@ -19,7 +19,7 @@ import {
   type RequestOptions,
 } from "../http.ts";
 import type { ForgeLimits } from "../limits.ts";
-import { type ForgeTarget, forgeTarget } from "../target.ts";
+import { type ForgeSkip, type ForgeTarget, forgeTarget } from "../target.ts";
 import type { FinishWindow } from "../../outputs/output.ts";
 import { GithubThread } from "./github.ts";
 import { GitlabThread } from "./gitlab.ts";
@@ -41,12 +41,6 @@ export interface PullRequestCommentOptions extends ForgeEffects {
   readonly userAgent: string;
   /** Prints one line of diagnostics (without its newline). */
   readonly warn: (line: string) => void;
-}
-
-/** Why no comment will be written, as one line for the user. */
-export interface PullRequestCommentSkip {
-  /** The line, e.g. `service-ci: no pull-request comment: GITHUB_TOKEN is not set; …`. */
-  readonly skip: string;
 }
 
 /**
@@ -100,7 +94,7 @@ export class PullRequestComment {
   static fromEnv(
     env: Readonly<Record<string, string | undefined>>,
     options: PullRequestCommentOptions,
-  ): PullRequestComment | PullRequestCommentSkip {
+  ): PullRequestComment | ForgeSkip {
     const target = forgeTarget(env, options, "comment");
     if ("skip" in target) return target;
     const make = target.forge === "GitLab" ? gitlabApi : githubApi;

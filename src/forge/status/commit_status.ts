@@ -69,9 +69,3 @@ export interface StatusForge {
   /** Whether `error` would only repeat on another attempt (a refused token, a missing scope). */
   final(error: unknown): boolean;
 }
-
-/** Why no commit status will be written, as one line for the user. */
-export interface StatusSkip {
-  /** The line, e.g. `service-ci: no commit statuses: GITHUB_TOKEN is not set; …`. */
-  readonly skip: string;
-}

@@ -8,13 +8,13 @@
 import type { Config } from "../../config/resolve.ts";
 import type { ForgeClients } from "../clients.ts";
 import { ForgeError } from "../http.ts";
-import { forgeTarget } from "../target.ts";
+import { type ForgeSkip, forgeTarget } from "../target.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
 import type { OutputsContext, RunOutput, RunPlan } from "../../outputs/output.ts";
 import { maskSecrets, sanitize } from "../../text/sanitize.ts";
 import { BitbucketStatuses } from "./bitbucket.ts";
-import type { StatusForge, StatusSkip } from "./commit_status.ts";
+import type { StatusForge } from "./commit_status.ts";
 import { GithubStatuses } from "./github.ts";
 import { GitlabStatuses } from "./gitlab.ts";
 
@@ -44,7 +44,7 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
 export function statusForge(
   context: OutputsContext,
   clients: ForgeClients,
-): StatusForge | StatusSkip {
+): StatusForge | ForgeSkip {
   const { config, env, metadata, output } = context;
   const skipped = statusesSkipped(config);
   if (skipped !== null) return { skip: skipped };
