@@ -119,6 +119,9 @@ export interface GitOptions {
   readonly signal: AbortSignal;
 }
 
+/** Runs `git <args>` read-only: its trimmed stdout, or undefined on any failure. */
+export type GitRunner = (args: readonly string[]) => Promise<string | undefined>;
+
 /** The other programs the run starts. */
 export interface Programs {
   /**

@@ -1,12 +1,7 @@
 /** Works out the CI metadata sent with each run: commit, branch, pull request, repository, actor. */
 
-import {
-  type CiProvider,
-  type GitRunner,
-  type MergeKind,
-  PROVIDERS,
-  type Read,
-} from "./providers.ts";
+import type { GitRunner } from "../effects.ts";
+import { type CiProvider, type MergeKind, PROVIDERS, type Read } from "./providers.ts";
 import { FileRefused, quoteValue, UsageError } from "../config/errors.ts";
 import { pullRequestNumber } from "./pull_request.ts";
 import { repositorySlug } from "./git_url.ts";
@@ -155,8 +150,8 @@ export interface DetectOptions {
    * cannot be read, rejects with {@linkcode FileRefused} for a path that must not be read.
    */
   readonly readTextFile?: (path: string) => Promise<string | undefined>;
-  /** Runs `git <args>` in the working directory; resolves trimmed stdout, or undefined on ANY failure (no git, not a repo, non-zero exit). */
-  readonly git?: (args: readonly string[]) => Promise<string | undefined>;
+  /** Runs git in the working directory (no git, not a repository: undefined). */
+  readonly git?: GitRunner;
 }
 
 /**

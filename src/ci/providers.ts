@@ -1,16 +1,7 @@
 /** The table of CI providers: how each one is detected and where it keeps each metadata field. */
 
+import type { GitRunner } from "../effects.ts";
 import { repositorySlug } from "./git_url.ts";
-
-/**
- * Runs `git <args>`: trimmed stdout, or `undefined` on any failure.
- *
- * @example
- * ```ts
- * const noGit: GitRunner = () => Promise.resolve(undefined);
- * ```
- */
-export type GitRunner = (args: readonly string[]) => Promise<string | undefined>;
 
 /**
  * Reads one environment variable: its trimmed value, or `null` when unset or blank.

@@ -1,6 +1,6 @@
 /** Runs the few read-only git commands CI metadata detection needs, each bounded in time. */
 
-import type { Clock, GitOptions, RunEffects } from "../effects.ts";
+import type { Clock, GitOptions, GitRunner, RunEffects } from "../effects.ts";
 import { nativeTimeBound } from "../outputs/ci/native_io.ts";
 import { runCommand } from "./system.ts";
 
@@ -96,7 +96,7 @@ export async function runGit(
 export function boundedGit(
   effects: Pick<RunEffects, "clock" | "programs" | "interrupt">,
   timeoutMs: number,
-): (args: readonly string[]) => Promise<string | undefined> {
+): GitRunner {
   const bound = nativeTimeBound(effects.clock.monotonic, {
     eachMs: GIT_BOUND_MS,
     // A quarter of a short timeout at most: the deadline counts detection, and the gate needs
