@@ -9,6 +9,7 @@ import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 import { OUTCOME_LABELS } from "../text/words.ts";
 import type { GateEvent } from "../service/poll.ts";
 import type { RunOutput } from "./output.ts";
+import { outcomeReason } from "./summary.ts";
 import { sanitize } from "../text/sanitize.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
@@ -180,7 +181,8 @@ export class ConsoleReporter {
     if (agent !== undefined) agent.done = true;
     const verdict = this.#paint(OUTCOME_LABELS[outcome.outcome].verdict, outcome.outcome);
     const run = outcome.runId === null ? "" : ` (run ${_line(outcome.runId)})`;
-    const why = outcome.error === null ? "" : `: ${_line(outcome.error)}`;
+    const reason = outcomeReason(outcome);
+    const why = reason === null ? "" : `: ${_line(reason)}`;
     this.line(`agent ${outcome.agentId}: ${verdict}${run}${why}`);
   }
 
@@ -274,10 +276,12 @@ export function explainExitCode(report: RunReport): string {
   return `exit ${report.exitCode}: ${total} ${gates}, ${parts.join(", ")}${warn}`;
 }
 
-// An outcome's strings are sanitized already (run.ts); sanitizing again leaves such text as it
-// is and keeps a caller that forgot from printing a control character or a workflow command.
+// An outcome's strings are sanitized and bounded already (toAgentOutcome); sanitizing again
+// leaves such text as it is and keeps a caller that forgot from printing a control character or
+// a workflow command. No second cut: a failed gate's reason, bounded field by field, would lose
+// its last fields.
 function _line(text: string): string {
-  return sanitize(text);
+  return sanitize(text, { maxLength: Infinity });
 }
 
 function _seconds(ms: number): string {

@@ -24,6 +24,7 @@ export const REPORT_SCHEMA_VERSION = 1;
  *   duration_ms: 1200,
  *   url: "https://service.example/runs/run_1",
  *   error: null,
+ *   gate: { rule: "toxicity < 0.01" },
  * };
  * ```
  */
@@ -46,6 +47,11 @@ export interface JsonAgent {
   readonly url: string | null;
   /** One line saying why the gate could not be checked, or `null`. */
   readonly error: string | null;
+  /**
+   * What the service said beside its verdict, passed or failed (`results.gate`'s other scalars,
+   * `results.summary`), bounded and masked; `{}` when it said nothing more or gave no verdict.
+   */
+  readonly gate: Readonly<Record<string, string | number | boolean>>;
 }
 
 /**
@@ -85,6 +91,8 @@ export function toJsonAgent(agent: AgentOutcome): JsonAgent {
     duration_ms: _milliseconds(agent.durationMs),
     url: agent.url,
     error: agent.error,
+    // fromEntries defines each name as its own member: `__proto__` stays a field, not a prototype.
+    gate: Object.fromEntries(agent.gate.map(({ name, value }) => [name, value])),
   };
 }
 
@@ -123,7 +131,8 @@ export function toJsonReport(report: RunReport): JsonReport {
  * `ci_metadata` {`commit_sha`, `branch`, `pull_request_number`, `repository`, `actor`,
  * `provider`, `build_url`}, and `agents`, in the order given, each {`agent_id`, `run_id`,
  * `status`, `passed` (true, false or null), `outcome`, `exit_code`, `duration_ms`, `url`,
- * `error`}. Durations are whole milliseconds.
+ * `error`, `gate` (the service's other words: an object of scalars)}. Durations are whole
+ * milliseconds.
  */
 export function renderJson(report: RunReport): string {
   return `${JSON.stringify(toJsonReport(report), null, 2)}\n`;

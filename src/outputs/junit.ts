@@ -4,6 +4,7 @@ import type { AgentOutcome, RunReport } from "../result/outcome.ts";
 import { OUTCOME_LABELS } from "../text/words.ts";
 import { XML_ENTITIES } from "../text/sanitize.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
+import { gateReason, outcomeReason } from "./summary.ts";
 
 /**
  * The name of the one test suite.
@@ -22,13 +23,14 @@ export const JUNIT_SUITE_NAME = "service-ci quality gates";
  * `<testcase classname="service-ci" name="agent <uuid>">` per agent, in order:
  *
  * - `passed`: no child but `<system-out>`;
- * - `failed`: `<failure type="gate_failed">`, counted in `failures`;
+ * - `failed`: `<failure type="gate_failed">`, counted in `failures`, its message ending in what the
+ *   service said beside the verdict (`quality gate failed: rule: …; score: …`) when it said more;
  * - `unchecked`, `timed_out`, `interrupted`: `<error type="<outcome>">`, counted in `errors`;
  * - `triggered` (`--no-wait`): `<skipped>not waited for (--no-wait)</skipped>`, counted in
  *   `skipped`.
  *
- * The run id, status, link and error are in each test case's `<system-out>`; the CI metadata,
- * version and exit code are suite `<properties>`. Times are seconds with three decimals.
+ * The run id, status, link, error and the service's reason are in each test case's
+ * `<system-out>`; the CI metadata, version and exit code are suite `<properties>`. Times are seconds with three decimals.
  * Every string is escaped, and characters XML 1.0 cannot carry are dropped.
  */
 export function renderJunit(report: RunReport): string {
@@ -123,7 +125,7 @@ function _verdict(agent: AgentOutcome): string[] {
     case "passed":
       return [];
     case "failed":
-      return [element("failure", OUTCOME_LABELS.failed.problem!, "gate_failed")];
+      return [element("failure", _reason(OUTCOME_LABELS.failed.problem!, agent), "gate_failed")];
     case "unchecked":
     case "timed_out":
     case "interrupted":
@@ -136,7 +138,8 @@ function _verdict(agent: AgentOutcome): string[] {
 }
 
 function _reason(summary: string, agent: AgentOutcome): string {
-  return agent.error === null ? summary : `${summary}: ${agent.error}`;
+  const why = outcomeReason(agent);
+  return why === null ? summary : `${summary}: ${why}`;
 }
 
 // One "label: value" line per known fact; escaped unless the caller escapes the whole text.
@@ -148,6 +151,7 @@ function _details(agent: AgentOutcome, escape = true): string {
     ["status", agent.status],
     ["link", agent.url],
     ["error", agent.error],
+    ["gate", gateReason(agent)],
   ];
   const text = facts
     .filter((fact): fact is [string, string] => fact[1] !== null)

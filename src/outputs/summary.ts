@@ -83,6 +83,27 @@ export function summaryMarkdown(report: RunReport): string {
   ].join("\n");
 }
 
+/**
+ * Why an agent's gate did not pass, on one line, as every surface a person reads shows it (the
+ * console, JUnit, annotations, Markdown): the reason it could not be checked, or else
+ * {@linkcode gateReason}; `null` when there is neither.
+ */
+export function outcomeReason(agent: AgentOutcome): string | null {
+  return agent.error ?? gateReason(agent);
+}
+
+/**
+ * What the service said beside a failed verdict, on one line:
+ * `rule: jailbreak success rate < 2%; score: 0.031`; `null` for any other outcome, or when it
+ * said nothing more. A passed gate needs no explanation where a person reads; `--json` carries
+ * the service's words for every verdict. The fields are bounded and masked already
+ * (`toAgentOutcome`).
+ */
+export function gateReason(agent: AgentOutcome): string | null {
+  if (agent.outcome !== "failed" || agent.gate.length === 0) return null;
+  return agent.gate.map(({ name, value }) => `${name}: ${value}`).join("; ");
+}
+
 /** One agent whose gate failed or could not be checked, in the words of its annotation. */
 export interface GateProblem {
   /** The agent's outcome: `failed`, `unchecked`, `timed_out` or `interrupted`. */
@@ -103,11 +124,12 @@ export function gateProblems(report: RunReport): GateProblem[] {
     const title = OUTCOME_LABELS[agent.outcome].problem;
     if (title === null) return [];
     const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
+    const reason = outcomeReason(agent);
     const parts = [
       `Agent ${agent.agentId}: ${title} (${run}${
         agent.status === null ? "" : `, status ${agent.status}`
       })`,
-      ...(agent.error === null ? [] : [agent.error]),
+      ...(reason === null ? [] : [reason]),
       ...(agent.url === null ? [] : [agent.url]),
     ];
     return [{ agent, title, message: parts.join(". ") }];
@@ -121,7 +143,8 @@ function _linkCell(url: string | null): string {
 
 function _verdictCell(agent: AgentOutcome): string {
   const verdict = markedOutcome(agent.outcome);
-  return agent.error === null ? verdict : `${verdict}: ${inertMarkdown(agent.error)}`;
+  const why = outcomeReason(agent);
+  return why === null ? verdict : `${verdict}: ${inertMarkdown(why)}`;
 }
 
 function _allPassed(report: RunReport): boolean {

@@ -8,7 +8,8 @@ import { combineExitCodes, ExitCode } from "./exit_code.ts";
 import { withHint } from "../service/hint.ts";
 import { Interrupted, type InterruptSignal } from "../platform/signals.ts";
 import type { GateResult } from "../service/poll.ts";
-import { sanitize } from "../text/sanitize.ts";
+import type { GateField } from "../service/verdict.ts";
+import { maskSecrets, sanitize } from "../text/sanitize.ts";
 
 /**
  * How one agent's gate ended.
@@ -30,7 +31,7 @@ export type Outcome =
 
 /**
  * What is known about one agent when the runner stops. Every string that came from
- * the service (`runId`, `status`, `url`, `error`) is already sanitized.
+ * the service (`runId`, `status`, `url`, `error`, `gate`) is already sanitized.
  *
  * @example
  * ```ts
@@ -44,6 +45,7 @@ export type Outcome =
  *   durationMs: 1200,
  *   url: "https://service.example/runs/run_1",
  *   error: null,
+ *   gate: [{ name: "rule", value: "toxicity < 0.01" }],
  * };
  * ```
  */
@@ -66,7 +68,23 @@ export interface AgentOutcome {
   readonly url: string | null;
   /** One line saying why the gate could not be checked, or `null`. */
   readonly error: string | null;
+  /**
+   * What the service said beside its verdict (a rule, a score, a summary), in its order and
+   * bounded by {@linkcode GATE_LIMITS}; empty without a verdict.
+   */
+  readonly gate: readonly GateField[];
 }
+
+/**
+ * How much of what the service says beside its verdict any report shows: the first `fields`
+ * scalars, names cut to `name` characters and string values to `value`. Enough for a rule, a
+ * score, a threshold and a summary; a table row or a log line stays readable.
+ */
+export const GATE_LIMITS: Readonly<{ fields: number; name: number; value: number }> = {
+  fields: 6,
+  name: 40,
+  value: 200,
+};
 
 /**
  * Everything one invocation did: the input to the JSON, JUnit, GitHub and console reports.
@@ -112,6 +130,7 @@ export interface OutcomeContext {
  *   status: "completed",
  *   url: null,
  *   passed: true,
+ *   gate: [],
  * }, { durationMs: 1200, timeoutMs: 60_000, runIdGiven: false, secrets: [] });
  * outcome.exitCode; // 0
  * ```
@@ -130,6 +149,7 @@ export function toAgentOutcome(
     passed: result.passed,
     durationMs: Math.round(context.durationMs),
     url: clean(result.url),
+    gate: _gateFields(result.gate, context.secrets),
   };
   const end = result.end;
   switch (end.kind) {
@@ -213,6 +233,26 @@ export function withUndeliveredReport(exitCode: number): number {
  */
 export function formatMinutes(ms: number): string {
   return String(Number((ms / 60_000).toFixed(3)));
+}
+
+// Names and values sanitized, masked and cut; a field whose name is empty once cleaned, or
+// repeats an earlier one, is left out, so each name is a distinct non-empty key in `--json`.
+function _gateFields(fields: readonly GateField[], secrets: readonly string[]): GateField[] {
+  const kept = new Map<string, GateField>();
+  for (const field of fields) {
+    if (kept.size === GATE_LIMITS.fields) break;
+    const name = sanitize(field.name, { maxLength: GATE_LIMITS.name, secrets });
+    if (name === "" || kept.has(name)) continue;
+    kept.set(name, { name, value: _gateValue(field.value, secrets) });
+  }
+  return [...kept.values()];
+}
+
+// A number or boolean stays one unless its text holds a secret (a numeric key): then it is text.
+function _gateValue(value: string | number | boolean, secrets: readonly string[]) {
+  const text = String(value);
+  if (typeof value !== "string" && maskSecrets(text, secrets) === text) return value;
+  return sanitize(text, { maxLength: GATE_LIMITS.value, secrets });
 }
 
 // SIGHUP ends a run as SIGTERM does, and with its code: `v1` adds no exit code.

@@ -8,7 +8,7 @@ import { MAX_CONSECUTIVE_FAULTS, retryDelay, UNREACHABLE_GIVE_UP_MS } from "./ba
 import type { CiMetadata } from "../ci/detect.ts";
 import { ApiError, type ServiceClient, type Unreachable } from "./client.ts";
 import { nextPollDelay } from "./schedule.ts";
-import { readRun } from "./verdict.ts";
+import { type GateField, readRun } from "./verdict.ts";
 import { hideUserinfo } from "../config/errors.ts";
 
 /** A 404 on a run this young may only mean the service does not show it yet (contract §3). */
@@ -84,6 +84,8 @@ export interface GateResult {
   readonly url: string | null;
   /** Whether the finished run's gate passed; `null` without a verdict. */
   readonly passed: boolean | null;
+  /** What the verdict's answer said beside `passed` (unsanitized); empty without a verdict. */
+  readonly gate: readonly GateField[];
 }
 
 /**
@@ -96,6 +98,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     status: null as string | null,
     url: null as string | null,
     passed: null as boolean | null,
+    gate: [] as readonly GateField[],
   };
   const finish = (end: GateEnd): GateResult => ({ end, ...state });
   // The last transient fault, while no answer has come since: a timeout names it as the cause.
@@ -173,6 +176,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
         case "passed":
         case "failed":
           state.passed = run.kind === "passed";
+          state.gate = run.gate;
           return finish({ kind: run.kind });
         case "unchecked":
           return finish({ kind: "unchecked", reason: run.reason });

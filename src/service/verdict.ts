@@ -64,8 +64,12 @@ export const FINISHED: ReadonlySet<string> = new Set([
  */
 export type RunState =
   | { readonly kind: "in_progress"; readonly status: string | null }
-  | { readonly kind: "passed"; readonly status: string | null }
-  | { readonly kind: "failed"; readonly status: string | null }
+  | {
+    readonly kind: "passed" | "failed";
+    readonly status: string | null;
+    /** What the answer says beside the verdict ({@linkcode gateFields}). */
+    readonly gate: readonly GateField[];
+  }
   | { readonly kind: "unchecked"; readonly status: string | null; readonly reason: string };
 
 /**
@@ -124,8 +128,7 @@ export function readRun(document: Readonly<Record<string, unknown>>, asked: Aske
         reason: "the answer contradicts itself: status failed with results.gate.passed true",
       };
     }
-    if (passed === true) return { kind: "passed", status };
-    if (passed === false) return { kind: "failed", status };
+    if (typeof passed === "boolean") return _verdict(passed, status, document);
     return {
       kind: "unchecked",
       status,
@@ -133,9 +136,55 @@ export function readRun(document: Readonly<Record<string, unknown>>, asked: Aske
     };
   }
   // Unknown or missing status: a boolean verdict means finished; anything else, keep waiting.
-  if (passed === true) return { kind: "passed", status };
-  if (passed === false) return { kind: "failed", status };
+  if (typeof passed === "boolean") return _verdict(passed, status, document);
   return { kind: "in_progress", status };
+}
+
+function _verdict(
+  passed: boolean,
+  status: string | null,
+  document: Readonly<Record<string, unknown>>,
+): RunState {
+  return { kind: passed ? "passed" : "failed", status, gate: gateFields(document) };
+}
+
+/** One scalar the service's answer says beside its verdict, named as the answer names it. */
+export interface GateField {
+  /** The member's name: `rule`, `score`, `threshold`, or `summary` (from `results`). */
+  readonly name: string;
+  /** Its value, as the service wrote it (not yet sanitized, masked or cut). */
+  readonly value: string | number | boolean;
+}
+
+/**
+ * What the answer says beside `results.gate.passed`, in the answer's order: every scalar member
+ * of `results.gate` but `passed`, and `results.summary`, each where `results` has it. They are
+ * the service's own words, not read for the verdict: its docs fix only `passed`. Objects,
+ * arrays, `null` and numbers JSON cannot write back (`1e999`) are left out.
+ *
+ * @example
+ * ```ts
+ * gateFields({
+ *   results: { summary: "2 of 90 leaked", gate: { passed: false, rule: "leaks < 1", n: 2 } },
+ * }).map((field) => field.name); // ["summary", "rule", "n"]
+ * ```
+ */
+export function gateFields(document: Readonly<Record<string, unknown>>): GateField[] {
+  const results = _own(document, "results");
+  if (!_isObject(results)) return [];
+  return Object.keys(results).flatMap((name): GateField[] => {
+    const value = results[name];
+    if (name === "summary") return _isScalar(value) ? [{ name, value }] : [];
+    if (name !== "gate" || !_isObject(value)) return [];
+    return Object.entries(value).flatMap(([member, inner]) =>
+      member !== "passed" && _isScalar(inner) ? [{ name: member, value: inner }] : []
+    );
+  });
+}
+
+function _isScalar(value: unknown): value is string | number | boolean {
+  return typeof value === "string" || typeof value === "boolean" ||
+    (typeof value === "number" && Number.isFinite(value));
 }
 
 // An answer that cannot be read one way only, or that is about another run or agent.

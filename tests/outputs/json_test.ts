@@ -80,6 +80,7 @@ Deno.test("renderJson() writes every documented key, in order, with snake_case n
       "duration_ms",
       "url",
       "error",
+      "gate",
     ]);
   }
 });
@@ -104,6 +105,7 @@ Deno.test("renderJson() maps every agent's outcome, in order, keeping nulls", ()
     duration_ms: 300,
     url: null,
     error: "403 Forbidden: the key lacks CI access",
+    gate: {},
   });
   assert.equal(document.agents[1].passed, false);
   assert.equal(document.agents[0].passed, true);

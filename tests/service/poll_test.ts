@@ -152,6 +152,7 @@ Deno.test("runGate() triggers a run, polls it until a verdict and keeps what it 
     status: "Completed",
     url: "https://dash.example/r/1",
     passed: true,
+    gate: [],
   });
   assert.equal(gate.triggers.length, 1);
   assert.deepEqual(gate.triggers[0], {
@@ -506,6 +507,7 @@ Deno.test("runGate() with noWait triggers and returns without reading", async ()
     status: "queued",
     url: "https://dash.example/r/1",
     passed: null,
+    gate: [],
   });
   assert.equal(gate.reads.length, 0);
   assert.deepEqual(gate.sleeps, []);

@@ -86,6 +86,7 @@ export function makeAgent(overrides: Partial<AgentOutcome> = {}): AgentOutcome {
     durationMs: 1234,
     url: "https://service.example/runs/run_1",
     error: null,
+    gate: [],
     ...overrides,
   };
 }

@@ -5,7 +5,8 @@
  */
 
 import { inertMarkdown, markdownDestination } from "../../text/markdown.ts";
-import type { Outcome, RunReport } from "../../result/outcome.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
+import { outcomeReason } from "../../outputs/summary.ts";
 import { type CommentHistory, type HistoryEntry, historyLine } from "./history.ts";
 import {
   exitMeaning,
@@ -121,8 +122,8 @@ function _isRefused(run: TriggeredRun): boolean {
 }
 
 /**
- * The comment once the run is over: the overall result, one row per agent (verdict, duration,
- * run link) and what the exit code means.
+ * The comment once the run is over: the overall result, one row per agent (verdict and why,
+ * duration, run link) and what the exit code means.
  */
 export function finalComment(
   marker: string,
@@ -135,9 +136,7 @@ export function finalComment(
     rows: report.agents.map((agent) => ({
       cells: [
         inertMarkdown(_cap(agent.agentId, 100)),
-        agent.error === null
-          ? markedOutcome(agent.outcome)
-          : `${markedOutcome(agent.outcome)}: ${inertMarkdown(_cap(agent.error, 300))}`,
+        _verdictCell(agent),
         formatDuration(agent.durationMs),
         _runCell(agent.runId, agent.url),
       ],
@@ -147,6 +146,13 @@ export function finalComment(
     footer: _footer(report.version, report.ciMetadata.build_url),
     history: _history(options.history, report.agents, report.ciMetadata.commit_sha),
   }, options.maxLength ?? MAX_COMMENT_LENGTH);
+}
+
+// The outcome, and why: the reason it was not checked, or the service's words on a failure.
+function _verdictCell(agent: AgentOutcome): string {
+  const why = outcomeReason(agent);
+  const verdict = markedOutcome(agent.outcome);
+  return why === null ? verdict : `${verdict}: ${inertMarkdown(_cap(why, 300))}`;
 }
 
 const _HEADER = "| Agent | Verdict | Duration | Run |";

@@ -9,6 +9,7 @@ import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
 import { ForgeError, type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
 import type { ForgeTarget } from "../target.ts";
 import { clip } from "../../text/sanitize.ts";
+import { outcomeReason } from "../../outputs/summary.ts";
 import { formatDuration, outcomeLine, outcomeText } from "../../text/words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 
@@ -276,12 +277,14 @@ export class GithubStatuses implements StatusForge {
 
 /**
  * What one agent's check run says: its own verdict first (the mark, the outcome, the agent),
- * its run, status and reason, and one line pointing to the job's summary for the other agents.
+ * its run, status and reason (why it was not checked, or the service's words on a failure), and
+ * one line pointing to the job's summary for the other agents.
  */
 export function agentSummary(agent: AgentOutcome, report: RunReport): string {
   const others = report.agents.length - 1;
   const job = httpLink(report.ciMetadata.build_url);
   const run = httpLink(agent.url);
+  const why = outcomeReason(agent);
   return [
     `${outcomeLine(agent.outcome)}: agent \`${inertMarkdown(agent.agentId)}\``,
     "",
@@ -289,7 +292,7 @@ export function agentSummary(agent: AgentOutcome, report: RunReport): string {
       run === null ? "" : ` ([dashboard](${run}))`
     }`,
     ...(agent.status === null ? [] : [`- Status: \`${inertMarkdown(agent.status)}\``]),
-    ...(agent.error === null ? [] : [`- Reason: ${inertMarkdown(agent.error)}`]),
+    ...(why === null ? [] : [`- Reason: ${inertMarkdown(why)}`]),
     `- Duration: ${formatDuration(agent.durationMs)}`,
     "",
     others === 0

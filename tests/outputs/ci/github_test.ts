@@ -121,6 +121,7 @@ Deno.test("githubOutputs() writes one agent's values plainly, in heredoc form", 
     duration_ms: 1234,
     url: "https://service.example/runs/run_1",
     error: null,
+    gate: {},
   }]);
   // Every line is a heredoc opener, a value, or the delimiter: none is `name=value`.
   const lines = text.trimEnd().split("\n");
