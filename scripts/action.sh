@@ -26,7 +26,18 @@
 #   SERVICE_CI_GITHUB_TOKEN     the job's token, given to gh (as GH_TOKEN) and, with the comment
 #                               or the check runs on, to service-ci (as GITHUB_TOKEN); to nothing
 #                               else
+#   SERVICE_CI_VERBOSE          true adds --verbose; false (or empty) does not
+#   SERVICE_CI_CA_CERT          --ca-cert <file>; empty: service-ci reads SERVICE_CA_CERT
+#   SERVICE_CI_REQUEST_TIMEOUT_SECONDS  --request-timeout-seconds; empty: service-ci reads
+#                               SERVICE_REQUEST_TIMEOUT_SECONDS, else its default (30)
+#   SERVICE_CI_NO_WAIT          true adds --no-wait; false (or empty) does not
+#   SERVICE_CI_RUN_ID           --run-id <id>, or empty
+#   SERVICE_CI_COMMIT_SHA, SERVICE_CI_BRANCH, SERVICE_CI_PULL_REQUEST, SERVICE_CI_REPOSITORY,
+#   SERVICE_CI_ACTOR            the metadata overrides (--commit-sha, …), each empty: detected
 #   SERVICE_CI_DOWNLOAD_URL     where releases live (read by install.sh; default GitHub)
+#
+# Every other SERVICE_* variable of the job's env: (SERVICE_MAX_POLL_INTERVAL_SECONDS,
+# SERVICE_CI_NATIVE, …) reaches service-ci as it is: the process inherits the step's environment.
 #
 # Exit codes: service-ci's own; 2 for an input error found here (nothing downloaded, no
 # request sent); 3 when service-ci could not be installed (the gate could not be checked).
@@ -99,6 +110,18 @@ case $pr_comment in
     ;;
   true | false) ;;
   *) fail 2 "the pr-comment input must be auto, true or false (got \"$(shown "$pr_comment")\")" ;;
+esac
+
+verbose=${SERVICE_CI_VERBOSE:-false}
+case $verbose in
+  true | false) ;;
+  *) fail 2 "the verbose input must be true or false (got \"$(shown "$verbose")\")" ;;
+esac
+
+no_wait=${SERVICE_CI_NO_WAIT:-false}
+case $no_wait in
+  true | false) ;;
+  *) fail 2 "the no-wait input must be true or false (got \"$(shown "$no_wait")\")" ;;
 esac
 
 commit_status=${SERVICE_CI_COMMIT_STATUS:-false}
@@ -268,6 +291,22 @@ if [ "$warn_only" = true ]; then set -- "$@" --warn-only; fi
 if [ -n "${SERVICE_CI_PR_COMMENT_KEY:-}" ]; then
   set -- "$@" "--pr-comment-key=$SERVICE_CI_PR_COMMENT_KEY"
 fi
+if [ "$verbose" = true ]; then set -- "$@" --verbose; fi
+if [ -n "${SERVICE_CI_CA_CERT:-}" ]; then set -- "$@" "--ca-cert=$SERVICE_CI_CA_CERT"; fi
+if [ -n "${SERVICE_CI_REQUEST_TIMEOUT_SECONDS:-}" ]; then
+  set -- "$@" "--request-timeout-seconds=$SERVICE_CI_REQUEST_TIMEOUT_SECONDS"
+fi
+if [ "$no_wait" = true ]; then set -- "$@" --no-wait; fi
+if [ -n "${SERVICE_CI_RUN_ID:-}" ]; then set -- "$@" "--run-id=$SERVICE_CI_RUN_ID"; fi
+if [ -n "${SERVICE_CI_COMMIT_SHA:-}" ]; then set -- "$@" "--commit-sha=$SERVICE_CI_COMMIT_SHA"; fi
+if [ -n "${SERVICE_CI_BRANCH:-}" ]; then set -- "$@" "--branch=$SERVICE_CI_BRANCH"; fi
+if [ -n "${SERVICE_CI_PULL_REQUEST:-}" ]; then
+  set -- "$@" "--pull-request=$SERVICE_CI_PULL_REQUEST"
+fi
+if [ -n "${SERVICE_CI_REPOSITORY:-}" ]; then
+  set -- "$@" "--repository=$SERVICE_CI_REPOSITORY"
+fi
+if [ -n "${SERVICE_CI_ACTOR:-}" ]; then set -- "$@" "--actor=$SERVICE_CI_ACTOR"; fi
 
 # The inputs decide, whatever SERVICE_PR_COMMENT or SERVICE_COMMIT_STATUS the job sets.
 # service-ci masks the token and sends it only to GITHUB_API_URL.

@@ -49,6 +49,41 @@ export interface FetchSetup {
   readonly proxy?: string | undefined;
 }
 
+/**
+ * One HTTP exchange as the verbose mode tells it: never a header but the request id, never a body
+ * but an error answer's, never the query.
+ */
+export interface Exchange {
+  /** The method sent (`GET` after a 303). */
+  readonly method: string;
+  /** The host and port asked. */
+  readonly host: string;
+  /** The path asked, without its query and fragment: a pagination link's query stays unsaid. */
+  readonly path: string;
+  /** The answer's status; `null` when none came (refused, reset, timed out, aborted). */
+  readonly status: number | null;
+  /** From sending to the answer's headers (or to the failure), on the monotonic clock. */
+  readonly durationMs: number;
+  /** Which attempt of the caller's request this is, from 1; a redirect keeps its request's. */
+  readonly attempt: number;
+  /** The answer's request id (x-request-id, x-github-request-id, x-correlation-id, request-id). */
+  readonly requestId: string | null;
+  /**
+   * The body of an answer of status 400 or more, as sent and unbounded in characters (within
+   * the caller's byte cap): the teller bounds, sanitizes and masks it. `null` for another
+   * status or a body that could not be read.
+   */
+  readonly errorBody: string | null;
+}
+
+/** Where each HTTP exchange is told (`--verbose`), and the clock that times it. */
+export interface ExchangeLog {
+  /** {@linkcode Clock.monotonic} of the run. */
+  readonly monotonic: () => number;
+  /** Tells one exchange; never throws. */
+  readonly tell: (exchange: Exchange) => void;
+}
+
 /** The network: the fetch for each kind of request, and the timer each request is bounded by. */
 export interface Http {
   /**
@@ -58,6 +93,8 @@ export interface Http {
   readonly makeFetch: (setup: FetchSetup) => typeof fetch;
   /** The timer of one request: {@linkcode Clock.timeout} of the run's clock. */
   readonly timeout: (ms: number) => AbortSignal;
+  /** Where every exchange is told, when the verbose mode is on. */
+  readonly log?: ExchangeLog | undefined;
 }
 
 /** The file system, as far as the program uses it. */

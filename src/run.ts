@@ -13,6 +13,7 @@ import type { RunEffects } from "./effects.ts";
 import { ExitCode } from "./result/exit_code.ts";
 import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./config/options.ts";
 import { Output } from "./outputs/streams.ts";
+import { exchangeLog } from "./outputs/verbose.ts";
 import { userAgent, VERSION } from "./config/version.ts";
 
 /**
@@ -80,6 +81,14 @@ export async function run(effects: RunEffects): Promise<number> {
       // Bounded, never beyond the timeout, and ended at once by an interrupt.
       git: boundedGit(effects, config.timeoutMinutes * 60_000),
     });
+    // The verbose mode: every exchange with the service and the forges, told on stderr.
+    const log = exchangeLog(output, {
+      verbose: config.verbose,
+      provider: metadata.provider,
+      read: (name) => env[name],
+      clock: effects.clock,
+    });
+    const http = { ...effects.http, log };
     const client = new ServiceClient({
       baseUrl: config.baseUrl,
       apiKey: config.apiKey,
@@ -93,13 +102,20 @@ export async function run(effects: RunEffects): Promise<number> {
       ),
       clock: effects.clock,
       timeout: effects.http.timeout,
+      log,
     });
     if (config.dryRun) {
       const { dryRun } = await import("./outputs/dry_run.ts");
       return dryRun(client, config, { metadata, context, env }, output);
     }
     // Every report's path is checked before anything is sent: a bad one is a usage error.
-    const outputs = await chooseOutputs(effects, { config, env, metadata, context, output });
+    const outputs = await chooseOutputs({ ...effects, http }, {
+      config,
+      env,
+      metadata,
+      context,
+      output,
+    });
     const report = await runGates(effects, {
       config,
       metadata,

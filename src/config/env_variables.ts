@@ -4,6 +4,7 @@ import { CI_ENV_VARIABLES } from "../ci/detect.ts";
 import { CONFIG_ENV_VARIABLES, NEAR_MISS_VARIABLES } from "./options.ts";
 import { FORGE_ENV_VARIABLES } from "../forge/target.ts";
 import { NATIVE_ENV_VARIABLES } from "../outputs/ci/native.ts";
+import { DEBUG_ENV_VARIABLES } from "../outputs/verbose.ts";
 
 /**
  * Variables read besides the configuration's, the CI metadata's and the CI writers': the
@@ -26,6 +27,7 @@ export const ENV_VARIABLES: readonly string[] = [
     ...CI_ENV_VARIABLES,
     ...OUTPUT_ENV_VARIABLES,
     ...NATIVE_ENV_VARIABLES,
+    ...DEBUG_ENV_VARIABLES,
     ...FORGE_ENV_VARIABLES,
   ]),
 ];

@@ -113,21 +113,23 @@ function _number(limits: { unit: string; default: number; max: number; min?: num
 }
 
 // An on/off variable: true/1/yes/on or false/0/no/off in any case; blank counts as unset.
+function _onOff(text: string, name: string): boolean | undefined {
+  const word = text.trim().toLowerCase();
+  if (word === "") return undefined;
+  if (["true", "1", "yes", "on"].includes(word)) return true;
+  if (["false", "0", "no", "off"].includes(word)) return false;
+  throw new UsageError(
+    `${name} must be true or false (also 1/0, yes/no, on/off) (got ${quoteValue(text)})`,
+  );
+}
+
 function _switch(flagSets: boolean, fallback: boolean) {
   return {
     type: "switch",
     flagSets,
     default: fallback,
     expected: "true or false",
-    parse(text: string, name: string): boolean | undefined {
-      const word = text.trim().toLowerCase();
-      if (word === "") return undefined;
-      if (["true", "1", "yes", "on"].includes(word)) return true;
-      if (["false", "0", "no", "off"].includes(word)) return false;
-      throw new UsageError(
-        `${name} must be true or false (also 1/0, yes/no, on/off) (got ${quoteValue(text)})`,
-      );
-    },
+    parse: _onOff,
   } as const;
 }
 
@@ -440,12 +442,14 @@ export const OPTIONS = {
   noWait: {
     type: "boolean",
     flag: "no-wait",
+    input: "no-wait",
     default: false,
     help: ["trigger the runs, print their ids, exit 0 without waiting"],
   },
   runId: {
     type: "string",
     flag: "run-id",
+    input: "run-id",
     valueName: "<id>",
     help: ["attach to an existing run of the one --agent and wait for it"],
     expected: "a run id",
@@ -464,6 +468,22 @@ export const OPTIONS = {
     default: false,
     help: ["print the request that would be sent (key masked), send nothing"],
   },
+  verbose: {
+    // No default: unset, a CI's own debug switch decides (outputs/streams.ts); false wins over it.
+    type: "switch",
+    flag: "verbose",
+    variable: "SERVICE_VERBOSE",
+    input: "verbose",
+    inputDefault: "false",
+    flagSets: true,
+    defaultText: "off; on in a CI's debug mode",
+    help: [
+      "one line per HTTP exchange on stderr (never a key, token or body",
+      "but an error's excerpt); on by itself in a CI's debug mode",
+    ],
+    expected: "true or false",
+    parse: _onOff,
+  },
   envFile: {
     // Read by loadConfig, whose message names a file that cannot be read.
     type: "string",
@@ -481,12 +501,16 @@ export const OPTIONS = {
     flag: "ca-cert",
     valueName: "<file>",
     variable: "SERVICE_CA_CERT",
+    input: "ca-cert",
     help: ["also trust the certificates in this PEM file"],
     ..._text("a PEM file path"),
   },
   requestTimeoutSeconds: {
     flag: "request-timeout-seconds",
     variable: "SERVICE_REQUEST_TIMEOUT_SECONDS",
+    input: "request-timeout-seconds",
+    // Empty, so that the variable in the job's env: still counts.
+    inputDefault: "",
     help: ["one request's limit"],
     ..._number({ unit: "seconds", default: 30, max: 3600 }),
   },
@@ -543,16 +567,17 @@ export const OPTIONS = {
     help: ["set by the GitHub action: messages name its inputs, not flags"],
     ..._switch(true, false),
   },
-  commitSha: { flag: "commit-sha", ..._METADATA },
-  branch: { flag: "branch", ..._METADATA },
+  commitSha: { flag: "commit-sha", input: "commit-sha", ..._METADATA },
+  branch: { flag: "branch", input: "branch", ..._METADATA },
   pullRequest: {
     flag: "pull-request",
+    input: "pull-request",
     ..._METADATA,
     expected: "a pull request number",
     parse: _pullRequest,
   },
-  repository: { flag: "repository", ..._METADATA },
-  actor: { flag: "actor", ..._METADATA },
+  repository: { flag: "repository", input: "repository", ..._METADATA },
+  actor: { flag: "actor", input: "actor", ..._METADATA },
   help: { type: "boolean", flag: "help", short: "h", help: ["print this help and exit 0"] },
   version: { type: "boolean", flag: "version", help: ["print the version and exit 0"] },
 } as const satisfies Record<string, OptionSpec>;

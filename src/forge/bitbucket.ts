@@ -7,7 +7,7 @@
 
 import { fetchFollowing, RedirectError } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
-import type { Clock } from "../effects.ts";
+import type { Clock, ExchangeLog } from "../effects.ts";
 import { systemClock } from "../platform/clock.ts";
 import { acquireSlot, ForgeError, type RequestOptions } from "./http.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
@@ -26,6 +26,8 @@ export interface BitbucketProxyOptions {
    * system's.
    */
   readonly clock?: Pick<Clock, "now" | "sleep">;
+  /** Where each exchange is told (the verbose mode); default nowhere. */
+  readonly log?: ExchangeLog | undefined;
 }
 
 /**
@@ -82,7 +84,7 @@ export class BitbucketProxy {
           ...(body === undefined
             ? {}
             : { headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) }),
-        }, { fetch: this.#options.fetch });
+        }, { fetch: this.#options.fetch, log: this.#options.log, attempt: limited + 1 });
         await response.body?.cancel();
         status = response.status;
         retryAfter = response.headers.get("retry-after");

@@ -1,6 +1,6 @@
 /**
  * One client per forge (GitHub, GitLab) for every writer of the run, sent by the one HTTP policy
- * (`http_policy.ts`) under the forge's limits (`limits.ts`): the token only ever goes to the
+ * (`http/policy.ts`) under the forge's limits (`limits.ts`): the token only ever goes to the
  * API's origin, answers are read up to a cap, every failure becomes one {@linkcode ForgeError},
  * transient faults are retried a bounded number of times with an injected sleep, a rate limit
  * pauses every writer of the forge, and a refused token (401) ends every later request.
@@ -19,7 +19,7 @@ import {
   requestSignal,
 } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
-import type { Clock, Http } from "../effects.ts";
+import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { systemClock } from "../platform/clock.ts";
 import {
   ForgeLimits,
@@ -137,6 +137,8 @@ export interface ForgeEffects {
   readonly requestTimeoutMs?: number;
   /** The forge's limits, shared by every client of the run; default limits of its own. */
   readonly limits?: ForgeLimits;
+  /** Where each exchange is told (the verbose mode); default nowhere. */
+  readonly log?: ExchangeLog | undefined;
 }
 
 /**
@@ -159,6 +161,7 @@ export function pickEffects(
     ...(options.timeout ? { timeout: options.timeout } : {}),
     ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.log ? { log: options.log } : {}),
   };
 }
 
@@ -316,7 +319,11 @@ export class ForgeHttp {
       const slot = await this.#acquire(write, options);
       let failure: _Retry;
       try {
-        return await this.#attempt(method, url, body, slot.signal, options.signal);
+        return await this.#attempt(method, url, body, {
+          preempted: slot.signal,
+          caller: options.signal,
+          attempt: attempt + limited,
+        });
       } catch (error) {
         if (error instanceof ForgeError && error.kind === "unauthorized") {
           this.#limits.refuse(error);
@@ -360,8 +367,11 @@ export class ForgeHttp {
     method: string,
     start: URL,
     body: unknown,
-    preempted: AbortSignal,
-    caller: AbortSignal | undefined,
+    { preempted, caller, attempt }: {
+      preempted: AbortSignal;
+      caller: AbortSignal | undefined;
+      attempt: number;
+    },
   ): Promise<ForgeAnswer> {
     const forge = this.#options.forge;
     const { signal } = requestSignal(
@@ -381,7 +391,12 @@ export class ForgeHttp {
         },
         body: sendsBody ? JSON.stringify(body) : undefined,
         signal,
-      }, { fetch: this.#options.fetch ?? fetch });
+      }, {
+        fetch: this.#options.fetch ?? fetch,
+        log: this.#options.log,
+        attempt,
+        maxBytes: MAX_FORGE_BODY_BYTES,
+      });
     } catch (cause) {
       if (cause instanceof RedirectError) throw this.#redirectError(cause);
       const proxyRefusal = proxyAuthRefusal(cause, start);

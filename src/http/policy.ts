@@ -6,7 +6,7 @@
  * its own too, with the delays and `Retry-After` reading of `backoff.ts`.
  */
 
-import type { FetchSetup } from "../effects.ts";
+import type { Exchange, ExchangeLog, FetchSetup } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
 
 /** The most redirects followed for one request, by every client. */
@@ -241,7 +241,24 @@ export interface FollowOptions {
   readonly within?: string | undefined;
   /** Called with each answer as it comes, redirects included. */
   readonly onAnswer?: (response: Response) => void;
+  /** Where each hop is told (the verbose mode); default nowhere. */
+  readonly log?: ExchangeLog | undefined;
+  /** Which attempt of the caller's request this is, for `log`; default 1. */
+  readonly attempt?: number;
+  /** The most bytes of an error answer's body read for `log`; default {@linkcode MAX_BODY_BYTES}. */
+  readonly maxBytes?: number;
 }
+
+/**
+ * The headers a request id is read from, first found first: the service's and GitLab's and
+ * Bitbucket's `x-request-id`, GitHub's `x-github-request-id`, then the other common spellings.
+ */
+export const REQUEST_ID_HEADERS: readonly string[] = [
+  "x-request-id",
+  "x-github-request-id",
+  "x-correlation-id",
+  "request-id",
+];
 
 /** The answer a request ended with, after the redirects it followed. */
 export interface Followed {
@@ -362,15 +379,45 @@ export async function fetchFollowing(
   let method = request.method;
   let body = request.body;
   const headers = new Headers(request.headers);
+  const attempt = options.attempt ?? 1;
   for (let redirects = 0;; redirects++) {
-    const response = await send(target, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      redirect: "manual",
-      ...(request.signal === undefined ? {} : { signal: request.signal }),
-    });
+    const started = options.log?.monotonic() ?? 0;
+    let response: Response;
+    try {
+      response = await send(target, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        redirect: "manual",
+        ...(request.signal === undefined ? {} : { signal: request.signal }),
+      });
+    } catch (error) {
+      if (options.log !== undefined) {
+        const durationMs = options.log.monotonic() - started;
+        const hop = { method, url: target, headers: null, status: null, errorBody: null };
+        _tell(options.log, { ...hop, durationMs, attempt });
+      }
+      throw error;
+    }
     options.onAnswer?.(response);
+    if (options.log !== undefined) {
+      const durationMs = options.log.monotonic() - started;
+      // A copy of the body, so the caller still reads its own: only an error's, the one worth
+      // showing, and only in the verbose mode.
+      const errorBody = response.status < 400 ? null : await readCapped(response.clone(), {
+        signal: request.signal,
+        maxBytes: options.maxBytes ?? MAX_BODY_BYTES,
+      }).catch(() => null);
+      _tell(options.log, {
+        method,
+        url: target,
+        headers: response.headers,
+        status: response.status,
+        durationMs,
+        attempt,
+        errorBody,
+      });
+    }
     if (response.status < 300 || response.status >= 400) {
       return { response, url: target, method };
     }
@@ -404,6 +451,16 @@ export async function fetchFollowing(
     }
     target = to;
   }
+}
+
+function _tell(
+  log: ExchangeLog,
+  hop: Omit<Exchange, "host" | "path" | "requestId"> & { url: URL; headers: Headers | null },
+): void {
+  const { url, headers, ...rest } = hop;
+  const requestId = REQUEST_ID_HEADERS.map((name) => headers?.get(name) ?? "")
+    .find((value) => value !== "");
+  log.tell({ ...rest, host: url.host, path: url.pathname, requestId: requestId ?? null });
 }
 
 /**

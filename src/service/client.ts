@@ -1,6 +1,6 @@
 /**
  * The two HTTP operations of the service, one attempt each: their headers and addresses, sent by
- * the one HTTP policy (`http_policy.ts`: time limit, same-origin redirects within the agent's
+ * the one HTTP policy (`http/policy.ts`: time limit, same-origin redirects within the agent's
  * runs, bounded answers), and every failure turned into an {@linkcode ApiError} that says whether
  * a retry may help. Retrying is the poller's job.
  */
@@ -17,7 +17,7 @@ import {
   RedirectError,
   requestSignal,
 } from "../http/policy.ts";
-import type { Clock, Http } from "../effects.ts";
+import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
 import { systemClock } from "../platform/clock.ts";
 import { duplicateMember } from "./verdict.ts";
@@ -158,6 +158,8 @@ export interface ServiceClientOptions {
    * can be reached there.
    */
   readonly baseUrlSource?: string;
+  /** Where each exchange is told (the verbose mode); default nowhere. */
+  readonly log?: ExchangeLog | undefined;
 }
 
 /**
@@ -183,6 +185,9 @@ export class ServiceClient {
   // Whether any HTTP answer has come: from then on a refused connection is an outage, not a
   // wrong address.
   #answered = false;
+  // The attempts of each request not yet answered (the poller retries it), for the verbose
+  // mode: a trigger by its idempotency key, a read by its address.
+  readonly #attempts = new Map<string, number>();
 
   /** Makes a client; it sends nothing until asked. */
   constructor(options: ServiceClientOptions) {
@@ -291,6 +296,9 @@ export class ServiceClient {
     options: { body?: string; idempotencyKey?: string; signal: AbortSignal },
   ): Promise<ApiAnswer> {
     const release = await this.#slots.acquire(options.signal);
+    const request = options.idempotencyKey ?? `${method} ${url.href}`;
+    const attempt = (this.#attempts.get(request) ?? 0) + 1;
+    this.#attempts.set(request, attempt);
     const { signal, timeout } = requestSignal(
       this.#timeout(this.#options.requestTimeoutMs),
       options.signal,
@@ -307,8 +315,12 @@ export class ServiceClient {
         follows: method === "POST" ? [307, 308] : REDIRECT_STATUSES,
         within: this.runsUrl(agentId).pathname,
         onAnswer: () => this.#answered = true,
+        log: this.#options.log,
+        attempt,
       });
-      return await this.#answer(method, response, signal);
+      const answer = await this.#answer(method, response, signal);
+      this.#attempts.delete(request);
+      return answer;
     } catch (error) {
       throw this.#asApiError(error, options.signal, timeout, url);
     } finally {

@@ -208,6 +208,16 @@ Deno.test("action.yml takes the documented inputs; only agent and api-key are re
     "pr-comment-key",
     "commit-status",
     "github-token",
+    "verbose",
+    "ca-cert",
+    "request-timeout-seconds",
+    "no-wait",
+    "run-id",
+    "commit-sha",
+    "branch",
+    "pull-request",
+    "repository",
+    "actor",
   ]);
   const docs = Deno.readTextFileSync(new URL("../../docs/github-actions.md", import.meta.url));
   for (const [name, input] of Object.entries(ACTION.inputs)) {
@@ -225,6 +235,31 @@ Deno.test("action.yml takes the documented inputs; only agent and api-key are re
   assert.equal(ACTION.inputs.junit?.default, "");
   assert.equal(ACTION.inputs["verify-attestation"]?.default, "auto");
   assert.equal(ACTION.inputs["pr-comment"]?.default, "auto");
+});
+
+Deno.test("docs/github-actions.md's inputs table is action.yml's inputs, with their required and defaults", () => {
+  const docs = Deno.readTextFileSync(new URL("../../docs/github-actions.md", import.meta.url));
+  const table = docs.split("\n### Inputs\n")[1]?.split("\n\n").map((block) => block.trim()).find((
+    block,
+  ) => block.startsWith("| input"));
+  assert.ok(table !== undefined, "docs/github-actions.md has an inputs table under ### Inputs");
+  const rows = table.split("\n").slice(2).map((line) => {
+    const [name, required, fallback] = line.split(" | ").map((cell) =>
+      cell.replace(/^\|\s*|\s*\|$/g, "").trim()
+    );
+    return { name: name!.replace(/^`|`$/g, ""), required, fallback };
+  });
+  assert.deepEqual(rows.map((row) => row.name).sort(), Object.keys(ACTION.inputs).sort());
+  for (const row of rows) {
+    const input = ACTION.inputs[row.name]!;
+    assert.equal(row.required, input.required ? "yes" : "no", `${row.name}: required`);
+    const expected = input.default === undefined
+      ? ""
+      : input.default === ""
+      ? "empty"
+      : `\`${input.default}\``;
+    assert.equal(row.fallback, expected, `${row.name}: default`);
+  }
 });
 
 Deno.test("action.yml maps every output to the same output of the gate step", () => {
@@ -257,6 +292,16 @@ Deno.test("action.yml passes every input to the script through env, the key as S
     SERVICE_CI_PR_COMMENT_KEY: "${{ inputs.pr-comment-key }}",
     SERVICE_CI_COMMIT_STATUS: "${{ inputs.commit-status }}",
     SERVICE_CI_GITHUB_TOKEN: "${{ inputs.github-token }}",
+    SERVICE_CI_VERBOSE: "${{ inputs.verbose }}",
+    SERVICE_CI_CA_CERT: "${{ inputs.ca-cert }}",
+    SERVICE_CI_REQUEST_TIMEOUT_SECONDS: "${{ inputs.request-timeout-seconds }}",
+    SERVICE_CI_NO_WAIT: "${{ inputs.no-wait }}",
+    SERVICE_CI_RUN_ID: "${{ inputs.run-id }}",
+    SERVICE_CI_COMMIT_SHA: "${{ inputs.commit-sha }}",
+    SERVICE_CI_BRANCH: "${{ inputs.branch }}",
+    SERVICE_CI_PULL_REQUEST: "${{ inputs.pull-request }}",
+    SERVICE_CI_REPOSITORY: "${{ inputs.repository }}",
+    SERVICE_CI_ACTOR: "${{ inputs.actor }}",
   });
   assert.equal(ACTION.inputs["github-token"]?.default, "${{ github.token }}");
   assert.equal(step.shell, "bash");
@@ -559,6 +604,119 @@ toolTest(
     assert.equal(forced.code, 0, _log(forced));
     assert.match(forced.stderr, /no pull-request comment: this build is not for a pull request/);
     assert.equal(github.requests.length, before);
+  },
+);
+
+toolTest(
+  "version: source: verbose, the metadata overrides, request-timeout-seconds and ca-cert reach service-ci",
+  STEP_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using service = await startFakeService({ agents: defaultAgents(50) });
+    const inputs = {
+      agent: AGENTS.passing,
+      "api-key": KEYS.ci,
+      "base-url": service.url,
+      version: "source",
+      verbose: "true",
+      "request-timeout-seconds": "12",
+      "commit-sha": "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
+      branch: "release/2",
+      "pull-request": "7",
+      repository: "acme/other",
+      actor: "octo-bot",
+    };
+
+    const run = await _runAction(scratch.dir, inputs);
+
+    assert.equal(run.code, 0, _log(run));
+    const body = JSON.parse(service.requestsOf("POST")[0]?.body ?? "{}");
+    assert.deepEqual(
+      {
+        commit_sha: body.ci_metadata?.commit_sha,
+        branch: body.ci_metadata?.branch,
+        pull_request_number: body.ci_metadata?.pull_request_number,
+        repository: body.ci_metadata?.repository,
+        actor: body.ci_metadata?.actor,
+      },
+      {
+        commit_sha: inputs["commit-sha"],
+        branch: "release/2",
+        pull_request_number: 7,
+        repository: "acme/other",
+        actor: "octo-bot",
+      },
+    );
+    assert.match(
+      run.stderr,
+      /^service-ci: POST 127\.0\.0\.1:\d+\/api\/v1\/agents\/\S+\/runs → 201 in \d+ ms, attempt 1$/m,
+    );
+    _assertKeyOnlyMasked(run, KEYS.ci);
+
+    // A bad value is refused in the input's name; ca-cert names a file that is not there.
+    const badTimeout = await _runAction(scratch.dir, { ...inputs, "request-timeout-seconds": "x" });
+    assert.equal(badTimeout.code, 2, _log(badTimeout));
+    assert.match(
+      _log(badTimeout),
+      /service-ci: request-timeout-seconds: must be a positive number/,
+    );
+    const badCa = await _runAction(scratch.dir, { ...inputs, "ca-cert": "missing.pem" });
+    assert.equal(badCa.code, 2, _log(badCa));
+    assert.match(_log(badCa), /service-ci: ca-cert:.*missing\.pem/);
+    const badVerbose = await _runAction(scratch.dir, { ...inputs, verbose: "yes please" });
+    assert.equal(badVerbose.code, 2, _log(badVerbose));
+    assert.match(badVerbose.stdout, /the verbose input must be true or false/);
+  },
+);
+
+toolTest(
+  "version: source: no-wait triggers and passes at once; run-id then waits for that run",
+  STEP_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using service = await startFakeService({ agents: defaultAgents(50) });
+    const inputs = {
+      agent: AGENTS.failing,
+      "api-key": KEYS.ci,
+      "base-url": service.url,
+      version: "source",
+    };
+
+    const started = await _runAction(scratch.dir, { ...inputs, "no-wait": "true" });
+    assert.equal(started.code, 0, _log(started));
+    const runId = started.outputs.get("run-id") ?? "";
+    assert.equal(runId, [...service.runs.keys()][0]);
+    assert.equal(service.requestsOf("GET").length, 0);
+
+    const waited = await _runAction(scratch.dir, { ...inputs, "run-id": runId });
+    assert.equal(waited.code, 1, _log(waited));
+    assert.equal(waited.outputs.get("run-id"), runId);
+    assert.equal(service.requestsOf("POST").length, 1);
+  },
+);
+
+toolTest(
+  "version: source: SERVICE_* variables in the job's env: reach service-ci, for the options without an input",
+  STEP_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using service = await startFakeService({ agents: defaultAgents(50) });
+    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "source" };
+
+    const native = await _runAction(scratch.dir, inputs, { SERVICE_BASE_URL: service.url });
+    assert.equal(native.code, 0, _log(native));
+    assert.match(native.stdout, /^::group::/m);
+    // The job's env: as docs/github-actions.md shows it: no CI channels, verbose by variable.
+    const run = await _runAction(scratch.dir, inputs, {
+      SERVICE_BASE_URL: service.url,
+      SERVICE_CI_NATIVE: "false",
+      SERVICE_VERBOSE: "true",
+      SERVICE_MAX_POLL_INTERVAL_SECONDS: "0.5",
+    });
+    assert.equal(run.code, 0, _log(run));
+    assert.doesNotMatch(run.stdout, /^::group::/m);
+    assert.match(run.stderr, /^service-ci: GET \S+ → 200 in \d+ ms, attempt 1$/m);
+    assert.equal(run.outputs.get("passed"), "true");
   },
 );
 
