@@ -496,6 +496,19 @@ Deno.test("runGate() ends aborted, with the signal's reason, on an interrupt", a
 
 // --no-wait, --run-id and the first poll
 
+Deno.test("runGate() keeps what the verdict's answer said beside it, as the service wrote it", async () => {
+  const gate = setup({
+    trigger: [triggered({ status: "queued" })],
+    read: [
+      run({ status: "running", results: { gate: { rule: "early" } } }),
+      run({ status: "completed", results: { gate: { passed: false, rule: "leaks\n< 1" } } }),
+    ],
+  });
+  const result = await gate.run();
+  assert.equal(result.end.kind, "failed");
+  assert.deepEqual(result.gate, [{ name: "rule", value: "leaks\n< 1" }]);
+});
+
 Deno.test("runGate() with noWait triggers and returns without reading", async () => {
   const gate = setup({
     trigger: [triggered({ status: "queued", url: "https://dash.example/r/1" })],

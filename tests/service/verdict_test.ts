@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   duplicateMember,
+  gateFields,
   normalizeStatus,
   readRun as readAsked,
 } from "../../src/service/verdict.ts";
@@ -156,4 +157,36 @@ Deno.test("duplicateMember() finds a member repeated on the verdict's path, howe
     JSON.parse(text);
     assert.equal(duplicateMember(text), expected, text.slice(0, 80));
   }
+});
+
+Deno.test("gateFields() keeps results.gate's scalars but passed, and results.summary, in the answer's order", () => {
+  const document = JSON.parse(
+    '{"results":{"summary":"2 of 90 leaked","gate":{"rule":"leaks < 1","passed":false,' +
+      '"score":0.031,"strict":true,"detail":{"a":1},"list":[1],"none":null,"huge":1e999,' +
+      '"__proto__":"kept"},"score":9},"summary":"top level"}',
+  );
+  assert.deepEqual(gateFields(document), [
+    { name: "summary", value: "2 of 90 leaked" },
+    { name: "rule", value: "leaks < 1" },
+    { name: "score", value: 0.031 },
+    { name: "strict", value: true },
+    { name: "__proto__", value: "kept" },
+  ]);
+  assert.deepEqual(gateFields({ results: { summary: { text: "x" }, gate: { passed: true } } }), []);
+  assert.deepEqual(gateFields({ results: [1] }), []);
+  assert.deepEqual(gateFields({}), []);
+});
+
+Deno.test("readRun() gives a verdict's fields with it, and none to a run without a verdict", () => {
+  const said = { results: { gate: { passed: false, rule: "leaks < 1" }, summary: "2 leaked" } };
+  const failed = readRun({ status: "completed", ...said });
+  assert.deepEqual(failed, {
+    kind: "failed",
+    status: "completed",
+    gate: [{ name: "rule", value: "leaks < 1" }, { name: "summary", value: "2 leaked" }],
+  });
+  const passed = readRun({ results: { gate: { passed: true, score: 1 } } });
+  assert.deepEqual(passed, { kind: "passed", status: null, gate: [{ name: "score", value: 1 }] });
+  assert.ok(!("gate" in readRun({ status: "cancelled", ...said })));
+  assert.ok(!("gate" in readRun({ status: "running", ...said })));
 });

@@ -15,7 +15,8 @@ import type { AgentOutcome, RunReport } from "../../src/result/outcome.ts";
 import { finalComment, progressComment } from "../../src/forge/comment/content.ts";
 import { createAzureWriter } from "../../src/outputs/ci/azure.ts";
 import { createBuildkiteWriter } from "../../src/outputs/ci/buildkite.ts";
-import { summaryMarkdown } from "../../src/outputs/summary.ts";
+import { gateReason, summaryMarkdown } from "../../src/outputs/summary.ts";
+import { agentSummary } from "../../src/forge/status/github.ts";
 import { cmarkGfm } from "../support/markdown.ts";
 import { recordingIo } from "../support/native_io.ts";
 import { anyString, githubMetadata, makeAgent, makeReport } from "../support/report_fixtures.ts";
@@ -111,7 +112,12 @@ interface Surface {
   readonly cells: (agent: AgentOutcome) => readonly string[];
 }
 
-async function surfaces(report: RunReport): Promise<Surface[]> {
+// `why` is the reason a row shows: the error by default, the service's words for failed gates
+// (whose rows have no in-progress comment to show).
+async function surfaces(
+  report: RunReport,
+  why: (agent: AgentOutcome) => string = (agent) => agent.error!,
+): Promise<Surface[]> {
   const azure = recordingIo({ env: { AGENT_TEMPDIRECTORY: "/tmp/agent" } });
   await createAzureWriter({ workingDirectory: "/work", uuid: () => "1" }).finish(report, azure.io);
   let annotation = "";
@@ -122,8 +128,8 @@ async function surfaces(report: RunReport): Promise<Surface[]> {
     },
   });
   await createBuildkiteWriter().finish(report, buildkite.io);
-  const summaryCells = (agent: AgentOutcome) => [agent.runId!, agent.status!, agent.error!];
-  const commentCells = (agent: AgentOutcome) => [agent.error!, agent.runId!];
+  const summaryCells = (agent: AgentOutcome) => [agent.runId!, agent.status!, why(agent)];
+  const commentCells = (agent: AgentOutcome) => [why(agent), agent.runId!];
   const runLink = "https://service.example/runs/1";
   const jobLink = githubMetadata.build_url!;
   return [
@@ -146,7 +152,7 @@ async function surfaces(report: RunReport): Promise<Surface[]> {
       links: [runLink, jobLink],
       cells: commentCells,
     },
-    {
+    ...report.agents.some((agent) => agent.error === null) ? [] : [{
       name: "comment in progress",
       markdown: progressComment("<!-- service-ci gate:x -->", {
         commitSha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
@@ -159,8 +165,8 @@ async function surfaces(report: RunReport): Promise<Surface[]> {
         })),
       }, { maxLength: Infinity }),
       links: [jobLink],
-      cells: (agent) => [agent.error!],
-    },
+      cells: (agent: AgentOutcome) => [agent.error!],
+    }],
   ];
 }
 
@@ -235,6 +241,48 @@ Deno.test("service text renders inert through markdown-it on every Markdown surf
     assertInert(surface, markdownIt.render(surface.markdown), REPORT, "markdown-it");
   }
 });
+
+// Failed gates whose service said hostile words beside the verdict: a name, a value, a summary.
+const FAILURES = makeReport(
+  hostileAgents(SAMPLE).map((agent, index) => ({
+    ...agent,
+    outcome: "failed" as const,
+    passed: false,
+    exitCode: 1,
+    error: null,
+    gate: [
+      { name: SAMPLE[index]![0] || "rule", value: SAMPLE[index]![1] },
+      { name: "score", value: index / 1000 },
+      { name: "summary", value: SAMPLE[index]![2] },
+    ],
+  })),
+  { exitCode: 1 },
+);
+
+toolTest(
+  "the service's reason for a failed gate renders inert through cmark-gfm on every Markdown surface",
+  { tools: ["cmark-gfm"] },
+  async () => {
+    const reason = (agent: AgentOutcome) => gateReason(agent)!.slice(0, 290);
+    for (const surface of await surfaces(FAILURES, reason)) {
+      assert.ok(surface.markdown.length > 0, surface.name);
+      assertInert(surface, await cmarkGfm(surface.markdown), FAILURES, "cmark-gfm");
+    }
+    // Each check run's summary: a list, code spans and the run's dashboard link, nothing else.
+    for (const agent of FAILURES.agents) {
+      const html = await cmarkGfm(agentSummary(agent, FAILURES));
+      for (const [, tag] of html.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9]*)/g)) {
+        assert.ok(["p", "ul", "li", "code", "a"].includes(tag!), `a <${tag}> element`);
+      }
+      const links = [...html.matchAll(/<a href="([^"]*)"/g)].map(([, href]) => decode(href!));
+      const own = [agent.url, FAILURES.ciMetadata.build_url].filter((link) => link !== null);
+      assert.ok(links.every((link) => own.includes(link)), links.join(" "));
+      const reasonLine = decode(html.match(/<li>Reason: ([\s\S]*?)<\/li>/)![1]!);
+      for (const pattern of LIVE) assert.equal(reasonLine.match(pattern), null, reasonLine);
+      assert.equal(reasonLine.replaceAll("\u200b", "").trim(), expectedText(gateReason(agent)!));
+    }
+  },
+);
 
 toolTest(
   "inertMarkdown() shows any text as itself through cmark-gfm, with nothing live",
