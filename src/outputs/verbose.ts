@@ -54,7 +54,8 @@ export interface ExchangeLogOptions {
  *
  * @example
  * ```ts
- * const output = new Output({ stdout: () => {}, stderr: (text) => console.log(text) });
+ * import { Output } from "./streams.ts";
+ * const output = new Output({ stdout: () => {}, stderr: (text: string) => console.log(text) });
  * const log = exchangeLog(output, {
  *   verbose: true,
  *   provider: "local",

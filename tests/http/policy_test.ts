@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { Exchange } from "../../src/effects.ts";
 import { exponentialDelay, parseRetryAfter } from "../../src/service/backoff.ts";
 import { ApiError, ServiceClient } from "../../src/service/client.ts";
 import {
@@ -722,4 +723,50 @@ Deno.test("a proxy that refuses its credentials ends the service's and a forge's
   });
   assert.equal(calls, 1);
   assert.deepEqual(sleeps, []);
+});
+
+Deno.test("fetchFollowing() tells each hop to its log: the path without the query, the attempt, the request id, an error's body", async () => {
+  const told: Exchange[] = [];
+  let now = 0;
+  const answers = [
+    new Response(null, { status: 302, headers: { location: "/b?page=2" } }),
+    new Response('{"message":"nope"}', { status: 503, headers: { "x-github-request-id": "G1" } }),
+  ];
+  const send: typeof fetch = () => {
+    now += 5;
+    return Promise.resolve(answers.shift()!);
+  };
+  const log = { monotonic: () => now, tell: (exchange: Exchange) => told.push(exchange) };
+  const { response } = await fetchFollowing(new URL("https://api.example/a?token=x"), {
+    method: "GET",
+  }, { fetch: send, log, attempt: 3 });
+  assert.equal(await response.text(), '{"message":"nope"}');
+  assert.deepEqual(told, [
+    {
+      method: "GET",
+      host: "api.example",
+      path: "/a",
+      status: 302,
+      durationMs: 5,
+      attempt: 3,
+      requestId: null,
+      errorBody: null,
+    },
+    {
+      method: "GET",
+      host: "api.example",
+      path: "/b",
+      status: 503,
+      durationMs: 5,
+      attempt: 3,
+      requestId: "G1",
+      errorBody: '{"message":"nope"}',
+    },
+  ]);
+  const failing: typeof fetch = () => Promise.reject(new TypeError("connection refused"));
+  await assert.rejects(
+    fetchFollowing(new URL("https://api.example/c"), { method: "POST" }, { fetch: failing, log }),
+  );
+  assert.equal(told[2]?.status, null);
+  assert.equal(told[2]?.attempt, 1);
 });
