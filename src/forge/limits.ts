@@ -1,38 +1,26 @@
 /**
- * What one forge allows, honoured by every writer of the run together (the commit statuses, the
- * comment, Bitbucket's Code Insights): a few requests in flight and writes one at a time, one
- * pause for all of them when the forge answers with a rate limit, the end of the time left to
- * finish, and a refused token (401) that ends every later request at once (docs/architecture.md,
- * "The forge").
+ * What one forge allows, shared by every writer of the run (statuses, comment, Code Insights): a
+ * few requests in flight, writes one at a time, one pause for all on a rate limit, a deadline, and
+ * a refused token (401) that ends every later request at once.
  */
 
 import type { Clock } from "../effects.ts";
 
 /**
- * How urgent a request is. The final statuses decide merges and go first (`final`); the
- * in-progress statuses next (`progress`); the comment last (`background`). A `final` write that
- * waits for the write slot ends a `background` write in flight there, which its writer takes as
- * a passing fault and writes again later.
+ * The final statuses decide merges and go first; the comment (`background`) goes last. A `final`
+ * write waiting for the write slot ends a `background` write in flight, which retries later.
  */
 export type Priority = "final" | "progress" | "background";
 
-/** How many requests one forge may have at once. */
 export interface Concurrency {
-  /** Requests in flight, reads and writes (at most 10). */
   readonly inFlight: number;
-  /** Writes (POST, PATCH, PUT, DELETE) in flight. */
+  /** POST, PATCH, PUT, DELETE. */
   readonly writes: number;
 }
 
 /**
- * Each forge's limits. GitHub asks integrations to send writes one at a time and never to have
- * more than 100 requests in flight; GitLab and Bitbucket document no figure, so they get the
- * same few.
- *
- * @example
- * ```ts
- * FORGE_CONCURRENCY.GitHub?.writes; // 1
- * ```
+ * GitHub asks integrations to send writes one at a time and never to have more than 100 requests
+ * in flight; GitLab and Bitbucket document no figure, so they get the same few.
  */
 export const FORGE_CONCURRENCY: Readonly<Record<string, Concurrency>> = {
   GitHub: { inFlight: 4, writes: 1 },
@@ -43,24 +31,19 @@ export const FORGE_CONCURRENCY: Readonly<Record<string, Concurrency>> = {
 /** The shortest pause after a rate limit that gives no time (GitHub: "at least one minute"). */
 export const MIN_RATE_LIMIT_PAUSE_MS = 60_000;
 
-/** What a request waits for: a slot, the end of a pause. */
 export interface Slot {
   /** Aborts when a more urgent write takes the slot (only for `background` writes). */
   readonly signal: AbortSignal;
-  /** Gives the slot back; call it once, whatever became of the request. */
+  /** Call once, whatever became of the request. */
   release(): void;
 }
 
-/** Why {@linkcode ForgeLimits.acquire} will not let a request go. */
 export class LimitRefusal extends Error {
-  /** Names the error. */
   override name = "LimitRefusal";
   /** `refused`: the forge refused the token; `given_up`: a pause outlasts the time left. */
   readonly reason: "refused" | "given_up";
-  /** The error that refused the token, for `refused`. */
   readonly error: unknown;
 
-  /** Makes the refusal. */
   constructor(reason: "refused" | "given_up", message: string, error?: unknown) {
     super(message);
     this.reason = reason;
@@ -68,13 +51,9 @@ export class LimitRefusal extends Error {
   }
 }
 
-/** Options of {@linkcode ForgeLimits}. */
 export interface ForgeLimitsOptions {
-  /** The forge's name for messages: `"GitHub"`. */
   readonly forge: string;
-  /** The requests allowed at once; default the forge's {@linkcode FORGE_CONCURRENCY}. */
   readonly concurrency?: Concurrency;
-  /** The wall clock (`now`, epoch milliseconds) and the waits out of a rate limit's pause. */
   readonly clock: Pick<Clock, "now" | "sleep">;
 }
 
@@ -93,19 +72,8 @@ interface _Holder {
 
 const _RANK: Readonly<Record<Priority, number>> = { final: 0, progress: 1, background: 2 };
 
-/**
- * One forge's limits for the whole run: every client of that forge asks it before each request.
- *
- * @example
- * ```ts
- * import { systemClock } from "../platform/clock.ts";
- * const limits = new ForgeLimits({ forge: "GitHub", clock: systemClock });
- * const slot = await limits.acquire({ write: true, priority: "final" });
- * slot.release();
- * ```
- */
+/** One forge's limits for the whole run: every client of that forge asks it before each request. */
 export class ForgeLimits {
-  /** The forge's name for messages. */
   readonly forge: string;
   readonly #concurrency: Concurrency;
   readonly #now: () => number;
@@ -121,7 +89,6 @@ export class ForgeLimits {
   #givenUp = 0;
   #givenUpWhy = "";
 
-  /** The limits of one forge. */
   constructor(options: ForgeLimitsOptions) {
     this.forge = options.forge;
     this.#concurrency = options.concurrency ?? FORGE_CONCURRENCY[options.forge] ??
@@ -133,20 +100,15 @@ export class ForgeLimits {
     this.#sleep = options.clock.sleep;
   }
 
-  /** The most requests that were in flight at once so far. */
   get peak(): number {
     return this.#peak;
   }
 
-  /** How many requests were given up because a pause outlasted the time left, and why. */
   get givenUp(): { readonly count: number; readonly why: string } {
     return { count: this.#givenUp, why: this.#givenUpWhy };
   }
 
-  /**
-   * Sets when the run stops writing (epoch milliseconds): a pause that ends later gives up the
-   * requests that wait for it, and every later one.
-   */
+  /** Epoch milliseconds: a pause that ends later gives up its waiting requests and all later ones. */
   finishBy(deadline: number): void {
     this.#deadline = deadline;
     const moved = this.#deadlineMoved;
@@ -154,10 +116,7 @@ export class ForgeLimits {
     moved.resolve();
   }
 
-  /**
-   * Stops every request of this forge for `waitMs` (a rate limit); `why` is the forge's words.
-   * A longer pause already under way stays.
-   */
+  /** A rate limit: `why` is the forge's words. A longer pause already under way stays. */
   pause(waitMs: number, why: string): void {
     const until = this.#now() + waitMs;
     if (this.#pause !== null && this.#pause.until >= until) return;
@@ -169,20 +128,19 @@ export class ForgeLimits {
     this.#pause = { until, why, over, ended };
   }
 
-  /** Ends a pause's timer, so it keeps no finished run alive; later requests are given up. */
+  /** Ends a pause's timer so it keeps no finished run alive; later requests are given up. */
   close(): void {
     this.finishBy(-Infinity);
     this.#pause?.ended.abort();
   }
 
-  /** Ends every later request of this forge at once with `error` (a refused token). */
+  /** A refused token: every later request of this forge fails at once with `error`. */
   refuse(error: unknown): void {
     this.#refused ??= error;
   }
 
   /**
-   * Waits until a request may go: the forge is not paused, and a slot is free for it. More
-   * urgent requests go first.
+   * Waits for no pause and a free slot; more urgent requests go first.
    *
    * @throws {LimitRefusal} When the token was refused, or a pause outlasts the time left.
    */

@@ -1,7 +1,6 @@
 /**
- * The one answer, for the comment, the commit statuses and Bitbucket's Code Insights alike, to
- * "which forge, which API address, which token, which commit, which pull or merge request — or
- * why there is nothing to write" (docs/architecture.md, "The forge").
+ * The one answer, for the comment, the statuses and Code Insights alike, to "which forge, API
+ * address, token, commit and pull or merge request — or why there is nothing to write".
  */
 
 import type { CiContext, CiMetadata } from "../ci/detect.ts";
@@ -9,60 +8,51 @@ import { tokenUrlProblem } from "../http/policy.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import { maskSecrets } from "../text/sanitize.ts";
 
-/** The forges service-ci writes to. */
 export type ForgeName = "GitHub" | "GitLab" | "Bitbucket";
 
-/** What is written: the comment, the commit statuses, or Bitbucket's Code Insights report. */
 export type ForgeUse = "comment" | "statuses" | "insights";
 
 /**
- * Which commit the verdict is about: a pull request's head, a merge group's head (GitHub's merge
- * queue), a merge request's head (also in a GitLab merge train or merged-results pipeline, whose
- * merge result is another commit), or the commit built.
+ * A merge group is GitHub's merge queue; a merge request's head is also the commit in a GitLab
+ * merge train or merged-results pipeline, whose merge result is another commit.
  */
 export type CommitOf = "pull_request_head" | "merge_group_head" | "merge_request_head" | "build";
 
-/** Where a forge's verdict goes. */
 export interface ForgeTarget {
-  /** Which forge. */
   readonly forge: ForgeName;
   /** The API root (GitHub, GitLab), or the commit's API address through the proxy (Bitbucket). */
   readonly apiUrl: string;
   /** The token and the variable it came from; none for Bitbucket, whose proxy signs. */
   readonly token: { readonly value: string; readonly variable: string } | null;
-  /** Bitbucket's pipeline proxy; `null` elsewhere. */
   readonly proxy: string | null;
   /** GitHub's `owner/name`, GitLab's project id, Bitbucket's `workspace/slug`. */
   readonly repository: string;
-  /** The commit the verdict is about (lower-case hex), and what it is. */
+  /** Lower-case hex. */
   readonly commit: { readonly sha: string; readonly of: CommitOf };
-  /** The pull request's number or the merge request's iid, when there is one. */
+  /** The pull request's number or the merge request's iid. */
   readonly change: number | null;
-  /** GitLab: the ref of the pipeline (a status carries it); `null` elsewhere. */
+  /** GitLab: the pipeline's ref (a status carries it). */
   readonly ref: string | null;
-  /** GitLab: the pipeline, when the status's commit is the pipeline's own; else `null`. */
+  /** GitLab: set only when the status's commit is the pipeline's own. */
   readonly pipelineId: number | null;
-  /** What tells this gate's comment from another's: the workflow and the job. */
+  /** Tells this gate's comment from another's. */
   readonly gate: { readonly workflow: string; readonly job: string };
-  /** A web link to the commit (a Bitbucket status needs a link). */
+  /** A Bitbucket status needs a link. */
   readonly web: string | null;
 }
 
-/** Why nothing is written to a forge (a comment, statuses, a report), as one line for the user. */
+/** Why nothing is written to a forge, as one line for the user. */
 export interface ForgeSkip {
-  /** The line, e.g. `service-ci: no commit statuses: GITHUB_TOKEN is not set; …`. */
+  /** E.g. `service-ci: no commit statuses: GITHUB_TOKEN is not set; …`. */
   readonly skip: string;
 }
 
-/** The build the verdict is about: its metadata and, when known, its context. */
 export interface ForgeBuild {
-  /** The CI metadata (provider, commit, pull request, repository). */
   readonly metadata: CiMetadata;
-  /** What kind of build it is (a merge queue, a merge train). */
   readonly context?: CiContext | undefined;
 }
 
-// The forge's own variables, declared in the option table: the tokens (secret) and where they go.
+// The forge's own variables are declared in the option table (the tokens are secret there).
 const _TOKEN = { github: OPTIONS.githubToken.variable!, gitlab: OPTIONS.gitlabToken.variable! };
 const _API = { github: OPTIONS.githubApiUrl.variable!, gitlab: OPTIONS.gitlabApiUrl.variable! };
 const _PROXY = OPTIONS.bitbucketProxy.variable!;
@@ -74,24 +64,13 @@ const _TABLE = [
   OPTIONS.bitbucketProxy,
 ] as { readonly variable: string; readonly secret?: boolean }[];
 
-/** The default GitHub API root; `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
+/** `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
 export const GITHUB_DEFAULT_API = "https://api.github.com";
 
-/**
- * The proxy every Bitbucket Pipelines step has, which adds the pipeline's credentials to
- * requests for `http://api.bitbucket.org`. `SERVICE_BITBUCKET_PROXY` overrides it.
- */
+/** Every Bitbucket Pipelines step has it: it signs requests to `http://api.bitbucket.org`. */
 export const BITBUCKET_PROXY = "http://localhost:29418";
 
-/**
- * Every environment variable the forge outputs read (the comment, the statuses, Code Insights),
- * by exact name, besides the CI metadata's.
- *
- * @example
- * ```ts
- * FORGE_ENV_VARIABLES.includes("CI_PIPELINE_ID"); // true
- * ```
- */
+/** Every variable the forge outputs read, by exact name, besides the CI metadata's. */
 export const FORGE_ENV_VARIABLES: readonly string[] = Object.freeze([
   ..._TABLE.map((option) => option.variable),
   "GITHUB_EVENT_NAME",
@@ -118,20 +97,7 @@ const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> 
   insights: () => "no Code Insights report was sent",
 };
 
-/**
- * Where `use` writes for this build, or the one line saying why nothing is written: not GitHub
- * Actions, GitLab CI (or, for statuses and Code Insights, Bitbucket Pipelines); no pull or merge
- * request for the comment (a merge queue's `merge_group` has none); no full commit SHA; no
- * token; an unusable API address.
- *
- * GitHub: `GITHUB_TOKEN` to `GITHUB_API_URL` (default {@linkcode GITHUB_DEFAULT_API}), the
- * repository from the metadata or `GITHUB_REPOSITORY`, the commit the metadata's (a pull
- * request's head, a merge group's head). GitLab: `SERVICE_GITLAB_TOKEN` to `CI_API_V4_URL`,
- * project `CI_PROJECT_ID`, merge request `CI_MERGE_REQUEST_IID`, the merge request's head, with
- * the pipeline's ref and, when the head is the pipeline's own commit, `CI_PIPELINE_ID`.
- * Bitbucket: the commit's API address through `SERVICE_BITBUCKET_PROXY` (default
- * {@linkcode BITBUCKET_PROXY}).
- */
+/** Where `use` writes for this build, or the one line saying why nothing is written. */
 export function forgeTarget(
   env: Readonly<Record<string, string | undefined>>,
   build: ForgeBuild,
@@ -302,9 +268,8 @@ export function forgeTarget(
   }
 }
 
-// The commit the verdict is about (the pull or merge request's head: ci_metadata.ts picks it
-// over the merge commit), lower-cased; a full SHA unless `full` is false (Code Insights takes an
-// abbreviated one).
+// The metadata already picks the pull or merge request's head over the merge commit. Code
+// Insights takes an abbreviated SHA.
 function _commit(
   metadata: CiMetadata,
   fallback: string | null,
@@ -331,11 +296,7 @@ const _COMMIT_OF: Readonly<Record<CommitOf, string>> = {
   build: "the commit built",
 };
 
-/**
- * Where a target would be written, in one phrase for `--dry-run`: the forge, the pull or merge
- * request, the commit and what it is, the repository, and the token's variable (never its
- * value) or the proxy that signs.
- */
+/** One phrase for `--dry-run`; it names the token's variable, never its value. */
 export function describeTarget(target: ForgeTarget): string {
   const change = target.change === null
     ? ""

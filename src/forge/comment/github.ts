@@ -5,45 +5,22 @@ import { hasMarker } from "./marker.ts";
 import { nextLink } from "../http.ts";
 import { type CommentThread, type FoundComment, MAX_PAGES } from "./thread.ts";
 
-/** Options of {@linkcode GithubThread}. */
 export interface GithubThreadOptions {
-  /** GitHub's client (`githubApi`, or the run's from `forge/clients.ts`). */
   readonly http: ForgeHttp;
   /** `owner/name`. */
   readonly repository: string;
-  /** The pull request's number. */
   readonly pullRequest: number;
 }
 
-/**
- * One pull request's comments on GitHub (a pull request is an issue to this API).
- *
- * @example
- * ```ts
- * import { githubApi } from "../http.ts";
- * const http = githubApi({
- *   token: "ghs_example",
- *   apiUrl: "https://api.github.com",
- *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
- * });
- * const thread = new GithubThread({ http, repository: "acme/widgets", pullRequest: 42 });
- * // const found = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
- * ```
- */
+/** To this API a pull request is an issue. */
 export class GithubThread implements CommentThread {
-  /** The forge's name for messages. */
   readonly forge = "GitHub";
   readonly #http: ForgeHttp;
   readonly #issue: string;
   readonly #repo: string;
-  // The login the token writes as, once known (docs/pr-comment.md, "Only our own comments").
   #login: string | null = null;
 
-  /**
-   * The pull request's thread on GitHub.
-   *
-   * @throws {TypeError} If `repository` or `pullRequest` is not usable.
-   */
+  /** @throws {TypeError} If `repository` or `pullRequest` is not usable. */
   constructor(options: GithubThreadOptions) {
     const parts = options.repository.split("/");
     if (parts.length !== 2 || !parts.every((part) => /^[A-Za-z0-9_.-]+$/.test(part))) {
@@ -61,11 +38,7 @@ export class GithubThread implements CommentThread {
     this.#http = options.http;
   }
 
-  /**
-   * Reads the comments page by page (`Link: rel="next"`) and returns the token's own that start
-   * with `marker`, oldest first. Anyone can post the marker; a comment by another login is never
-   * ours.
-   */
+  /** Anyone can post the marker; a comment by another login is never ours. */
   async find(marker: string, options: RequestOptions = {}): Promise<FoundComment[]> {
     const self = (await this.#self(options)).toLowerCase();
     const found: FoundComment[] = [];
@@ -88,7 +61,6 @@ export class GithubThread implements CommentThread {
     return found;
   }
 
-  /** Creates the comment: `POST /repos/{owner}/{repo}/issues/{number}/comments`. */
   async create(body: string, options: RequestOptions = {}): Promise<number> {
     const answer = await this.#http.request("POST", `${this.#issue}/comments`, { body }, options);
     const id = _commentId(answer.data);
@@ -106,18 +78,16 @@ export class GithubThread implements CommentThread {
     return this.#login;
   }
 
-  /** Edits the comment: `PATCH /repos/{owner}/{repo}/issues/comments/{id}`. */
   async update(id: number, body: string, options: RequestOptions = {}): Promise<void> {
     await this.#http.request("PATCH", `${this.#repo}/issues/comments/${id}`, { body }, options);
   }
 
-  /** Deletes the comment: `DELETE /repos/{owner}/{repo}/issues/comments/{id}`. */
   async remove(id: number, options: RequestOptions = {}): Promise<void> {
     await this.#http.request("DELETE", `${this.#repo}/issues/comments/${id}`, undefined, options);
   }
 }
 
-/** The login GitHub's workflow token (`${{ github.token }}`) writes comments as. */
+/** The login the workflow token (`${{ github.token }}`) writes comments as. */
 export const WORKFLOW_TOKEN_LOGIN = "github-actions[bot]";
 
 function _login(comment: unknown): string | null {

@@ -5,44 +5,22 @@ import { hasMarker } from "./marker.ts";
 import { nextLink } from "../http.ts";
 import { type CommentThread, type FoundComment, MAX_PAGES } from "./thread.ts";
 
-/** Options of {@linkcode GitlabThread}. */
 export interface GitlabThreadOptions {
-  /** GitLab's client (`gitlabApi`, or the run's from `forge/clients.ts`). */
   readonly http: ForgeHttp;
   /** The project's id or URL-encoded path (`CI_PROJECT_ID`). */
   readonly projectId: string;
-  /** The merge request's iid (`CI_MERGE_REQUEST_IID`). */
+  /** The iid (`CI_MERGE_REQUEST_IID`). */
   readonly mergeRequest: number;
 }
 
-/**
- * One merge request's notes on GitLab.
- *
- * @example
- * ```ts
- * import { gitlabApi } from "../http.ts";
- * const http = gitlabApi({
- *   token: "glpat-example",
- *   apiUrl: "https://gitlab.com/api/v4",
- *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
- * });
- * const thread = new GitlabThread({ http, projectId: "1234", mergeRequest: 7 });
- * // const found = await thread.find("<!-- service-ci gate:0123456789abcdef -->");
- * ```
- */
 export class GitlabThread implements CommentThread {
-  /** The forge's name for messages. */
   readonly forge = "GitLab";
   readonly #http: ForgeHttp;
   readonly #notes: string;
-  // The token's user id, once known; undefined until asked, null when it cannot be read.
+  // Undefined until asked, null when it cannot be read.
   #userId: number | null | undefined = undefined;
 
-  /**
-   * The merge request's thread on GitLab.
-   *
-   * @throws {TypeError} If `projectId` or `mergeRequest` is not usable.
-   */
+  /** @throws {TypeError} If `projectId` or `mergeRequest` is not usable. */
   constructor(options: GitlabThreadOptions) {
     if (options.projectId.trim() === "") {
       throw new TypeError("The GitLab project id must not be empty (CI_PROJECT_ID)");
@@ -58,13 +36,9 @@ export class GitlabThread implements CommentThread {
     this.#http = options.http;
   }
 
-  /**
-   * Reads the notes oldest first, page by page (`Link: rel="next"`, else `x-next-page`), and
-   * returns the token's own that are not system notes and start with `marker`.
-   */
   async find(marker: string, options: RequestOptions = {}): Promise<FoundComment[]> {
-    // Only the token's own notes count: anyone can post the marker, and GitLab lets only a
-    // note's author edit it. A token whose user cannot be read edits nothing.
+    // Anyone can post the marker, and GitLab lets only a note's author edit it. A token whose
+    // user cannot be read edits nothing.
     const self = await this.#self(options);
     if (self === null) return [];
     const found: FoundComment[] = [];
@@ -103,7 +77,6 @@ export class GitlabThread implements CommentThread {
     return this.#userId;
   }
 
-  /** Creates the note: `POST /projects/{id}/merge_requests/{iid}/notes`. */
   async create(body: string, options: RequestOptions = {}): Promise<number> {
     const answer = await this.#http.request("POST", this.#notes, { body }, options);
     const id = (answer.data as { id?: unknown } | null)?.id;
@@ -113,12 +86,10 @@ export class GitlabThread implements CommentThread {
     return id;
   }
 
-  /** Edits the note: `PUT /projects/{id}/merge_requests/{iid}/notes/{note_id}`. */
   async update(id: number, body: string, options: RequestOptions = {}): Promise<void> {
     await this.#http.request("PUT", `${this.#notes}/${id}`, { body }, options);
   }
 
-  /** Deletes the note: `DELETE /projects/{id}/merge_requests/{iid}/notes/{note_id}`. */
   async remove(id: number, options: RequestOptions = {}): Promise<void> {
     await this.#http.request("DELETE", `${this.#notes}/${id}`, undefined, options);
   }

@@ -1,8 +1,8 @@
 /**
  * The verdicts of a gate's last few commits, kept in its pull-request comment as a second hidden
  * line, so a reviewer sees "❌ at `abc1234` → ✅ at `def5678`" without opening CI. What is read
- * back is data from the forge: anything that is not exactly what {@linkcode historyLine} writes
- * is ignored as a whole (docs/pr-comment.md, "History across pushes").
+ * back is data from the forge: anything not exactly what {@linkcode historyLine} writes is
+ * ignored as a whole.
  */
 
 import { httpLink } from "../../text/markdown.ts";
@@ -11,52 +11,36 @@ import { AGENT_UUID } from "../../config/options.ts";
 import { OUTCOME_LABELS } from "../../text/words.ts";
 import { hasMarker } from "./marker.ts";
 
-/** The most commits remembered per agent. */
 export const HISTORY_LENGTH = 5;
 
-/** The longest encoded history, in characters of base64url: older entries go first to fit. */
+/** In characters of base64url: older entries go first to fit. */
 export const MAX_HISTORY_SIZE = 8_192;
 
-/** The longest run link remembered; a longer one is kept as no link. */
+/** A longer run link is kept as no link. */
 export const MAX_HISTORY_URL_LENGTH = 2_000;
 
-/** One commit's verdict for one agent. */
 export interface HistoryEntry {
-  /** The commit, lower-case hex, 7 to 40 digits. */
+  /** Lower-case hex, 7 to 40 digits. */
   readonly sha: string;
-  /** The agent's outcome on that commit. */
   readonly outcome: Outcome;
-  /** The run's dashboard link (`http:` or `https:`, normalised), or `null`. */
+  /** `http:` or `https:`, normalised. */
   readonly url: string | null;
 }
 
 /** Per agent (lower-case UUID), its last commits, oldest first. */
 export type CommentHistory = ReadonlyMap<string, readonly HistoryEntry[]>;
 
-/** Options of {@linkcode readHistory}. */
 export interface ReadHistoryOptions {
-  /** The gate's marker: the comment's first line must be exactly this. */
+  /** The comment's first line must be exactly this. */
   readonly marker: string;
-  /** The gate's agents; a history naming any other agent is ignored. */
+  /** A history naming any other agent is ignored. */
   readonly agents: readonly string[];
 }
 
 /**
- * The history stored in a comment of this gate, or an empty one. The comment must start with
- * `marker` and have the history line right below it; a line that does not decode, or any
- * value that is not what this module writes (another agent, a sha that is not hex, an unknown
- * outcome, a link that is not `http:`/`https:` in its normalised form, too many entries, a
- * commit twice, an extra field), makes the whole history be ignored. Never throws.
- *
- * @example
- * ```ts
- * const agent = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
- * const marker = "<!-- service-ci gate:0123456789abcdef -->";
- * const history = new Map([[agent, [{ sha: "abc1234", outcome: "failed" as const, url: null }]]]);
- * const body = `${marker}\n${historyLine(history)}\n\n### …`;
- * readHistory(body, { marker, agents: [agent] }).get(agent)?.[0]?.sha; // "abc1234"
- * readHistory("<!-- service-ci history:e30 -->", { marker, agents: [agent] }).size; // 0
- * ```
+ * The history line must sit right below `marker`. Anything that is not what this module writes
+ * (a bad encoding, another agent, too many entries, a commit twice, an extra field, a link not
+ * in its normalised form) empties the whole history. Never throws.
  */
 export function readHistory(body: string, options: ReadHistoryOptions): CommentHistory {
   try {
@@ -76,12 +60,8 @@ export function readHistory(body: string, options: ReadHistoryOptions): CommentH
 }
 
 /**
- * The history with one more run: each agent of `report` gets its outcome at the report's commit,
- * newest last, replacing an entry for the same commit (a re-run). Agents that are not in the
- * report are dropped (as is an agent id that is not a UUID), and each keeps its last
- * {@linkcode HISTORY_LENGTH} entries. A report whose commit is unknown or not a hex commit id
- * leaves the history as it is (for the report's agents). A link is kept in its normalised form,
- * and only when it is `http:` or `https:` and at most {@linkcode MAX_HISTORY_URL_LENGTH} long.
+ * A re-run replaces the entry for its commit. Agents not in the report are dropped; a report
+ * without a hex commit leaves its agents' history as it is.
  */
 export function recordRun(history: CommentHistory, report: RunReport): CommentHistory {
   const sha = _sha(report.ciMetadata.commit_sha);
@@ -108,18 +88,8 @@ export function recordRun(history: CommentHistory, report: RunReport): CommentHi
 }
 
 /**
- * The hidden line that stores `history`: `<!-- service-ci history:<base64url of JSON> -->`, at
- * most {@linkcode MAX_HISTORY_SIZE} characters of base64url (the oldest entries are dropped to
- * fit), or `null` when there is nothing to store. base64url holds no `-->` and no line break,
+ * `<!-- service-ci history:<base64url of JSON> -->`. base64url holds no `-->` and no line break,
  * so nothing in the history can end the comment early.
- *
- * @example
- * ```ts
- * historyLine(new Map()); // null
- * historyLine(new Map([["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", [
- *   { sha: "abc1234", outcome: "passed" as const, url: null },
- * ]]]))?.startsWith("<!-- service-ci history:"); // true
- * ```
  */
 export function historyLine(history: CommentHistory): string | null {
   const agents = [...history.entries()].filter(([, entries]) => entries.length > 0);
@@ -176,7 +146,6 @@ function _sha(text: string | null): string | null {
   return _SHA.test(sha) ? sha : null;
 }
 
-// The history when `data` is exactly what historyLine writes for these agents, else null.
 function _validHistory(data: unknown, agents: readonly string[]): CommentHistory | null {
   if (!_isRecord(data) || !_hasKeys(data, ["v", "agents"]) || data.v !== _VERSION) return null;
   const stored = data.agents;

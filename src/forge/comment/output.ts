@@ -1,6 +1,6 @@
 /**
- * The pull-request comment as one of the run's outputs (a courtesy): written "in progress" once
- * every agent has its run (or has ended without one), then with the verdicts.
+ * The pull-request comment as a courtesy output: written "in progress" once every agent has its
+ * run (or has ended without one), then with the verdicts.
  */
 
 import type { RunOutput, RunPlan } from "../../outputs/output.ts";
@@ -9,8 +9,8 @@ import type { TriggeredRun } from "./content.ts";
 import type { PullRequestComment } from "./pr_comment.ts";
 
 /**
- * The comment's output. Service text is masked of every secret before the comment renders it:
- * escaping for Markdown would otherwise hide a secret from the mask the outputs apply last.
+ * Service text is masked before the comment renders it: escaping for Markdown would otherwise
+ * hide a secret from the mask the outputs apply last.
  */
 export function commentOutput(
   comment: PullRequestComment,

@@ -27,25 +27,17 @@ import { type CommentHistory, readHistory, recordRun } from "./history.ts";
 import { gateMarker } from "./marker.ts";
 import type { CommentThread } from "./thread.ts";
 
-/** The effects and facts {@linkcode PullRequestComment.fromEnv} needs. */
 export interface PullRequestCommentOptions extends ForgeEffects {
-  /** The run's CI metadata: the provider, the pull request's number, the repository. */
   readonly metadata: CiMetadata;
-  /** What kind of build it is (a merge queue has no pull request to comment on). */
   readonly context?: CiContext | undefined;
-  /** The agents of this gate, as given (part of the marker). */
   readonly agents: readonly string[];
-  /** `--pr-comment-key` (part of the marker when given). */
+  /** `--pr-comment-key`. */
   readonly key?: string | undefined;
-  /** The `User-Agent` header. */
   readonly userAgent: string;
-  /** Prints one line of diagnostics (without its newline). */
+  /** One line, without its newline. */
   readonly warn: (line: string) => void;
 }
 
-/**
- * One gate's comment on one pull request or merge request.
- */
 export class PullRequestComment {
   readonly #thread: CommentThread;
   readonly #marker: string;
@@ -56,23 +48,17 @@ export class PullRequestComment {
   readonly #limits: ForgeLimits | undefined;
   #queue: Promise<void> = Promise.resolve();
   #commentId: number | null = null;
-  // The history the comment held before this run, once read (docs/pr-comment.md, "History
-  // across pushes"); the verdicts add this run to it.
+  // The history the comment held before this run; the verdicts add this run to it.
   #earlier: CommentHistory | null = null;
   // Set after a failure that another attempt would only repeat (a refused or read-only token).
   #givenUp = false;
 
-  /**
-   * Writes to `thread` under `marker`. {@linkcode PullRequestComment.fromEnv} is the usual
-   * way in; tests may pass any thread.
-   */
   constructor(
     thread: CommentThread,
     options: {
       readonly marker: string;
       readonly warn: (line: string) => void;
       readonly secrets: readonly string[];
-      /** The forge's limits, told when the time to finish ends. */
       readonly limits?: ForgeLimits;
     },
   ) {
@@ -85,12 +71,7 @@ export class PullRequestComment {
     this.#advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
   }
 
-  /**
-   * The comment for this CI job, or the one line saying why there is none (`forge/target.ts`
-   * decides: not GitHub Actions or GitLab CI, a merge queue run, no pull/merge request, no
-   * token, an unusable API address). A client of its own; the run shares one per forge
-   * ({@linkcode PullRequestComment.forTarget}).
-   */
+  /** With a client of its own; the run shares one per forge through `forTarget`. */
   static fromEnv(
     env: Readonly<Record<string, string | undefined>>,
     options: PullRequestCommentOptions,
@@ -107,10 +88,6 @@ export class PullRequestComment {
     return PullRequestComment.forTarget(target, http, options);
   }
 
-  /**
-   * The comment on `target`'s pull or merge request, written with `http` (the forge's client).
-   * The marker comes from the gate: the workflow, the job, the agents and the key.
-   */
   static forTarget(
     target: ForgeTarget,
     http: ForgeHttp,
@@ -138,11 +115,7 @@ export class PullRequestComment {
     });
   }
 
-  /**
-   * Writes the "in progress" comment (creating it, or editing this gate's earlier one), with
-   * the history of earlier commits as it was. Never rejects; run.ts need not wait for it, as
-   * {@linkcode finish} waits for it.
-   */
+  /** Never rejects; nobody need wait for it, as {@linkcode finish} does. */
   begin(progress: CommentProgress): Promise<void> {
     return this.#enqueue({
       agents: progress.runs.map((run) => run.agentId),
@@ -151,10 +124,8 @@ export class PullRequestComment {
   }
 
   /**
-   * Writes the comment with the verdicts, this run added to the history. It looks for the gate's
-   * comments again first: when runs of one pull request overlapped, each wrote one, and the
-   * oldest is kept while the others are deleted (only our own: `find` never returns another's).
-   * `window` ends it when the run's time to finish is up. Never rejects.
+   * Looks for the gate's comments again first: overlapping runs of one pull request each wrote
+   * one, and only the oldest is kept. Never rejects.
    */
   finish(report: RunReport, window?: FinishWindow): Promise<void> {
     if (window !== undefined) this.#limits?.finishBy(window.endsAt);
@@ -247,8 +218,7 @@ export class PullRequestComment {
   }
 }
 
-// One write: the body, given the history the comment held before this run, and the agents
-// whose history may be read.
+// `agents`: those whose history may be read.
 interface _Write {
   readonly agents: readonly string[];
   readonly body: (earlier: CommentHistory) => string;

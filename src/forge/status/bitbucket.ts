@@ -1,6 +1,6 @@
 /**
- * Bitbucket Cloud: one build status per agent on the commit, sent through the proxy every
- * Bitbucket Pipelines step has, so no credential is needed (docs/ci/bitbucket.md).
+ * Bitbucket Cloud: one build status per agent, sent through the proxy every Bitbucket Pipelines
+ * step has, so no credential is needed.
  */
 
 import { OPTIONS } from "../../config/options.ts";
@@ -12,14 +12,6 @@ import { outcomeLine } from "../../text/words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 import type { EndedOutcome } from "./github.ts";
 
-/**
- * A Bitbucket build status's state per outcome.
- *
- * @example
- * ```ts
- * BITBUCKET_STATES.interrupted; // "STOPPED"
- * ```
- */
 export const BITBUCKET_STATES: Readonly<Record<EndedOutcome, string>> = {
   passed: "SUCCESSFUL",
   failed: "FAILED",
@@ -28,27 +20,22 @@ export const BITBUCKET_STATES: Readonly<Record<EndedOutcome, string>> = {
   interrupted: "STOPPED",
 };
 
-/** Options of {@linkcode BitbucketStatuses}. */
 export interface BitbucketStatusesOptions {
-  /** Where: the commit's API address through the proxy. */
   readonly target: ForgeTarget;
-  /** Bitbucket's client for the run, through the proxy, under Bitbucket's limits. */
   readonly bitbucket: BitbucketProxy;
-  /** The link a status needs when no run gave one (Bitbucket requires a `url`). */
+  /** Bitbucket requires a `url`, even when no run gave one. */
   readonly fallbackLink: string;
 }
 
 /**
- * The build statuses of one commit on Bitbucket Cloud, one per agent, keyed by the agent's
- * UUID (at most 40 characters, as Bitbucket requires): a later run replaces the same status.
+ * Keyed by the agent's UUID (Bitbucket allows at most 40 characters): a later run replaces the
+ * same status.
  */
 export class BitbucketStatuses implements StatusForge {
-  /** The forge's name for messages. */
   readonly forge = "Bitbucket";
   readonly #options: BitbucketStatusesOptions;
   readonly #url: string;
 
-  /** The commit's statuses on Bitbucket Cloud. */
   constructor(options: BitbucketStatusesOptions) {
     this.#options = options;
     this.#url = `${options.target.apiUrl}/statuses/build`;
@@ -57,12 +44,10 @@ export class BitbucketStatuses implements StatusForge {
   /** Bitbucket's proxy answers at once or not at all: nothing waits for a rate limit here. */
   finishBy(): void {}
 
-  /** Sets the agent's status `INPROGRESS`. */
   async start(start: StatusStart, options: RequestOptions): Promise<void> {
     await this.#post(start.agentId, "INPROGRESS", "waiting for the verdict", start.link, options);
   }
 
-  /** Sets the agent's final status. */
   async end({ agent, link }: StatusEnd, options: RequestOptions): Promise<void> {
     await this.#post(
       agent.agentId,
@@ -73,7 +58,6 @@ export class BitbucketStatuses implements StatusForge {
     );
   }
 
-  /** How to enable what failed. */
   advice(): string {
     return `Run the step in Bitbucket Pipelines, whose proxy (${this.#options.bitbucket.proxy}, ${OPTIONS.bitbucketProxy.variable}) writes build statuses for the step's own repository.`;
   }

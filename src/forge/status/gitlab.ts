@@ -1,7 +1,4 @@
-/**
- * GitLab: one commit status per agent, `POST /projects/:id/statuses/:sha`, which the merge
- * request's pipeline widget shows (docs/ci/gitlab.md, "Commit statuses").
- */
+/** GitLab: one commit status per agent, which the merge request's pipeline widget shows. */
 
 import { OPTIONS } from "../../config/options.ts";
 import { ForgeError, type ForgeHttp, type RequestOptions } from "../http.ts";
@@ -11,14 +8,6 @@ import { outcomeLine } from "../../text/words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 import type { EndedOutcome } from "./github.ts";
 
-/**
- * A GitLab commit status's state per outcome.
- *
- * @example
- * ```ts
- * GITLAB_STATES.interrupted; // "canceled"
- * ```
- */
 export const GITLAB_STATES: Readonly<Record<EndedOutcome, string>> = {
   passed: "success",
   failed: "failed",
@@ -30,27 +19,21 @@ export const GITLAB_STATES: Readonly<Record<EndedOutcome, string>> = {
 // GitLab refuses a target_url or a description longer than 255 characters.
 const _FIELD_MAX = 255;
 
-/** Options of {@linkcode GitlabStatuses}. */
 export interface GitlabStatusesOptions {
-  /** Where: the project, the merge request's head, the pipeline's ref and id. */
   readonly target: ForgeTarget;
-  /** GitLab's client for the run (`forge/clients.ts`), under GitLab's limits. */
   readonly http: ForgeHttp;
 }
 
 /**
- * The commit statuses of one commit on GitLab, one per agent. Each carries the pipeline's `ref`
- * and, when the commit is the pipeline's own, its `pipeline_id`, so a commit with several
- * pipelines gets the statuses on this one (docs/ci/gitlab.md, "Commit statuses").
+ * Each status carries the pipeline's `ref` and, when the commit is the pipeline's own, its
+ * `pipeline_id`, so a commit with several pipelines gets the statuses on this one.
  */
 export class GitlabStatuses implements StatusForge {
-  /** The forge's name for messages. */
   readonly forge = "GitLab";
   readonly #http: ForgeHttp;
   readonly #path: string;
   readonly #target: ForgeTarget;
 
-  /** The commit's statuses on GitLab. */
   constructor(options: GitlabStatusesOptions) {
     this.#target = options.target;
     this.#path = `/projects/${
@@ -59,17 +42,14 @@ export class GitlabStatuses implements StatusForge {
     this.#http = options.http;
   }
 
-  /** Stops GitLab's requests waiting out a rate limit that ends after `endsAt`. */
   finishBy(endsAt: number): void {
     this.#http.limits.finishBy(endsAt);
   }
 
-  /** Sets the agent's status `running`. */
   async start(start: StatusStart, options: RequestOptions): Promise<void> {
     await this.#post(start.agentId, "running", "waiting for the verdict", start.link, options);
   }
 
-  /** Sets the agent's final status. */
   async end({ agent, link }: StatusEnd, options: RequestOptions): Promise<void> {
     await this.#post(
       agent.agentId,
@@ -80,7 +60,6 @@ export class GitlabStatuses implements StatusForge {
     );
   }
 
-  /** How to enable what failed. */
   advice(error: unknown): string {
     const kind = error instanceof ForgeError ? error.kind : null;
     if (kind === "unauthorized") {
@@ -93,7 +72,6 @@ export class GitlabStatuses implements StatusForge {
     return "";
   }
 
-  /** A refused token or a refused redirect: another attempt would only repeat it. */
   final(error: unknown): boolean {
     return error instanceof ForgeError &&
       ["unauthorized", "forbidden", "not_found", "refused"].includes(error.kind);

@@ -1,8 +1,6 @@
 /**
- * The commit statuses as one of the run's outputs (a courtesy): one status per agent on the
- * commit the gate evaluated, in progress once the agent's run is triggered, completed with its
- * outcome once the reports are written. A status that cannot be written is one line; it never
- * touches the verdict or the exit code.
+ * The commit statuses as a courtesy output: one per agent, in progress once its run is triggered,
+ * completed once the reports are written. A failed write is one line, never the verdict.
  */
 
 import type { Config } from "../../config/resolve.ts";
@@ -19,10 +17,8 @@ import { GithubStatuses } from "./github.ts";
 import { GitlabStatuses } from "./gitlab.ts";
 
 /**
- * The commit statuses' outputs for this run: one output, or none with one line on stderr saying
- * why (not GitHub Actions, GitLab CI or Bitbucket Pipelines; `--no-wait`; no commit SHA; no
- * token). A merge queue's `merge_group` run gets them on the merge group's head, which branch
- * protection requires them on.
+ * A merge queue's `merge_group` run gets them on the merge group's head, which branch protection
+ * requires them on.
  */
 export function commitStatusOutputs(context: OutputsContext, clients: ForgeClients): RunOutput[] {
   const { output } = context;
@@ -37,10 +33,6 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
   })];
 }
 
-/**
- * The writer of the statuses, from the one forge target (`forge/target.ts`) and the run's
- * client of that forge, or the one line saying why there is none.
- */
 export function statusForge(
   context: OutputsContext,
   clients: ForgeClients,
@@ -71,15 +63,6 @@ export function statusForge(
   }
 }
 
-/**
- * Why the configuration itself rules the statuses out (`--no-wait`), as the one line said, or
- * `null`.
- *
- * @example
- * ```ts
- * statusesSkipped({ noWait: false }); // null
- * ```
- */
 export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
   if (!config.noWait) return null;
   return `service-ci: no commit statuses: ${
@@ -87,19 +70,15 @@ export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
   } leaves each run without a verdict, and a status completed without one could let a required check pass`;
 }
 
-/** What {@linkcode statusOutput} writes lines with. */
 export interface StatusOutputOptions {
-  /** Values never to show (the key, the forge tokens). */
   readonly secrets: readonly string[];
-  /** Prints one line (without its newline). */
+  /** One line, without its newline. */
   readonly warn: (line: string) => void;
 }
 
 /**
- * The output that drives `forge`: the agent's status in progress on its first `triggered` or
- * `attached` event, completed with its outcome at `finish`. Writes for one agent go one after
- * the other; the first failure is one line, and a failure another attempt would only repeat
- * stops every further write.
+ * Writes for one agent go one after the other; only the first failure is shown, and one that
+ * another attempt would only repeat stops every further write.
  */
 export function statusOutput(forge: StatusForge, options: StatusOutputOptions): RunOutput {
   let plan: RunPlan | undefined;
