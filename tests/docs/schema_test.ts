@@ -365,6 +365,7 @@ const REPORT = {
     duration_ms: 2186,
     url: null,
     error: null,
+    gate: { rule: "toxicity < 0.01" },
   }],
 };
 
@@ -408,6 +409,18 @@ Deno.test("docs/report.schema.json refuses wrong types, bad formats, an unmasked
     ["agent_id that is not a UUID", {
       ...REPORT,
       agents: [{ ...REPORT.agents[0], agent_id: "agent-1" }],
+    }],
+    ["a gate field that is an object", {
+      ...REPORT,
+      agents: [{ ...REPORT.agents[0], gate: { rule: { text: "x" } } }],
+    }],
+    ["a gate field longer than 200 characters", {
+      ...REPORT,
+      agents: [{ ...REPORT.agents[0], gate: { rule: "x".repeat(201) } }],
+    }],
+    ["an agent without its gate object", {
+      ...REPORT,
+      agents: [{ ...REPORT.agents[0], gate: undefined }],
     }],
     ["dry_run false", { ...DRY_RUN, dry_run: false }],
     ["a dry run without where the address came from", { ...DRY_RUN, base_url_source: undefined }],

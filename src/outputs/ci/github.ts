@@ -90,7 +90,7 @@ export function createGithubWriter(options: GithubWriterOptions): NativeWriter {
  *   several, a JSON array of the values in agent order (`null` when not known);
  * - `agents`: always a JSON array with one object per agent, in agent order, shaped like the
  *   `agents` of the `--json` document (`agent_id`, `run_id`, `status`, `passed`, `outcome`,
- *   `exit_code`, `duration_ms`, `url`, `error`).
+ *   `exit_code`, `duration_ms`, `url`, `error`, `gate`).
  *
  * @param delimiter A fresh random string such as `ghadelimiter_<uuid>`.
  * @throws {TypeError} If the delimiter is empty or spans lines.
