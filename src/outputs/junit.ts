@@ -23,15 +23,16 @@ export const JUNIT_SUITE_NAME = "service-ci quality gates";
  * `<testcase classname="service-ci" name="agent <uuid>">` per agent, in order:
  *
  * - `passed`: no child but `<system-out>`;
- * - `failed`: `<failure type="gate_failed">`, counted in `failures`, its message ending in what the
- *   service said beside the verdict (`quality gate failed: rule: …; score: …`) when it said more;
+ * - `failed`: `<failure type="gate_failed">`, counted in `failures`, its message ending in what
+ *   the service said beside the verdict (`quality gate failed: rule: …; score: …`), if anything;
  * - `unchecked`, `timed_out`, `interrupted`: `<error type="<outcome>">`, counted in `errors`;
  * - `triggered` (`--no-wait`): `<skipped>not waited for (--no-wait)</skipped>`, counted in
  *   `skipped`.
  *
  * The run id, status, link, error and the service's reason are in each test case's
- * `<system-out>`; the CI metadata, version and exit code are suite `<properties>`. Times are seconds with three decimals.
- * Every string is escaped, and characters XML 1.0 cannot carry are dropped.
+ * `<system-out>`; the CI metadata, version and exit code are suite `<properties>`. Times are
+ * seconds with three decimals. Every string is escaped, and characters XML 1.0 cannot carry are
+ * dropped.
  */
 export function renderJunit(report: RunReport): string {
   const agents = report.agents;
