@@ -1,8 +1,4 @@
-/**
- * The run's forge clients: one per forge, every writer of that forge (the commit statuses, the
- * comment, Code Insights) sharing its limits, each made from a {@linkcode ForgeTarget}. At the
- * end, one line per forge says how many writes a rate limit made the run give up.
- */
+/** The run's forge clients: one per forge, shared by every writer of that forge with its limits. */
 
 import { BitbucketProxy } from "./bitbucket.ts";
 import type { Clock, Http } from "../effects.ts";
@@ -11,41 +7,29 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, type ForgeHttp, githubApi, gitlabApi } from
 import { ForgeLimits } from "./limits.ts";
 import type { ForgeName, ForgeTarget } from "./target.ts";
 
-/** The effects the clients are made with. */
 export interface ForgeClientsOptions {
-  /** The `User-Agent` header (GitHub requires one). */
+  /** GitHub requires one. */
   readonly userAgent: string;
-  /** The run's clock: retries, a rate limit's pause, `Retry-After` dates. */
   readonly clock: Pick<Clock, "now" | "sleep">;
-  /**
-   * The network: GitHub and GitLab directly, Bitbucket through its proxy, each request on the
-   * run's request timer.
-   */
   readonly http: Http;
-  /** How long one request may take (`--request-timeout-seconds`). */
+  /** `--request-timeout-seconds`. */
   readonly requestTimeoutMs?: number | undefined;
 }
 
-/**
- * The clients of one run, by forge.
- */
 export class ForgeClients {
   readonly #options: ForgeClientsOptions;
   readonly #limits = new Map<ForgeName, ForgeLimits>();
   readonly #apis = new Map<string, ForgeHttp>();
   #fetch: typeof fetch | undefined;
 
-  /** No client is made until asked for. */
   constructor(options: ForgeClientsOptions) {
     this.#options = options;
   }
 
-  /** The clock the clients use. */
   get clock(): Pick<Clock, "now" | "sleep"> {
     return this.#options.clock;
   }
 
-  /** The limits of `forge`, shared by all its clients. */
   limits(forge: ForgeName): ForgeLimits {
     let limits = this.#limits.get(forge);
     if (limits === undefined) {
@@ -56,8 +40,7 @@ export class ForgeClients {
   }
 
   /**
-   * The REST client of a GitHub or GitLab target (the same one for the same forge, address and
-   * token).
+   * The same client for the same forge, address and token.
    *
    * @throws {TypeError} For a Bitbucket target, which has {@linkcode ForgeClients.bitbucket}.
    */
@@ -87,10 +70,7 @@ export class ForgeClients {
     return http;
   }
 
-  /**
-   * The client through the pipeline's proxy, for a Bitbucket target, under the forge's limits;
-   * with `timeoutMs`, each request has that bound (a CI channel's, for Code Insights).
-   */
+  /** `timeoutMs` bounds each request (a CI channel's bound, for Code Insights). */
   bitbucket(target: ForgeTarget, timeoutMs?: () => number): BitbucketProxy {
     const proxy = target.proxy ?? "";
     const { http, requestTimeoutMs } = this.#options;
@@ -107,10 +87,7 @@ export class ForgeClients {
     });
   }
 
-  /**
-   * The lines to print once every writer has finished: per forge, how many writes a rate limit
-   * made the run give up, and why. Ends the limits' timers.
-   */
+  /** The lines to print once every writer has finished; ends the limits' timers. */
   settle(): string[] {
     const lines: string[] = [];
     for (const limits of this.#limits.values()) {

@@ -10,44 +10,34 @@ import type { RunReport } from "../result/outcome.ts";
 
 import { withUndeliveredReport } from "../result/outcome.ts";
 
-/** One report written to a file. */
 export interface FileReport {
-  /** What the report is, for messages: `"the --junit report"`, `"GITHUB_OUTPUT"`. */
+  /** For messages: `"the --junit report"`, `"GITHUB_OUTPUT"`. */
   readonly what: string;
-  /** Where the path came from, for a usage error: `"--junit"`, `"GITHUB_OUTPUT"`. */
+  /** For a usage error: `"--junit"`, `"GITHUB_OUTPUT"`. */
   readonly source: string;
   /** Who can fix a path that cannot be written: `"it"` (the flag) or `"the step"`. */
   readonly fixedBy: string;
-  /** The file's path. */
   readonly path: string;
-  /** Written to one of the program's own streams instead of a file (`--junit -`). */
+  /** `--junit -`. */
   readonly stream?: "stdout" | "stderr";
-  /** Append to what the file holds (`GITHUB_OUTPUT`) rather than replace it. */
   readonly append: boolean;
-  /** The report's text for a finished run. */
   readonly render: (report: RunReport) => string;
 }
 
-/** The effects delivery needs. */
 export interface DeliverDeps {
-  /** A file report's text for a finished run, masked of every secret. */
+  /** Masked of every secret. */
   readonly render: (file: FileReport, report: RunReport) => string;
-  /** The document written to stdout after the files (`--json`), if any, and what it is. */
+  /** `--json`'s, written to stdout after the files. */
   readonly document:
     | { readonly what: string; readonly render: (report: RunReport) => string }
     | undefined;
-  /** Opens (creating, and unless `append` truncating) a report's file. */
   readonly openReportFile: (report: FileReport) => Promise<ReportFile>;
-  /** Writes the document to stdout; false when stdout could not take it. */
+  /** False when stdout could not take it. */
   readonly stdout: (text: string) => boolean;
-  /** One line of diagnostics on stderr. */
   readonly warn: (line: string) => void;
 }
 
-/**
- * Writes every file report, then the document (when there is one), and resolves with the
- * report as finally delivered: its exit code is the one every written report shows.
- */
+/** Resolves with the report as finally delivered: its exit code is what every report shows. */
 export async function deliverReports(
   report: RunReport,
   files: readonly FileReport[],
@@ -67,8 +57,7 @@ export async function deliverReports(
       fail(fileReport.what, fileReport.path, error);
     }
   }
-  // Runs one operation on an open file; a failure drops the file (put back as it was, if it
-  // can be) and changes the code.
+  // A failure drops the file (put back as it was, if it can be) and changes the code.
   const attempt = async (entry: (typeof open)[number], operation: () => Promise<void>) => {
     try {
       await operation();
@@ -83,9 +72,8 @@ export async function deliverReports(
   const rewindAll = async () => {
     for (const entry of [...open]) await attempt(entry, () => entry.file.rewind());
   };
-  // Writes every open file with the current code. When a failure changes the code, what was
-  // written shows the old one: the files are rewound and written again. The code changes once
-  // at most (a verdict becomes 3), so this ends.
+  // When a failure changes the code, what was written shows the old one: the files are rewound
+  // and written again. The code changes once at most (a verdict becomes 3), so this ends.
   const writeAll = async (): Promise<void> => {
     for (;;) {
       const code = current.exitCode;
@@ -107,8 +95,8 @@ export async function deliverReports(
         await writeAll();
       }
     }
-    // Each report is put in place; one that cannot be changes the code, and those already in
-    // place are written again with it (the code changes once at most, so this ends).
+    // A report that cannot be put in place changes the code: those already placed are written
+    // again.
     const code = current.exitCode;
     const placed: FileReport[] = [];
     for (const entry of [...open]) {
@@ -124,10 +112,7 @@ export async function deliverReports(
   return current;
 }
 
-/**
- * Writes (or appends) one file in one go, for the reports outside {@linkcode deliverReports}
- * whose failure is one line and does not change the code.
- */
+/** For the reports whose failure is one line and does not change the code. */
 export async function writeReportFile(
   open: (path: string, append: boolean) => Promise<ReportFile>,
   path: string,
@@ -144,15 +129,6 @@ export async function writeReportFile(
   await file.close();
 }
 
-/**
- * The one line that says a report could not be written.
- *
- * @example
- * ```ts
- * cannotWrite("the --junit report", "/dev/full", new Error("No space left on device"));
- * // "service-ci: cannot write the --junit report (/dev/full): No space left on device"
- * ```
- */
 export function cannotWrite(what: string, path: string, error: unknown): string {
   const reason = error instanceof Error ? error.message : String(error);
   return `service-ci: cannot write ${what} (${path}): ${reason.split("\n")[0]}`;

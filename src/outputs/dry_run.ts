@@ -10,37 +10,24 @@ import { statusesSkipped } from "../forge/status/output.ts";
 import type { Output } from "./streams.ts";
 import { VERSION } from "../config/version.ts";
 
-/** One request a run would send. */
 export interface DryRunRequest {
-  /** Always `POST`: a dry run shows the trigger. */
   readonly method: "POST";
-  /** The trigger's address. */
   readonly url: string;
-  /** The headers, with the key shown as `***`. */
+  /** The key shown as `***`. */
   readonly headers: Readonly<Record<string, string>>;
-  /** The body, exactly as a run would send it. */
   readonly body: { readonly ci_metadata: CiMetadata };
 }
 
 /** The `--dry-run --json` document. */
 export interface DryRunDocument {
-  /** Marks the document as a dry run: nothing was sent. */
   readonly dry_run: true;
-  /** The service address the requests go to, and where it came from. */
   readonly base_url: string;
-  /** Where the address came from: a flag, a variable, `.env` or the built-in default. */
   readonly base_url_source: string;
-  /** Where the key came from: its variable or `.env`. */
   readonly api_key_source: string;
-  /** The `.env` file that was read, or `null`. */
   readonly env_file: string | null;
-  /** One request per agent, in the order of `--agent`. */
   readonly requests: readonly DryRunRequest[];
 }
 
-/**
- * The requests one trigger per agent would send.
- */
 export function dryRunDocument(
   client: Pick<ServiceClient, "headers" | "runsUrl">,
   config: Pick<Config, "agents" | "baseUrl" | "sources" | "envFileRead">,
@@ -67,9 +54,6 @@ export function dryRunDocument(
   };
 }
 
-/**
- * The dry run as text: each request as it would go on the wire, headers then body.
- */
 export function renderDryRun(document: DryRunDocument): string {
   return document.requests.map((request) => {
     const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}`);
@@ -79,11 +63,6 @@ export function renderDryRun(document: DryRunDocument): string {
   }).join("");
 }
 
-/**
- * What `--dry-run` says of the forge outputs: one line each for the comment and the commit
- * statuses, saying whether it would be written, where, and with which token's variable (never
- * its value), or why not.
- */
 export function forgeOutputLines(
   config: Pick<Config, "agents" | "prComment" | "commitStatus" | "noWait">,
   env: Readonly<Record<string, string | undefined>>,
@@ -113,12 +92,7 @@ export function forgeOutputLines(
   return [comment(), statuses()];
 }
 
-/**
- * Runs `--dry-run`: one line on stderr saying what was detected and where requests would go, and
- * one each for the comment and the commit statuses ({@linkcode forgeOutputLines}); then the
- * requests (the `--json` document, or text) on stdout. Nothing is sent. Resolves with 0, or 3
- * when stdout could not take the output.
- */
+/** Returns 3 when stdout could not take the output. */
 export function dryRun(
   client: ServiceClient,
   config: Config,

@@ -1,8 +1,6 @@
 /**
- * The run's outputs: which ones a run has (from its config and the detected CI), and how they
- * end once every gate has (reports first, with the code; then the courtesy channels, within a
- * time budget; the console's summary last). This is the one place that chooses outputs; adding
- * one is a file that implements `RunOutput` and a line here (docs/architecture.md).
+ * The one place that chooses a run's outputs (from its config and the detected CI) and ends them
+ * once every gate has.
  */
 
 import { describeSources } from "../config/resolve.ts";
@@ -27,25 +25,21 @@ import {
 import type { ForgeClients } from "../forge/clients.ts";
 import { userAgent, VERSION } from "../config/version.ts";
 
-/** The effects choosing the outputs uses, and each output with them. */
 export type ChooseEffects = Pick<
   RunEffects,
   "clock" | "http" | "files" | "programs" | "console" | "uuid" | "cwd"
 >;
 
-/** The effects ending the outputs uses: the report files, the interrupt, the clock. */
 export type FinishEffects = Pick<RunEffects, "clock" | "files" | "interrupt">;
 
-/** The effects telling the CI about a usage error uses. */
 export type UsageErrorEffects = Pick<
   RunEffects,
   "clock" | "env" | "files" | "programs" | "uuid" | "cwd"
 >;
 
 /**
- * The outputs of this run, in the order they start: the detected CI's writer, the pull-request
- * comment, the commit statuses, `--junit`, `--json`, and the console. Every report's path is checked here, before
- * anything is sent: a path that cannot be written is a usage error.
+ * Every report's path is checked here, before anything is sent: one that cannot be written is a
+ * usage error.
  */
 export async function chooseOutputs(
   effects: ChooseEffects,
@@ -68,8 +62,7 @@ export async function chooseOutputs(
     now: effects.clock.now,
     uuid: effects.uuid,
   });
-  // One client per forge for every writer (the comment, the statuses, Code Insights), under the
-  // forge's limits (src/forge/), made when the first writer asks.
+  // One client per forge for every writer, made when the first writer asks.
   let clients: ForgeClients | undefined;
   const forgeClients = async () => clients ??= await _forgeClients(effects, context);
   if (writer !== undefined) {
@@ -123,11 +116,8 @@ export async function chooseOutputs(
 }
 
 /**
- * Ends every output with the finished run and resolves with the exit code: the reports are
- * written (a failure gives exit 3, and every report shows that code), then the courtesy outputs
- * get what is left of a time budget, and the console's summary comes last — first after an
- * interrupt, when the job may be killed seconds later (GitHub: SIGTERM 7.5 s after SIGINT, then
- * SIGKILL 2.5 s after that).
+ * Resolves with the exit code, which a report that cannot be written changes. The console's
+ * summary comes last, but first after an interrupt, when the job may be killed seconds later.
  */
 export async function finishOutputs(
   effects: FinishEffects,
@@ -176,10 +166,7 @@ export async function finishOutputs(
   return delivered.exitCode;
 }
 
-/**
- * Calls `hook` on each output; one that throws is one line on stderr and does not keep the
- * others from theirs.
- */
+/** An output whose hook throws is one line on stderr and does not keep the others from theirs. */
 export function eachOutput(
   outputs: readonly RunOutput[],
   output: Output,
@@ -194,10 +181,7 @@ export function eachOutput(
   }
 }
 
-/**
- * What a usage error tells the detected CI (GitHub: an annotation and definite step outputs).
- * The config could not be read, so the CI is detected from the environment alone.
- */
+/** The config could not be read, so the CI is detected from the environment alone. */
 export async function reportUsageError(
   effects: UsageErrorEffects,
   message: string,
@@ -220,8 +204,6 @@ export async function reportUsageError(
   );
 }
 
-// Finishes `outputs` side by side within `budgetMs`; what is still in flight then is aborted, and
-// one line names what was left.
 async function _finishWithin(
   clock: Pick<Clock, "now" | "sleep">,
   outputs: readonly RunOutput[],
@@ -335,7 +317,6 @@ async function _comment(context: OutputsContext, clients: ForgeClients): Promise
   return [commentOutput(comment, output.secrets)];
 }
 
-// Every report's path, checked before anything is sent (docs/reports.md).
 async function _checkReportPaths(
   files: Pick<Files, "checkReportPath">,
   outputs: readonly RunOutput[],
@@ -354,7 +335,6 @@ async function _checkReportPaths(
   }
 }
 
-// A report written to one of the program's own streams.
 function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile {
   return {
     write: (text) => {
@@ -368,8 +348,7 @@ function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile 
   };
 }
 
-// The effects a CI's writer may use, each masked; its programs and requests share one time
-// bound per finish.
+// Its programs and requests share one time bound per finish.
 function _nativeIo(
   effects: Pick<RunEffects, "clock" | "files" | "programs">,
   output: Output,

@@ -1,7 +1,6 @@
 /**
- * Bitbucket Pipelines' native output: a Code Insights report on the commit, with a link per run
- * and an annotation per gate that failed or could not be checked, sent through the pipeline's
- * authenticated proxy so no credential is needed.
+ * Bitbucket Pipelines' native output: a Code Insights report on the commit with an annotation per
+ * gate that did not pass, sent through the pipeline's proxy so no credential is needed.
  */
 
 import { FORGE_ENV_VARIABLES, forgeTarget } from "../../forge/target.ts";
@@ -12,28 +11,20 @@ import { OUTCOME_LABELS, outcomeText } from "../../text/words.ts";
 import { outputValues } from "../summary.ts";
 import type { NativeWriter } from "./native_io.ts";
 
-/** The report's id on the commit: a re-run replaces the report instead of adding one. */
+/** A re-run replaces the report of this id instead of adding one. */
 export const BITBUCKET_REPORT_ID = "service-ci";
 
-/** The Code Insights report, as `PUT …/reports/{id}` takes it. */
+/** As `PUT …/reports/{id}` takes it. */
 export interface BitbucketReport {
-  /** The report's title in the pull request's Reports panel. */
   readonly title: string;
-  /** One paragraph: the counts and what the exit code means. */
   readonly details: string;
-  /** Always `TEST`: the gate is a test of the agent. */
   readonly report_type: "TEST";
-  /** Who wrote the report: `service-ci`. */
   readonly reporter: string;
-  /** `PASSED` only when every gate passed. */
   readonly result: "PASSED" | "FAILED" | "PENDING";
-  /** The CI job's link, when known. */
   readonly link?: string;
-  /** The counts, the duration and the runs' links. */
   readonly data: readonly BitbucketData[];
 }
 
-/** One data field of a report. */
 export type BitbucketData =
   | { readonly title: string; readonly type: "NUMBER" | "DURATION"; readonly value: number }
   | {
@@ -42,41 +33,20 @@ export type BitbucketData =
     readonly value: { readonly text: string; readonly href: string };
   };
 
-/** One annotation, as `POST …/reports/{id}/annotations` takes them. */
+/** As `POST …/reports/{id}/annotations` takes them. */
 export interface BitbucketAnnotation {
-  /** Unique per report: `service-ci-` and the agent's UUID. */
   readonly external_id: string;
-  /** Always `BUG`: a gate that did not pass. */
   readonly annotation_type: "BUG";
-  /** Always `FAILED`: only gates that did not pass are annotated. */
   readonly result: "FAILED";
-  /** `HIGH` for a failed gate, `MEDIUM` for one that could not be checked, timed out or was interrupted. */
   readonly severity: "HIGH" | "MEDIUM";
-  /** The agent and what happened, in one line. */
   readonly summary: string;
-  /** The run, its status and the reason. */
   readonly details: string;
-  /** The run's dashboard link, when the service gave one. */
   readonly link?: string;
 }
 
 /**
- * The Bitbucket Pipelines writer. It prints no log commands (Bitbucket has none); `finish`
- * deletes the previous report {@linkcode BITBUCKET_REPORT_ID} of the commit (and with it its
- * annotations), puts {@linkcode bitbucketReport}, then posts {@linkcode bitbucketAnnotations}
- * (100 per request), all to `http://api.bitbucket.org/2.0/repositories/{workspace}/{repo_slug}/
- * commit/{commit}/reports/…` through the proxy. Where it writes is the one forge target
- * (`forge/target.ts`: the run's `commit_sha`, else `BITBUCKET_COMMIT`; `BITBUCKET_WORKSPACE` and
- * `BITBUCKET_REPO_SLUG`, else `BITBUCKET_REPO_FULL_NAME`; `SERVICE_BITBUCKET_PROXY`), and it
- * sends with Bitbucket's client (`forge/bitbucket.ts`), by the HTTP policy. When something is
- * missing, or a request fails, answers other than 2xx, is redirected elsewhere or gets no
- * answer within the request time bound, one line says so and nothing else is sent.
- *
- * @example
- * ```ts
- * const writer = createBitbucketWriter();
- * writer.progressStart("service-ci: waiting for 1 agent"); // []
- * ```
+ * Bitbucket has no log commands. Deleting the previous report deletes its annotations too. The
+ * first request that fails is one line, and nothing else is sent.
  */
 export function createBitbucketWriter(): NativeWriter {
   return {
@@ -114,13 +84,7 @@ export function createBitbucketWriter(): NativeWriter {
   };
 }
 
-/**
- * The Code Insights report: a `TEST` report whose result is `FAILED` when any gate failed or
- * could not be checked, else `PENDING` when a run was started and not waited for, else
- * `PASSED`; the details list every agent; the data hold the exit code, the duration and a link
- * per run with an `http(s)` link (as many as fit Bitbucket's 10 data fields). Texts are cut to
- * Atlassian's limits (title 450, details 2000 characters).
- */
+/** Bitbucket allows 10 data fields; texts are cut to Atlassian's limits. */
 export function bitbucketReport(report: RunReport): BitbucketReport {
   const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);
   const pending = report.agents.some((agent) => agent.outcome === "triggered");
@@ -156,12 +120,6 @@ export function bitbucketReport(report: RunReport): BitbucketReport {
   };
 }
 
-/**
- * One annotation per agent whose gate failed (severity `HIGH`) or could not be checked, timed
- * out or was interrupted (`MEDIUM`): a report-level `BUG` with result `FAILED`, external id
- * `service-ci-<agent>`, the agent and problem as summary (at most 450 characters), the run,
- * status and reason as details (at most 2000), and the run's `http(s)` link.
- */
 export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
   return report.agents.flatMap((agent) => {
     const problem = OUTCOME_LABELS[agent.outcome].problem;

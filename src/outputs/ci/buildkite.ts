@@ -11,25 +11,12 @@ import { formatBound } from "../../http/policy.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { sanitize } from "../../text/sanitize.ts";
 
-/** The annotation's context: a re-run of the job replaces the annotation instead of adding one. */
+/** A re-run of the job replaces the annotation of this context instead of adding one. */
 export const BUILDKITE_CONTEXT = "service-ci";
 
 /**
- * The Buildkite writer. Progress goes in a collapsed `--- ` group; at its end `^^^ +++` expands
- * it when any gate failed or could not be checked. Then, when `buildkite-agent` can be run, the
- * Markdown summary becomes the build's annotation (context {@linkcode BUILDKITE_CONTEXT}, style
- * from {@linkcode buildkiteAnnotationStyle}, body on standard input) and each of
- * {@linkcode buildkiteMetaData} is set with `buildkite-agent meta-data set <key>` (value on
- * standard input, so no value can be read as an option); when calls fail, one line names each
- * thing not written. Without the agent binary: the log group only, and one note. A call that
- * outlasts its time bound is stopped, and the calls after it are not made. Nothing here changes
- * the verdict or the exit code.
- *
- * @example
- * ```ts
- * const writer = createBuildkiteWriter();
- * writer.progressStart("service-ci: waiting for 1 agent"); // ["--- service-ci: waiting for 1 agent"]
- * ```
+ * `^^^ +++` expands the progress group when a gate did not pass. Values go to `buildkite-agent` on
+ * standard input, so none can be read as an option.
  */
 export function createBuildkiteWriter(): NativeWriter {
   return {
@@ -72,12 +59,7 @@ export function createBuildkiteWriter(): NativeWriter {
   };
 }
 
-/**
- * The meta-data the writer sets: `service-ci.passed`, `service-ci.exit-code`,
- * `service-ci.run-id` and `service-ci.url`, valued as the GitHub action's `passed`, `exit-code`,
- * `run-id` and `url` outputs (with several agents, JSON arrays). An empty value is left out,
- * because Buildkite refuses empty meta-data.
- */
+/** Valued as the GitHub action's outputs; an empty one is left out, as Buildkite refuses it. */
 export function buildkiteMetaData(report: RunReport): [string, string][] {
   const outputs = outputValues(report);
   const entries: [string, string][] = [
@@ -89,18 +71,14 @@ export function buildkiteMetaData(report: RunReport): [string, string][] {
   return entries.filter(([, value]) => value.trim() !== "");
 }
 
-/**
- * The annotation's style: `error` when a gate failed or could not be checked and the exit code
- * says so, `warning` when `--warn-only` kept a failed gate from failing the job, else `success`.
- */
+/** `warning` when `--warn-only` kept a failed gate from failing the job. */
 export function buildkiteAnnotationStyle(report: RunReport): "success" | "warning" | "error" {
   const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);
   if (!problem) return "success";
   return report.exitCode === 0 ? "warning" : "error";
 }
 
-// Sets each meta-data key; resolves with what could not be set, e.g. `meta-data service-ci.url
-// (exit code 1)`. After a call that was stopped, the rest are not tried.
+// Resolves with what could not be set. After a call that was stopped, the rest are not tried.
 async function _setMetaData(report: RunReport, io: NativeIo): Promise<string[]> {
   const failed: string[] = [];
   const entries = buildkiteMetaData(report);
@@ -116,7 +94,6 @@ async function _setMetaData(report: RunReport, io: NativeIo): Promise<string[]> 
   return failed;
 }
 
-// What went wrong with one call, or undefined when it did what was asked.
 function _failure(result: CommandResult): string | undefined {
   switch (result.kind) {
     case "not-run":

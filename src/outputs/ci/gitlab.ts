@@ -10,30 +10,15 @@ import { outputValues } from "../summary.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { sanitize } from "../../text/sanitize.ts";
 
-/** Where {@linkcode createGitlabWriter} writes the dotenv file, relative to the working directory. */
 export const GITLAB_DOTENV_FILE = "service-ci.env";
 
-/** Where {@linkcode createGitlabWriter} writes the annotations file. */
 export const GITLAB_ANNOTATIONS_FILE = "service-ci-annotations.json";
 
-/** Options of {@linkcode createGitlabWriter}. */
 export interface GitlabWriterOptions {
-  /** The clock, in milliseconds since the epoch; section markers carry Unix seconds. */
+  /** Epoch milliseconds. */
   readonly now?: () => number;
 }
 
-/**
- * The GitLab CI writer: progress in a collapsed log section named `service_ci_progress`, then
- * {@linkcode GITLAB_DOTENV_FILE} (see {@linkcode gitlabDotenv}) and
- * {@linkcode GITLAB_ANNOTATIONS_FILE} (see {@linkcode gitlabAnnotations}).
- *
- * @example
- * ```ts
- * const writer = createGitlabWriter({ now: () => 1_700_000_000_000 });
- * writer.progressStart("service-ci: waiting for 1 agent");
- * // ["\x1b[0Ksection_start:1700000000:service_ci_progress[collapsed=true]\r\x1b[0Kservice-ci: waiting for 1 agent"]
- * ```
- */
 export function createGitlabWriter(options: GitlabWriterOptions = {}): NativeWriter {
   const now = options.now ?? Date.now;
   const seconds = () => Math.floor(now() / 1000);
@@ -59,13 +44,8 @@ export function createGitlabWriter(options: GitlabWriterOptions = {}): NativeWri
 }
 
 /**
- * The limits GitLab puts on a dotenv report: fewer than 5 KB, and at most 20 variables (the
- * lowest of GitLab.com's plan limits and self-managed instances' long-time default).
- *
- * @example
- * ```ts
- * GITLAB_DOTENV_LIMITS.variables; // 20
- * ```
+ * GitLab's limits on a dotenv report: under 5 KB, and 20 variables (the lowest of GitLab.com's
+ * plan limits and self-managed instances' long-time default).
  */
 export const GITLAB_DOTENV_LIMITS: { readonly bytes: number; readonly variables: number } = {
   bytes: 5119,
@@ -73,15 +53,9 @@ export const GITLAB_DOTENV_LIMITS: { readonly bytes: number; readonly variables:
 };
 
 /**
- * The dotenv report: `SERVICE_CI_PASSED` (`true`/`false`) and `SERVICE_CI_EXIT_CODE`, then each
- * agent's run id and link: `SERVICE_CI_RUN_ID` and `SERVICE_CI_URL` with one agent, indexed
- * `SERVICE_CI_RUN_ID_1`, `SERVICE_CI_URL_1`, … (agent order, from 1) with several; empty when
- * not known. One `KEY=value` per line, unquoted, because GitLab keeps quotes as part of the
- * value. Every character outside `A-Z a-z 0-9 - . _ ~ : / ? & = + , ; @ ! * ( ) [ ]` is
- * percent-encoded (UTF-8; a link keeps its own `%` escapes), so a value can neither start another variable nor be read
- * differently by GitLab, npm `dotenv` and Node's `parseEnv` (`#` starts a comment for the
- * latter two, so a link's `#` reaches later jobs as `%23`). Variables past
- * {@linkcode GITLAB_DOTENV_LIMITS} are left out (counted in `omitted`), last agents first.
+ * Values are unquoted, because GitLab keeps quotes as part of the value, and percent-encoded, so
+ * that none can start another variable or be read differently by GitLab, npm `dotenv` and Node's
+ * `parseEnv` (`#` starts a comment for the latter two). The last agents go first past the limits.
  */
 export function gitlabDotenv(report: RunReport): { text: string; omitted: number } {
   const outputs = outputValues(report);
@@ -112,11 +86,7 @@ export function gitlabDotenv(report: RunReport): { text: string; omitted: number
   return { text: `${lines.join("\n")}\n`, omitted };
 }
 
-/**
- * The job-annotations report: one section, `service-ci`, with an `external_link` per agent whose
- * run has an `http:`/`https:` dashboard link, labelled with the agent, its verdict and the run.
- * GitLab shows these links on the job's page.
- */
+/** GitLab shows these links on the job's page. */
 export function gitlabAnnotations(report: RunReport): string {
   const links = report.agents.flatMap((agent) => {
     const url = httpLink(agent.url);

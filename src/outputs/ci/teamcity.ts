@@ -1,7 +1,6 @@
 /**
  * The TeamCity native writer: a log block around progress, each agent as a test in the Tests tab,
- * a build problem per gate that could not be checked, and build parameters for the outputs, all
- * through `##teamcity[…]` service messages.
+ * a build problem per gate that could not be checked, and build parameters for the outputs.
  */
 
 import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
@@ -10,28 +9,12 @@ import { gateProblems, outputValues } from "../summary.ts";
 import type { NativeIo, NativeWriter } from "./native_io.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
 
-/** The test suite, and the log block, that hold the run. */
 export const TEAMCITY_SUITE = "service-ci";
 
 /**
- * The TeamCity writer.
- *
- * - Progress: `blockOpened name='service-ci' description='<title>'` … `blockClosed`.
- * - Tests tab: suite `service-ci`, one test per agent named by its id. A passed gate passes; a
- *   failed gate fails (`testFailed`, with the run id and link in the details); a gate that could
- *   not be checked, timed out or was interrupted is shown ignored, because it has no verdict, and
- *   fails the build through a `buildProblem` with a stable identity
- *   (`service-ci-<agent>-unchecked`, `…-timed-out`, `…-interrupted`); a run not waited for is
- *   ignored. Each test has its duration.
- * - Parameters: `service-ci.passed`, `service-ci.exit-code`, `service-ci.run-id`,
- *   `service-ci.url`, with the GitHub action's values (several agents give a JSON array).
- *
- * @example
- * ```ts
- * const writer = createTeamcityWriter();
- * writer.progressStart("service-ci: 1 agent");
- * // ["##teamcity[blockOpened name='service-ci' description='service-ci: 1 agent']"]
- * ```
+ * A gate that could not be checked, timed out or was interrupted has no verdict: its test is
+ * shown ignored, and a `buildProblem` fails the build. The parameters have the GitHub action's
+ * values.
  */
 export function createTeamcityWriter(): NativeWriter {
   return {
@@ -51,9 +34,6 @@ export function createTeamcityWriter(): NativeWriter {
 }
 
 /**
- * One multiple-attribute service message, `##teamcity[name key='value' …]`, each value escaped
- * with {@linkcode escapeTeamcityValue}.
- *
  * @example
  * ```ts
  * teamcityMessage("testStarted", { name: "it's [x]" });
@@ -71,15 +51,8 @@ export function teamcityMessage(
 }
 
 /**
- * Escapes a service-message value as TeamCity's own writer does (`MapSerializerUtil.STD_ESCAPER`
- * in JetBrains' teamcity-service-messages, and the npm `teamcity-service-messages`): `|` → `||`,
- * `'` → `|'`, `\n` → `|n`, `\r` → `|r`, `[` → `|[`, `]` → `|]`, U+0085 → `|x`, U+2028 → `|l`,
- * U+2029 → `|p`. No line break is left, and no `[` that could start another message.
- *
- * @example
- * ```ts
- * escapeTeamcityValue("a|b\n'c'"); // "a||b|n|'c|'"
- * ```
+ * As TeamCity's own writer does (`MapSerializerUtil.STD_ESCAPER` in JetBrains'
+ * teamcity-service-messages): no line break is left, and no `[` that could start another message.
  */
 export function escapeTeamcityValue(value: string): string {
   return value.replace(/[|'\n\r[\]\u0085\u2028\u2029]/g, (char) => `|${_ESCAPES[char] ?? char}`);
@@ -97,7 +70,6 @@ const _ESCAPES: Readonly<Record<string, string>> = {
 const _MAX_IDENTITY = 60;
 const _MAX_DESCRIPTION = 4000;
 
-// The outcomes without a verdict that fail the build, and the identity suffix of each.
 const _PROBLEMS: Readonly<Partial<Record<Outcome, string>>> = {
   unchecked: "unchecked",
   timed_out: "timed-out",
@@ -166,15 +138,8 @@ function _test(
 }
 
 /**
- * The identity of the build problem for one agent's gate, stable from build to build so
- * TeamCity can tell a new problem from a recurring one: `service-ci-<agent>-<kind>`, or, when that
- * is over TeamCity's 60 characters, the agent id replaced by a 32-bit FNV-1a hash of it.
- *
- * @example
- * ```ts
- * teamcityProblemIdentity("0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", "unchecked");
- * // "service-ci-0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10-unchecked"
- * ```
+ * Stable from build to build, so TeamCity tells a new problem from a recurring one; over 60
+ * characters, the agent id is replaced by a 32-bit FNV-1a hash of it.
  */
 export function teamcityProblemIdentity(agentId: string, kind: string): string {
   const identity = `${TEAMCITY_SUITE}-${agentId}-${kind}`;
