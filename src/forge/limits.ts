@@ -108,7 +108,7 @@ export class ForgeLimits {
     return { count: this.#givenUp, why: this.#givenUpWhy };
   }
 
-  /** Epoch milliseconds: a pause that ends later gives up its waiting requests and all later ones. */
+  /** Epoch ms: a pause that ends later gives up its waiting requests and all later ones. */
   finishBy(deadline: number): void {
     this.#deadline = deadline;
     const moved = this.#deadlineMoved;
