@@ -8,7 +8,6 @@
 import { fetchFollowing, RedirectError } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
 import type { Clock, ExchangeLog } from "../effects.ts";
-import { systemClock } from "../platform/clock.ts";
 import { acquireSlot, ForgeError, type RequestOptions } from "./http.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
 import { parseRetryAfter } from "../service/backoff.ts";
@@ -21,11 +20,8 @@ export interface BitbucketProxyOptions {
   readonly fetch: typeof fetch;
   /** Bitbucket's limits, shared by every writer of the run; default limits of its own. */
   readonly limits?: ForgeLimits | undefined;
-  /**
-   * The wall clock (`Retry-After` dates) and, for limits of its own, their waits; default the
-   * system's.
-   */
-  readonly clock?: Pick<Clock, "now" | "sleep">;
+  /** The wall clock (`Retry-After` dates) and, for limits of its own, their waits. */
+  readonly clock: Pick<Clock, "now" | "sleep">;
   /** Where each exchange is told (the verbose mode); default nowhere. */
   readonly log?: ExchangeLog | undefined;
 }
@@ -35,7 +31,8 @@ export interface BitbucketProxyOptions {
  *
  * @example
  * ```ts
- * const bitbucket = new BitbucketProxy({ proxy: "http://localhost:29418", fetch });
+ * import { systemClock } from "../platform/clock.ts";
+ * const bitbucket = new BitbucketProxy({ proxy: "http://localhost:29418", fetch, clock: systemClock });
  * // await bitbucket.request("DELETE", "http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/4f1c2d3/reports/service-ci");
  * ```
  */
@@ -49,7 +46,7 @@ export class BitbucketProxy {
   constructor(options: BitbucketProxyOptions) {
     this.#options = options;
     this.#limits = options.limits ??
-      new ForgeLimits({ forge: "Bitbucket", clock: options.clock ?? systemClock });
+      new ForgeLimits({ forge: "Bitbucket", clock: options.clock });
   }
 
   /** The proxy's address, for messages. */
@@ -102,7 +99,7 @@ export class BitbucketProxy {
       }
       const what = `${method} answered ${status}`;
       if (status === 429 && limited < 3) {
-        const now = (this.#options.clock ?? systemClock).now();
+        const now = this.#options.clock.now();
         this.#limits.pause(parseRetryAfter(retryAfter, now) ?? MIN_RATE_LIMIT_PAUSE_MS, what);
         continue;
       }

@@ -20,7 +20,6 @@ import {
 } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
-import { systemClock } from "../platform/clock.ts";
 import {
   ForgeLimits,
   LimitRefusal,
@@ -122,17 +121,17 @@ export class ForgeError extends Error {
   }
 }
 
-/** The effects a forge client is given; each has a real default. */
+/** The effects a forge client is given: none defaults to a real one. */
 export interface ForgeEffects {
-  /** The fetch to use; default the global one. */
-  readonly fetch?: typeof fetch;
+  /** The fetch of the HTTP policy. */
+  readonly fetch: typeof fetch;
   /**
    * The clock: the waits between attempts and out of a rate limit's pause, and the wall clock
-   * for `Retry-After` dates and rate-limit resets; default the system's.
+   * for `Retry-After` dates and rate-limit resets.
    */
-  readonly clock?: Pick<Clock, "now" | "sleep">;
-  /** The timer of each request (`Http.timeout`); default the system clock's. */
-  readonly timeout?: Http["timeout"];
+  readonly clock: Pick<Clock, "now" | "sleep">;
+  /** The timer of each request (`Http.timeout`). */
+  readonly timeout: Http["timeout"];
   /** How long one attempt may take; default {@linkcode DEFAULT_REQUEST_TIMEOUT_MS}. */
   readonly requestTimeoutMs?: number;
   /** The forge's limits, shared by every client of the run; default limits of its own. */
@@ -142,26 +141,18 @@ export interface ForgeEffects {
 }
 
 /**
- * The effects of `options` that are set, ready to spread into another client's options.
- *
- * @example
- * ```ts
- * import { systemClock } from "../platform/clock.ts";
- * pickEffects({ clock: systemClock, fetch: undefined }); // { clock: systemClock }
- * ```
+ * The effects of `options`, ready to spread into another client's options (the optional ones only
+ * where set).
  */
-export function pickEffects(
-  options: {
-    readonly [K in keyof ForgeEffects]?: ForgeEffects[K] | undefined;
-  },
-): ForgeEffects {
+export function pickEffects(options: ForgeEffects): ForgeEffects {
+  const { fetch, clock, timeout, requestTimeoutMs, limits, log } = options;
   return {
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.timeout ? { timeout: options.timeout } : {}),
-    ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.log ? { log: options.log } : {}),
+    fetch,
+    clock,
+    timeout,
+    ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
+    ...(limits ? { limits } : {}),
+    ...(log ? { log } : {}),
   };
 }
 
@@ -206,8 +197,7 @@ export interface ForgeAnswer {
  * @example
  * ```ts
  * import { ForgeLimits } from "./limits.ts";
- * import { systemClock } from "../platform/clock.ts";
- * const limits = new ForgeLimits({ forge: "GitHub", clock: systemClock });
+ *  * const limits = new ForgeLimits({ forge: "GitHub", clock: systemClock });
  * const slot = await acquireSlot(limits, true, {}, () => new ForgeError("network", "no answer"));
  * slot.release();
  * ```
@@ -272,7 +262,7 @@ export class ForgeHttp {
       );
     }
     this.#options = options;
-    this.#clock = options.clock ?? systemClock;
+    this.#clock = options.clock;
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
     this.#limits = options.limits ?? new ForgeLimits({
       forge: options.forge,
@@ -375,7 +365,7 @@ export class ForgeHttp {
   ): Promise<ForgeAnswer> {
     const forge = this.#options.forge;
     const { signal } = requestSignal(
-      (this.#options.timeout ?? systemClock.timeout)(
+      this.#options.timeout(
         this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       ),
       caller === undefined ? preempted : AbortSignal.any([preempted, caller]),
@@ -392,7 +382,7 @@ export class ForgeHttp {
         body: sendsBody ? JSON.stringify(body) : undefined,
         signal,
       }, {
-        fetch: this.#options.fetch ?? fetch,
+        fetch: this.#options.fetch,
         log: this.#options.log,
         attempt,
         maxBytes: MAX_FORGE_BODY_BYTES,

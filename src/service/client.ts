@@ -19,7 +19,6 @@ import {
 } from "../http/policy.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
-import { systemClock } from "../platform/clock.ts";
 import { duplicateMember } from "./verdict.ts";
 
 // How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
@@ -147,12 +146,12 @@ export interface ServiceClientOptions {
   readonly requestTimeoutMs: number;
   /** How many requests may be in flight at once across all agents. Default 8. */
   readonly maxConcurrentRequests?: number;
-  /** The fetch to use; tests and custom CAs pass their own. */
-  readonly fetch?: typeof fetch;
-  /** The wall clock, for `Retry-After` dates; default the system's (`systemClock`). */
-  readonly clock?: Pick<Clock, "now">;
-  /** The timer of each request (`Http.timeout`); default the system clock's. */
-  readonly timeout?: Http["timeout"];
+  /** The fetch of the HTTP policy (a private CA, a proxy). */
+  readonly fetch: typeof fetch;
+  /** The wall clock, for `Retry-After` dates. */
+  readonly clock: Pick<Clock, "now">;
+  /** The timer of each request (`Http.timeout`). */
+  readonly timeout: Http["timeout"];
   /**
    * Where the base address came from (`--base-url`, `SERVICE_BASE_URL`, …), named when nothing
    * can be reached there.
@@ -167,11 +166,15 @@ export interface ServiceClientOptions {
  *
  * @example
  * ```ts
+ * import { systemClock } from "../platform/clock.ts";
  * const client = new ServiceClient({
  *   baseUrl: new URL("https://service.example"),
  *   apiKey: "sk_…",
  *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
  *   requestTimeoutMs: 30_000,
+ *   fetch,
+ *   clock: systemClock,
+ *   timeout: systemClock.timeout,
  * });
  * const answer = await client.readRun("0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", "run_1", AbortSignal.timeout(60_000));
  * ```
@@ -192,9 +195,9 @@ export class ServiceClient {
   /** Makes a client; it sends nothing until asked. */
   constructor(options: ServiceClientOptions) {
     this.#options = options;
-    this.#fetch = options.fetch ?? fetch;
-    this.#clock = options.clock ?? systemClock;
-    this.#timeout = options.timeout ?? systemClock.timeout;
+    this.#fetch = options.fetch;
+    this.#clock = options.clock;
+    this.#timeout = options.timeout;
     this.#slots = new _Semaphore(options.maxConcurrentRequests ?? 8);
   }
 

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { systemClock } from "../../src/platform/clock.ts";
 import {
   CI_ENV_VARIABLES,
   type CiContext,
@@ -381,6 +382,8 @@ function commentFor(env: Env, metadata: CiMetadata) {
     userAgent: "service-ci/test",
     warn: () => {},
     fetch: () => Promise.reject(new TypeError("no forge here")),
+    clock: systemClock,
+    timeout: systemClock.timeout,
   });
 }
 

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { systemClock } from "../../src/platform/clock.ts";
 import { PROVIDERS } from "../../src/ci/providers.ts";
 import { ServiceClient } from "../../src/service/client.ts";
 import { MAX_BODY_BYTES, MAX_REDIRECTS } from "../../src/http/policy.ts";
@@ -122,6 +123,9 @@ Deno.test("the spec declares every header src/service/client.ts sends, and this 
     apiKey: KEYS.ci,
     userAgent: userAgent(),
     requestTimeoutMs: 1_000,
+    fetch,
+    clock: systemClock,
+    timeout: systemClock.timeout,
   });
   const sent = [...client.headers(crypto.randomUUID()).keys()].sort();
   const { parameters, securitySchemes } = spec.components;

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { systemClock } from "../../src/platform/clock.ts";
 import { BitbucketStatuses } from "../../src/forge/status/bitbucket.ts";
 import { BitbucketProxy } from "../../src/forge/bitbucket.ts";
 import { forgeTarget } from "../../src/forge/target.ts";
@@ -57,7 +58,11 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
   assert.ok(!("skip" in target));
   const statuses = new BitbucketStatuses({
     target,
-    bitbucket: new BitbucketProxy({ proxy: "http://localhost:29418", fetch: fetchSpy }),
+    bitbucket: new BitbucketProxy({
+      proxy: "http://localhost:29418",
+      fetch: fetchSpy,
+      clock: systemClock,
+    }),
     fallbackLink: target.web!,
   });
   for (const report of REPORTS) {

@@ -433,6 +433,8 @@ const USERS: readonly PolicyUser[] = [
         apiKey: KEY,
         userAgent: "service-ci/test",
         requestTimeoutMs: timeoutMs,
+        fetch,
+        clock: systemClock,
         timeout: timer,
       });
       try {
@@ -462,6 +464,7 @@ const USERS: readonly PolicyUser[] = [
         headers: { Authorization: `Bearer ${TOKEN}` },
         secrets: [TOKEN],
         requestTimeoutMs: timeoutMs,
+        fetch,
         timeout: timer,
         clock: {
           now: Date.now,
@@ -625,6 +628,9 @@ Deno.test("the service's Retry-After reaches the poller in the error, in millise
     apiKey: KEY,
     userAgent: "service-ci/test",
     requestTimeoutMs: 5_000,
+    fetch,
+    clock: systemClock,
+    timeout: systemClock.timeout,
   });
   await assert.rejects(client.readRun(AGENT, "run_1", OPEN), (error: unknown) => {
     assert.ok(error instanceof ApiError);
@@ -686,6 +692,8 @@ Deno.test("a proxy that refuses its credentials ends the service's and a forge's
     userAgent: "service-ci/test",
     requestTimeoutMs: 5_000,
     fetch: failing,
+    clock: systemClock,
+    timeout: systemClock.timeout,
   });
   await assert.rejects(client.readRun(AGENT, "run_1", OPEN), (error: unknown) => {
     assert.ok(error instanceof ApiError, String(error));
@@ -704,6 +712,7 @@ Deno.test("a proxy that refuses its credentials ends the service's and a forge's
     headers: { Authorization: `Bearer ${TOKEN}` },
     secrets: [TOKEN],
     fetch: failing,
+    timeout: systemClock.timeout,
     clock: {
       now: Date.now,
       sleep: (ms) => {

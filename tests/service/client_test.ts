@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { systemClock } from "../../src/platform/clock.ts";
 import { FakeTime } from "../support/fake_time.ts";
 import fc from "npm:fast-check@3.23.2";
 import denoConfig from "../../deno.json" with { type: "json" };
@@ -76,6 +77,7 @@ function makeClient(
     requestTimeoutMs: 5_000,
     fetch,
     clock: { now: () => NOW },
+    timeout: systemClock.timeout,
     ...options,
   });
 }

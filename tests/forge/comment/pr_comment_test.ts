@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { systemClock } from "../../../src/platform/clock.ts";
 import { FakeTime } from "../../support/fake_time.ts";
 import type { CiMetadata } from "../../../src/ci/detect.ts";
 import { MAX_ATTEMPTS } from "../../../src/forge/http.ts";
@@ -93,11 +94,15 @@ function harness(
       },
       now: () => Date.UTC(2026, 0, 1),
     },
+    timeout: systemClock.timeout,
     ...overrides,
   });
   if ("skip" in made) throw new Error(`unexpected skip: ${made.skip}`);
   return { comment: made, warnings, sleeps, origins };
 }
+
+// A client that is made but never sends: the real effects, named.
+const REAL = { fetch, clock: systemClock, timeout: systemClock.timeout };
 
 function skipOf(
   env: Record<string, string | undefined>,
@@ -108,6 +113,7 @@ function skipOf(
     agents: AGENTS,
     userAgent: USER_AGENT,
     warn: () => {},
+    ...REAL,
   });
   assert.ok("skip" in made, "expected a skip");
   return made.skip;
@@ -266,6 +272,7 @@ Deno.test("PullRequestComment.fromEnv() says why there is no comment on GitHub",
       agents: AGENTS,
       userAgent: USER_AGENT,
       warn: () => {},
+      ...REAL,
     });
     assert.ok(!("skip" in made), `${loopback}: ${"skip" in made ? made.skip : ""}`);
   }
