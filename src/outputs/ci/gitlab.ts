@@ -16,11 +16,11 @@ export const GITLAB_ANNOTATIONS_FILE = "service-ci-annotations.json";
 
 export interface GitlabWriterOptions {
   /** Epoch milliseconds. */
-  readonly now?: () => number;
+  readonly now: () => number;
 }
 
-export function createGitlabWriter(options: GitlabWriterOptions = {}): NativeWriter {
-  const now = options.now ?? Date.now;
+export function createGitlabWriter(options: GitlabWriterOptions): NativeWriter {
+  const { now } = options;
   const seconds = () => Math.floor(now() / 1000);
   return {
     ci: "GitLab CI",

@@ -207,7 +207,7 @@ Deno.test("gitlabAnnotations() leaves out every link that is not http(s) and kee
 
 Deno.test("createGitlabWriter().finish() writes the dotenv and annotations files and warns of nothing", async () => {
   const { io, files, warnings, commands } = recordingIo();
-  await createGitlabWriter().finish(mixedReport, io);
+  await createGitlabWriter({ now: Date.now }).finish(mixedReport, io);
   assert.deepEqual([...files.keys()], [GITLAB_DOTENV_FILE, GITLAB_ANNOTATIONS_FILE]);
   assert.equal(files.get(GITLAB_DOTENV_FILE), gitlabDotenv(mixedReport).text);
   assert.equal(files.get(GITLAB_ANNOTATIONS_FILE), gitlabAnnotations(mixedReport));
@@ -223,7 +223,7 @@ Deno.test("createGitlabWriter().finish() says in one line which file it could no
         ? Promise.reject(new Deno.errors.PermissionDenied("read-only file system"))
         : record.io.writeTextFile(path, text, append),
   });
-  await createGitlabWriter().finish(passingReport, io);
+  await createGitlabWriter({ now: Date.now }).finish(passingReport, io);
   assert.deepEqual(warnings, [
     `GitLab CI: could not write ${GITLAB_DOTENV_FILE} (read-only file system)`,
   ]);
@@ -234,7 +234,7 @@ Deno.test("createGitlabWriter().finish() says in one line which file it could no
 Deno.test("createGitlabWriter().finish() warns once when agents' ids and links do not fit the dotenv limits", async () => {
   const { io, warnings } = recordingIo();
   const many = makeReport(Array.from({ length: 12 }, () => makeAgent()));
-  await createGitlabWriter().finish(many, io);
+  await createGitlabWriter({ now: Date.now }).finish(many, io);
   assert.equal(warnings.length, 1);
   assert.match(warnings[0]!, /^GitLab CI: 6 run id\(s\) and link\(s\) left out of service-ci\.env/);
 });
