@@ -1,4 +1,4 @@
-/** Works out the CI metadata sent with each run: commit, branch, pull request, repository, actor. */
+/** The CI metadata sent with each run: commit, branch, pull request, repository, actor. */
 
 import type { GitRunner } from "../effects.ts";
 import { type CiProvider, type MergeKind, PROVIDERS, type Read } from "./providers.ts";
@@ -7,167 +7,72 @@ import { pullRequestNumber } from "./pull_request.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "../text/sanitize.ts";
 
-/**
- * The `ci_metadata` object of the trigger request (contract §1).
- *
- * @example
- * ```ts
- * const metadata: CiMetadata = {
- *   commit_sha: "4f1c2d3e",
- *   branch: "main",
- *   pull_request_number: null,
- *   repository: "acme/widgets",
- *   actor: "octocat",
- *   provider: "github_actions",
- *   build_url: null,
- * };
- * ```
- */
+/** The `ci_metadata` object of the trigger request (contract §1). */
 export interface CiMetadata {
-  /** The commit built; on a pull request, the change's head, never a synthetic merge. */
+  /** On a pull request, the change's head, never a synthetic merge. */
   readonly commit_sha: string | null;
-  /** The branch, without `refs/heads/` or `origin/`; the source branch on a pull request; none for a tag. */
+  /** Without `refs/heads/` or `origin/`; the source branch on a pull request; none for a tag. */
   readonly branch: string | null;
-  /** A positive integer on pull/merge-request builds, otherwise `null`. */
   readonly pull_request_number: number | null;
-  /** The `owner/name` slug (`group/sub/name` on GitLab), never with credentials. */
+  /** `owner/name` (`group/sub/name` on GitLab), never with credentials. */
   readonly repository: string | null;
-  /** The account that started the build. */
   readonly actor: string | null;
-  /** Which CI was detected (`github_actions`, `gitlab`, …), or `local`. */
   readonly provider: string;
-  /** An http(s) link back to the CI job, without credentials. */
   readonly build_url: string | null;
 }
 
-/**
- * What kind of build the metadata describes: a pull/merge request, a merge build (GitHub's merge
- * queue, a GitLab merge train or merged-results pipeline), or anything else (a push, a tag, a
- * schedule, a local run).
- *
- * @example
- * ```ts
- * const kind: CiBuildKind = "merge_queue";
- * ```
- */
+/** A merge build is GitHub's merge queue, a GitLab merge train or a merged-results pipeline. */
 export type CiBuildKind = "pull_request" | MergeKind | "other";
 
 /**
- * Where the metadata's commit stands, beside the metadata and never sent (the trigger body is the
- * seven fields of {@linkcode CiMetadata}, contract §1). It words the progress line, and tells an
- * output that needs a pull request (the comment, commit statuses) that a merge queue has none.
- *
- * @example
- * ```ts
- * const context: CiContext = {
- *   kind: "merge_train",
- *   baseRef: "main",
- *   evaluatedSha: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d",
- * };
- * ```
+ * Where the metadata's commit stands; never sent (contract §1 is the seven fields). It words the
+ * progress line, and tells the comment and the statuses that a merge queue has no pull request.
  */
 export interface CiContext {
-  /** What kind of build this is. */
   readonly kind: CiBuildKind;
-  /** The branch the change merges into, without `refs/heads/`; `null` when there is none or it is unknown. */
+  /** The branch the change merges into, without `refs/heads/`. */
   readonly baseRef: string | null;
   /**
-   * The commit the CI built and tested: the merge result in a merge train or merged-results
-   * pipeline (while `commit_sha` is the change's head), the merge group's commit in a merge queue
-   * (which is `commit_sha` too), otherwise `commit_sha`.
+   * The commit the CI tested: in a merge train or merged-results pipeline the merge result (while
+   * `commit_sha` is the change's head), otherwise `commit_sha`.
    */
   readonly evaluatedSha: string | null;
-  /**
-   * In a local run, why a CI whose variables are set was not detected (`GITLAB_CI` is "false"),
-   * for the "no CI detected" line; absent otherwise.
-   */
+  /** In a local run, why a CI whose variables are set was not detected (`GITLAB_CI` is "false"). */
   readonly almostDetected?: string;
 }
 
-/**
- * What {@linkcode detectCiBuild} found: the metadata to send and its context.
- *
- * @example
- * ```ts
- * const { metadata, context } = await detectCiBuild({ GITLAB_CI: "true" });
- * ```
- */
 export interface DetectedCiBuild {
-  /** The seven fields sent with each trigger. */
   readonly metadata: CiMetadata;
-  /** What kind of build it is; never sent. */
   readonly context: CiContext;
 }
 
-/**
- * Values given on the command line (`--commit-sha` …); each one that is set wins.
- *
- * @example
- * ```ts
- * const overrides: MetadataOverrides = { commitSha: "4f1c2d3e", pullRequest: 42 };
- * ```
- */
+/** The command line's `--commit-sha` …: each one that is set wins over detection. */
 export interface MetadataOverrides {
-  /** `--commit-sha` */
   readonly commitSha?: string;
-  /** `--branch` */
   readonly branch?: string;
-  /** `--pull-request`: a positive integer. */
   readonly pullRequest?: number;
-  /** `--repository` */
   readonly repository?: string;
-  /** `--actor` */
   readonly actor?: string;
 }
 
-/**
- * Every environment variable the detection may read, by exact name. The entry point reads
- * exactly these and passes them to {@linkcode detectCiMetadata}.
- *
- * @example
- * ```ts
- * const env = Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, Deno.env.get(name)]));
- * ```
- */
+/** Every variable detection may read: the entry point reads exactly these. */
 export const CI_ENV_VARIABLES: readonly string[] = Object.freeze([
   ...new Set(["CI", ...PROVIDERS.flatMap((provider) => provider.variables)]),
 ]);
 
-/**
- * The effects detection may use. Without them it reads no file and runs no git: the
- * entry point passes real ones, tests pass fakes.
- *
- * @example
- * ```ts
- * const options: DetectOptions = { git: () => Promise.resolve(undefined) };
- * ```
- */
+/** Without its effects, detection reads no file and runs no git. */
 export interface DetectOptions {
-  /** Values from the command line that win over detected ones. */
   readonly overrides?: MetadataOverrides;
-  /**
-   * Reads a text file (GitHub's event JSON at GITHUB_EVENT_PATH); resolves undefined when it
-   * cannot be read, rejects with {@linkcode FileRefused} for a path that must not be read.
-   */
+  /** Resolves undefined when unreadable; rejects with {@linkcode FileRefused} when refused. */
   readonly readTextFile?: (path: string) => Promise<string | undefined>;
-  /** Runs git in the working directory (no git, not a repository: undefined). */
   readonly git?: GitRunner;
 }
 
 /**
- * Detects the CI provider and its metadata from an environment, falls back to the local git
- * checkout when no CI is detected (or `CI=false`), then applies the overrides that are set.
- * Never rejects for a missing or broken git or event file: unknown values are `null`.
+ * Falls back to the local git checkout when no CI is detected (or `CI=false`), then applies the
+ * overrides. A missing or broken git or event file gives `null` values, never a rejection.
  *
- * @throws {RangeError} when `overrides.pullRequest` is not a positive whole number.
- * @example
- * ```ts
- * const metadata = await detectCiMetadata(
- *   { TRAVIS: "true", TRAVIS_PULL_REQUEST: "false", TRAVIS_BRANCH: "main" },
- *   { overrides: { actor: "octocat" } },
- * );
- * // metadata.provider === "travis", metadata.branch === "main", metadata.actor === "octocat"
- * ```
+ * @throws {UsageError} when the event file's variable names a pipe, a device or a huge file.
  */
 export async function detectCiMetadata(
   env: Readonly<Record<string, string | undefined>>,
@@ -176,26 +81,7 @@ export async function detectCiMetadata(
   return (await detectCiBuild(env, options)).metadata;
 }
 
-/**
- * {@linkcode detectCiMetadata}, with the build's {@linkcode CiContext} beside the metadata: the
- * metadata is what is sent, the context what the outputs and {@linkcode describeCiMetadata} say
- * of a merge queue or merge train. Nothing of the context is sent.
- *
- * @throws {RangeError} when `overrides.pullRequest` is not a positive whole number.
- * @example
- * ```ts
- * const { metadata, context } = await detectCiBuild({
- *   GITLAB_CI: "true",
- *   CI_MERGE_REQUEST_EVENT_TYPE: "merge_train",
- *   CI_MERGE_REQUEST_IID: "7",
- *   CI_MERGE_REQUEST_SOURCE_BRANCH_SHA: "4f1c2d3e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d",
- *   CI_COMMIT_SHA: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d",
- *   CI_MERGE_REQUEST_TARGET_BRANCH_NAME: "main",
- * });
- * // metadata.commit_sha is the head 4f1c2d3…; context is
- * // { kind: "merge_train", baseRef: "main", evaluatedSha: "9e8d7c6…" }
- * ```
- */
+/** {@linkcode detectCiMetadata} with the build's {@linkcode CiContext}, which is never sent. */
 export async function detectCiBuild(
   env: Readonly<Record<string, string | undefined>>,
   options: DetectOptions = {},
@@ -219,18 +105,7 @@ export async function detectCiBuild(
   return { metadata, context };
 }
 
-/**
- * Which merge build this is (GitHub's merge queue, a GitLab merge train or merged-results
- * pipeline), or `null`, from the variables alone: the one rule {@linkcode detectCiBuild} uses,
- * for callers that have the environment but not the context. A merge queue run has no pull
- * request to comment on or to set statuses on.
- *
- * @example
- * ```ts
- * detectMergeKind({ GITHUB_ACTIONS: "true", GITHUB_EVENT_NAME: "merge_group" }); // "merge_queue"
- * detectMergeKind({ GITHUB_ACTIONS: "true", GITHUB_EVENT_NAME: "pull_request" }); // null
- * ```
- */
+/** {@linkcode detectCiBuild}'s merge rule, for callers that have the environment only. */
 export function detectMergeKind(
   env: Readonly<Record<string, string | undefined>>,
 ): MergeKind | null {
@@ -238,18 +113,7 @@ export function detectMergeKind(
   return _detect(read)?.merge?.(read) ?? null;
 }
 
-/**
- * Which CI this is: the id of the first provider of {@linkcode PROVIDERS} whose variables are
- * set (values compared without regard to case, so `GITHUB_ACTIONS=TRUE` counts), or `"local"`.
- * `CI=false` (any case) switches detection off, whatever else is set. This is the one answer every
- * part of the program uses (docs/ci-metadata.md, "Which CI is this").
- *
- * @example
- * ```ts
- * detectProvider({ GITHUB_ACTIONS: "TRUE" }); // "github_actions"
- * detectProvider({ GITHUB_ACTIONS: "true", CI: "false" }); // "local"
- * ```
- */
+/** The first provider of {@linkcode PROVIDERS} whose variables are set: the one answer used. */
 export function detectProvider(env: Readonly<Record<string, string | undefined>>): string {
   return _detect((name) => env[name]?.trim() || null)?.id ?? "local";
 }
@@ -262,34 +126,8 @@ function _detect(read: Read): CiProvider | undefined {
 }
 
 /**
- * One line for progress output saying which CI was detected and what will be sent. With the
- * {@linkcode CiContext} {@linkcode detectCiBuild} found, a merge queue is named by its target, and a merge train or merged-results pipeline by the merge
- * result it evaluated; without one, the line says what the seven fields say.
- *
- * @example
- * ```ts
- * describeCiMetadata({
- *   commit_sha: "4f1c2d3e5a",
- *   branch: "feature/login",
- *   pull_request_number: 42,
- *   repository: "acme/widgets",
- *   actor: null,
- *   provider: "github_actions",
- *   build_url: null,
- * }); // "detected GitHub Actions, PR #42 @ 4f1c2d3 (feature/login) in acme/widgets"
- * describeCiMetadata(
- *   {
- *     commit_sha: "4f1c2d3e5a",
- *     branch: "feature/login",
- *     pull_request_number: 7,
- *     repository: null,
- *     actor: null,
- *     provider: "gitlab",
- *     build_url: null,
- *   },
- *   { kind: "merge_train", baseRef: "main", evaluatedSha: "c0ffee00c0" },
- * ); // "detected GitLab CI, MR !7 @ 4f1c2d3 (feature/login), merge train into main: evaluating merge result c0ffee0"
- * ```
+ * The progress line: which CI was detected and what will be sent. With a {@linkcode CiContext}, a
+ * merge queue is named by its target, a merge train by the merge result it evaluates.
  */
 export function describeCiMetadata(
   metadata: CiMetadata,
@@ -327,7 +165,6 @@ export function describeCiMetadata(
   return sanitize(what === "" ? lead : `${lead}, ${what}`);
 }
 
-// What a provider gives: the metadata, and the facts the context is made of.
 interface _Found {
   readonly metadata: CiMetadata;
   readonly merge: MergeKind | null;

@@ -1,29 +1,14 @@
 /**
- * The oldest Deno that runs service-ci, and the refusal of an older one. `main.ts` asks this
- * before it loads anything else, so this module imports nothing and uses no API newer than Deno
- * 1.x: an old Deno must get this one line, not a crash that exits 1 like a failed gate.
+ * The oldest Deno that runs service-ci. `main.ts` asks before it loads anything else, so this
+ * module imports nothing and uses no API newer than Deno 1.x: an old Deno gets one line, not a
+ * crash that exits 1 like a failed gate.
  */
 
-/**
- * The oldest Deno release service-ci runs on from source (a URL, a mirror, JSR). Deno 2.0 reads
- * `--allow-env=SERVICE_*` as one variable named `SERVICE_*` (wildcards came in 2.1.0), so the
- * key would read as unset; Deno 1.x lacks `Deno.errors.NotCapable`.
- * `tests/e2e/deno_versions_test.ts` runs the gate on this release and refuses the one before it.
- */
+// Deno 2.0 reads `--allow-env=SERVICE_*` as one variable (wildcards came in 2.1.0), so the key
+// would read as unset; Deno 1.x lacks `Deno.errors.NotCapable`.
 export const MINIMUM_DENO_VERSION = "2.1.0";
 
-/**
- * The one-line refusal of Deno `found` when it is older than {@linkcode MINIMUM_DENO_VERSION},
- * naming both and the two ways out; `undefined` when `found` runs service-ci. A version that is
- * not `major.minor.patch` (a canary build's suffix aside) is let through: it is not known to be
- * old.
- *
- * @example
- * ```ts
- * denoVersionRefusal("2.9.6"); // undefined
- * denoVersionRefusal("2.0.6")?.startsWith("service-ci: Deno 2.0.6 is older than 2.1.0"); // true
- * ```
- */
+/** A version that is not `major.minor.patch` (suffix aside) is let through: not known as old. */
 export function denoVersionRefusal(found: string): string | undefined {
   const have = _parts(found);
   const need = _parts(MINIMUM_DENO_VERSION)!;

@@ -5,33 +5,16 @@ import { nativeTimeBound } from "../outputs/ci/native_io.ts";
 import { runCommand } from "./system.ts";
 
 /**
- * How long detection's git commands may take together, and never more than the timeout. git
- * answers them in milliseconds; one that does not (a lock, a hung network file system, a
- * stand-in that waits for input) would otherwise hold the run without end.
+ * How long detection's git commands may take together. git answers in milliseconds; one that does
+ * not (a lock, a hung network file system, a prompt) would otherwise hold the run without end.
  */
 export const GIT_BOUND_MS = 10_000;
 
 // A commit, a branch or a remote's URL: anything longer is not an answer to trust.
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-/**
- * Options for {@linkcode runGit}.
- *
- * @example
- * ```ts
- * import { systemClock } from "./clock.ts";
- * const options: RunGitOptions = {
- *   timeoutMs: 10_000,
- *   signal: new AbortController().signal,
- *   clock: systemClock,
- *   cwd: "/work/checkout",
- * };
- * ```
- */
 export interface RunGitOptions extends GitOptions {
-  /** The clock the bound runs on: the run's. */
   readonly clock: Pick<Clock, "sleep">;
-  /** The directory to run git in; the process' working directory when not given. */
   readonly cwd?: string;
 }
 
@@ -44,25 +27,9 @@ const READ_ONLY_COMMANDS: readonly (readonly string[])[] = [
 ];
 
 /**
- * Runs `git <args>` (through `runCommand`, as CI tools are run) and resolves its trimmed stdout,
- * or `undefined` on any failure: git not installed, no permission to run it, not a repository, a
- * non-zero exit, no answer within `options.timeoutMs` (then git is stopped), or
- * `options.signal` aborting (git is stopped at once). stdin is closed and stderr discarded, so
- * git can neither prompt nor write to the console.
- *
- * Only read-only commands are run: `rev-parse HEAD`, `rev-parse HEAD^2`,
- * `symbolic-ref --short HEAD` and `remote get-url origin`.
- *
- * @throws {TypeError} (as a rejection) for any other command.
- * @example
- * ```ts
- * import { systemClock } from "./clock.ts";
- * const commit = await runGit(["rev-parse", "HEAD"], {
- *   timeoutMs: 10_000,
- *   signal: new AbortController().signal,
- *   clock: systemClock,
- * }); // "4f1c2d3e…" or undefined
- * ```
+ * Resolves git's trimmed stdout, or `undefined` on any failure (no git, not a repository, a
+ * non-zero exit, the timeout or the signal, which stop git). stdin is closed and stderr
+ * discarded, so git can neither prompt nor write to the console.
  */
 export async function runGit(
   args: readonly string[],
@@ -89,10 +56,7 @@ export async function runGit(
   }
 }
 
-/**
- * Detection's git: each command within what is left of one {@linkcode GIT_BOUND_MS} (at most a
- * quarter of the run's timeout), counted from the first, and stopped at once by an interrupt.
- */
+/** Detection's git: all commands within one {@linkcode GIT_BOUND_MS}, stopped by an interrupt. */
 export function boundedGit(
   effects: Pick<RunEffects, "clock" | "programs" | "interrupt">,
   timeoutMs: number,

@@ -1,8 +1,4 @@
-/**
- * The program's real effects on the system, apart from the arguments, the environment and the
- * signals (which only `main.ts` touches), the timers (`sleep.ts`) and HTTP (`http_policy.ts`):
- * the `Files` and `Programs` of `effects.ts`, report files and CI tools.
- */
+/** The real `Files` and `Programs` of `effects.ts`: files read, report files, git and CI tools. */
 
 import { FileRefused } from "../config/errors.ts";
 import { BodyTooLargeError, readCapped } from "../http/policy.ts";
@@ -12,14 +8,8 @@ import type { Clock, CommandOptions, CommandResult, ReportFile } from "../effect
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 /**
- * Reads a text file, only when it is a regular file (a link to one included) of at most
- * {@linkcode MAX_READ_BYTES}: a named pipe, a device such as `/dev/zero` or a huge file planted
- * where a small one belongs would block or flood the run before anything is sent.
- *
- * @example
- * ```ts
- * const text = await readTextFile(".env").catch(() => "");
- * ```
+ * Reads only a regular file (or a link to one) of at most {@linkcode MAX_READ_BYTES}: a named pipe,
+ * `/dev/zero` or a huge file planted where a small one belongs would block or flood the run.
  *
  * @throws {FileRefused} For a path that is not a regular file, or is too large.
  */
@@ -28,8 +18,7 @@ export async function readTextFile(path: string): Promise<string> {
   if (!info.isFile) throw new FileRefused(_notAFile(info) ?? "is not a regular file");
   const tooLarge = () => new FileRefused(`is larger than ${MAX_READ_BYTES / 1024 / 1024} MiB`);
   if (info.size > MAX_READ_BYTES) throw tooLarge();
-  // The one capped reader (http_policy.ts): a file that grows past the cap while it is read is
-  // cut there too. The stream closes the file when it ends or is cancelled.
+  // Capped as it is read too, for a file that grows; the stream closes the file when it ends.
   const file = await Deno.open(path, { read: true });
   try {
     return await readCapped(new Response(file.readable), { maxBytes: MAX_READ_BYTES });
@@ -38,36 +27,20 @@ export async function readTextFile(path: string): Promise<string> {
   }
 }
 
-/** {@linkcode runCommand}'s options beyond a CI tool's (`CommandOptions`): what git needs. */
 export interface ProcessOptions extends CommandOptions {
-  /** The directory to run it in; the process' working directory when not given. */
   readonly cwd?: string;
-  /** Keeps up to this many bytes of its stdout for the result (none kept when it writes more). */
+  /** Keeps stdout up to this many bytes; none when it writes more. */
   readonly stdoutMaxBytes?: number;
-  /** Discards its stderr rather than passing it on to ours. */
+  /** Discards stderr rather than passing it on to ours. */
   readonly quiet?: boolean;
-  /**
-   * Stops it at once when it aborts (SIGTERM, then SIGKILL `killAfterMs` later); `runCommand`
-   * then rejects with the signal's reason, as a wait on the clock does.
-   */
+  /** Stops it at once (SIGTERM, then SIGKILL); `runCommand` then rejects with the reason. */
   readonly signal?: AbortSignal;
 }
 
 /**
- * Runs a program found on PATH (a CI's own tool such as `buildkite-agent`, or git), with
- * `options.stdin` as its standard input and its stderr on ours. It rejects only when
- * `options.signal` aborts: when it cannot be started, ends before reading all of its input, or
- * outlasts `options.timeoutMs` (then it gets SIGTERM, and SIGKILL `options.killAfterMs` later),
- * the result says so. Both waits are on `clock` (the run's).
- *
- * @example
- * ```ts
- * import { systemClock } from "./clock.ts";
- * const result = await runCommand("buildkite-agent", ["meta-data", "set", "k"], {
- *   stdin: "value",
- *   timeoutMs: 10_000,
- * }, systemClock);
- * ```
+ * Runs a program found on PATH. It rejects only when `options.signal` aborts: when it cannot be
+ * started, ends before reading all of its input, or outlasts `options.timeoutMs` (SIGTERM, then
+ * SIGKILL `killAfterMs` later), the result says so.
  */
 export async function runCommand(
   program: string,
@@ -168,19 +141,10 @@ async function _stop(
 }
 
 /**
- * Opens a report file before anything is rendered. One the runner owns and the program appends
- * to (`append`: `GITHUB_OUTPUT`) is opened in place, and `rewind` puts back the length it had.
- * One the program creates is written to a new file beside it, which `close` moves over the path:
- * a link planted at the path (a fork's pull request can commit one) is replaced, never written
- * through, and no half-written report is ever seen. A character device (`/dev/null`, a terminal)
- * is written in place; any other kind of file is refused.
- *
- * @example
- * ```ts
- * const file = await openReportFile("gate.xml", false);
- * await file.write("<testsuites/>\n");
- * await file.close();
- * ```
+ * A file the runner owns (`append`: `GITHUB_OUTPUT`) or a character device is written in place.
+ * Any other report is written beside the path and moved over it on `close`: a link planted there
+ * (a fork's pull request can commit one) is replaced, never written through, and no half-written
+ * report is seen.
  */
 export async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
   if (append) return await _openInPlace(path, true);
@@ -201,7 +165,6 @@ async function _info(path: string, follow = false): Promise<Deno.FileInfo | null
   }
 }
 
-// What is wrong with a path that is neither a regular file, a link nor a character device.
 function _notAFile(info: Deno.FileInfo): string | null {
   if (info.isDirectory) return "is a directory";
   if (info.isCharDevice) return "is a character device, not a regular file";
@@ -255,7 +218,6 @@ async function _openInPlace(path: string, append: boolean): Promise<ReportFile> 
   };
 }
 
-// Where the file name of `path` starts: after its last separator (`\\` too on Windows).
 function _nameStart(path: string): number {
   const cut = Math.max(
     path.lastIndexOf("/"),
@@ -306,18 +268,8 @@ async function _openReplacing(path: string, mode: number | null): Promise<Report
 }
 
 /**
- * Checks, before anything is sent, that a report can be written at `path` without writing to
- * it: resolves with what is wrong (one phrase), or `null`. Nothing is opened that could block: a
- * named pipe, a socket or a block device is refused as not a regular file. A file the program
- * replaces must have a directory that takes a new file (tried by creating one and removing it);
- * a link there is replaced, so what it points to is never opened. An existing regular file, a
- * character device and a file the runner owns (`append`) are opened for writing and closed,
- * untouched. Deno's own permission errors become a phrase, never its prompt text.
- *
- * @example
- * ```ts
- * const problem = await checkReportPath("reports/gate.xml", false); // null, or "is a directory"
- * ```
+ * What is wrong with writing a report at `path` (one phrase), or `null`, checked before anything
+ * is sent and without writing to it. Nothing that could block (a pipe, a socket) is opened.
  */
 export async function checkReportPath(path: string, append: boolean): Promise<string | null> {
   try {

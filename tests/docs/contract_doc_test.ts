@@ -40,11 +40,6 @@ const FOREIGN_CONTRACT = /\bCONTRACT\.md\b/g;
  */
 const EXAMPLE_PATHS: ReadonlyArray<{ file: string; token: string; why: string }> = [
   {
-    file: "src/platform/git.ts",
-    token: "\u002fwork/checkout",
-    why: "a doc example's working directory",
-  },
-  {
     file: "tests/ci/detect_test.ts",
     token: "\u002fhome/runner/work/_temp/_github_workflow/event.json",
     why: "GITHUB_EVENT_PATH as GitHub's runners set it",
