@@ -1,27 +1,12 @@
-/**
- * Markdown that shows service text as text, the one rule for every Markdown surface: GitHub's
- * step summary, Azure's uploaded summary, Buildkite's annotation and the pull/merge request
- * comment. Tested through cmark-gfm (GitHub's renderer) and markdown-it.
- */
+/** Markdown that shows service text as text: the one rule for every Markdown surface. */
 
 import { removeIgnorable } from "./ignorable.ts";
 
 /**
- * Makes any text inert Markdown on one line, for GitHub, GitLab, Azure DevOps and Buildkite:
- *
- * - line breaks become spaces; control characters, and every default-ignorable code point (the
- *   invisible and bidirectional format characters, tag characters…) that could hide or reorder
- *   text, are dropped;
- * - ASCII punctuation is backslash-escaped and `&`, `<`, `>` are written as entities, so nothing
- *   can start markup, a table cell, a link, an image, a code span, math or HTML;
- * - a zero-width space (`&#8203;`) follows every character that starts a reference or autolink
- *   once the Markdown is rendered: `@` (mentions, e-mail links), `#` (issues), `!` (merge
- *   requests), `~` `%` `$` `^` `&` `*` (GitLab's labels, milestones, snippets, alerts, epics,
- *   iterations), `:` (`https://…`, `mailto:…`), `www` before a dot and `GH-` before a digit.
- *
- * A backslash escape alone is not enough: renderers find autolinks and references in the
- * rendered text, where the escape is gone (cmark-gfm links `user\@host\.example`); the
- * zero-width space is still there, as in Renovate's comments on both forges.
+ * Any text as inert Markdown on one line. A zero-width space follows every character that starts
+ * a reference or autolink (`@` `#` `!`, GitLab's `~ % $ ^ & *`, `:`, `www.`, `GH-1`): renderers
+ * find those in the rendered text, where a backslash escape is gone (cmark-gfm links
+ * `user\@host\.example`), and the zero-width space is not, as in Renovate's comments.
  *
  * @example
  * ```ts
@@ -45,17 +30,9 @@ export function inertMarkdown(text: string): string {
 }
 
 /**
- * A link's destination for Markdown, or `null`: only an `http:` or `https:` URL, in its
- * normalised WHATWG form, to be written as `[text](<destination>)`. Every character that could
- * end the destination, split a table, open a code span or math, or read as an entity is
- * percent-encoded (`&` becomes `&amp;`, which Markdown decodes back). A destination longer than
- * `maxLength` gives `null`: one row must not take a whole comment.
- *
- * @example
- * ```ts
- * markdownDestination("https://service.example/runs/a|b"); // "https://service.example/runs/a%7Cb"
- * markdownDestination("javascript:alert(1)"); // null
- * ```
+ * An http(s) link's destination, for `[text](<destination>)`, or `null`. Whatever could end it,
+ * split a table or open a code span is percent-encoded; a long one gives `null`, so that one row
+ * cannot take a whole comment.
  */
 export function markdownDestination(url: string | null, maxLength = 2_000): string | null {
   const href = httpLink(url);
@@ -71,18 +48,7 @@ export function markdownDestination(url: string | null, maxLength = 2_000): stri
   return destination.length > maxLength ? null : destination;
 }
 
-/**
- * A run's link in its normalised WHATWG form when it is an `http:` or `https:` URL, else `null`:
- * no report ever links to another scheme (`javascript:`, `data:`, …), nor shows a user or
- * password in a link (they are dropped).
- *
- * @example
- * ```ts
- * httpLink("https://service.example/runs/a b"); // "https://service.example/runs/a%20b"
- * httpLink("https://user:pass@service.example/runs/1"); // "https://service.example/runs/1"
- * httpLink("javascript:alert(1)"); // null
- * ```
- */
+/** No report links to another scheme (`javascript:`, `data:`) nor shows a user or password. */
 export function httpLink(url: string | null): string | null {
   if (url === null || !URL.canParse(url)) return null;
   const parsed = new URL(url);

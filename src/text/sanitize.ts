@@ -1,4 +1,4 @@
-/** Turns text that came from the service into one safe line, and masks secrets in anything printed. */
+/** Turns service text into one safe line, and masks secrets in anything printed. */
 
 // Matching control characters is this module's purpose.
 // deno-lint-ignore-file no-control-regex
@@ -6,12 +6,11 @@
 import { IGNORABLE_SOURCE, removeIgnorable } from "./ignorable.ts";
 import { escapeJsonForLogs, neutralizeLine } from "./log_commands.ts";
 
-// ESC-introduced sequences: CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), and two-byte ESC X.
+// CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), and two-byte ESC X.
 const ESCAPE_SEQUENCE =
   /\x1b(?:\[[0-?]*[ -/]*[@-~]?|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_]?)/g;
 // C1 CSI (U+009B) and OSC (U+009D) introduce sequences too.
 const C1_SEQUENCE = /\x9b[0-?]*[ -/]*[@-~]?|\x9d[^\x07\x9c]*(?:\x07|\x9c)?/g;
-// Line breaks of every kind become one space.
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
 // Other controls (C0, DEL, C1). The invisible and bidirectional format characters go with every
 // other default-ignorable code point (removeIgnorable).
@@ -20,26 +19,17 @@ const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
 // then breaks every other CI's markers (and `##[` anywhere, which GitHub's runner also reads).
 const WORKFLOW_COMMAND = /^\s*(?:::|##\[)/;
 
-/** The longest line `sanitize()` returns unless told otherwise. */
 export const DEFAULT_MAX_LENGTH = 500;
 
-/** Options for {@linkcode sanitize}. */
 export interface SanitizeOptions {
-  /** The longest result, in characters, ellipsis included. Default 500. */
+  /** In characters, ellipsis included. */
   readonly maxLength?: number;
-  /** Values that must never appear: each is replaced with `***`. */
   readonly secrets?: readonly string[];
 }
 
 /**
- * Makes service-controlled text printable as data: escape sequences and control characters
- * removed, all on one line, secrets masked, length-capped, and unable to form a CI log command on
- * any CI (see {@linkcode neutralizeLine}).
- *
- * @example
- * ```ts
- * sanitize("\x1b[31mboom\x1b[0m\n::error::x"); // "boom ::error::x"
- * ```
+ * Service text as data: no escape sequence or control character, one line, secrets masked,
+ * length-capped, and unable to form a CI log command on any CI.
  */
 export function sanitize(text: string, options: SanitizeOptions = {}): string {
   const maxLength = options.maxLength ?? DEFAULT_MAX_LENGTH;
@@ -67,21 +57,11 @@ export function sanitize(text: string, options: SanitizeOptions = {}): string {
   return line;
 }
 
-/**
- * Cuts `text` to at most `max` UTF-16 units, with an ellipsis where it was cut and never half of
- * a surrogate pair: for the fields a forge or a CI caps (GitHub's status description: 140).
- * Unlike {@linkcode sanitize} it leaves the text as it is otherwise.
- *
- * @example
- * ```ts
- * clip("quality gate could not be checked", 12); // "quality gat…"
- * ```
- */
+/** For the fields a forge or a CI caps (GitHub's status description: 140); never half an emoji. */
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${_cut(text, max - 1)}…`;
 }
 
-// The first `length` UTF-16 units of `text`, less half of a surrogate pair (an emoji cut in two).
 function _cut(text: string, length: number): string {
   const cut = text.slice(0, length);
   return /[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut;
@@ -112,16 +92,8 @@ export const MIN_SECRET_LENGTH = 4;
 const _formsCache = new Map<string, readonly string[]>();
 
 /**
- * Every spelling of `secret` that output could carry, longest first: as it is; percent-encoded
- * as `encodeURIComponent` does, strictly by RFC 3986 (`! ' ( ) *` too, as Python's `quote` and
- * Go's escaping do) and with lower-case hex; as `encodeURI` does; form-encoded (space as `+`, as
- * `URLSearchParams` does); inside a JSON string (and escaped for logs, as `--json` is); with XML
- * and HTML entities (`&amp;`, `&lt;`, …); and in base64 and base64url, with and without padding.
- *
- * @example
- * ```ts
- * secretForms("sk_a!b").includes("sk_a%21b"); // true
- * ```
+ * Every spelling of `secret` that output could carry, longest first. Percent-encoding is also
+ * strict RFC 3986 (`! ' ( ) *` too, as Python's `quote` and Go do) and lower-case hex.
  */
 export function secretForms(secret: string): readonly string[] {
   const cached = _formsCache.get(secret);
@@ -156,7 +128,6 @@ export function secretForms(secret: string): readonly string[] {
   return sorted;
 }
 
-/** XML's five predefined entities: the one table of them (the JUnit writer adds its own). */
 export const XML_ENTITIES: Readonly<Record<string, string>> = {
   "&": "&amp;",
   "<": "&lt;",
@@ -174,16 +145,7 @@ function _tryEncode(encode: (text: string) => string, text: string): string | un
   }
 }
 
-/**
- * Replaces every occurrence of each secret, in every spelling of {@linkcode secretForms}, with
- * `***`, and the start of one that a cut left just before an ellipsis (`…`). Secrets shorter
- * than {@linkcode MIN_SECRET_LENGTH} characters are ignored.
- *
- * @example
- * ```ts
- * maskSecrets("key=sk_live_123", ["sk_live_123"]); // "key=***"
- * ```
- */
+/** Every spelling of each secret becomes `***`, and so does the start of one cut before a `…`. */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   let masked = text;
   // A secret with invisible characters between its characters reads as the secret.
@@ -213,8 +175,7 @@ function _seenThrough(form: string): RegExp {
     const chars = [...removeIgnorable(form)].map((char) =>
       char.replace(/[\\^$.*+?()[\]{}|/]/, "\\$&")
     );
-    // A secret made only of invisible characters is nothing to find (an empty pattern matches
-    // everywhere).
+    // A secret made only of invisible characters is nothing to find: "" would match everywhere.
     pattern = chars.length === 0 ? /(?!)/gu : new RegExp(chars.join(`${IGNORABLE_SOURCE}*`), "gu");
     _seenThroughCache.set(form, pattern);
   }
