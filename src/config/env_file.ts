@@ -1,35 +1,17 @@
 /**
  * Parses a `.env` file's text and lays its values under the environment: a variable set to a
- * non-empty value wins, one unset or empty takes the file's value. Reading the file (and what
- * a missing one means) is `load_config.ts`'s.
+ * non-empty value wins, one unset or empty takes the file's value.
  */
 
-/**
- * Parses the text of a `.env` file (the `node:util` `parseEnv` dialect: `KEY=value`, quotes,
- * `#` comments, and an `export ` prefix, which is stripped).
- *
- * @example
- * ```ts
- * await parseEnvFile("SERVICE_API_KEY=sk_test\n# comment\n"); // { SERVICE_API_KEY: "sk_test" }
- * ```
- */
+/** The `node:util` `parseEnv` dialect: `KEY=value`, quotes, `#` comments, `export ` stripped. */
 export async function parseEnvFile(text: string): Promise<Record<string, string>> {
-  // Loaded only when there is a file to parse: any `node:` import makes Deno load its Node
-  // compatibility layer, too slow for every start-up (docs/performance.md).
+  // Only when there is a file: any `node:` import loads Deno's Node compatibility layer, too
+  // slow for every start-up (docs/performance.md).
   const { parseEnv } = await import("node:util");
   return { ...parseEnv(text) } as Record<string, string>;
 }
 
-/**
- * Takes `names` from the environment, falling back to the `.env` values for any that is unset or
- * empty. Only the listed names are kept, so nothing else in the environment is ever read.
- *
- * @example
- * ```ts
- * mergeEnv(["A", "B"], (name) => ({ A: "from env" })[name], { A: "from file", B: "file" });
- * // { A: "from env", B: "file" }
- * ```
- */
+/** Only `names` are read, so nothing else in the environment ever is. */
 export function mergeEnv(
   names: readonly string[],
   env: (name: string) => string | undefined,

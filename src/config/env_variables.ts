@@ -6,20 +6,9 @@ import { FORGE_ENV_VARIABLES } from "../forge/target.ts";
 import { NATIVE_ENV_VARIABLES } from "../outputs/ci/native.ts";
 import { DEBUG_ENV_VARIABLES } from "../outputs/verbose.ts";
 
-/**
- * Variables read besides the configuration's, the CI metadata's and the CI writers': the
- * console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours).
- */
+/** The console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours). */
 export const OUTPUT_ENV_VARIABLES: readonly string[] = ["NO_COLOR", "TERM"];
 
-/**
- * Every environment variable the program reads, without duplicates.
- *
- * @example
- * ```ts
- * ENV_VARIABLES.includes("SERVICE_API_KEY"); // true
- * ```
- */
 export const ENV_VARIABLES: readonly string[] = [
   ...new Set([
     ...CONFIG_ENV_VARIABLES,

@@ -1,7 +1,6 @@
 /**
- * Loads the configuration of one invocation: the `.env` file laid under the environment, the
- * flags resolved against both, the report paths checked and the CA file read, all before
- * anything is sent. Every failure is a {@linkcode UsageError} naming the input at fault.
+ * The configuration of one invocation: the `.env` file laid under the environment, the flags
+ * resolved against both and the CA file read, all before anything is sent.
  */
 
 import { type Config, resolveConfig } from "./resolve.ts";
@@ -12,27 +11,21 @@ import { ENV_FILE_VARIABLES, optionName, OPTIONS, secretValues } from "./options
 import { CI_ENV_VARIABLES, detectProvider } from "../ci/detect.ts";
 import { refusedReadError } from "./refused_env.ts";
 
-/** The effects loading needs. */
 export interface LoadDeps {
-  /** Reads one environment variable. */
   readonly env: (name: string) => string | undefined;
   /** Whether Deno's permission list refused reading the variable `env` said was unset. */
   readonly envRefused?: (name: string) => boolean;
-  /** Reads a regular text file; rejects as `Deno.readTextFile` does, or with `FileRefused`. */
+  /** Rejects as `Deno.readTextFile` does, or with `FileRefused`. */
   readonly readTextFile: (path: string) => Promise<string>;
   /** Told each secret value as soon as it is read, before anything is checked. */
   readonly addSecret?: (secret: string) => void;
-  /** The absolute working directory, for saying which `.env` was read. */
   readonly cwd?: string;
 }
 
-/** A loaded configuration and what it was loaded from. */
 export interface LoadedConfig {
-  /** The validated configuration. */
   readonly config: Config;
   /** Every variable the program reads, with `.env` values under the ones that were unset. */
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** The PEM text of `--ca-cert`, when given. */
   readonly caCerts: string | undefined;
   /** Names the variables a `.env` file set that a file may not give, which were ignored. */
   readonly warning?: string;
@@ -41,21 +34,7 @@ export interface LoadedConfig {
 const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
 
 /**
- * Loads and checks the configuration for the parsed `flags`, reading only `names` from the
- * environment. The API key is never part of a message.
- *
- * @example
- * ```ts
- * const flags = {
- *   agent: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"],
- *   baseUrl: "https://x.example",
- * };
- * const { config } = await loadConfig(flags, ["SERVICE_API_KEY"], {
- *   env: (name) => ({ SERVICE_API_KEY: "sk_test" })[name],
- *   readTextFile: () => Promise.reject(new Deno.errors.NotFound("no .env")),
- * });
- * config.baseUrl.host; // "x.example"
- * ```
+ * Reads only `names` from the environment. The API key is never part of a message.
  *
  * @throws {UsageError} For any input that is missing or invalid.
  */
@@ -102,13 +81,8 @@ const IGNORED =
   "which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)";
 
 /**
- * Wraps a fetch maker so that a malformed certificate file, which Deno rejects when the client
- * is made, is a usage error naming `--ca-cert` rather than an internal one.
- *
- * @example
- * ```ts
- * const fetcher = makeTrustingFetch((caCerts) => fetch, undefined, undefined);
- * ```
+ * Deno rejects a malformed certificate file only when the client is made: that is a usage error
+ * naming `--ca-cert`, not an internal one.
  *
  * @throws {UsageError} When the certificates cannot be used.
  */
@@ -127,9 +101,8 @@ export function makeTrustingFetch(
   }
 }
 
-// The `.env` values, which file that was (for the sources and messages), and a note for a missing
-// setting. In CI the working directory is the repository under test, whose files may be an
-// attacker's: there no file is read unless --env-file names it.
+// In CI the working directory is the repository under test, whose files may be an attacker's:
+// there no file is read unless --env-file names it.
 async function _readDotenv(
   deps: LoadDeps,
   explicit: string | undefined,

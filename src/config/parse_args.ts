@@ -1,24 +1,17 @@
 /**
- * The tokenizer of `node:util`'s `parseArgs` (`tokens: true`, `strict: false`): the command line
- * as options and positionals, each option with its value when it has one, and nothing judged.
- * `config.ts` judges the tokens against the option table with its own messages. It exists
- * because importing anything from `node:` makes Deno load its Node compatibility layer, which
- * took about a fifth of the run of an immediately finished gate (docs/performance.md);
- * `tests/config/parse_args_test.ts` compares it with `node:util`.
+ * The tokenizer of `node:util`'s `parseArgs` (`tokens: true`, `strict: false`), nothing judged.
+ * Importing anything from `node:` loads Deno's Node compatibility layer, about a fifth of the run
+ * of an immediately finished gate (docs/performance.md); the tests compare it with `node:util`.
  */
 
-/** One option as the tokenizer needs it: whether it takes a value, and its one-letter alias. */
 export interface TokenOption {
-  /** `string` when the option takes a value, `boolean` when it stands alone. */
   readonly type: "string" | "boolean";
-  /** Its one-letter alias (`-h`), if any. */
   readonly short?: string;
 }
 
 /**
- * One token, as Node's (without its `index`). An option's `value` is what followed it
- * (`inlineValue: false`) or what followed its `=` (`inlineValue: true`); both are `undefined`
- * when it has none.
+ * As Node's, without `index`. An option's `value` followed it (`inlineValue: false`) or its `=`
+ * (`inlineValue: true`); both are `undefined` when it has none.
  */
 export type ArgToken =
   | {
@@ -31,21 +24,7 @@ export type ArgToken =
   | { readonly kind: "positional"; readonly value: string }
   | { readonly kind: "option-terminator" };
 
-/**
- * Splits `args` into tokens as `node:util`'s `parseArgs({ args, options, strict: false,
- * allowPositionals: true, tokens: true })` does. A `string` option takes the next argument as
- * its value whatever it looks like; an unknown option takes none.
- *
- * @example
- * ```ts
- * parseArgTokens(["--agent", "a", "--json=1"], {
- *   agent: { type: "string" },
- *   json: { type: "boolean" },
- * });
- * // [{ kind: "option", name: "agent", rawName: "--agent", value: "a", inlineValue: false },
- * //  { kind: "option", name: "json", rawName: "--json", value: "1", inlineValue: true }]
- * ```
- */
+/** A `string` option takes the next argument whatever it looks like; an unknown option none. */
 export function parseArgTokens(
   args: readonly string[],
   options: Readonly<Record<string, TokenOption>>,

@@ -8,15 +8,8 @@ import { UsageError } from "./errors.ts";
 import { type Flags, OPTIONS } from "./options.ts";
 
 /**
- * The usage error for the required settings (the key, the agent, the address) that nothing
- * gave (no flag, no `.env` line, no built-in default) and whose variable `envRefused` says the
- * permissions did not let the program read; `undefined` when there is none.
- *
- * @example
- * ```ts
- * const error = refusedReadError({}, {}, (name) => name === "SERVICE_API_KEY");
- * error?.message.startsWith("SERVICE_API_KEY cannot be read"); // true
- * ```
+ * For the required settings (key, agent, address) that nothing gave and whose variable
+ * `envRefused` says the permissions did not let the program read.
  */
 export function refusedReadError(
   flags: Flags,

@@ -1,7 +1,6 @@
 /**
  * Flags, environment and `.env` → one validated, immutable {@linkcode Config}, or a
- * {@linkcode UsageError} naming the input at fault and what would be valid.
- * Precedence: flag, then environment, then `.env`, then default.
+ * {@linkcode UsageError}. Precedence: flag, then environment, then `.env`, then default.
  */
 
 import type { MetadataOverrides } from "../ci/detect.ts";
@@ -26,34 +25,23 @@ import { parseArgTokens, type TokenOption } from "./parse_args.ts";
  */
 export type OptionSource = string;
 
-/**
- * Everything one invocation needs, validated: each option of {@linkcode OPTIONS} under its key,
- * with the type its check gives it (derived from the table, {@linkcode OptionValues}), and where
- * each came from.
- */
+/** Each option of {@linkcode OPTIONS}, typed by the table, and where each came from. */
 export type Config = OptionValues & {
-  /** Where each value came from. */
   readonly sources: { readonly [K in ConfigKey]: OptionSource };
-  /** The `.env` file that was read, as the messages show it; `undefined` when none was. */
+  /** As the messages show it. */
   readonly envFileRead: string | undefined;
 };
 
-/** Options of {@linkcode resolveConfig}. */
 export interface ResolveOptions {
-  /** The variables whose value in `env` came from the `.env` file rather than the environment. */
+  /** The variables whose value in `env` came from the `.env` file. */
   readonly fromDotenv?: ReadonlySet<string>;
-  /** The release's built-in service address; default {@linkcode DEFAULT_BASE_URL}. */
+  /** Default {@linkcode DEFAULT_BASE_URL}; given as `undefined`, there is none. */
   readonly defaultBaseUrl?: string | undefined;
-  /**
-   * Which `.env` file was read, or that none was, for the message of a missing setting:
-   * `"read ./.env"`, `"no .env in the working directory"`.
-   */
+  /** For a missing setting's message: `"read ./.env"`, `"no .env in the working directory"`. */
   readonly envFileNote?: string;
-  /** The `.env` file that was read, as messages show it. */
   readonly envFileRead?: string;
 }
 
-/** What the command line asks for. */
 export type Invocation =
   | { readonly kind: "help" }
   | { readonly kind: "version" }
@@ -61,8 +49,7 @@ export type Invocation =
 
 type _Entry = readonly [key: string, option: OptionSpec];
 
-// Each flag's table entry, and the parser's view of it (the table spells a switch such as
-// --no-ci-native as a flag alone).
+// The parser's view: the table spells a switch such as --no-ci-native as a flag alone.
 const BY_FLAG: ReadonlyMap<string, _Entry> = new Map(
   Object.entries(OPTIONS as Record<string, OptionSpec>).flatMap(([key, option]) =>
     option.flag === undefined ? [] : [[option.flag, [key, option] as const]]
@@ -82,20 +69,11 @@ const API_KEY_REFUSED =
 const HELP = `run \`service-ci ${optionName(OPTIONS.help)}\` for the valid options`;
 
 /**
- * Parses the command line. `--api-key` (in any spelling) is refused first, with why the key is
- * read only from `SERVICE_API_KEY`. An option that takes a value never takes another option as
- * it (`--junit --help` is refused, naming both), so `--help` and `--version` win over everything
- * else only where they stand as options of their own. A single-value option given twice is
- * refused, naming both values. Values are checked later, by {@linkcode resolveConfig}.
+ * An option that takes a value never takes another option as it (`--junit --help` is refused),
+ * so `--help` and `--version` win only where they stand as options of their own. Values are
+ * checked later, by {@linkcode resolveConfig}.
  *
- * @example
- * ```ts
- * parseCommandLine(["--agent", "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", "--json"]);
- * // { kind: "run", flags: { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], json: true } }
- * ```
- *
- * @throws {UsageError} For an unknown option, a missing or unexpected value, an option where a
- * value should be, a repeated single-value option, or an argument that is not an option.
+ * @throws {UsageError} For any command line it cannot take.
  */
 export function parseCommandLine(args: readonly string[]): Invocation {
   // Before the tokenizer: the key given after the flag must not reach any message.
@@ -198,21 +176,10 @@ function _editDistance(a: string, b: string): number {
 }
 
 /**
- * Builds the configuration from the flags and an environment in which `.env` values already sit
- * under the variables that were set (see `mergeEnv`): for each option of the table, its flag,
- * else its variable (empty counts as unset), else its default, checked by the option's own
- * `parse` under the name it came by. A required option given nowhere is refused with its
- * `missing` message, a near-miss variable that is set, and which `.env` was read.
+ * Each value is checked by its option's own `parse` under the name it came by; an empty variable
+ * counts as unset.
  *
- * @example
- * ```ts
- * const config = resolveConfig(
- *   { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], baseUrl: "https://service.example" },
- *   { SERVICE_API_KEY: "sk_test" },
- * );
- * config.timeoutMinutes; // 30
- * config.sources.baseUrl; // "--base-url"
- * ```
+ * @throws {UsageError} For a value that is not valid, or a required option given nowhere.
  */
 export function resolveConfig(
   flags: Flags,
@@ -247,30 +214,16 @@ export function resolveConfig(
   return config;
 }
 
-/**
- * Where the service address and the key came from, for the first line a run or a dry run prints:
- * a flag, a variable of the environment, the file that was read, or the built-in default. Never a
- * value.
- *
- * @example
- * ```ts
- * const config = resolveConfig(
- *   { agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"], baseUrl: "https://service.example" },
- *   { SERVICE_API_KEY: "sk_test" },
- * );
- * describeSources(config); // "address from --base-url, key from SERVICE_API_KEY"
- * ```
- */
+/** Where the address and the key came from, for the first line printed; never a value. */
 export function describeSources(config: Pick<Config, "sources" | "envFileRead">): string {
   const from = (source: OptionSource) =>
     source === ".env" && config.envFileRead !== undefined ? config.envFileRead : source;
   return `address from ${from(config.sources.baseUrl)}, key from ${from(config.sources.apiKey)}`;
 }
 
-/** The environment as the configuration reads it: flags, variables and `.env` merged. */
+/** The variables, with `.env` values under the names that were unset (`mergeEnv`). */
 export type ConfigEnv = Readonly<Record<string, string | undefined>>;
 
-// One option: its flag, else its variable, else its default, else unset or refused.
 function _resolve(
   key: string,
   option: OptionSpec,
@@ -316,8 +269,7 @@ function _resolve(
   return { value: undefined, source: "unset" };
 }
 
-// What a message about a missing required variable adds: a near miss that is set (its name,
-// never its value), and which .env file was read.
+// A near miss that is set (its name, never its value), and which .env file was read.
 function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions): string {
   const set = nearMissNames(variable).filter((name) => (env[name] ?? "").trim() !== "");
   const notes = set.length === 0 ? [] : [
@@ -327,10 +279,6 @@ function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions)
   return notes.length === 0 ? "" : ` (${notes.join("; ")})`;
 }
 
-/**
- * The CI metadata the command line overrides (`--commit-sha`, `--branch`, `--pull-request`,
- * `--repository`, `--actor`), as the metadata detection takes them.
- */
 export function metadataOverrides(
   config: Pick<Config, "commitSha" | "branch" | "pullRequest" | "repository" | "actor">,
 ): MetadataOverrides {
