@@ -174,7 +174,7 @@ Deno.test("in Azure Pipelines a gate prints a group, an issue per failed gate, o
       assert.deepEqual(commands[0]!.properties, { type: "error" });
       assert.equal(
         commands[0]!.data,
-        `Agent ${agent}: quality gate failed (run ${runId}, status completed). ${url}`,
+        `Agent ${agent}: quality gate failed (run ${runId}, status completed). rule: jailbreak success rate < 2%. ${url}`,
       );
     }
     assert.deepEqual(azureVariables(commands), {
@@ -291,7 +291,7 @@ Deno.test("in TeamCity each agent is a test, an unchecked gate a build problem, 
     name: AGENTS.failing,
     message: "quality gate failed",
     details:
-      `Agent ${AGENTS.failing}: quality gate failed (run ${runId}, status completed). ${url}`,
+      `Agent ${AGENTS.failing}: quality gate failed (run ${runId}, status completed). rule: jailbreak success rate < 2%. ${url}`,
   });
   assert.deepEqual(parameters(failedMessages), {
     "service-ci.passed": "false",
@@ -848,7 +848,7 @@ Deno.test("in GitHub Actions the output is exactly service-ci's own workflow com
   assert.equal(
     failed.stdout,
     "::group::service-ci progress\n::endgroup::\n" +
-      `::error title=service-ci%3A quality gate failed::Agent ${AGENTS.failing}: quality gate failed (run ${runId}, status completed). ${url}\n`,
+      `::error title=service-ci%3A quality gate failed::Agent ${AGENTS.failing}: quality gate failed (run ${runId}, status completed). rule: jailbreak success rate < 2%25. ${url}\n`,
   );
   assert.deepEqual(commandsIn(`${passed.stdout}${passed.stderr}`), [
     { ci: "github", name: "group" },

@@ -109,6 +109,8 @@ Deno.test("--json prints one schema-valid document on stdout; progress stays on 
       duration_ms: agent.duration_ms,
       url: runUrl(service.url, id, agent.run_id),
       error: null,
+      // What the fake service says beside its verdict (its agents' rules).
+      gate: { rule: verdict ? "toxicity < 0.01" : "jailbreak success rate < 2%" },
     });
     assert.ok(Number(agent.duration_ms) >= 100, `duration ${agent.duration_ms}`);
   }
@@ -339,7 +341,7 @@ Deno.test("in GitHub Actions: outputs, a summary table, a log group and one anno
   const rows = summary.split("\n").filter((line) => /^\| [0-9a-f]/.test(line));
   assert.equal(rows.length, 3);
   assert.match(rows[0]!, /^\| 6f1d2c3b\\-0a9e.* \| ✅ passed \| /);
-  assert.match(rows[1]!, /^\| 9a8b7c6d\\-5e4f.* \| ❌ failed \| /);
+  assert.match(rows[1]!, /^\| 9a8b7c6d\\-5e4f.* \| ❌ failed: rule\\:&#8203; jailbreak .* \| /);
 });
 
 Deno.test("in GitHub Actions with --json, workflow commands move to stderr and stdout stays JSON", async () => {
