@@ -15,30 +15,20 @@ import type { RunEffects } from "../effects.ts";
 import type { RunOutput, RunPlan } from "../outputs/output.ts";
 import { VERSION } from "../config/version.ts";
 
-/** The effects the gates use: the clock, the interrupt, jitter and idempotency keys. */
 export type GatesEffects = Pick<RunEffects, "clock" | "interrupt" | "random" | "uuid">;
 
-/** What the gates need of the run. */
 export interface GatesContext {
-  /** The run's configuration: agents, timeout, --run-id, --no-wait, --warn-only. */
   readonly config: Config;
-  /** The CI metadata sent with every trigger. */
   readonly metadata: CiMetadata;
-  /** What kind of build this is (a merge queue, a merge train), besides what is sent. */
   readonly context: CiContext;
-  /** The service's client. */
   readonly client: ServiceClient;
-  /** The program's streams and the secrets they mask. */
   readonly output: Output;
-  /** The outputs, in the order they start. */
+  /** In the order they start. */
   readonly outputs: readonly RunOutput[];
-  /** When the run started (the clock's monotonic time): the deadline counts detection too. */
+  /** On the clock's monotonic time: the deadline counts detection too. */
   readonly started: number;
 }
 
-/**
- * Runs every agent's gate and builds the finished report.
- */
 export async function runGates(
   effects: GatesEffects,
   context: GatesContext,

@@ -3,28 +3,13 @@
 import type { ApiError } from "./client.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
-/** Where in the gate the failure came. */
 export interface HintContext {
-  /** The failure came before a run id was known: the trigger (or its retries). */
+  /** Before a run id was known. */
   readonly duringTrigger: boolean;
-  /** The run was named with `--run-id` rather than triggered. */
   readonly runIdGiven: boolean;
 }
 
-/**
- * `reason` with what to fix appended as `(fix: …)`, when the failure says what it is: by the
- * HTTP status, the kind of failure, or the service's error code.
- *
- * @example
- * ```ts
- * import { ApiError } from "./client.ts";
- * withHint("POST answered 401", new ApiError("auth", "POST answered 401", { status: 401 }), {
- *   duringTrigger: true,
- *   runIdGiven: false,
- * });
- * // "POST answered 401 (fix: check that SERVICE_API_KEY holds a current API key of this service)"
- * ```
- */
+/** `reason (fix: …)` when the status, the kind or the service's error code says what to fix. */
 export function withHint(
   reason: string,
   error: ApiError | undefined,
