@@ -6,6 +6,7 @@ import { FileRefused, quoteValue, UsageError } from "../config/errors.ts";
 import { pullRequestNumber } from "./pull_request.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "../text/sanitize.ts";
+import { httpLink } from "../text/markdown.ts";
 
 /** The `ci_metadata` object of the trigger request (contract §1). */
 export interface CiMetadata {
@@ -206,7 +207,8 @@ async function _fromProvider(
       repository: _text(repository),
       actor: _text(actor),
       provider: provider.id,
-      build_url: _webUrl(buildUrl),
+      // Sent and printed: only http(s), and never with credentials in it.
+      build_url: httpLink(_text(buildUrl)),
     },
     merge,
     baseRef: _branchName(baseRef),
@@ -303,15 +305,4 @@ function _branchName(value: string | null): string | null {
   if (text === null) return null;
   if (text.startsWith("refs/heads/")) return _text(text.slice("refs/heads/".length));
   return text.startsWith("refs/") ? null : text;
-}
-
-// Build links are sent and printed: only http(s), and never with credentials in them.
-function _webUrl(value: string | null): string | null {
-  const text = _text(value);
-  if (text === null || !URL.canParse(text)) return null;
-  const url = new URL(text);
-  if (url.protocol !== "https:" && url.protocol !== "http:") return null;
-  url.username = "";
-  url.password = "";
-  return url.href;
 }
