@@ -1,14 +1,11 @@
 /**
- * The entry point: the only module that reads `Deno.args` and the environment, listens for
- * signals or calls `Deno.exit`. Everything else is in `run.ts`, with the real effects
- * (`effects.ts`: the clock of `sleep.ts`, the HTTP policy, the files and programs of `system.ts`)
- * passed in.
+ * The `service-ci` command: the only module that reads `Deno.args` and the environment, listens
+ * for signals or calls `Deno.exit`; it passes the real effects to `run.ts`.
  */
 
 import { denoVersionRefusal } from "./platform/deno_version.ts";
 
-// First, before any module that an old Deno could crash on (with exit 1, a failed gate's code)
-// is loaded: those are imported below, once the Deno is known to run them.
+// Before loading any module an old Deno could crash on (exit 1 reads as a failed gate).
 const refusal = denoVersionRefusal(Deno.version.deno);
 if (refusal !== undefined) {
   writeAll(Deno.stderr, `${refusal}\n`);
@@ -33,14 +30,10 @@ const [
   import("./outputs/streams.ts"),
 ]);
 
-/** The variables Deno's permission list (`--allow-env`) refused to let the program read. */
 const refusedEnv = new Set<string>();
 
-/**
- * Reads one variable; `run.ts` asks only for those the program declares (`ENV_VARIABLES`). One
- * the permissions do not grant reads as unset rather than crashing a gate over metadata, and is
- * remembered, so that a required setting missing for that reason is said as such.
- */
+// A variable `--allow-env` does not grant reads as unset rather than crashing a gate over
+// metadata, and is remembered, so that a required setting missing for that reason is said so.
 function readEnv(name: string): string | undefined {
   try {
     return Deno.env.get(name);
@@ -82,7 +75,6 @@ const code = await run({
   args: Deno.args,
   env: { get: readEnv, refused: (name) => refusedEnv.has(name) },
   clock: systemClock,
-  // The request timer runs on the same clock as every other wait.
   http: { makeFetch: makePolicyFetch, timeout: systemClock.timeout },
   files: {
     readTextFile: system.readTextFile,
@@ -90,9 +82,7 @@ const code = await run({
     openReportFile: system.openReportFile,
   },
   programs: {
-    // git's bound runs on the same clock, and the interrupt stops it (run.ts passes both).
     git: (args, options) => runGit(args, { ...options, clock: systemClock }),
-    // A CI tool's time bound runs on the same clock.
     runCommand: (program, args, options) => system.runCommand(program, args, options, systemClock),
   },
   console: {

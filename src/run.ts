@@ -1,9 +1,7 @@
 /**
- * One invocation, as a one-way pipeline with every effect passed in: arguments and environment
- * → config → metadata → client → the outputs → one gate per agent → outcome and exit code →
- * the outputs end. The exit code is decided before any report is rendered, and every report
- * shows the code the process exits with. No CI is named here: the outputs (outputs.ts) hold
- * each CI's writer behind one interface (run_output.ts); docs/architecture.md draws the flow.
+ * One invocation, as a one-way pipeline with every effect passed in. The exit code is decided
+ * before any report is rendered, so every report shows the code the process exits with. No CI is
+ * named here: each CI's writer sits behind the one output interface.
  */
 
 import { metadataOverrides, parseCommandLine } from "./config/resolve.ts";
@@ -16,10 +14,7 @@ import { Output } from "./outputs/streams.ts";
 import { exchangeLog } from "./outputs/verbose.ts";
 import { userAgent, VERSION } from "./config/version.ts";
 
-/**
- * Runs one invocation and resolves with its exit code. It never throws: every failure is a line
- * on stderr and a code.
- */
+/** Never throws: every failure is a line on stderr and a code. */
 export async function run(effects: RunEffects): Promise<number> {
   const output = new Output(effects.console);
   // Only the variables the program declares are asked for: the option table's until the command
@@ -69,8 +64,6 @@ export async function run(effects: RunEffects): Promise<number> {
     if (warning !== undefined) output.stderr(`service-ci: warning: ${warning}\n`);
     // The deadline starts here: detection (git among it) counts toward --timeout-minutes.
     const started = effects.clock.monotonic();
-    // The one answer to "which CI is this" (ci_metadata.ts): sent to the service, and choosing
-    // the CI's writer among the outputs.
     const { metadata, context } = await detectCiBuild(env, {
       overrides: metadataOverrides(config),
       readTextFile: (path) =>
@@ -81,7 +74,6 @@ export async function run(effects: RunEffects): Promise<number> {
       // Bounded, never beyond the timeout, and ended at once by an interrupt.
       git: boundedGit(effects, config.timeoutMinutes * 60_000),
     });
-    // The verbose mode: every exchange with the service and the forges, told on stderr.
     const log = exchangeLog(output, {
       verbose: config.verbose,
       provider: metadata.provider,

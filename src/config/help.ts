@@ -8,14 +8,7 @@ import { REPOSITORY_URL, VERSION } from "./version.ts";
 const COLUMN = 28;
 const VARIABLE_WIDTH = 90;
 
-/**
- * What `--help` prints, naming the built-in service address of this build (or none).
- *
- * @example
- * ```ts
- * helpText(undefined).includes("built-in default: none"); // true
- * ```
- */
+/** Names the built-in service address of this build (or none). */
 export function helpText(defaultBaseUrl: string | undefined): string {
   const { agents, baseUrl, timeoutMinutes, apiKey } = OPTIONS;
   return `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
