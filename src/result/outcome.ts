@@ -1,7 +1,4 @@
-/**
- * The result of one agent's gate, and of a whole invocation: what every report is fed, and the
- * pure steps that build it (gate result → outcome → hint → the invocation's exit code).
- */
+/** The result of one agent's gate and of the invocation: what every report is fed. */
 
 import type { CiMetadata } from "../ci/detect.ts";
 import { combineExitCodes, ExitCode } from "./exit_code.ts";
@@ -11,16 +8,7 @@ import type { GateResult } from "../service/poll.ts";
 import type { GateField } from "../service/verdict.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
 
-/**
- * How one agent's gate ended.
- *
- * - `passed` / `failed`: the service gave a verdict.
- * - `unchecked`: the gate could not be checked (auth, not found, refused, run ended
- *   without a verdict, too many faults, unusable answer).
- * - `timed_out`: the timeout ran out before a verdict.
- * - `interrupted`: SIGINT, SIGTERM or SIGHUP arrived before a verdict.
- * - `triggered`: `--no-wait` started the run and did not wait for it.
- */
+/** `triggered`: `--no-wait` started the run and did not wait for it. */
 export type Outcome =
   | "passed"
   | "failed"
@@ -29,112 +17,46 @@ export type Outcome =
   | "interrupted"
   | "triggered";
 
-/**
- * What is known about one agent when the runner stops. Every string that came from
- * the service (`runId`, `status`, `url`, `error`, `gate`) is already sanitized.
- *
- * @example
- * ```ts
- * const outcome: AgentOutcome = {
- *   agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10",
- *   runId: "run_1",
- *   status: "completed",
- *   passed: true,
- *   outcome: "passed",
- *   exitCode: 0,
- *   durationMs: 1200,
- *   url: "https://service.example/runs/run_1",
- *   error: null,
- *   gate: [{ name: "rule", value: "toxicity < 0.01" }],
- * };
- * ```
- */
+/** Every string that came from the service is already sanitized. */
 export interface AgentOutcome {
-  /** The agent's UUID, as given on the command line. */
   readonly agentId: string;
-  /** The run's id, once the trigger answered with one. */
   readonly runId: string | null;
-  /** The last status the service reported, as it spelled it. */
   readonly status: string | null;
   /** `results.gate.passed` when it was a boolean on a finished run, else `null`. */
   readonly passed: boolean | null;
-  /** How the gate ended. */
   readonly outcome: Outcome;
-  /** This agent's own exit code (contract §5). */
   readonly exitCode: number;
-  /** Time from the start of the invocation to this agent's end. */
   readonly durationMs: number;
-  /** The dashboard link the service gave, if any. */
   readonly url: string | null;
-  /** One line saying why the gate could not be checked, or `null`. */
   readonly error: string | null;
-  /**
-   * What the service said beside its verdict (a rule, a score, a summary), in its order and
-   * bounded by {@linkcode GATE_LIMITS}; empty without a verdict.
-   */
+  /** Empty without a verdict. */
   readonly gate: readonly GateField[];
 }
 
-/**
- * How much of what the service says beside its verdict any report shows: the first `fields`
- * scalars, names cut to `name` characters and string values to `value`. Enough for a rule, a
- * score, a threshold and a summary; a table row or a log line stays readable.
- */
+/** Enough for a rule, a score, a threshold and a summary; a table row or log line stays readable. */
 export const GATE_LIMITS: Readonly<{ fields: number; name: number; value: number }> = {
   fields: 6,
   name: 40,
   value: 200,
 };
 
-/**
- * Everything one invocation did: the input to the JSON, JUnit, GitHub and console reports.
- */
 export interface RunReport {
-  /** service-ci's own version. */
   readonly version: string;
-  /** The process exit code. */
   readonly exitCode: number;
-  /** When the invocation started (ISO 8601). */
   readonly startedAt: string;
-  /** Wall time of the whole invocation. */
   readonly durationMs: number;
-  /** True when `--warn-only` turned a failed gate into exit code 0. */
   readonly warnOnly: boolean;
-  /** The CI metadata sent with every trigger. */
   readonly ciMetadata: CiMetadata;
-  /** One entry per agent, in the order they were given. */
   readonly agents: readonly AgentOutcome[];
 }
 
-/** What {@linkcode toAgentOutcome} needs besides the gate's result. */
 export interface OutcomeContext {
-  /** Time from the start of the invocation to this agent's end. */
   readonly durationMs: number;
-  /** The whole wait, for the timeout's message. */
   readonly timeoutMs: number;
-  /** The run was named with `--run-id`. */
   readonly runIdGiven: boolean;
-  /** Values that must never appear in the outcome's strings. */
   readonly secrets: readonly string[];
 }
 
-/**
- * Turns one gate's result into its outcome: sanitized strings, the agent's own exit code, and
- * one line saying why it could not be checked, with what to fix.
- *
- * @example
- * ```ts
- * const outcome = toAgentOutcome("0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", {
- *   end: { kind: "passed" },
- *   runId: "run_1",
- *   status: "completed",
- *   url: null,
- *   passed: true,
- *   gate: [],
- * }, { durationMs: 1200, timeoutMs: 60_000, runIdGiven: false, secrets: [] });
- * outcome.exitCode; // 0
- * ```
- */
 export function toAgentOutcome(
   agentId: string,
   result: GateResult,
@@ -194,10 +116,7 @@ export function toAgentOutcome(
   }
 }
 
-/**
- * The invocation's exit code from its agents' outcomes: the precedence of contract §5, with
- * `--warn-only` turning a failed gate (and only that) into 0.
- */
+/** Contract §5's precedence; `--warn-only` turns a failed gate (and only that) into 0. */
 export function decideExitCode(
   outcomes: readonly AgentOutcome[],
   options: { readonly warnOnly: boolean },
@@ -206,37 +125,18 @@ export function decideExitCode(
   return options.warnOnly && combined === ExitCode.Failed ? ExitCode.Passed : combined;
 }
 
-/**
- * The exit code once a report that was asked for could not be delivered: a verdict (0 or 1)
- * that did not reach its report is a gate that could not be checked; 2, 3, 4 and the
- * interrupts keep their meaning.
- *
- * @example
- * ```ts
- * withUndeliveredReport(0); // 3
- * withUndeliveredReport(4); // 4
- * ```
- */
+/** A verdict that did not reach a report asked for is a gate that could not be checked. */
 export function withUndeliveredReport(exitCode: number): number {
   return exitCode === ExitCode.Passed || exitCode === ExitCode.Failed
     ? ExitCode.Unchecked
     : exitCode;
 }
 
-/**
- * A duration in minutes as the messages show it: up to three decimals, no trailing zeros.
- *
- * @example
- * ```ts
- * formatMinutes(90_000); // "1.5"
- * ```
- */
 export function formatMinutes(ms: number): string {
   return String(Number((ms / 60_000).toFixed(3)));
 }
 
-// Names and values sanitized, masked and cut; a field whose name is empty once cleaned, or
-// repeats an earlier one, is left out, so each name is a distinct non-empty key in `--json`.
+// A name empty once cleaned, or repeated, is left out: each is a distinct key in `--json`.
 function _gateFields(fields: readonly GateField[], secrets: readonly string[]): GateField[] {
   const kept = new Map<string, GateField>();
   for (const field of fields) {

@@ -1,13 +1,7 @@
-/**
- * Unicode's default-ignorable code points: characters a terminal, log viewer or browser shows as
- * nothing, so they can hide inside a secret (keeping it from being recognised and masked) or
- * spell text no reader sees (tag characters).
- */
+/** Unicode's default-ignorable code points: shown as nothing, they can hide inside a secret. */
 
-// Default_Ignorable_Code_Point, from Unicode 16.0's DerivedCoreProperties.txt
-// (https://www.unicode.org/Public/16.0.0/ucd/DerivedCoreProperties.txt), its 27 lines merged
-// where they touch: 4174 code points. JavaScript's regular expressions have no
-// \p{Default_Ignorable_Code_Point}, so the ranges are written out.
+// From https://www.unicode.org/Public/16.0.0/ucd/DerivedCoreProperties.txt (27 lines merged
+// where they touch: 4174 code points); JavaScript's regular expressions have no such \p{…}.
 const _RANGES: ReadonlyArray<readonly [number, number]> = [
   [0x00ad, 0x00ad], // soft hyphen
   [0x034f, 0x034f], // combining grapheme joiner
@@ -28,25 +22,13 @@ const _RANGES: ReadonlyArray<readonly [number, number]> = [
   [0xe0000, 0xe0fff], // tag characters, supplementary variation selectors, reserved
 ];
 
-/**
- * One default-ignorable code point, as a `u`-flag regular expression's source: for patterns that
- * must see through them (a secret with them in between its characters).
- */
+/** For patterns that must see through them (a secret with them between its characters). */
 export const IGNORABLE_SOURCE: string = `[${
   _RANGES.map(([first, last]) => `\\u{${first.toString(16)}}-\\u{${last.toString(16)}}`).join("")
 }]`;
 
 const _IGNORABLE = new RegExp(IGNORABLE_SOURCE, "gu");
 
-/**
- * `text` without its default-ignorable code points (Unicode's Default_Ignorable_Code_Point):
- * what a reader sees is then what the text holds.
- *
- * @example
- * ```ts
- * removeIgnorable("sk\u200b_live\u{e0041}"); // "sk_live"
- * ```
- */
 export function removeIgnorable(text: string): string {
   return text.replace(_IGNORABLE, "");
 }
