@@ -1,8 +1,6 @@
 /**
- * Bitbucket Cloud's client: JSON requests through the pipeline's authenticated proxy by the HTTP
- * policy (redirects only on api.bitbucket.org, whose requests the proxy signs), under the forge's
- * limits, every failure one {@linkcode ForgeError}. The build statuses and the Code Insights
- * report both send through it.
+ * Bitbucket Cloud's client, through the pipeline's authenticated proxy (redirects only on
+ * api.bitbucket.org, whose requests the proxy signs).
  */
 
 import { fetchFollowing, RedirectError } from "../http/policy.ts";
@@ -12,52 +10,34 @@ import { acquireSlot, ForgeError, type RequestOptions } from "./http.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
 import { parseRetryAfter } from "../service/backoff.ts";
 
-/** Options of {@linkcode BitbucketProxy}. */
 export interface BitbucketProxyOptions {
-  /** The proxy's address, for messages. */
+  /** For messages. */
   readonly proxy: string;
   /** The fetch through the proxy, each request bounded in time. */
   readonly fetch: typeof fetch;
-  /** Bitbucket's limits, shared by every writer of the run; default limits of its own. */
+  /** Shared by every writer of the run; default limits of its own. */
   readonly limits?: ForgeLimits | undefined;
-  /** The wall clock (`Retry-After` dates) and, for limits of its own, their waits. */
   readonly clock: Pick<Clock, "now" | "sleep">;
-  /** Where each exchange is told (the verbose mode); default nowhere. */
   readonly log?: ExchangeLog | undefined;
 }
 
-/**
- * Requests to Bitbucket Cloud through the pipeline's proxy.
- *
- * @example
- * ```ts
- * import { systemClock } from "../platform/clock.ts";
- * const bitbucket = new BitbucketProxy({ proxy: "http://localhost:29418", fetch, clock: systemClock });
- * // await bitbucket.request("DELETE", "http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/4f1c2d3/reports/service-ci");
- * ```
- */
 export class BitbucketProxy {
-  /** The forge's name for messages. */
   readonly forge = "Bitbucket";
   readonly #options: BitbucketProxyOptions;
   readonly #limits: ForgeLimits;
 
-  /** A client through `options.proxy`. */
   constructor(options: BitbucketProxyOptions) {
     this.#options = options;
     this.#limits = options.limits ??
       new ForgeLimits({ forge: "Bitbucket", clock: options.clock });
   }
 
-  /** The proxy's address, for messages. */
   get proxy(): string {
     return this.#options.proxy;
   }
 
   /**
-   * Sends one JSON request and resolves with the answer's status (2xx); no body is read. A 404
-   * to a `DELETE` counts as done: what was to be deleted is not there. A rate limit pauses every
-   * Bitbucket request and this one is sent again.
+   * No body is read. A 404 to a `DELETE` counts as done: what was to be deleted is not there.
    *
    * @throws {ForgeError} For every failure.
    */

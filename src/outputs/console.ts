@@ -16,27 +16,17 @@ import { optionName, OPTIONS } from "../config/options.ts";
 /** In CI logs, a "still waiting" line comes after this long without any other line. */
 export const HEARTBEAT_MS = 60_000;
 
-/** How often the console is ticked: on a terminal, and in a CI log. */
 export const TICK_MS: Readonly<{ tty: number; log: number }> = { tty: 1000, log: 5000 };
 
-/** Options of {@linkcode ConsoleReporter}. */
 export interface ConsoleOptions {
-  /** Writes text to stderr as it is (the caller masks secrets). */
+  /** Writes to stderr as it is (the caller masks secrets). */
   readonly write: (text: string) => void;
-  /** Milliseconds on the run's monotonic clock (`Clock.monotonic`), the deadline's. */
   readonly monotonic: () => number;
-  /** Clock value at which waiting stops. */
   readonly deadline: number;
-  /** The agents, in order. */
   readonly agents: readonly string[];
-  /** Whether stderr is a terminal: live lines instead of log lines. */
   readonly tty: boolean;
-  /** Whether to colour (a terminal, and `NO_COLOR` unset). */
   readonly color: boolean;
-  /**
-   * Values masked before service text is shortened: once cut, a secret's beginning would no
-   * longer be recognised by the caller's masking.
-   */
+  /** Masked before service text is cut: a cut secret's beginning escapes the caller's masking. */
   readonly secrets?: readonly string[];
 }
 
@@ -54,22 +44,6 @@ const STYLE = {
   bold: ["\x1b[1m", "\x1b[22m"],
 } as const;
 
-/**
- * Writes what happens to a person reading a terminal or a CI log.
- *
- * @example
- * ```ts
- * const reporter = new ConsoleReporter({
- *   write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
- *   monotonic: () => performance.now(),
- *   deadline: performance.now() + 60_000,
- *   agents: ["0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10"],
- *   tty: false,
- *   color: false,
- * });
- * reporter.line("service-ci 1.0.0");
- * ```
- */
 export class ConsoleReporter {
   readonly #options: ConsoleOptions;
   readonly #started: number;
@@ -77,12 +51,10 @@ export class ConsoleReporter {
   #lastWrite: number;
   #liveLines = 0;
 
-  // Service text as one short, safe line; secrets masked before it is cut.
   #safe(text: string): string {
     return sanitize(text, { maxLength: 200, secrets: this.#options.secrets ?? [] });
   }
 
-  /** Starts reporting; the elapsed times count from now. */
   constructor(options: ConsoleOptions) {
     this.#options = options;
     this.#started = options.monotonic();
@@ -92,7 +64,7 @@ export class ConsoleReporter {
     }
   }
 
-  /** Writes one permanent line (already safe to print). */
+  /** `text` is already safe to print. */
   line(text: string): void {
     this.#clearLive();
     this.#options.write(`${text}\n`);
@@ -100,7 +72,6 @@ export class ConsoleReporter {
     this.#drawLive();
   }
 
-  /** Reports one agent's event. */
   event(agentId: string, event: GateEvent): void {
     const agent = this.#agents.get(agentId);
     if (agent === undefined) return;
@@ -157,10 +128,6 @@ export class ConsoleReporter {
     }
   }
 
-  /**
-   * Called every {@linkcode TICK_MS}: on a terminal (each second) redraws the live lines; in a
-   * log (each 5 s) writes a heartbeat once {@linkcode HEARTBEAT_MS} have passed without a line.
-   */
   tick(): void {
     if (this.#options.tty) {
       this.#redraw();
@@ -175,7 +142,6 @@ export class ConsoleReporter {
     this.line(`still waiting (${this.#times()}): ${list}`);
   }
 
-  /** Reports one agent's end as soon as it is known. */
   agentDone(outcome: AgentOutcome): void {
     const agent = this.#agents.get(outcome.agentId);
     if (agent !== undefined) agent.done = true;
@@ -186,7 +152,6 @@ export class ConsoleReporter {
     this.line(`agent ${outcome.agentId}: ${verdict}${run}${why}`);
   }
 
-  /** Writes the final summary table and the line that explains the exit code. */
   finish(report: RunReport): void {
     this.#clearLive();
     this.#liveLines = 0;
@@ -260,9 +225,6 @@ export class ConsoleReporter {
   }
 }
 
-/**
- * One line that says why the process exits with its code.
- */
 export function explainExitCode(report: RunReport): string {
   const count = (outcome: Outcome) => report.agents.filter((a) => a.outcome === outcome).length;
   const total = report.agents.length;
@@ -276,10 +238,8 @@ export function explainExitCode(report: RunReport): string {
   return `exit ${report.exitCode}: ${total} ${gates}, ${parts.join(", ")}${warn}`;
 }
 
-// An outcome's strings are sanitized and bounded already (toAgentOutcome); sanitizing again
-// leaves such text as it is and keeps a caller that forgot from printing a control character or
-// a workflow command. No second cut: a failed gate's reason, bounded field by field, would lose
-// its last fields.
+// Sanitizing again keeps a caller that forgot from printing a control character or a workflow
+// command. No second cut: a failed gate's reason, bounded field by field, would lose its end.
 function _line(text: string): string {
   return sanitize(text, { maxLength: Infinity });
 }
@@ -295,33 +255,12 @@ function _duration(ms: number): string {
   return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
 }
 
-/** Options of {@linkcode consoleOutput}: the reporter's, less what the plan tells. */
 export interface ConsoleOutputOptions extends Omit<ConsoleOptions, "agents" | "deadline"> {
-  /** The first line: the version, the service's address, the agents and the timeout. */
   readonly header: string;
-  /** Waits `ms` on the clock, or rejects when `signal` aborts (the ticks). */
+  /** Rejects when `signal` aborts. */
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-/**
- * The console as one of the run's outputs: the header and the CI line at the start, a line per
- * event, ticks until every gate has ended, then the summary table, the line explaining the exit
- * code, and each run an interrupt left going on the service.
- *
- * @example
- * ```ts
- * import { sleep } from "../platform/clock.ts";
- * const output = consoleOutput({
- *   write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
- *   monotonic: () => performance.now(),
- *   sleep,
- *   tty: false,
- *   color: false,
- *   header: "service-ci 1.1.0 → https://api.example.com (1 agent, timeout 30 min)",
- * });
- * output.kind; // "console"
- * ```
- */
 export function consoleOutput(options: ConsoleOutputOptions): RunOutput {
   let reporter: ConsoleReporter | undefined;
   return {

@@ -6,34 +6,12 @@ import { XML_ENTITIES } from "../text/sanitize.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import { gateReason, outcomeReason } from "./summary.ts";
 
-/**
- * The name of the one test suite.
- */
 export const JUNIT_SUITE_NAME = "service-ci quality gates";
 
-// The shape follows the Jenkins JUnit XSD (tests/fixtures/jenkins-junit.xsd), which also
-// satisfies GitLab's test report: GitLab reads testsuites/testsuite/testcase, takes a
-// testcase's status from a failure, error or skipped child and shows that child's *text* as
-// the details, so every one of them carries its explanation as text, not only as an attribute.
-// That XSD gives <skipped> no attributes, hence its reason is text as well.
+// The shape follows the Jenkins JUnit XSD (tests/fixtures/jenkins-junit.xsd). GitLab shows a
+// failure, error or skipped child's *text* as the details, so each carries its explanation as
+// text, not only as an attribute (and the XSD gives <skipped> no attributes).
 
-/**
- * Renders the `--junit` document: an XML declaration, a `<testsuites>` root wrapping one
- * `<testsuite name="service-ci quality gates">`, and one
- * `<testcase classname="service-ci" name="agent <uuid>">` per agent, in order:
- *
- * - `passed`: no child but `<system-out>`;
- * - `failed`: `<failure type="gate_failed">`, counted in `failures`, its message ending in what
- *   the service said beside the verdict (`quality gate failed: rule: …; score: …`), if anything;
- * - `unchecked`, `timed_out`, `interrupted`: `<error type="<outcome>">`, counted in `errors`;
- * - `triggered` (`--no-wait`): `<skipped>not waited for (--no-wait)</skipped>`, counted in
- *   `skipped`.
- *
- * The run id, status, link, error and the service's reason are in each test case's
- * `<system-out>`; the CI metadata, version and exit code are suite `<properties>`. Times are
- * seconds with three decimals. Every string is escaped, and characters XML 1.0 cannot carry are
- * dropped.
- */
 export function renderJunit(report: RunReport): string {
   const agents = report.agents;
   const failures = agents.filter((agent) => agent.outcome === "failed").length;
@@ -67,22 +45,14 @@ export function renderJunit(report: RunReport): string {
 }
 
 /**
- * Escapes text for XML 1.0 content or a quoted attribute value: the five markup characters
- * become entities, tab, line feed and carriage return become character references (so
- * attribute normalization and line-end handling keep them), and characters XML 1.0 cannot
- * carry at all (most C0 controls, lone surrogates, U+FFFE, U+FFFF) are dropped, together
- * with DEL and the C1 controls, which XML 1.0 discourages and some readers reject.
- *
- * @example
- * ```ts
- * escapeXml(`a<b & "c"\u0000`); // "a&lt;b &amp; &quot;c&quot;"
- * ```
+ * Tab, line feed and carriage return become character references, so attribute normalization
+ * and line-end handling keep them.
  */
 export function escapeXml(text: string): string {
   return text.replace(_NOT_XML, "").replace(/[&<>"'\t\n\r]/g, (char) => _ENTITIES[char] ?? "");
 }
 
-// Everything outside XML 1.0's Char production, plus DEL and C1 (see escapeXml).
+// Outside XML 1.0's Char production, plus DEL and C1: discouraged, and some readers reject them.
 const _NOT_XML =
   // deno-lint-ignore no-control-regex
   /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
@@ -195,8 +165,7 @@ function _seconds(ms: number): string {
   return (Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0).toFixed(3);
 }
 
-// Whole seconds in UTC with a Z: what Ant and Surefire write, plus the zone, which readers that
-// parse only the Ant form ignore. An unparsable start time leaves the optional attribute out.
+// What Ant and Surefire write, plus the zone, which readers that parse only the Ant form ignore.
 function _timestamp(startedAt: string): string | null {
   const time = Date.parse(startedAt);
   return Number.isNaN(time) ? null : `${new Date(time).toISOString().slice(0, 19)}Z`;

@@ -13,7 +13,7 @@ export interface Streams {
   readonly stderr: (text: string) => void;
 }
 
-/** `TERM=dumb` (Emacs' shell, some CI agents) shows cursor movement and colour codes as they are. */
+/** `TERM=dumb` (Emacs' shell, some CI agents) shows cursor movement and colours as they are. */
 export function isCapableTerminal(isTerminal: boolean, term: string | undefined): boolean {
   return isTerminal && term !== "dumb";
 }

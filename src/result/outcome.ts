@@ -33,7 +33,7 @@ export interface AgentOutcome {
   readonly gate: readonly GateField[];
 }
 
-/** Enough for a rule, a score, a threshold and a summary; a table row or log line stays readable. */
+/** Enough for a rule, a score, a threshold and a summary; a table row stays readable. */
 export const GATE_LIMITS: Readonly<{ fields: number; name: number; value: number }> = {
   fields: 6,
   name: 40,

@@ -1,40 +1,18 @@
-/**
- * The words every surface shares: outcome labels, headings, counts, durations and what an exit
- * code means. The console, the JUnit report, every CI's channels and the pull-request comment
- * take their words from here, so they never name one result two ways.
- */
+/** The words every surface shares, so that no two name one result two ways. */
 
 import { ExitCode } from "../result/exit_code.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
-/** How every report names one outcome. */
 export interface OutcomeLabel {
-  /** The console's word: `PASSED`, `NOT CHECKED`, … */
   readonly verdict: string;
-  /** The outcome in a few lower-case words, as counts and table cells show it: `not checked`. */
   readonly words: string;
-  /**
-   * The outcome after a count, as the console's exit line says it: `2 could not be checked`.
-   */
   readonly counted: string;
-  /** The emoji that Markdown reports put before the words. */
   readonly mark: string;
-  /**
-   * What went wrong, as an annotation's title (`quality gate failed`), or `null` for an outcome
-   * that needs no attention (`passed`, `triggered`).
-   */
+  /** An annotation's title; `null` for an outcome that needs no attention. */
   readonly problem: string | null;
 }
 
-/**
- * The one table of outcome labels.
- *
- * @example
- * ```ts
- * OUTCOME_LABELS.unchecked.verdict; // "NOT CHECKED"
- * ```
- */
 export const OUTCOME_LABELS: Readonly<Record<Outcome, OutcomeLabel>> = {
   passed: { verdict: "PASSED", words: "passed", counted: "passed", mark: "✅", problem: null },
   failed: {
@@ -74,48 +52,19 @@ export const OUTCOME_LABELS: Readonly<Record<Outcome, OutcomeLabel>> = {
   },
 };
 
-/**
- * An outcome with its mark, as Markdown tables show it.
- *
- * @example
- * ```ts
- * markedOutcome("failed"); // "❌ failed"
- * ```
- */
 export function markedOutcome(outcome: Outcome): string {
   return `${OUTCOME_LABELS[outcome].mark} ${OUTCOME_LABELS[outcome].words}`;
 }
 
-/**
- * One agent's outcome in a few plain words: the problem of `OUTCOME_LABELS` for those that need
- * attention, else `"quality gate passed"` or `"run started, not waited for"`.
- *
- * @example
- * ```ts
- * outcomeText("triggered"); // "run started, not waited for"
- * ```
- */
 export function outcomeText(outcome: Outcome): string {
   return OUTCOME_LABELS[outcome].problem ??
     (outcome === "passed" ? "quality gate passed" : "run started, not waited for");
 }
 
-/**
- * One agent's outcome as a status line shows it: its mark and {@linkcode outcomeText}.
- *
- * @example
- * ```ts
- * outcomeLine("failed"); // "❌ quality gate failed"
- * ```
- */
 export function outcomeLine(outcome: Outcome): string {
   return `${OUTCOME_LABELS[outcome].mark} ${outcomeText(outcome)}`;
 }
 
-/**
- * The finished run's heading, with its mark: the same words in the step summary, the CI
- * summaries and the pull-request comment.
- */
 export function headline(report: RunReport): string {
   const has = (outcome: Outcome) => report.agents.some((agent) => agent.outcome === outcome);
   const gate = report.agents.length === 1 ? "quality gate" : "quality gates";
@@ -140,14 +89,6 @@ export function headline(report: RunReport): string {
   }
 }
 
-/**
- * How many agents ended each way, in the table's order: `"1 passed · 2 failed."`.
- *
- * @example
- * ```ts
- * outcomeCounts([]); // "No agents."
- * ```
- */
 export function outcomeCounts(agents: readonly Pick<AgentOutcome, "outcome">[]): string {
   const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
     .map((outcome) => ({
@@ -159,16 +100,6 @@ export function outcomeCounts(agents: readonly Pick<AgentOutcome, "outcome">[]):
   return counts.length === 0 ? "No agents." : `${counts.join(" · ")}.`;
 }
 
-/**
- * A gate's duration as reports show it: tenths of a second under a minute, else minutes and
- * seconds.
- *
- * @example
- * ```ts
- * formatDuration(1234); // "1.2 s"
- * formatDuration(125_000); // "2 min 5 s"
- * ```
- */
 export function formatDuration(ms: number): string {
   const seconds = Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
   if (seconds < 60) return `${seconds.toFixed(1)} s`;
@@ -176,9 +107,6 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(whole / 60)} min ${whole % 60} s`;
 }
 
-/**
- * What the run's exit code means, in a few words (docs/output.md, "Exit codes").
- */
 export function exitMeaning(report: RunReport): string {
   if (report.exitCode === ExitCode.Passed) {
     if (report.warnOnly && report.agents.some((agent) => agent.outcome === "failed")) {

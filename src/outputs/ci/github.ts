@@ -111,7 +111,7 @@ export function escapeWorkflowProperty(s: string): string {
   return escapeWorkflowData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
 }
 
-/** Step outputs even then, so a later step's `if:` sees a definite value rather than an empty one. */
+/** Step outputs even then, so a later step's `if:` sees a definite value, not an empty one. */
 export function githubUsageError(
   message: string,
   delimiter: string,
