@@ -1,8 +1,6 @@
 /**
- * The two HTTP operations of the service, one attempt each: their headers and addresses, sent by
- * the one HTTP policy (`http/policy.ts`: time limit, same-origin redirects within the agent's
- * runs, bounded answers), and every failure turned into an {@linkcode ApiError} that says whether
- * a retry may help. Retrying is the poller's job.
+ * The service's two HTTP operations, one attempt each, every failure an {@linkcode ApiError} that
+ * says whether a retry may help. Retrying is the poller's job.
  */
 
 import { parseRetryAfter } from "./backoff.ts";
@@ -21,44 +19,29 @@ import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
 import { duplicateMember } from "./verdict.ts";
 
-// How Deno (rustls) reports a server certificate it does not accept: UnknownIssuer,
-// NotValidForName, Expired, BadSignature, … ("invalid peer certificate: <why>").
+// rustls: "invalid peer certificate: <UnknownIssuer, Expired, BadSignature, …>".
 const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
-// How the OS reports that nothing listens at the address and port (Linux/macOS "Connection
-// refused (os error 111)", Windows "… actively refused it. (os error 10061)").
+// Linux/macOS "Connection refused (os error 111)", Windows "… actively refused it. (os error
+// 10061)".
 const CONNECTION_REFUSED_ERROR = /connection refused|actively refused|os error (?:111|61|10061)\b/i;
-// How a host name that does not resolve is reported: "dns error: failed to lookup address
-// information: Name or service not known" (glibc), "nodename nor servname provided" (macOS),
-// "No such host is known" (Windows).
+// "Name or service not known" (glibc), "nodename nor servname provided" (macOS), "No such host
+// is known" (Windows).
 const DNS_ERROR =
   /dns error|failed to lookup address|name or service not known|nodename nor servname|no such host|temporary failure in name resolution/i;
 // rustls: `certificate not valid for name "127.0.0.1"; certificate is only valid for
 // DnsName("other.example")` (older versions: NotValidForName).
 const NAME_MISMATCH_ERROR = /not valid for name|NotValidForName/i;
-// How rustls reports an `https://` request answered in plain HTTP: the first bytes it read were
-// not a TLS record ("received corrupt message of type InvalidContentType").
+// rustls, for an `https://` request answered in plain HTTP: "received corrupt message of type
+// InvalidContentType".
 const PLAIN_HTTP_ERROR = /InvalidContentType|corrupt message/i;
-/** The longest run address used; a run id that makes a longer one is an unusable answer. */
+/** A run id that makes a longer address is an unusable answer. */
 export const MAX_RUN_URL_LENGTH = 8_000;
 
 /**
- * Why a request did not give a usable answer.
- *
- * - `auth`: 401/403; the key is wrong or lacks CI access.
- * - `not_found`: 404; the agent or run does not exist (or is not readable yet).
- * - `refused`: another 4xx; the service refused (inactive agent, no quality gate, bad request).
- * - `transient`: 408, 425, 429, 5xx, a network error, a per-request timeout, a body that is not
- *   a JSON object; a retry may help. A refused connection or a host name that does not resolve,
- *   before the service has ever answered, is transient too but marked
- *   {@linkcode ApiError.unreachable}: most often a wrong address, retried only briefly.
- * - `tls`: the service's certificate is not trusted or not valid for its name; a retry would
- *   meet the same certificate, so it is not retried (fix with `--ca-cert` or `--base-url`).
- * - `plain_http`: an `https://` address whose port answers in plain HTTP (the TLS handshake read
- *   an HTTP answer); a retry would meet the same server, so it is not retried.
- * - `proxy`: the proxy from the environment refused its credentials (407); a retry would send
- *   the same ones, so it is not retried.
- * - `redirect`: a redirect that is not followed (other origin, outside the API path, too many).
- * - `unusable`: an answer that cannot be used and that a retry would not fix.
+ * Only `transient` is retried (408, 425, 429, 5xx, a network error, a timeout, a body that is not
+ * a JSON object), and `not_found` for a run just triggered: `tls`, `plain_http` and `proxy` would
+ * meet the same certificate, server or credentials again. A transient failure marked
+ * {@linkcode ApiError.unreachable} is most often a wrong address, so it is retried only briefly.
  */
 export type ApiErrorKind =
   | "auth"
@@ -73,26 +56,15 @@ export type ApiErrorKind =
 
 /** A request that did not give a usable answer. Its message is one sanitized line. */
 export class ApiError extends Error {
-  /** Names the error. */
   override name = "ApiError";
-  /** What kind of failure this is; decides whether it is retried. */
   readonly kind: ApiErrorKind;
-  /** The HTTP status, when there was an answer. */
   readonly status: number | undefined;
-  /** The service's `Retry-After`, in milliseconds, when it sent one. */
   readonly retryAfterMs: number | undefined;
-  /**
-   * The service's error code (`{"error": {"code": …}}`), when it sent one; for a TLS certificate
-   * issued for another name, `certificate_name_mismatch`.
-   */
+  /** The service's `{"error": {"code"}}`, or `certificate_name_mismatch`. */
   readonly code: string | undefined;
-  /**
-   * Set when nothing at the address could be reached (`refused`: connection refused; `dns`: the
-   * host name does not resolve) and the service has not answered this client yet.
-   */
+  /** Set only while the service has not answered this client yet. */
   readonly unreachable: Unreachable | undefined;
 
-  /** Makes an error of the given kind. */
   constructor(
     kind: ApiErrorKind,
     message: string,
@@ -113,72 +85,39 @@ export class ApiError extends Error {
   }
 }
 
-/** Why nothing could be reached: connection refused, or a host name that does not resolve. */
 export type Unreachable = "refused" | "dns";
 
-/** A successful answer: the JSON object and the `Retry-After` that came with it. */
 export interface ApiAnswer {
-  /** The answer's JSON object. */
   readonly document: Readonly<Record<string, unknown>>;
-  /** The answer's HTTP status. */
   readonly status: number;
-  /** The wait the answer asked for with `Retry-After`, if any. */
   readonly retryAfterMs: number | undefined;
   /** A member the answer repeats on the verdict's path: such an answer is no verdict. */
   readonly duplicate?: string | undefined;
 }
 
-/** What the trigger answered. */
 export interface TriggerAnswer extends ApiAnswer {
-  /** The run's id, as the service spelled it (checked usable, not sanitized). */
+  /** As the service spelled it: checked usable, not sanitized. */
   readonly runId: string;
 }
 
-/** Options of {@linkcode ServiceClient}. */
 export interface ServiceClientOptions {
-  /** The service's base address; a path prefix is kept. */
+  /** A path prefix is kept. */
   readonly baseUrl: URL;
-  /** The API key, sent only in `X-API-Key`. */
+  /** Sent only in `X-API-Key`. */
   readonly apiKey: string;
-  /** The `User-Agent` header. */
   readonly userAgent: string;
-  /** How long one request (answer and body) may take. */
   readonly requestTimeoutMs: number;
-  /** How many requests may be in flight at once across all agents. Default 8. */
+  /** Across all agents. */
   readonly maxConcurrentRequests?: number;
-  /** The fetch of the HTTP policy (a private CA, a proxy). */
   readonly fetch: typeof fetch;
-  /** The wall clock, for `Retry-After` dates. */
   readonly clock: Pick<Clock, "now">;
-  /** The timer of each request (`Http.timeout`). */
   readonly timeout: Http["timeout"];
-  /**
-   * Where the base address came from (`--base-url`, `SERVICE_BASE_URL`, …), named when nothing
-   * can be reached there.
-   */
+  /** Named (`--base-url`, …) when nothing can be reached there. */
   readonly baseUrlSource?: string;
-  /** Where each exchange is told (the verbose mode); default nowhere. */
   readonly log?: ExchangeLog | undefined;
 }
 
-/**
- * A client for the two operations. One instance serves every agent of an invocation.
- *
- * @example
- * ```ts
- * import { systemClock } from "../platform/clock.ts";
- * const client = new ServiceClient({
- *   baseUrl: new URL("https://service.example"),
- *   apiKey: "sk_…",
- *   userAgent: "service-ci/1.0.0 (linux; x86_64)",
- *   requestTimeoutMs: 30_000,
- *   fetch,
- *   clock: systemClock,
- *   timeout: systemClock.timeout,
- * });
- * const answer = await client.readRun("0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", "run_1", AbortSignal.timeout(60_000));
- * ```
- */
+/** One instance serves every agent of an invocation, so they share its request slots. */
 export class ServiceClient {
   readonly #options: ServiceClientOptions;
   readonly #fetch: typeof fetch;
@@ -188,11 +127,9 @@ export class ServiceClient {
   // Whether any HTTP answer has come: from then on a refused connection is an outage, not a
   // wrong address.
   #answered = false;
-  // The attempts of each request not yet answered (the poller retries it), for the verbose
-  // mode: a trigger by its idempotency key, a read by its address.
+  // For the verbose mode: a trigger by its idempotency key, a read by its address.
   readonly #attempts = new Map<string, number>();
 
-  /** Makes a client; it sends nothing until asked. */
   constructor(options: ServiceClientOptions) {
     this.#options = options;
     this.#fetch = options.fetch;
@@ -201,7 +138,6 @@ export class ServiceClient {
     this.#slots = new _Semaphore(options.maxConcurrentRequests ?? 8);
   }
 
-  /** The address of an agent's runs collection: `<base>/api/v1/agents/<agent>/runs`. */
   runsUrl(agentId: string): URL {
     const base = this.#options.baseUrl;
     const prefix = base.pathname.replace(/\/+$/, "");
@@ -212,7 +148,6 @@ export class ServiceClient {
     return url;
   }
 
-  /** The address of one run, with `runId` percent-encoded as one path segment. */
   runUrl(agentId: string, runId: string): URL {
     const collection = this.runsUrl(agentId);
     const url = new URL(collection.href);
@@ -233,7 +168,6 @@ export class ServiceClient {
     return url;
   }
 
-  /** The headers every request carries, and the trigger's extra ones. */
   headers(idempotencyKey?: string): Headers {
     const headers = new Headers({
       "X-API-Key": this.#options.apiKey,
@@ -247,10 +181,7 @@ export class ServiceClient {
     return headers;
   }
 
-  /**
-   * Triggers a run of the agent: one attempt. The same `idempotencyKey` must be passed on every
-   * retry of one trigger, so that a service honouring it never starts the run twice.
-   */
+  /** Pass the same `idempotencyKey` on every retry, so the run is never started twice. */
   async trigger(
     agentId: string,
     metadata: CiMetadata,
@@ -287,7 +218,6 @@ export class ServiceClient {
     return { ...answer, runId };
   }
 
-  /** Reads one run: one attempt. */
   readRun(agentId: string, runId: string, signal: AbortSignal): Promise<ApiAnswer> {
     return this.#request("GET", this.runUrl(agentId, runId), agentId, { signal });
   }
@@ -379,8 +309,6 @@ export class ServiceClient {
     const options = { status, retryAfterMs, code };
     if (status === 401 || status === 403) throw new ApiError("auth", `${what}${detail}`, options);
     if (status === 404) throw new ApiError("not_found", `${what}${detail}`, options);
-    // Not retried here: the poller (src/service/poll.ts) retries a transient error after backoff.ts's
-    // delay, or after the Retry-After kept in the error.
     if (status === 408 || status === 425 || status === 429 || status >= 500) {
       throw new ApiError("transient", `${what}${detail}`, options);
     }
@@ -416,9 +344,8 @@ export class ServiceClient {
     const from = this.#options.baseUrlSource === undefined
       ? ""
       : ` (from ${this.#options.baseUrlSource})`;
-    // Deno reports a proxy that refuses, or whose name does not resolve, in the same words as the
-    // service (the URL it names is the service's): the proxy is named as a suspect too. Kept
-    // short: a progress line shows 200 characters, and a long host name must still fit.
+    // Deno reports a failing proxy in the same words, naming the service's URL: the proxy is a
+    // suspect too. Kept short: a progress line shows 200 characters.
     const proxy = `any proxy in ${
       url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY"
     }/ALL_PROXY`;
