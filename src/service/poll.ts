@@ -14,19 +14,15 @@ import { hideUserinfo } from "../config/errors.ts";
 /** A 404 on a run this young may only mean the service does not show it yet (contract §3). */
 export const NEW_RUN_GRACE_MS = 30_000;
 
-/** The effects the gate needs; tests pass fakes. */
 export interface GateDeps {
-  /** The service. */
   readonly client: Pick<ServiceClient, "trigger" | "readRun">;
-  /** The run's clock: milliseconds on its monotonic clock, and its waits. */
   readonly clock: Pick<Clock, "monotonic" | "sleep">;
-  /** A number in [0, 1). */
   readonly random: () => number;
-  /** A fresh UUID v4: each trigger's idempotency key. */
+  /** Each trigger's idempotency key. */
   readonly uuid: () => string;
 }
 
-/** Something the gate did or saw, for progress output. Strings are the service's, unsanitized. */
+/** For progress output. Strings are the service's, unsanitized. */
 export type GateEvent =
   | { readonly type: "triggered"; readonly runId: string; readonly url: string | null }
   | { readonly type: "attached"; readonly runId: string }
@@ -35,63 +31,46 @@ export type GateEvent =
     readonly type: "fault";
     readonly operation: "trigger" | "read";
     readonly message: string;
-    /** How many attempts in a row have failed, this one included. */
+    /** This one included. */
     readonly consecutive: number;
-    /** Why the address cannot be reached, when it cannot (see `ApiError.unreachable`). */
     readonly unreachable?: Unreachable;
-    /** When the address cannot be reached: how long it is tried from the first fault, in ms. */
+    /** From the first fault, while the address cannot be reached. */
     readonly giveUpAfterMs?: number;
     readonly delayMs: number;
   }
   | { readonly type: "not_visible_yet"; readonly delayMs: number };
 
-/** What the gate is asked to do. */
 export interface GateOptions {
-  /** The agent whose gate this is. */
   readonly agentId: string;
-  /** The CI metadata sent with the trigger. */
   readonly metadata: CiMetadata;
-  /** The clock value at which waiting stops. */
+  /** On the monotonic clock. */
   readonly deadline: number;
   /** Aborts on the deadline or on an interrupt; its reason says which. */
   readonly signal: AbortSignal;
   /** Attach to this existing run instead of triggering one. */
   readonly runId?: string | undefined;
-  /** Trigger only: do not wait for the verdict. */
   readonly noWait?: boolean;
-  /** The longest wait between two polls. */
   readonly maxPollIntervalMs?: number;
-  /** Told of each event as it happens. */
   readonly onEvent?: (event: GateEvent) => void;
 }
 
-/** How the gate ended, before it is turned into an outcome for the reports. */
 export type GateEnd =
   | { readonly kind: "passed" | "failed" | "triggered" }
   | { readonly kind: "unchecked"; readonly reason: string; readonly error?: ApiError }
   | { readonly kind: "deadline"; readonly lastFault: string | null }
   | { readonly kind: "aborted"; readonly reason: unknown };
 
-/** The gate's result: how it ended and what was learnt of the run on the way. */
+/** How the gate ended, and what was learnt of the run on the way (unsanitized). */
 export interface GateResult {
-  /** How the gate ended. */
   readonly end: GateEnd;
-  /** The run's id, once the trigger (or `--run-id`) gave one. */
   readonly runId: string | null;
-  /** The run's last status, as the service wrote it. */
   readonly status: string | null;
-  /** The run's dashboard link, when the service gave one. */
   readonly url: string | null;
-  /** Whether the finished run's gate passed; `null` without a verdict. */
   readonly passed: boolean | null;
-  /** What the verdict's answer said beside `passed` (unsanitized); empty without a verdict. */
   readonly gate: readonly GateField[];
 }
 
-/**
- * Runs one agent's gate to its end. It never throws for a service or network failure: every way
- * it can end is a {@linkcode GateEnd}.
- */
+/** Never throws for a service or network failure: every way it can end is a {@linkcode GateEnd}. */
 export async function runGate(deps: GateDeps, options: GateOptions): Promise<GateResult> {
   const state = {
     runId: null as string | null,
@@ -199,9 +178,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
  * itself when its own clock says the deadline has passed.
  */
 export class DeadlineReached extends Error {
-  /** Names the error. */
   override name = "DeadlineReached";
-  /** Makes the error. */
   constructor() {
     super("the timeout ran out");
   }

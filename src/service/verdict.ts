@@ -1,14 +1,6 @@
 /** Reads a run document (contract §2): still going, passed, failed, or unchecked. Pure. */
 
-/**
- * Statuses of a run still going (contract §2), folded by {@linkcode normalizeStatus}: poll again,
- * whatever `results` says.
- *
- * @example
- * ```ts
- * IN_PROGRESS.has(normalizeStatus("In-Progress")); // true
- * ```
- */
+/** Poll again, whatever `results` says. Statuses are folded by {@linkcode normalizeStatus}. */
 export const IN_PROGRESS: ReadonlySet<string> = new Set([
   "queued",
   "pending",
@@ -19,14 +11,6 @@ export const IN_PROGRESS: ReadonlySet<string> = new Set([
   "evaluating",
 ]);
 
-/**
- * Statuses of a run that ended without a verdict (contract §2): the gate cannot be checked.
- *
- * @example
- * ```ts
- * ENDED_WITHOUT_VERDICT.has(normalizeStatus("Cancelled")); // true
- * ```
- */
 export const ENDED_WITHOUT_VERDICT: ReadonlySet<string> = new Set([
   "error",
   "errored",
@@ -39,14 +23,7 @@ export const ENDED_WITHOUT_VERDICT: ReadonlySet<string> = new Set([
   "rejected",
 ]);
 
-/**
- * Statuses of a finished run (contract §2): the verdict is `results.gate.passed`.
- *
- * @example
- * ```ts
- * FINISHED.has(normalizeStatus("completed")); // true
- * ```
- */
+/** The verdict is `results.gate.passed`. */
 export const FINISHED: ReadonlySet<string> = new Set([
   "completed",
   "complete",
@@ -58,44 +35,30 @@ export const FINISHED: ReadonlySet<string> = new Set([
   "failed",
 ]);
 
-/**
- * What a run document says. `status` is the service's own spelling (not yet sanitized),
- * or `null` when the document has no string status.
- */
+/** `status` is the service's own spelling, not yet sanitized. */
 export type RunState =
   | { readonly kind: "in_progress"; readonly status: string | null }
   | {
     readonly kind: "passed" | "failed";
     readonly status: string | null;
-    /** What the answer says beside the verdict ({@linkcode gateFields}). */
     readonly gate: readonly GateField[];
   }
   | { readonly kind: "unchecked"; readonly status: string | null; readonly reason: string };
 
-/**
- * Folds a status for comparison: lower case, `-` and space read as `_`.
- *
- * @example
- * ```ts
- * normalizeStatus("In-Progress"); // "in_progress"
- * ```
- */
+/** Lower case, `-` and space read as `_`. */
 export function normalizeStatus(status: string): string {
   return status.trim().toLowerCase().replace(/[-\s]/g, "_");
 }
 
 /** What a read was asking for, and what of the answer's text `JSON.parse` cannot show. */
 export interface AskedRun {
-  /** The run that was read. */
   readonly runId: string;
-  /** The agent it was read for. */
   readonly agentId: string;
-  /** A member repeated on the verdict's path ({@linkcode duplicateMember}), if any. */
+  /** From {@linkcode duplicateMember}. */
   readonly duplicate?: string | undefined;
 }
 
 /**
- * Reads the state of a run from the JSON object the service answered.
  * The gate passes only when the run is finished and `results.gate.passed` is exactly `true`, and
  * never on an answer two JSON readers could read differently or that is about another run.
  *
@@ -148,26 +111,16 @@ function _verdict(
   return { kind: passed ? "passed" : "failed", status, gate: gateFields(document) };
 }
 
-/** One scalar the service's answer says beside its verdict, named as the answer names it. */
 export interface GateField {
-  /** The member's name: `rule`, `score`, `threshold`, or `summary` (from `results`). */
   readonly name: string;
-  /** Its value, as the service wrote it (not yet sanitized, masked or cut). */
+  /** As the service wrote it: not yet sanitized, masked or cut. */
   readonly value: string | number | boolean;
 }
 
 /**
- * What the answer says beside `results.gate.passed`, in the answer's order: every scalar member
- * of `results.gate` but `passed`, and `results.summary`, each where `results` has it. They are
- * the service's own words, not read for the verdict: its docs fix only `passed`. Objects,
- * arrays, `null` and numbers JSON cannot write back (`1e999`) are left out.
- *
- * @example
- * ```ts
- * gateFields({
- *   results: { summary: "2 of 90 leaked", gate: { passed: false, rule: "leaks < 1", n: 2 } },
- * }).map((field) => field.name); // ["summary", "rule", "n"]
- * ```
+ * Every scalar member of `results.gate` but `passed`, and `results.summary`, in the answer's
+ * order: shown, never read for the verdict (the service's docs fix only `passed`). Numbers JSON
+ * cannot write back (`1e999`) are left out.
  */
 export function gateFields(document: Readonly<Record<string, unknown>>): GateField[] {
   const results = _own(document, "results");
@@ -217,17 +170,14 @@ const VERDICT_PATH: ReadonlyMap<string, readonly string[]> = new Map([
 ]);
 
 /**
- * The first member on the verdict's path (`results`, `status`, `run_id`, `agent_id`,
- * `results.gate`, `results.gate.passed`) that the JSON text `text` repeats, however its name is
- * escaped (`"pass\u0065d"` is `passed`); `undefined` when there is none. `JSON.parse` keeps the
- * last of two members and other readers the first, so such an answer is never a verdict. `text`
- * must be JSON that `JSON.parse` accepted.
+ * The first member on the verdict's path that `text` repeats, however its name is escaped.
+ * `JSON.parse` keeps the last of two members and other readers the first, so such an answer is
+ * never a verdict. `text` must be JSON that `JSON.parse` accepted.
  *
  * @example
  * ```ts
  * duplicateMember('{"results":{"gate":{"passed":false,"pass\\u0065d":true}}}');
  * // "results.gate.passed"
- * duplicateMember('{"results":{"gate":{"passed":true}},"extra":{"a":1,"a":2}}'); // undefined
  * ```
  */
 export function duplicateMember(text: string): string | undefined {
