@@ -1,9 +1,7 @@
 /**
- * One client per forge (GitHub, GitLab) for every writer of the run, sent by the one HTTP policy
- * (`http/policy.ts`) under the forge's limits (`limits.ts`): the token only ever goes to the
- * API's origin, answers are read up to a cap, every failure becomes one {@linkcode ForgeError},
- * transient faults are retried a bounded number of times with an injected sleep, a rate limit
- * pauses every writer of the forge, and a refused token (401) ends every later request.
+ * One client per forge (GitHub, GitLab) for every writer of the run: the token only ever goes to
+ * the API's origin, a rate limit pauses every writer of the forge, and a refused token (401) ends
+ * every later request.
  */
 
 import { exponentialDelay, parseRetryAfter } from "../service/backoff.ts";
@@ -29,45 +27,20 @@ import {
 } from "./limits.ts";
 
 /**
- * Attempts per request, in all. A 5xx answer or no answer is tried again only for methods other
- * than `POST`; a rate limit, once the pause it asks for is over, for every method (it was not
- * handled), at most {@linkcode MAX_RATE_LIMITED} times.
+ * A 5xx or no answer is tried again only for methods other than `POST`; a rate limit, once its
+ * pause is over, for every method (it was not handled).
  */
 export const MAX_ATTEMPTS = 3;
-/** The most times one request is sent again after a rate limit's pause. */
 export const MAX_RATE_LIMITED = 3;
-/**
- * The wait before the second attempt; it doubles for each further one. A 5xx's `Retry-After` up
- * to {@linkcode MAX_RETRY_AFTER_MS} replaces it.
- */
 export const RETRY_DELAY_MS = 1_000;
-/**
- * The longest `Retry-After` of a 5xx waited out; a longer one is ignored, and the attempt waits
- * {@linkcode RETRY_DELAY_MS} doubled as usual. (A rate limit's is waited out whatever its length,
- * within the time left to finish: `limits.ts`.)
- */
+/** A 5xx's longer `Retry-After` is ignored; a rate limit's is waited out whatever its length. */
 export const MAX_RETRY_AFTER_MS = 10_000;
-/** The default time one attempt (its redirects and its answer's body included) may take. */
+/** Its redirects and its answer's body included. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /**
- * Why a forge request failed. Refused: `unauthorized` (final for the run) and `forbidden`;
- * rate-limited: `rate_limited` (with {@linkcode ForgeError.until}); not found: `not_found`;
- * unreachable: `network`; answered badly: `server`, `refused`, `unusable`.
- *
- * - `unauthorized`: 401, the token is missing, wrong or expired; no later request of the run
- *   is sent to that forge;
- * - `forbidden`: 403 without a rate limit, e.g. a read-only token;
- * - `not_found`: 404, the repository, pull request or comment is not visible to the token;
- * - `rate_limited`: 429, or 403 with `x-ratelimit-remaining: 0`, a `Retry-After` or a message
- *   that says so (GitHub's secondary limit), after waiting the pause out, or given up because
- *   the pause outlasts the time left ({@linkcode ForgeError.givenUp});
- * - `server`: 5xx, after the retries ({@linkcode MAX_ATTEMPTS}; none for a `POST`);
- * - `network`: no answer (refused, reset, DNS, timeout), after the retries (none for a `POST`);
- * - `refused`: a redirect to another origin or to an address with credentials, or too many; or
- *   the proxy from the environment refused its credentials (407), which no retry changes;
- * - `unusable`: another status, a 2xx answer that is not the JSON expected, or an answer over
- *   the cap of the HTTP policy.
+ * `refused`: a redirect to another origin, to an address with credentials, or too many; or the
+ * proxy refused its credentials (407): no retry changes it.
  */
 export type ForgeFailure =
   | "unauthorized"
@@ -79,30 +52,16 @@ export type ForgeFailure =
   | "refused"
   | "unusable";
 
-/**
- * A forge request that failed; `message` is one line, without the token.
- *
- * @example
- * ```ts
- * const error = new ForgeError("forbidden", "GitHub answered 403: Resource not accessible", {
- *   status: 403,
- * });
- * error.kind; // "forbidden"
- * ```
- */
+/** `message` is one line, without the token. */
 export class ForgeError extends Error {
-  /** Names the error. */
   override name = "ForgeError";
-  /** Why it failed. */
   readonly kind: ForgeFailure;
-  /** The HTTP status, when there was an answer. */
   readonly status: number | null;
-  /** A rate limit's end, in epoch milliseconds, when the forge said (or a minute on). */
+  /** Epoch milliseconds, when the forge said (or a minute on). */
   readonly until: number | null;
-  /** The request was never sent: a rate limit's pause outlasts the time left to finish. */
+  /** Never sent: a rate limit's pause outlasts the time left to finish. */
   readonly givenUp: boolean;
 
-  /** Makes the error; `options.cause` keeps the underlying error. */
   constructor(
     kind: ForgeFailure,
     message: string,
@@ -121,29 +80,18 @@ export class ForgeError extends Error {
   }
 }
 
-/** The effects a forge client is given: none defaults to a real one. */
+/** None defaults to a real one. */
 export interface ForgeEffects {
-  /** The fetch of the HTTP policy. */
   readonly fetch: typeof fetch;
-  /**
-   * The clock: the waits between attempts and out of a rate limit's pause, and the wall clock
-   * for `Retry-After` dates and rate-limit resets.
-   */
   readonly clock: Pick<Clock, "now" | "sleep">;
-  /** The timer of each request (`Http.timeout`). */
   readonly timeout: Http["timeout"];
-  /** How long one attempt may take; default {@linkcode DEFAULT_REQUEST_TIMEOUT_MS}. */
   readonly requestTimeoutMs?: number;
-  /** The forge's limits, shared by every client of the run; default limits of its own. */
+  /** Shared by every client of the run; default limits of its own. */
   readonly limits?: ForgeLimits;
-  /** Where each exchange is told (the verbose mode); default nowhere. */
   readonly log?: ExchangeLog | undefined;
 }
 
-/**
- * The effects of `options`, ready to spread into another client's options (the optional ones only
- * where set).
- */
+/** The optional ones only where set (`exactOptionalPropertyTypes`). */
 export function pickEffects(options: ForgeEffects): ForgeEffects {
   const { fetch, clock, timeout, requestTimeoutMs, limits, log } = options;
   return {
@@ -156,54 +104,29 @@ export function pickEffects(options: ForgeEffects): ForgeEffects {
   };
 }
 
-/** Options of {@linkcode ForgeHttp}. */
 export interface ForgeHttpOptions extends ForgeEffects {
-  /** The forge's name for messages: `"GitHub"`. */
   readonly forge: string;
-  /** The API root (`https://api.github.com`, `https://gitlab.example/api/v4`); http(s) only. */
   readonly baseUrl: string;
-  /** Headers of every request: the token's header, `Accept`, `User-Agent`. */
   readonly headers: Readonly<Record<string, string>>;
-  /** Values never to show in a message (the token). */
   readonly secrets: readonly string[];
 }
 
-/** How one request goes: how urgent it is, and what ends it early. */
 export interface RequestOptions {
   /** Default `background`: the comment's. */
   readonly priority?: Priority;
-  /** Ends the request (and its wait for a slot) early: the end of the time left to finish. */
+  /** Ends the request, and its wait for a slot, early. */
   readonly signal?: AbortSignal | undefined;
-  /** Attempts after a 5xx or no answer; default {@linkcode MAX_ATTEMPTS}. */
   readonly attempts?: number;
 }
 
-/** A successful answer: its JSON, its headers and the address that gave it. */
 export interface ForgeAnswer {
-  /** The parsed JSON body. */
   readonly data: unknown;
-  /** The answer's headers (pagination). */
   readonly headers: Headers;
-  /** The address that answered, after redirects. */
+  /** After redirects. */
   readonly url: URL;
 }
 
-/**
- * A slot to send one request under a forge's limits, or the `ForgeError` that says why there is
- * none: the forge refused the run (a 401 is final), a rate limit's pause outlasts the time left
- * (`rate_limited`, `givenUp`), or what `unreached` makes of anything else. Every client of a
- * forge acquires through this.
- *
- * @example
- * ```ts
- * import { ForgeLimits } from "./limits.ts";
- *  * const limits = new ForgeLimits({ forge: "GitHub", clock: systemClock });
- * const slot = await acquireSlot(limits, true, {}, () => new ForgeError("network", "no answer"));
- * slot.release();
- * ```
- *
- * @throws {ForgeError} When no slot will come.
- */
+/** @throws {ForgeError} When no slot will come: a 401 is final for the run. */
 export async function acquireSlot(
   limits: ForgeLimits,
   write: boolean,
@@ -228,31 +151,13 @@ export async function acquireSlot(
   }
 }
 
-/**
- * One forge API: sends JSON requests with the token to its origin and nowhere else.
- *
- * @example
- * ```ts
- * const http = new ForgeHttp({
- *   forge: "GitHub",
- *   baseUrl: "https://api.github.com",
- *   headers: { Authorization: "Bearer ghs_example" },
- *   secrets: ["ghs_example"],
- * });
- * // await http.request("GET", "/repos/acme/widgets/issues/42/comments?per_page=100");
- * ```
- */
 export class ForgeHttp {
   readonly #options: ForgeHttpOptions;
   readonly #base: URL;
   readonly #limits: ForgeLimits;
   readonly #clock: Pick<Clock, "now" | "sleep">;
 
-  /**
-   * A client for one forge's API.
-   *
-   * @throws {TypeError} If `baseUrl` is not an http(s) URL.
-   */
+  /** @throws {TypeError} If `baseUrl` is not an http(s) URL. */
   constructor(options: ForgeHttpOptions) {
     if (!URL.canParse(options.baseUrl) || !/^https?:$/.test(new URL(options.baseUrl).protocol)) {
       throw new TypeError(
@@ -275,23 +180,18 @@ export class ForgeHttp {
     return this.#base.origin;
   }
 
-  /** The forge's name for messages: `"GitHub"`. */
   get forge(): string {
     return this.#options.forge;
   }
 
-  /** The limits this client's requests go under (shared with the forge's other clients). */
   get limits(): ForgeLimits {
     return this.#limits;
   }
 
   /**
-   * Sends one request, once the forge's limits let it go, and returns its JSON answer. `target`
-   * is a path under the API root (`/repos/…`) or an absolute URL on the API's origin (a
-   * pagination link). A POST is not retried after a 5xx or a network error, which may have
-   * created what it asked for; a rate limit pauses every request of the forge for the time it
-   * gives (a minute when it gives none), then this one is sent again; a 401 ends every later
-   * request of the run.
+   * `target` is a path under the API root or an absolute URL on its origin (a pagination link).
+   * A POST is not retried after a 5xx or a network error, which may have created what it asked
+   * for.
    *
    * @throws {ForgeError} For every failure; never another error.
    */
@@ -421,7 +321,6 @@ export class ForgeHttp {
     );
   }
 
-  // The policy's refusal in the forge's words.
   #redirectError(error: RedirectError): ForgeError {
     const forge = this.#options.forge;
     const status = error.status;
@@ -502,8 +401,7 @@ export class ForgeHttp {
     throw new ForgeError(kind, what, { status });
   }
 
-  // How long until the rate limit resets (GitHub's `x-ratelimit-reset`, epoch seconds), when the
-  // limit is used up and the reset is ahead.
+  // GitHub's `x-ratelimit-reset` is in epoch seconds.
   #resetMs(response: Response, now: number): number | undefined {
     if (response.headers.get("x-ratelimit-remaining") !== "0") return undefined;
     const reset = Number(response.headers.get("x-ratelimit-reset"));
@@ -511,7 +409,6 @@ export class ForgeHttp {
     return reset * 1000 - now;
   }
 
-  // When the rate limit resets, from GitHub's `x-ratelimit-reset` (epoch seconds).
   #reset(response: Response, now: number): string {
     const reset = Number(response.headers.get("x-ratelimit-reset"));
     if (!Number.isFinite(reset) || reset <= 0) return "";
@@ -546,11 +443,7 @@ export class ForgeHttp {
   }
 }
 
-/**
- * The token's own user, `GET /user`: its JSON, or `null` when the token may not read it (403,
- * 404: GitHub's workflow token). Any other failure is thrown: a 401 is final, and no further
- * request is sent to the forge.
- */
+/** `null` when the token may not read it (403, 404: GitHub's workflow token). */
 export async function tokenUser(
   http: ForgeHttp,
   options: RequestOptions = {},
@@ -567,35 +460,18 @@ export async function tokenUser(
   }
 }
 
-// A failure worth another attempt; `waitMs` is what the forge asked for with Retry-After.
+// `waitMs`: what the forge asked for with Retry-After.
 class _Retry {
   constructor(readonly error: ForgeError, readonly waitMs?: number) {}
 }
 
-/** What a forge's API client needs: the token, the API root and who is asking. */
 export interface ForgeApiOptions extends ForgeEffects {
-  /** The token; sent to `apiUrl`'s origin only. */
   readonly token: string;
-  /** The API root. */
   readonly apiUrl: string;
-  /** The `User-Agent` header (GitHub requires one). */
+  /** GitHub requires one. */
   readonly userAgent: string;
 }
 
-/**
- * GitHub's REST API with a token (`Authorization: Bearer`), as the comment and the check runs
- * both use it: one place for how GitHub is spoken to.
- *
- * @example
- * ```ts
- * const http = githubApi({
- *   token: "ghs_example",
- *   apiUrl: "https://api.github.com",
- *   userAgent: "service-ci/1.0.0",
- * });
- * http.origin; // "https://api.github.com"
- * ```
- */
 export function githubApi(options: ForgeApiOptions): ForgeHttp {
   return new ForgeHttp({
     forge: "GitHub",
@@ -611,20 +487,6 @@ export function githubApi(options: ForgeApiOptions): ForgeHttp {
   });
 }
 
-/**
- * GitLab's REST API (v4) with a token (`PRIVATE-TOKEN`), as the comment and the commit statuses
- * both use it.
- *
- * @example
- * ```ts
- * const http = gitlabApi({
- *   token: "glpat-example",
- *   apiUrl: "https://gitlab.example/api/v4",
- *   userAgent: "service-ci/1.0.0",
- * });
- * http.origin; // "https://gitlab.example"
- * ```
- */
 export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
   return new ForgeHttp({
     forge: "GitLab",
@@ -639,15 +501,7 @@ export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
   });
 }
 
-/**
- * The `rel="next"` address of an RFC 8288 `Link` header, or `null`.
- *
- * @example
- * ```ts
- * nextLink('<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last"');
- * // "https://api.github.com/x?page=2"
- * ```
- */
+/** RFC 8288 `Link` header. */
 export function nextLink(header: string | null): string | null {
   if (header === null) return null;
   for (const match of header.matchAll(/<([^>]*)>((?:\s*;\s*[^,;]+)*)/g)) {

@@ -18,72 +18,31 @@ import {
 } from "../../text/words.ts";
 
 /**
- * The longest comment written, in UTF-16 code units: GitHub refuses bodies over 65,536
- * characters (GitLab allows 1,000,000), and a code unit never counts less than a character.
+ * In UTF-16 code units: GitHub refuses bodies over 65,536 characters (GitLab allows 1,000,000),
+ * and a code unit never counts less than a character.
  */
 export const MAX_COMMENT_LENGTH = 60_000;
 
-/** One run as known right after its trigger answered. */
 export interface TriggeredRun {
-  /** The agent's UUID. */
   readonly agentId: string;
-  /** The run's id, when the trigger answered with one. */
   readonly runId: string | null;
-  /** The run's dashboard link, when the service gave one. */
   readonly url: string | null;
-  /**
-   * Why the agent has no run, when its trigger was refused or failed (masked service text); a
-   * row then says so instead of "running".
-   */
+  /** Masked service text; the row says so instead of "running". */
   readonly refused?: string | null;
 }
 
-/**
- * What the "in progress" comment shows.
- *
- * @example
- * ```ts
- * const progress: CommentProgress = {
- *   commitSha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
- *   buildUrl: "https://github.com/acme/widgets/actions/runs/1",
- *   runs: [{ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", url: null }],
- * };
- * ```
- */
 export interface CommentProgress {
-  /** The commit the gate is about (`ci_metadata.commit_sha`). */
   readonly commitSha: string | null;
-  /** The CI job's link (`ci_metadata.build_url`). */
   readonly buildUrl: string | null;
-  /** One entry per agent, in the order they were given. */
   readonly runs: readonly TriggeredRun[];
 }
 
-/** Options of {@linkcode progressComment} and {@linkcode finalComment}. */
 export interface CommentOptions {
-  /** The longest body to return; default {@linkcode MAX_COMMENT_LENGTH}. */
   readonly maxLength?: number;
-  /**
-   * The verdicts of earlier commits, stored in the comment's hidden history line and shown under
-   * the table (for {@linkcode finalComment}, with this run already recorded: `recordRun`). Left
-   * out first when the comment would not fit otherwise.
-   */
+  /** For {@linkcode finalComment}, with this run already recorded; left out first to fit. */
   readonly history?: CommentHistory;
 }
 
-/**
- * The comment while the runs are going: the commit, and one row per agent with its run's link.
- *
- * @example
- * ```ts
- * const body = progressComment("<!-- service-ci gate:0123456789abcdef -->", {
- *   commitSha: "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c",
- *   buildUrl: null,
- *   runs: [{ agentId: "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", runId: "run_1", url: null }],
- * });
- * body.split("\n")[2]; // "### ⏳ service-ci: quality gate running"
- * ```
- */
 export function progressComment(
   marker: string,
   progress: CommentProgress,
@@ -121,10 +80,6 @@ function _isRefused(run: TriggeredRun): boolean {
   return run.runId === null && run.refused !== undefined && run.refused !== null;
 }
 
-/**
- * The comment once the run is over: the overall result, one row per agent (verdict and why,
- * duration, run link) and what the exit code means.
- */
 export function finalComment(
   marker: string,
   report: RunReport,
@@ -148,7 +103,6 @@ export function finalComment(
   }, options.maxLength ?? MAX_COMMENT_LENGTH);
 }
 
-// The outcome, and why: the reason it was not checked, or the service's words on a failure.
 function _verdictCell(agent: AgentOutcome): string {
   const why = outcomeReason(agent);
   const verdict = markedOutcome(agent.outcome);
@@ -178,9 +132,7 @@ interface _Parts {
 }
 
 interface _History {
-  /** The hidden line that stores it, or `null`. */
   readonly line: string | null;
-  /** What the reader sees under the table: nothing, or a heading and one item per agent. */
   readonly shown: readonly string[];
 }
 
@@ -260,8 +212,7 @@ function _packed(
   return { text, omitted: omitted.length };
 }
 
-// The stored line, and the lines shown: one list item per agent whose history says more than
-// the table (an entry for another commit than `current`), oldest first.
+// Only agents whose history says more than the table (another commit than `current`).
 function _history(
   history: CommentHistory | undefined,
   agents: readonly { readonly agentId: string }[],
@@ -282,7 +233,6 @@ function _history(
   };
 }
 
-// `❌ at abc1234`, the short commit id linked to its run when the link is known.
 function _historyStep(entry: HistoryEntry): string {
   // The history was checked when read; a commit id that is not hex is still only text.
   const commit = /^[0-9a-f]{7,40}$/.test(entry.sha)

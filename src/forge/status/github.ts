@@ -13,18 +13,9 @@ import { outcomeReason } from "../../outputs/summary.ts";
 import { formatDuration, outcomeLine, outcomeText } from "../../text/words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 
-/** The outcomes a status is completed with (a run not waited for gets none). */
 export type EndedOutcome = Exclude<Outcome, "triggered">;
 
-/**
- * A check run's conclusion per outcome. A gate that could not be checked is a `failure`:
- * GitHub's required checks let `neutral` pass, and an unchecked gate must never pass.
- *
- * @example
- * ```ts
- * CHECK_CONCLUSIONS.unchecked; // "failure"
- * ```
- */
+/** Unchecked is a `failure`: GitHub's required checks let `neutral` pass. */
 export const CHECK_CONCLUSIONS: Readonly<Record<EndedOutcome, string>> = {
   passed: "success",
   failed: "failure",
@@ -33,14 +24,6 @@ export const CHECK_CONCLUSIONS: Readonly<Record<EndedOutcome, string>> = {
   interrupted: "cancelled",
 };
 
-/**
- * A commit status's state per outcome (the fallback when check runs are refused).
- *
- * @example
- * ```ts
- * COMMIT_STATES.timed_out; // "error"
- * ```
- */
 export const COMMIT_STATES: Readonly<Record<EndedOutcome, string>> = {
   passed: "success",
   failed: "failure",
@@ -52,29 +35,18 @@ export const COMMIT_STATES: Readonly<Record<EndedOutcome, string>> = {
 // GitHub's limits: a check run's output summary, a commit status's description.
 const _SUMMARY_MAX = 65_535;
 const _DESCRIPTION_MAX = 140;
-// The most pages of the head commit's check runs read to find this run's own.
 const _MAX_PAGES = 10;
 
-/** Options of {@linkcode GithubStatuses}. */
 export interface GithubStatusesOptions {
-  /** Where: the repository and the commit (the pull request's or the merge group's head). */
+  /** The pull request's or the merge group's head. */
   readonly target: ForgeTarget;
-  /** GitHub's client for the run (`forge/clients.ts`), under GitHub's limits. */
   readonly http: ForgeHttp;
-  /** Prints one line (the switch to commit statuses). */
   readonly warn: (line: string) => void;
-  /** The wall clock, for `started_at` and `completed_at`. */
   readonly now: () => number;
 }
 
-/**
- * The check runs of one commit, one per agent; commit statuses once check runs are refused.
- * Before its first create it reads the commit's check runs, and a check run of an agent that is
- * still in progress there (left by a run that was killed) is completed rather than doubled; a
- * create whose answer was lost is looked up by name the same way.
- */
+/** Commit statuses once check runs are refused. */
 export class GithubStatuses implements StatusForge {
-  /** The forge's name for messages. */
   readonly forge = "GitHub";
   readonly #http: ForgeHttp;
   readonly #repo: string;
@@ -85,7 +57,6 @@ export class GithubStatuses implements StatusForge {
   #existing: Promise<Map<string, number>> | null = null;
   #mode: "checks" | "statuses" = "checks";
 
-  /** The commit's statuses on GitHub. */
   constructor(options: GithubStatusesOptions) {
     this.#repo = `/repos/${options.target.repository.split("/").map(encodeURIComponent).join("/")}`;
     this.#sha = options.target.commit.sha;
@@ -99,7 +70,6 @@ export class GithubStatuses implements StatusForge {
     this.#http.limits.finishBy(endsAt);
   }
 
-  /** Creates the agent's check run `in_progress` (or a `pending` commit status). */
   async start(start: StatusStart, options: RequestOptions): Promise<void> {
     const summary = start.runId === null
       ? "The gate is running."
@@ -117,11 +87,6 @@ export class GithubStatuses implements StatusForge {
     }, options);
   }
 
-  /**
-   * Completes the agent's check run with its conclusion (or sets the final commit status). The
-   * check run carries that agent's verdict alone: its title and the summary's first line name
-   * its own outcome, and one line points to the job's summary for the others.
-   */
   async end({ agent, report, link }: StatusEnd, options: RequestOptions): Promise<void> {
     const outcome = agent.outcome as EndedOutcome;
     await this.#write(agent.agentId, {
@@ -275,11 +240,7 @@ export class GithubStatuses implements StatusForge {
   }
 }
 
-/**
- * What one agent's check run says: its own verdict first (the mark, the outcome, the agent),
- * its run, status and reason (why it was not checked, or the service's words on a failure), and
- * one line pointing to the job's summary for the other agents.
- */
+/** That agent's verdict alone, and one line pointing to the job's summary for the others. */
 export function agentSummary(agent: AgentOutcome, report: RunReport): string {
   const others = report.agents.length - 1;
   const job = httpLink(report.ciMetadata.build_url);
