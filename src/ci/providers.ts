@@ -3,109 +3,59 @@
 import type { GitRunner } from "../effects.ts";
 import { repositorySlug } from "./git_url.ts";
 
-/**
- * Reads one environment variable: its trimmed value, or `null` when unset or blank.
- *
- * @example
- * ```ts
- * const read: Read<"CI"> = (name) => Deno.env.get(name)?.trim() || null;
- * ```
- */
+/** Trimmed, or `null` when unset or blank. */
 export type Read<V extends string = string> = (name: V) => string | null;
 
-/**
- * What a provider's field functions are given.
- *
- * @example
- * ```ts
- * const branch = ({ read, pullRequest }: ProviderContext<"DRONE_BRANCH" | "DRONE_SOURCE_BRANCH">) =>
- *   read(pullRequest === null ? "DRONE_BRANCH" : "DRONE_SOURCE_BRANCH");
- * ```
- */
 export interface ProviderContext<V extends string = string> {
-  /** Reads one of the provider's declared variables. */
   readonly read: Read<V>;
-  /** Runs a read-only git command in the working directory. */
+  /** Read-only git commands in the working directory. */
   readonly git: GitRunner;
   /**
-   * The parsed JSON file that one of the provider's variables names, or `undefined` when it is
-   * not set, cannot be read or parsed. A path that is not a regular file, or too large, is a
-   * usage error naming the variable.
+   * `undefined` when the variable is not set or the file cannot be read or parsed; a path that is
+   * not a regular file, or too large, is a usage error naming the variable.
    */
   readonly readJson: (variable: V) => Promise<unknown>;
-  /** The pull-request number already found, so commit and branch can pick the change's head. */
+  /** Found first, so commit and branch can pick the change's head. */
   readonly pullRequest: number | null;
 }
 
-/**
- * A raw value as the provider keeps it; `detectCiMetadata()` normalizes it.
- *
- * @example
- * ```ts
- * const branch: RawValue = "refs/heads/main"; // sent as "main"
- * ```
- */
+/** As the provider keeps it (a full ref, a number as text); `detectCiMetadata()` normalizes it. */
 export type RawValue = string | null | Promise<string | null>;
 
 /**
- * A build of a change merged with its target before it lands: GitHub's merge queue (a
- * `merge_group` event), a GitLab merge train, or a GitLab merged-results pipeline.
- *
- * @example
- * ```ts
- * const kind: MergeKind = "merge_train";
- * ```
+ * A change merged with its target before it lands: GitHub's merge queue, a GitLab merge train or
+ * merged-results pipeline.
  */
 export type MergeKind = "merge_queue" | "merge_train" | "merged_result";
 
 /**
- * One CI provider. Every field function returns the raw value: branches may still be full refs,
- * pull-request numbers are text, build URLs are unchecked.
- *
  * `V` lists the variables the provider reads; reading any other name is a type error, so
  * `variables` (and from it `CI_ENV_VARIABLES`) cannot fall behind the code.
- *
- * @example
- * ```ts
- * const travis = PROVIDERS.find((provider) => provider.id === "travis");
- * travis?.detect((name) => (name === "TRAVIS" ? "true" : null)); // true
- * ```
  */
 export interface CiProvider<V extends string = string> {
   /** The `provider` value sent to the service. */
   readonly id: string;
-  /** The name shown to people. */
   readonly name: string;
-  /** Every environment variable the provider may read. */
   readonly variables: readonly V[];
-  /** Whether the environment is this provider's. */
   readonly detect: (read: Read<V>) => boolean;
-  /** The pull-request number as text; found first, because commit and branch depend on it. */
   readonly pullRequest: (context: Omit<ProviderContext<V>, "pullRequest">) => RawValue;
-  /** The commit; the change's head on a pull request. */
+  /** The change's head on a pull request. */
   readonly commitSha: (context: ProviderContext<V>) => RawValue;
-  /** The branch (a full ref is fine); the source branch on a pull request. */
+  /** The source branch on a pull request. */
   readonly branch: (context: ProviderContext<V>) => RawValue;
-  /** The `owner/name` slug. */
   readonly repository: (context: ProviderContext<V>) => RawValue;
-  /** The account that started the build. */
   readonly actor: (context: ProviderContext<V>) => RawValue;
-  /** A link back to the CI job. */
   readonly buildUrl: (context: ProviderContext<V>) => RawValue;
-  /**
-   * Which merge build this is, or `null` for any other build. Reads variables only, so the
-   * answer needs no file (the pull-request comment asks it too).
-   */
+  /** Reads variables only, so the answer needs no file (the pull-request comment asks it too). */
   readonly merge?: (read: Read<V>) => MergeKind | null;
-  /** The branch the change merges into, on pull requests and merge builds (a full ref is fine). */
   readonly baseRef?: (context: ProviderContext<V>) => RawValue;
-  /** In a merge build, the merge commit the CI built and tested (not sent: contract §1). */
+  /** Not sent: contract §1. */
   readonly mergeSha?: (context: ProviderContext<V>) => RawValue;
-  /** How the CI's people write a change's number; default `PR #7`. */
+  /** Default `PR #7`. */
   readonly changeLabel?: (number: number) => string;
   /**
-   * Why an environment that looks like this CI's was not detected as it (a local runner that
-   * sets the CI's variables but not its switch), or `null`; said in the "no CI detected" line.
+   * A local runner that sets the CI's variables but not its switch; said in the "no CI detected"
+   * line.
    */
   readonly almostDetected?: (read: Read<V>) => string | null;
 }
@@ -685,15 +635,7 @@ const CLOUD_BUILD = _provider({
   },
 });
 
-/**
- * Every supported CI provider, in the order they are tried: the first whose `detect` matches
- * wins. Order matters where one system sets another's variables (Harness sets Drone's).
- *
- * @example
- * ```ts
- * const ids = PROVIDERS.map((provider) => provider.id); // ["github_actions", "gitlab", …]
- * ```
- */
+/** The first whose `detect` matches wins: one system may set another's variables (Harness). */
 export const PROVIDERS: readonly CiProvider[] = [
   GITHUB_ACTIONS,
   GITLAB,
