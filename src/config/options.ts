@@ -1,8 +1,7 @@
 /**
  * Every option of service-ci, declared once: its flag, type, default, environment variable,
- * GitHub action input, `--help` line and check. The parser, `--help`, the messages and the
- * suggestions derive from {@linkcode OPTIONS}; `tests/config/options_test.ts` checks docs/options.md,
- * README.md and action.yml against it.
+ * GitHub action input, `--help` line and check. `tests/config/options_test.ts` checks
+ * docs/options.md, README.md and action.yml against {@linkcode OPTIONS}.
  */
 
 import { pullRequestNumber } from "../ci/pull_request.ts";
@@ -18,48 +17,31 @@ export type OptionType = "boolean" | "switch" | "string" | "number" | "list";
 
 /** One option. Every field but `type` and `help` is there only when it applies. */
 export interface OptionSpec {
-  /** How it is given: see {@linkcode OptionType}. */
   readonly type: OptionType;
-  /** The flag without its dashes. */
   readonly flag?: string;
-  /** A one-letter alias of the flag. */
   readonly short?: string;
-  /** What `--help` shows after the flag, e.g. `<uuid>`. */
   readonly valueName?: string;
-  /** The environment variable (also read from `.env`) that sets the same. */
+  /** Also read from `.env`. */
   readonly variable?: string;
-  /** The GitHub action's input for it (action.yml). */
   readonly input?: string;
-  /**
-   * How the action hands the input on: as the flag (the default) or by setting the variable.
-   * Messages in the action name the input where they would name that flag or variable.
-   */
+  /** As the flag (the default) or the variable; messages in the action name the input. */
   readonly inputVia?: "flag" | "variable";
-  /** The input's default in action.yml, where it is not the one derived from the option's. */
+  /** Where it is not the one derived from the option's. */
   readonly inputDefault?: string;
-  /**
-   * A secret: its value is masked in every output, usage errors included, from the moment the
-   * program starts (the API key and the forge tokens).
-   */
+  /** Masked in every output, usage errors included, from the moment the program starts. */
   readonly secret?: boolean;
-  /** The value when neither flag nor variable is given. */
   readonly default?: number | boolean;
-  /** The default as docs/options.md words it, where it is not a plain value. */
+  /** As docs/options.md words it, where it is not a plain value. */
   readonly defaultText?: string;
-  /** The value a `switch` flag sets. */
   readonly flagSets?: boolean;
-  /** The `--help` description, one string a line; options with equal lines share one entry. */
+  /** One string a line; options with equal lines share one entry. */
   readonly help: readonly string[];
-  /**
-   * The option is required: with neither flag, variable nor default, the run stops with this
-   * message (given the option itself, to name its flag and variable).
-   */
+  /** Makes the option required: the message when neither flag, variable nor default gives it. */
   readonly missing?: (option: OptionSpec) => string;
-  /** What a valid value is, for messages: "a positive number of minutes". */
+  /** For messages: "a positive number of minutes". */
   readonly expected?: string;
   /**
-   * Checks a value given under `name` (the flag with its dashes, or the variable) and returns
-   * it, or `undefined` for a value that counts as unset.
+   * Returns `undefined` for a value that counts as unset. `name` is the flag or the variable.
    *
    * @throws {UsageError} Naming `name` and what would be valid.
    */
@@ -68,14 +50,6 @@ export interface OptionSpec {
     | ((items: readonly string[], name: string) => unknown);
 }
 
-/**
- * What an agent id is: a UUID, in either letter case.
- *
- * @example
- * ```ts
- * AGENT_UUID.test("0B0C4A5E-8F4E-4A8E-9A53-3F1C2B9D7E10"); // true
- * ```
- */
 export const AGENT_UUID: RegExp = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function _text(expected: string) {
@@ -202,15 +176,8 @@ function _runId(text: string, name: string): string {
 }
 
 /**
- * The ports fetch never connects to, in Deno as in browsers: the Fetch standard's "bad ports"
- * (https://fetch.spec.whatwg.org/#port-blocking), which belong to mail, X11, IRC and the like,
- * and port 0. Every request there fails the same way, so the address is refused before any is
- * sent.
- *
- * @example
- * ```ts
- * FETCH_BLOCKED_PORTS.includes(6000); // true
- * ```
+ * The Fetch standard's "bad ports" (https://fetch.spec.whatwg.org/#port-blocking) and port 0:
+ * every request there fails the same way, so the address is refused before any is sent.
  */
 export const FETCH_BLOCKED_PORTS: readonly number[] = [
   "0 1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110",
@@ -226,16 +193,8 @@ export const FETCH_BLOCKED_PORTS: readonly number[] = [
 export const MAX_BASE_URL_LENGTH = 2048;
 
 /**
- * Checks a service address by the `--base-url` rules: `https://` (plain `http://` only for
- * loopback hosts), no credentials, no query or fragment, at most
- * {@linkcode MAX_BASE_URL_LENGTH} characters, not ending in the API's own path (`/api`,
- * `/api/v1`), not a port fetch refuses ({@linkcode FETCH_BLOCKED_PORTS}). `name` is the input the
- * message names.
- *
- * @example
- * ```ts
- * parseBaseUrl("https://service.example/eval", "--base-url").pathname; // "/eval"
- * ```
+ * Checks a service address by the `--base-url` rules; a path prefix is kept. `name` is the
+ * input the message names.
  *
  * @throws {UsageError} Naming `name` and what would be valid.
  */
@@ -320,16 +279,7 @@ const _METADATA = {
   ..._text("a non-empty value"),
 } as const;
 
-/**
- * Every option, in `--help`'s order, keyed by the name the code uses for it.
- *
- * @example
- * ```ts
- * const { timeoutMinutes } = OPTIONS;
- * timeoutMinutes.default; // 30
- * timeoutMinutes.parse("0.5", optionName(timeoutMinutes)); // 0.5
- * ```
- */
+/** In `--help`'s order. */
 export const OPTIONS = {
   agents: {
     type: "list",
@@ -345,7 +295,7 @@ export const OPTIONS = {
     parse: _agents,
   },
   baseUrl: {
-    // parseBaseUrl checks the built-in default too (config.ts gives it).
+    // parseBaseUrl checks the built-in default too.
     type: "string",
     flag: "base-url",
     valueName: "<url>",
@@ -379,7 +329,6 @@ export const OPTIONS = {
     parse: _apiKey,
   },
   githubToken: {
-    // Read by the comment and the commit statuses, on GitHub.
     type: "string",
     variable: "GITHUB_TOKEN",
     defaultText: "none",
@@ -389,7 +338,6 @@ export const OPTIONS = {
     parse: _asGiven,
   },
   gitlabToken: {
-    // Read by the comment and the commit statuses, on GitLab.
     type: "string",
     variable: "SERVICE_GITLAB_TOKEN",
     defaultText: "none",
@@ -399,7 +347,6 @@ export const OPTIONS = {
     parse: _asGiven,
   },
   githubApiUrl: {
-    // Read by the forge target (forge/target.ts): GitHub Enterprise Server's API address.
     type: "string",
     variable: "GITHUB_API_URL",
     defaultText: "`https://api.github.com`",
@@ -408,7 +355,6 @@ export const OPTIONS = {
     parse: _asGiven,
   },
   gitlabApiUrl: {
-    // Read by the forge target (forge/target.ts).
     type: "string",
     variable: "CI_API_V4_URL",
     defaultText: "set by GitLab CI",
@@ -417,7 +363,6 @@ export const OPTIONS = {
     parse: _asGiven,
   },
   bitbucketProxy: {
-    // Read by the forge target (forge/target.ts): where Bitbucket's requests are signed.
     type: "string",
     variable: "SERVICE_BITBUCKET_PROXY",
     defaultText: "`http://localhost:29418`",
@@ -582,76 +527,43 @@ export const OPTIONS = {
   version: { type: "boolean", flag: "version", help: ["print the version and exit 0"] },
 } as const satisfies Record<string, OptionSpec>;
 
-/** The key of an option in {@linkcode OPTIONS}. */
 export type OptionKey = keyof typeof OPTIONS;
 
-/**
- * The action.yml inputs that are not service-ci options: scripts/action.sh reads them to choose,
- * check and install the release.
- *
- * @example
- * ```ts
- * ACTION_ONLY_INPUTS.includes("version"); // true
- * ```
- */
+/** The action.yml inputs scripts/action.sh reads to choose, check and install the release. */
 export const ACTION_ONLY_INPUTS: readonly string[] = [
   "version",
   "verify-attestation",
   "github-token",
 ];
 
-/** What an option's check gives (`parse`'s result), or `boolean` for a flag alone. */
 export type ParsedValue<O> = O extends { readonly type: "boolean" } ? boolean
   : O extends { readonly parse: (input: never, name: string) => infer T } ? Exclude<T, undefined>
   : never;
 
-/**
- * The value an option resolves to: what its `parse` returns (a boolean for a flag alone), never
- * `undefined` when it has a default or is required.
- */
+/** Never `undefined` when the option has a default or is required. */
 export type OptionValue<O> = O extends { readonly default: unknown } | { readonly missing: unknown }
   ? ParsedValue<O>
   : ParsedValue<O> | undefined;
 
-/** The options a run resolves: every one but `--help` and `--version`. */
 export type ConfigKey = Exclude<OptionKey, "help" | "version">;
 
-/** Every option's value, keyed as {@linkcode OPTIONS}: the `Config` type, derived from the table. */
+/** The `Config` type, derived from the table. */
 export type OptionValues = { readonly [K in ConfigKey]: OptionValue<(typeof OPTIONS)[K]> };
 
-/** The value a parsed flag holds: a boolean, the values of a repeated flag, or its text. */
 export type FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
   : O extends { readonly type: "list" } ? readonly string[]
   : string;
 
-/**
- * The parsed flags, before the environment is consulted, keyed as {@linkcode OPTIONS}: a
- * `switch` holds the value its flag sets (`--no-ci-native` is `ciNative: false`).
- */
+/** Before the environment is consulted; `--no-ci-native` is `ciNative: false`. */
 export type Flags = {
   readonly [K in OptionKey as (typeof OPTIONS)[K] extends { readonly flag: string } ? K : never]?:
     FlagValue<(typeof OPTIONS)[K]>;
 };
 
-/**
- * Every option the command line accepts, without its dashes, in `--help`'s order.
- *
- * @example
- * ```ts
- * OPTION_NAMES.includes("agent"); // true
- * ```
- */
 export const OPTION_NAMES: readonly string[] = Object.values(OPTIONS as Record<string, OptionSpec>)
   .flatMap((option) => option.flag === undefined ? [] : [option.flag]);
 
-/**
- * The environment variables the configuration reads (besides the CI metadata's).
- *
- * @example
- * ```ts
- * CONFIG_ENV_VARIABLES.includes("SERVICE_API_KEY"); // true
- * ```
- */
+/** Besides the CI metadata's. */
 export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
   OPTIONS as Record<string, OptionSpec>,
 ).flatMap((option) => option.variable === undefined ? [] : [option.variable]);
@@ -669,16 +581,9 @@ export const ENV_FILE_VARIABLES: readonly string[] = CONFIG_ENV_VARIABLES.filter
 );
 
 /**
- * The misspellings of `variable` a user is likely to set instead of it, all within `SERVICE_*`
- * (the only names the permission set lets the program read besides the CIs'): one underscore
- * dropped (`SERVICE_APIKEY`), a plural or the id left off (`SERVICE_AGENTS`, `SERVICE_AGENT`),
- * the key called a token (`SERVICE_API_TOKEN`, `SERVICE_TOKEN`, `SERVICE_KEY`), the base URL
- * without "base" (`SERVICE_URL`). Only their names are ever printed, never their values.
- *
- * @example
- * ```ts
- * nearMissNames("SERVICE_API_KEY").includes("SERVICE_APIKEY"); // true
- * ```
+ * The misspellings of `variable` a user is likely to set instead (`SERVICE_APIKEY`,
+ * `SERVICE_API_TOKEN`, `SERVICE_URL`, …), all within `SERVICE_*`: the only names the permission
+ * set lets the program read besides the CIs'. Only their names are ever printed.
  */
 export function nearMissNames(variable: string): string[] {
   const rest = variable.replace(/^SERVICE_/, "");
@@ -699,15 +604,7 @@ export function nearMissNames(variable: string): string[] {
   return [...names].filter((name) => !CONFIG_ENV_VARIABLES.includes(name));
 }
 
-/**
- * The near misses ({@linkcode nearMissNames}) of the required variables: read only to say
- * "did you mean" when a required one is unset.
- *
- * @example
- * ```ts
- * NEAR_MISS_VARIABLES.includes("SERVICE_APIKEY"); // true
- * ```
- */
+/** Read only to say "did you mean" when a required variable is unset. */
 export const NEAR_MISS_VARIABLES: readonly string[] = [
   ...new Set(
     [OPTIONS.apiKey.variable, OPTIONS.agents.variable, OPTIONS.baseUrl.variable].flatMap(
@@ -740,14 +637,6 @@ export function inActionTerms(message: string): string {
   return text;
 }
 
-/**
- * The variables that hold a secret ({@linkcode OptionSpec.secret}): masked in every output.
- *
- * @example
- * ```ts
- * SECRET_VARIABLES.includes("GITHUB_TOKEN"); // true
- * ```
- */
 export const SECRET_VARIABLES: readonly string[] = Object.values(
   OPTIONS as Record<string, OptionSpec>,
 ).flatMap((option) =>
@@ -755,8 +644,7 @@ export const SECRET_VARIABLES: readonly string[] = Object.values(
 );
 
 /**
- * The values of the secret variables set in `env`, as given and without the blanks around them:
- * what every output masks.
+ * The values of the secret variables set in `env`, as given and trimmed: what every output masks.
  *
  * @example
  * ```ts
@@ -772,15 +660,7 @@ export function secretValues(env: (name: string) => string | undefined): string[
   });
 }
 
-/**
- * An option as the user types it: `--flag`, or its variable when it has no flag.
- *
- * @example
- * ```ts
- * optionName(OPTIONS.help); // "--help"
- * optionName(OPTIONS.apiKey); // "SERVICE_API_KEY"
- * ```
- */
+/** As the user types it: `--flag`, or its variable when it has no flag. */
 export function optionName(option: Pick<OptionSpec, "flag" | "variable">): string {
   return option.flag === undefined ? option.variable ?? "" : `--${option.flag}`;
 }
