@@ -181,7 +181,28 @@ export type RedirectRefusal =
   | "outside"
   | "too_many";
 
-/** A redirect {@linkcode fetchFollowing} did not follow; each client words its own message. */
+/**
+ * The one wording of a refused redirect, for the error and for each client, which shows the
+ * address its own way (`shown`: sanitized, cut, and masked of the client's secret).
+ */
+export function redirectMessage(
+  error: Pick<RedirectError, "reason" | "method" | "status" | "to" | "follows" | "within">,
+  shown: (address: string) => string,
+): string {
+  const what = `${error.method} answered ${error.status} redirect`;
+  const to = error.to === undefined ? "" : shown(error.to.origin + error.to.pathname);
+  return {
+    no_location: `${what} without a Location header`,
+    not_followed: `${what}; only ${error.follows.join("/")} are followed`,
+    invalid: `${what} to an invalid address`,
+    other_origin: `${what} to another origin (${to}); refused`,
+    credentials: `${what} to an address with credentials (${to}); refused`,
+    outside: `${what} outside ${error.within} (${to}); refused`,
+    too_many: `${what}: more than ${MAX_REDIRECTS} redirects; refused`,
+  }[error.reason];
+}
+
+/** A redirect {@linkcode fetchFollowing} did not follow. */
 export class RedirectError extends Error {
   override name = "RedirectError";
   readonly reason: RedirectRefusal;
@@ -206,20 +227,11 @@ export class RedirectError extends Error {
     },
   ) {
     const follows = details.follows ?? REDIRECT_STATUSES;
-    const what = `${details.method} answered ${details.status} redirect`;
-    const to = details.to === undefined
-      ? ""
-      : sanitize(details.to.origin + details.to.pathname, { maxLength: 200 });
-    const messages: Record<RedirectRefusal, string> = {
-      no_location: `${what} without a Location header`,
-      not_followed: `${what}; only ${follows.join("/")} are followed`,
-      invalid: `${what} to an invalid address`,
-      other_origin: `${what} to another origin (${to}); refused`,
-      credentials: `${what} to an address with credentials (${to}); refused`,
-      outside: `${what} outside ${details.within} (${to}); refused`,
-      too_many: `${what}: more than ${MAX_REDIRECTS} redirects; refused`,
-    };
-    super(messages[reason], details.cause === undefined ? undefined : { cause: details.cause });
+    const message = redirectMessage(
+      { ...details, reason, follows, to: details.to, within: details.within },
+      (text) => sanitize(text, { maxLength: 200 }),
+    );
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.reason = reason;
     this.method = details.method;
     this.status = details.status;

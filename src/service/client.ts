@@ -8,11 +8,11 @@ import type { CiMetadata } from "../ci/detect.ts";
 import {
   BodyTooLargeError,
   fetchFollowing,
-  MAX_REDIRECTS,
   proxyAuthRefusal,
   readCapped,
   REDIRECT_STATUSES,
   RedirectError,
+  redirectMessage,
   requestSignal,
 } from "../http/policy.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
@@ -263,21 +263,12 @@ export class ServiceClient {
 
   // The policy's refusal in the service's words; the key is masked in the address shown.
   #redirectError(error: RedirectError): ApiError {
-    const { status, to } = error;
-    const what = `${error.method} answered ${status} redirect`;
-    const shown = to === undefined ? "" : this.#shown(to.origin + to.pathname, 200);
-    const message = {
-      no_location: `${what} without a Location header`,
-      not_followed: `${what}; only ${error.follows.join("/")} are followed`,
-      invalid: `${what} to an invalid address`,
-      other_origin:
-        `${what} to another origin (${shown}); refused, the API key is only sent to ${error.from.origin}`,
-      credentials: `${what} to an address with credentials (${shown}); refused`,
-      outside: `${what} outside ${error.within} (${shown}); refused`,
-      too_many: `${what}: more than ${MAX_REDIRECTS} redirects; refused`,
-    }[error.reason];
+    const message = redirectMessage(error, (address) => this.#shown(address, 200));
+    const note = error.reason === "other_origin"
+      ? `, the API key is only sent to ${error.from.origin}`
+      : "";
     const kind = error.reason === "no_location" ? "unusable" : "redirect";
-    return new ApiError(kind, message, { status });
+    return new ApiError(kind, `${message}${note}`, { status: error.status });
   }
 
   async #answer(method: string, response: Response, signal: AbortSignal): Promise<ApiAnswer> {
