@@ -84,11 +84,16 @@ agents=$(printf '%s\n' "${SERVICE_CI_AGENT:-}" | tr -d '\r' | tr ',' '\n' |
 [ -n "$agents" ] ||
   fail 2 "the agent input is empty: give an agent UUID, or several separated by commas or newlines"
 
+# An input that must be true or false.
+boolean_input() {
+  case $2 in
+    true | false) ;;
+    *) fail 2 "the $1 input must be true or false (got \"$(shown "$2")\")" ;;
+  esac
+}
+
 warn_only=${SERVICE_CI_WARN_ONLY:-false}
-case $warn_only in
-  true | false) ;;
-  *) fail 2 "the warn-only input must be true or false (got \"$(shown "$warn_only")\")" ;;
-esac
+boolean_input warn-only "$warn_only"
 
 verify_attestation=${SERVICE_CI_VERIFY_ATTESTATION:-auto}
 case $verify_attestation in
@@ -113,16 +118,10 @@ case $pr_comment in
 esac
 
 verbose=${SERVICE_CI_VERBOSE:-false}
-case $verbose in
-  true | false) ;;
-  *) fail 2 "the verbose input must be true or false (got \"$(shown "$verbose")\")" ;;
-esac
+boolean_input verbose "$verbose"
 
 no_wait=${SERVICE_CI_NO_WAIT:-false}
-case $no_wait in
-  true | false) ;;
-  *) fail 2 "the no-wait input must be true or false (got \"$(shown "$no_wait")\")" ;;
-esac
+boolean_input no-wait "$no_wait"
 
 commit_status=${SERVICE_CI_COMMIT_STATUS:-false}
 case $commit_status in
