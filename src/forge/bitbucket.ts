@@ -6,7 +6,13 @@
 import { fetchFollowing, RedirectError } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
 import type { Clock, ExchangeLog } from "../effects.ts";
-import { acquireSlot, ForgeError, type RequestOptions } from "./http.ts";
+import {
+  acquireSlot,
+  failureKind,
+  ForgeError,
+  MAX_RATE_LIMITED,
+  type RequestOptions,
+} from "./http.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
 import { parseRetryAfter } from "../service/backoff.ts";
 
@@ -78,22 +84,12 @@ export class BitbucketProxy {
         return status;
       }
       const what = `${method} answered ${status}`;
-      if (status === 429 && limited < 3) {
+      if (status === 429 && limited < MAX_RATE_LIMITED) {
         const now = this.#options.clock.now();
         this.#limits.pause(parseRetryAfter(retryAfter, now) ?? MIN_RATE_LIMIT_PAUSE_MS, what);
         continue;
       }
-      const kind = status === 401
-        ? "unauthorized"
-        : status === 403
-        ? "forbidden"
-        : status === 404
-        ? "not_found"
-        : status === 429
-        ? "rate_limited"
-        : status >= 500
-        ? "server"
-        : "unusable";
+      const kind = failureKind(status);
       const error = new ForgeError(kind, what, { status });
       if (kind === "unauthorized") this.#limits.refuse(error);
       throw error;

@@ -52,6 +52,15 @@ export type ForgeFailure =
   | "refused"
   | "unusable";
 
+/** What an HTTP status that is no success says, the same for every forge. */
+export function failureKind(status: number): ForgeFailure {
+  if (status === 401) return "unauthorized";
+  if (status === 403) return "forbidden";
+  if (status === 404) return "not_found";
+  if (status === 429) return "rate_limited";
+  return status >= 500 ? "server" : "unusable";
+}
+
 /** `message` is one line, without the token. */
 export class ForgeError extends Error {
   override name = "ForgeError";
@@ -391,14 +400,7 @@ export class ForgeHttp {
         retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS ? retryAfterMs : undefined,
       );
     }
-    const kind: ForgeFailure = status === 401
-      ? "unauthorized"
-      : status === 403
-      ? "forbidden"
-      : status === 404
-      ? "not_found"
-      : "unusable";
-    throw new ForgeError(kind, what, { status });
+    throw new ForgeError(failureKind(status), what, { status });
   }
 
   // GitHub's `x-ratelimit-reset` is in epoch seconds.
