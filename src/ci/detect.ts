@@ -87,7 +87,7 @@ export async function detectCiBuild(
   env: Readonly<Record<string, string | undefined>>,
   options: DetectOptions = {},
 ): Promise<DetectedCiBuild> {
-  const read: Read = (name) => env[name]?.trim() || null;
+  const read = reader(env);
   const git = _neverFailing(options.git);
   const provider = _detect(read);
   const found = provider === undefined
@@ -110,13 +110,18 @@ export async function detectCiBuild(
 export function detectMergeKind(
   env: Readonly<Record<string, string | undefined>>,
 ): MergeKind | null {
-  const read: Read = (name) => env[name]?.trim() || null;
+  const read = reader(env);
   return _detect(read)?.merge?.(read) ?? null;
 }
 
 /** The first provider of {@linkcode PROVIDERS} whose variables are set: the one answer used. */
 export function detectProvider(env: Readonly<Record<string, string | undefined>>): string {
-  return _detect((name) => env[name]?.trim() || null)?.id ?? "local";
+  return _detect(reader(env))?.id ?? "local";
+}
+
+/** How every CI variable is read: trimmed, and blank as unset. */
+export function reader(env: Readonly<Record<string, string | undefined>>): Read {
+  return (name) => env[name]?.trim() || null;
 }
 
 // ci-info's convention: CI=false switches detection off, whatever else is set.

@@ -3,7 +3,7 @@
  * address, token, commit and pull or merge request — or why there is nothing to write".
  */
 
-import type { CiContext, CiMetadata } from "../ci/detect.ts";
+import { type CiContext, type CiMetadata, reader } from "../ci/detect.ts";
 import { tokenUrlProblem } from "../http/policy.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import { maskSecrets } from "../text/sanitize.ts";
@@ -103,7 +103,7 @@ export function forgeTarget(
   build: ForgeBuild,
   use: ForgeUse,
 ): ForgeTarget | ForgeSkip {
-  const read = (name: string) => env[name]?.trim() || null;
+  const read = reader(env);
   const { metadata } = build;
   // Code Insights is Bitbucket's alone: its writer runs only in Bitbucket Pipelines.
   const forge: ForgeName | null = use === "insights"
