@@ -8,7 +8,7 @@ import type { Flags } from "./options.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
 import { ENV_FILE_VARIABLES, optionName, OPTIONS, secretValues } from "./options.ts";
-import { CI_ENV_VARIABLES, detectProvider } from "../ci/detect.ts";
+import { CI_ENV_VARIABLES, detectProvider, reader } from "../ci/detect.ts";
 import { refusedReadError } from "./refused_env.ts";
 
 export interface LoadDeps {
@@ -137,10 +137,8 @@ async function _readDotenv(
 // CI as the .env rule means it: CI set to anything, or any CI's own variables (even with CI=false,
 // which switches only the metadata detection off).
 function _inCi(env: (name: string) => string | undefined): boolean {
-  const read = (name: string) => env(name)?.trim() || undefined;
-  return read("CI") !== undefined ||
-    detectProvider(Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, read(name)]))) !==
-      "local";
+  const values = Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, env(name)]));
+  return reader(values)("CI") !== null || detectProvider(values) !== "local";
 }
 
 function _join(directory: string, name: string): string {
