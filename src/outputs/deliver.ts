@@ -1,14 +1,13 @@
 /**
  * Delivers the finished run's reports so that every one of them shows the code the process
- * exits with. The code is decided before anything is rendered; a report that turns out not to
- * be writable changes it (a verdict that did not reach its report cannot count as checked), and
- * then every report already written is rewound and written again with the new code.
+ * exits with. A report that turns out not to be writable is an input of that code
+ * (`decideExitCode`), so every report already written is rewound and written again with it.
  */
 
 import type { ReportFile } from "../effects.ts";
 import type { RunReport } from "../result/outcome.ts";
-
-import { withUndeliveredReport } from "../result/outcome.ts";
+import { decideExitCode } from "../result/exit_code.ts";
+import { firstLine } from "../config/errors.ts";
 
 export interface FileReport {
   /** For messages: `"the --junit report"`, `"GITHUB_OUTPUT"`. */
@@ -46,7 +45,11 @@ export async function deliverReports(
   let current = report;
   const fail = (what: string, path: string, error: unknown) => {
     deps.warn(cannotWrite(what, path, error));
-    current = { ...current, exitCode: withUndeliveredReport(current.exitCode) };
+    const exitCode = decideExitCode(current.agents, {
+      warnOnly: current.warnOnly,
+      reportUndelivered: true,
+    });
+    current = { ...current, exitCode };
   };
   const open: { report: FileReport; file: ReportFile }[] = [];
   for (const fileReport of files) {
@@ -130,6 +133,5 @@ export async function writeReportFile(
 }
 
 export function cannotWrite(what: string, path: string, error: unknown): string {
-  const reason = error instanceof Error ? error.message : String(error);
-  return `service-ci: cannot write ${what} (${path}): ${reason.split("\n")[0]}`;
+  return `service-ci: cannot write ${what} (${path}): ${firstLine(error)}`;
 }

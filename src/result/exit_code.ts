@@ -1,4 +1,10 @@
-/** The exit codes of contract §5, and how the codes of several agents combine into one. */
+/**
+ * The exit codes of contract §5, decided here alone: one agent's from its verdict, and the
+ * process's from every agent's, `--warn-only` and whether a report asked for was delivered.
+ */
+
+import { Interrupted, type InterruptSignal } from "../platform/signals.ts";
+import type { Outcome, Verdict } from "../service/verdict.ts";
 
 export const ExitCode = {
   Passed: 0,
@@ -33,3 +39,41 @@ export function combineExitCodes(codes: readonly number[]): number {
   // Every code is known, so one of the list applies.
   return PRECEDENCE.find((code) => codes.includes(code))!;
 }
+
+/** Contract §5's precedence; `--warn-only` turns a failed gate (and only that) into 0. */
+export function decideExitCode(
+  agents: readonly { readonly exitCode: number }[],
+  options: { readonly warnOnly: boolean; readonly reportUndelivered: boolean },
+): number {
+  const combined = combineExitCodes(agents.map((agent) => agent.exitCode));
+  const code = options.warnOnly && combined === ExitCode.Failed ? ExitCode.Passed : combined;
+  // A verdict that did not reach a report asked for is a gate that could not be checked.
+  return options.reportUndelivered && (code === ExitCode.Passed || code === ExitCode.Failed)
+    ? ExitCode.Unchecked
+    : code;
+}
+
+export function exitCodeOf(verdict: Verdict<unknown>): number {
+  return verdict.kind === "interrupted"
+    ? _SIGNAL_CODES[interruptSignal(verdict.reason)]
+    : _OUTCOME_CODES[verdict.kind];
+}
+
+/** An abort that is not the user's interrupt (no signal named) reads as SIGINT. */
+export function interruptSignal(reason: unknown): InterruptSignal {
+  return reason instanceof Interrupted ? reason.signal : "SIGINT";
+}
+
+const _OUTCOME_CODES: Readonly<Record<Exclude<Outcome, "interrupted">, number>> = {
+  passed: ExitCode.Passed,
+  failed: ExitCode.Failed,
+  triggered: ExitCode.Passed,
+  unchecked: ExitCode.Unchecked,
+  timed_out: ExitCode.TimedOut,
+};
+
+const _SIGNAL_CODES: Readonly<Record<InterruptSignal, number>> = {
+  SIGHUP: ExitCode.Sigterm,
+  SIGINT: ExitCode.Sigint,
+  SIGTERM: ExitCode.Sigterm,
+};

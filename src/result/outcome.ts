@@ -1,21 +1,13 @@
 /** The result of one agent's gate and of the invocation: what every report is fed. */
 
 import type { CiMetadata } from "../ci/detect.ts";
-import { combineExitCodes, ExitCode } from "./exit_code.ts";
+import { exitCodeOf, interruptSignal } from "./exit_code.ts";
 import { withHint } from "../service/hint.ts";
-import { Interrupted, type InterruptSignal } from "../platform/signals.ts";
 import type { GateResult } from "../service/poll.ts";
-import type { GateField } from "../service/verdict.ts";
+import type { GateField, Outcome } from "../service/verdict.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
 
-/** `triggered`: `--no-wait` started the run and did not wait for it. */
-export type Outcome =
-  | "passed"
-  | "failed"
-  | "unchecked"
-  | "timed_out"
-  | "interrupted"
-  | "triggered";
+export type { Outcome };
 
 /** Every string that came from the service is already sanitized. */
 export interface AgentOutcome {
@@ -64,7 +56,7 @@ export function toAgentOutcome(
 ): AgentOutcome {
   const clean = (text: string | null) =>
     text === null ? null : sanitize(text, { secrets: context.secrets });
-  const base = {
+  return {
     agentId,
     runId: clean(result.runId),
     status: clean(result.status),
@@ -72,64 +64,33 @@ export function toAgentOutcome(
     durationMs: Math.round(context.durationMs),
     url: clean(result.url),
     gate: _gateFields(result.gate, context.secrets),
+    outcome: result.end.kind,
+    exitCode: exitCodeOf(result.end),
+    error: _error(result, context, clean),
   };
-  const end = result.end;
+}
+
+function _error(
+  { end, runId, status }: GateResult,
+  context: OutcomeContext,
+  clean: (text: string | null) => string | null,
+): string | null {
   switch (end.kind) {
-    case "passed":
-      return { ...base, outcome: "passed", exitCode: ExitCode.Passed, error: null };
-    case "failed":
-      return { ...base, outcome: "failed", exitCode: ExitCode.Failed, error: null };
-    case "triggered":
-      return { ...base, outcome: "triggered", exitCode: ExitCode.Passed, error: null };
     case "unchecked": {
-      const hintContext = {
-        duringTrigger: result.runId === null,
-        runIdGiven: context.runIdGiven,
-      };
-      return {
-        ...base,
-        outcome: "unchecked",
-        exitCode: ExitCode.Unchecked,
-        error: clean(withHint(end.reason, end.error, hintContext)),
-      };
+      const hintContext = { duringTrigger: runId === null, runIdGiven: context.runIdGiven };
+      return clean(withHint(end.reason, end.error, hintContext));
     }
-    case "deadline": {
-      const last = (result.status === null ? "" : `; last status ${clean(result.status)}`) +
+    case "timed_out": {
+      const last = (status === null ? "" : `; last status ${clean(status)}`) +
         (end.lastFault === null ? "" : `; last fault: ${clean(end.lastFault)}`);
-      const what = result.runId === null ? "before the run was triggered" : "before a verdict";
-      return {
-        ...base,
-        outcome: "timed_out",
-        exitCode: ExitCode.TimedOut,
-        error: `the timeout of ${formatMinutes(context.timeoutMs)} min ran out ${what}${last}`,
-      };
+      const what = runId === null ? "before the run was triggered" : "before a verdict";
+      return `the timeout of ${formatMinutes(context.timeoutMs)} min ran out ${what}${last}`;
     }
-    case "aborted": {
-      const signal = end.reason instanceof Interrupted ? end.reason.signal : "SIGINT";
-      return {
-        ...base,
-        outcome: "interrupted",
-        exitCode: _SIGNAL_CODES[signal],
-        error: `interrupted by ${signal}`,
-      };
-    }
+    case "interrupted":
+      return `interrupted by ${interruptSignal(end.reason)}`;
+    default:
+      return null;
   }
-}
-
-/** Contract §5's precedence; `--warn-only` turns a failed gate (and only that) into 0. */
-export function decideExitCode(
-  outcomes: readonly AgentOutcome[],
-  options: { readonly warnOnly: boolean },
-): number {
-  const combined = combineExitCodes(outcomes.map((outcome) => outcome.exitCode));
-  return options.warnOnly && combined === ExitCode.Failed ? ExitCode.Passed : combined;
-}
-
-/** A verdict that did not reach a report asked for is a gate that could not be checked. */
-export function withUndeliveredReport(exitCode: number): number {
-  return exitCode === ExitCode.Passed || exitCode === ExitCode.Failed
-    ? ExitCode.Unchecked
-    : exitCode;
 }
 
 export function formatMinutes(ms: number): string {
@@ -154,10 +115,3 @@ function _gateValue(value: string | number | boolean, secrets: readonly string[]
   if (typeof value !== "string" && maskSecrets(text, secrets) === text) return value;
   return sanitize(text, { maxLength: GATE_LIMITS.value, secrets });
 }
-
-// SIGHUP ends a run as SIGTERM does, and with its code: `v1` adds no exit code.
-const _SIGNAL_CODES: Readonly<Record<InterruptSignal, number>> = {
-  SIGHUP: ExitCode.Sigterm,
-  SIGINT: ExitCode.Sigint,
-  SIGTERM: ExitCode.Sigterm,
-};

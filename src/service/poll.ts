@@ -8,7 +8,7 @@ import { MAX_CONSECUTIVE_FAULTS, retryDelay, UNREACHABLE_GIVE_UP_MS } from "./ba
 import type { CiMetadata } from "../ci/detect.ts";
 import { ApiError, type ServiceClient, type Unreachable } from "./client.ts";
 import { nextPollDelay } from "./schedule.ts";
-import { type GateField, readRun } from "./verdict.ts";
+import { type GateField, readRun, type Verdict } from "./verdict.ts";
 import { hideUserinfo } from "../config/errors.ts";
 
 /** A 404 on a run this young may only mean the service does not show it yet (contract §3). */
@@ -54,15 +54,9 @@ export interface GateOptions {
   readonly onEvent?: (event: GateEvent) => void;
 }
 
-export type GateEnd =
-  | { readonly kind: "passed" | "failed" | "triggered" }
-  | { readonly kind: "unchecked"; readonly reason: string; readonly error?: ApiError }
-  | { readonly kind: "deadline"; readonly lastFault: string | null }
-  | { readonly kind: "aborted"; readonly reason: unknown };
-
 /** How the gate ended, and what was learnt of the run on the way (unsanitized). */
 export interface GateResult {
-  readonly end: GateEnd;
+  readonly end: Verdict<ApiError>;
   readonly runId: string | null;
   readonly status: string | null;
   readonly url: string | null;
@@ -70,7 +64,7 @@ export interface GateResult {
   readonly gate: readonly GateField[];
 }
 
-/** Never throws for a service or network failure: every way it can end is a {@linkcode GateEnd}. */
+/** Never throws for a service or network failure: every way it can end is a {@linkcode Verdict}. */
 export async function runGate(deps: GateDeps, options: GateOptions): Promise<GateResult> {
   const state = {
     runId: null as string | null,
@@ -79,7 +73,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     passed: null as boolean | null,
     gate: [] as readonly GateField[],
   };
-  const finish = (end: GateEnd): GateResult => ({ end, ...state });
+  const finish = (end: Verdict<ApiError>): GateResult => ({ end, ...state });
   // The last transient fault, while no answer has come since: a timeout names it as the cause.
   const faults = { last: null as string | null };
   try {
@@ -163,12 +157,14 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     }
   } catch (error) {
     if (error instanceof DeadlineReached || options.signal.reason instanceof DeadlineReached) {
-      return finish({ kind: "deadline", lastFault: faults.last });
+      return finish({ kind: "timed_out", lastFault: faults.last });
     }
     if (error instanceof ApiError) {
       return finish({ kind: "unchecked", reason: error.message, error });
     }
-    if (options.signal.aborted) return finish({ kind: "aborted", reason: options.signal.reason });
+    if (options.signal.aborted) {
+      return finish({ kind: "interrupted", reason: options.signal.reason });
+    }
     throw error;
   }
 }

@@ -86,7 +86,7 @@ Deno.test("toAgentOutcome() makes each field one inert line, and leaves out name
 Deno.test("toAgentOutcome() gives no fields to a gate without a verdict", () => {
   const timedOut: GateResult = {
     ...failed([]),
-    end: { kind: "deadline", lastFault: null },
+    end: { kind: "timed_out", lastFault: null },
     passed: null,
   };
   assert.deepEqual(toAgentOutcome(AGENT, timedOut, CONTEXT).gate, []);

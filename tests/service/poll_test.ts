@@ -422,7 +422,7 @@ Deno.test("runGate() stops at the deadline with the last status, never waiting p
   const deadline = START + 60_000;
   const gate = setup({ trigger: [triggered()], read: () => RUNNING });
   const result = await gate.run({ deadline });
-  assert.deepEqual(result.end, { kind: "deadline", lastFault: null });
+  assert.deepEqual(result.end, { kind: "timed_out", lastFault: null });
   assert.equal(result.status, "running");
   assert.equal(result.runId, "run_1");
   assert.equal(gate.now(), deadline);
@@ -433,7 +433,7 @@ Deno.test("runGate() times out, not unchecked, when the deadline comes during fa
   const deadline = START + 45_000;
   const gate = setup({ trigger: [triggered()], read: () => transient("GET 503", 20_000) });
   const result = await gate.run({ deadline });
-  assert.deepEqual(result.end, { kind: "deadline", lastFault: "GET 503" });
+  assert.deepEqual(result.end, { kind: "timed_out", lastFault: "GET 503" });
   assert.equal(gate.now(), deadline);
   assert.deepEqual(gate.sleeps.slice(1), [20_000, 20_000, 4_000]);
 });
@@ -445,7 +445,7 @@ Deno.test("runGate() names no fault at the deadline once an answer came after it
     read: (index) => index === 0 ? transient("GET 502") : RUNNING,
   });
   const result = await gate.run({ deadline });
-  assert.deepEqual(result.end, { kind: "deadline", lastFault: null });
+  assert.deepEqual(result.end, { kind: "timed_out", lastFault: null });
   assert.equal(result.status, "running");
 });
 
@@ -459,14 +459,14 @@ Deno.test("runGate() times out when the deadline aborts a request in flight", as
     }],
   });
   const result = await gate.run({ signal: controller.signal });
-  assert.deepEqual(result.end, { kind: "deadline", lastFault: null });
+  assert.deepEqual(result.end, { kind: "timed_out", lastFault: null });
   assert.equal(result.runId, "run_1");
 });
 
 Deno.test("runGate() sends nothing once the deadline has passed", async () => {
   const gate = setup({ trigger: [triggered()], read: [PASSED] });
   const result = await gate.run({ deadline: START });
-  assert.deepEqual(result.end, { kind: "deadline", lastFault: null });
+  assert.deepEqual(result.end, { kind: "timed_out", lastFault: null });
   assert.equal(gate.triggers.length, 0);
 });
 
@@ -489,7 +489,7 @@ Deno.test("runGate() ends aborted, with the signal's reason, on an interrupt", a
         if (during === "sleep" && event.type === "status") controller.abort(reason);
       },
     });
-    assert.deepEqual(result.end, { kind: "aborted", reason }, during);
+    assert.deepEqual(result.end, { kind: "interrupted", reason }, during);
     assert.equal(result.runId, "run_1");
   }
 });
@@ -640,7 +640,7 @@ Deno.test("runGate() never waits past the deadline, never retries 10 faults in a
           assert.match(result.end.reason, /^gave up after 10 failed attempts in a row/);
         }
         assert.ok(
-          ["passed", "unchecked", "deadline"].includes(result.end.kind),
+          ["passed", "unchecked", "timed_out"].includes(result.end.kind),
           JSON.stringify(result.end),
         );
       },
