@@ -1,6 +1,6 @@
 /** Delays between retries of a transient fault, and reading the `Retry-After` header. Pure. */
 
-import { boundRetryAfter } from "./schedule.ts";
+import { retryAfterOr } from "./schedule.ts";
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_CAP_MS = 30_000;
@@ -16,11 +16,7 @@ export function retryDelay(input: {
   readonly retryAfterMs?: number | undefined;
   readonly random: number;
 }): number {
-  const remaining = Math.max(0, input.remainingMs);
-  if (input.retryAfterMs !== undefined) {
-    return Math.min(remaining, boundRetryAfter(input.retryAfterMs));
-  }
-  return Math.min(remaining, Math.round(input.random * exponentialDelay(input.attempt)));
+  return retryAfterOr(input, () => Math.round(input.random * exponentialDelay(input.attempt)));
 }
 
 /** Without jitter: the forge client waits it whole. `attempt` is 1 for the first retry. */

@@ -24,16 +24,21 @@ export interface PollDelayInput {
 
 /** `min(max, 1 s + 0.15 × age)` spread by ±10 %, or the service's `Retry-After`. */
 export function nextPollDelay(input: PollDelayInput): number {
-  const remaining = Math.max(0, input.remainingMs);
-  if (input.retryAfterMs !== undefined) {
-    return Math.min(remaining, boundRetryAfter(input.retryAfterMs));
-  }
-  const max = input.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS;
-  const interval = Math.min(max, FIRST_POLL_MS + GROWTH_PER_MS_OF_AGE * Math.max(0, input.ageMs));
-  const spread = interval * (1 - JITTER + 2 * JITTER * input.random);
-  return Math.min(remaining, max, Math.round(spread));
+  return retryAfterOr(input, () => {
+    const max = input.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS;
+    const age = Math.max(0, input.ageMs);
+    const interval = Math.min(max, FIRST_POLL_MS + GROWTH_PER_MS_OF_AGE * age);
+    return Math.min(max, Math.round(interval * (1 - JITTER + 2 * JITTER * input.random)));
+  });
 }
 
-export function boundRetryAfter(ms: number): number {
-  return Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, ms));
+/** The service's `Retry-After` within its bounds if it sent one, else `own()`; never past the time left. */
+export function retryAfterOr(
+  input: { readonly remainingMs: number; readonly retryAfterMs?: number | undefined },
+  own: () => number,
+): number {
+  const wait = input.retryAfterMs === undefined
+    ? own()
+    : Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, input.retryAfterMs));
+  return Math.min(Math.max(0, input.remainingMs), wait);
 }
