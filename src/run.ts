@@ -98,7 +98,7 @@ export async function run(effects: RunEffects): Promise<number> {
     });
     if (config.dryRun) {
       const { dryRun } = await import("./outputs/dry_run.ts");
-      return dryRun(client, config, { metadata, context, env }, output);
+      return dryRun(client, config, { metadata, context }, output);
     }
     // Every report's path is checked before anything is sent: a bad one is a usage error.
     const outputs = await chooseOutputs({ ...effects, http }, {
@@ -124,15 +124,16 @@ export async function run(effects: RunEffects): Promise<number> {
         ? inActionTerms(error.message)
         : error.message;
       output.stderr(`service-ci: ${message}\n`);
-      const [{ ENV_VARIABLES }, { detectProvider }, { reportUsageError }] = await Promise.all([
-        import("./config/env_variables.ts"),
-        import("./ci/detect.ts"),
-        import("./outputs/mod.ts"),
-      ]);
+      const [{ ENV_VARIABLES }, { detectProvider, runnerValues }, { reportUsageError }] =
+        await Promise.all([
+          import("./config/env_variables.ts"),
+          import("./ci/detect.ts"),
+          import("./outputs/mod.ts"),
+        ]);
       const get = ask(ENV_VARIABLES);
       const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, get(name)]));
-      const declared = { ...effects, env: { ...effects.env, get } };
-      await reportUsageError(declared, message, detectProvider(env), output);
+      const build = { provider: detectProvider(env), runner: runnerValues(env) };
+      await reportUsageError(effects, message, build, output);
       return ExitCode.Usage;
     }
     // No stack trace: one line, and a code that never reads as a verdict.

@@ -56,10 +56,46 @@ export interface MetadataOverrides {
   readonly actor?: string;
 }
 
+/**
+ * Besides the metadata's: the files a CI's runner names for its writer, and what the forge target
+ * needs to know about the build (its event, project, pipeline and job).
+ */
+export const RUNNER_VARIABLES = [
+  "GITHUB_OUTPUT",
+  "GITHUB_STEP_SUMMARY",
+  "AGENT_TEMPDIRECTORY",
+  "GITHUB_EVENT_NAME",
+  "GITHUB_REPOSITORY",
+  "GITHUB_WORKFLOW",
+  "GITHUB_JOB",
+  "CI_PROJECT_ID",
+  "CI_MERGE_REQUEST_IID",
+  "CI_EXTERNAL_PULL_REQUEST_IID",
+  "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
+  "CI_COMMIT_REF_NAME",
+  "CI_COMMIT_SHA",
+  "CI_PIPELINE_ID",
+  "CI_JOB_NAME",
+  "BITBUCKET_WORKSPACE",
+  "BITBUCKET_REPO_SLUG",
+  "BITBUCKET_REPO_FULL_NAME",
+  "BITBUCKET_COMMIT",
+] as const;
+
+/** Each of {@linkcode RUNNER_VARIABLES} that is set and not empty, as given. */
+export type RunnerValues = { readonly [K in (typeof RUNNER_VARIABLES)[number]]?: string };
+
 /** Every variable detection may read: the entry point reads exactly these. */
 export const CI_ENV_VARIABLES: readonly string[] = Object.freeze([
-  ...new Set(["CI", ...PROVIDERS.flatMap((provider) => provider.variables)]),
+  ...new Set(["CI", ...PROVIDERS.flatMap((provider) => provider.variables), ...RUNNER_VARIABLES]),
 ]);
+
+/** Read once, into `Config.runner`. */
+export function runnerValues(env: Readonly<Record<string, string | undefined>>): RunnerValues {
+  return Object.fromEntries(
+    RUNNER_VARIABLES.flatMap((name) => env[name] ? [[name, env[name]]] : []),
+  );
+}
 
 /** Without its effects, detection reads no file and runs no git. */
 export interface DetectOptions {

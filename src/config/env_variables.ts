@@ -2,8 +2,6 @@
 
 import { CI_ENV_VARIABLES } from "../ci/detect.ts";
 import { CONFIG_ENV_VARIABLES, NEAR_MISS_VARIABLES } from "./options.ts";
-import { FORGE_ENV_VARIABLES } from "../forge/target.ts";
-import { NATIVE_ENV_VARIABLES } from "../outputs/ci/native.ts";
 import { DEBUG_ENV_VARIABLES } from "../outputs/verbose.ts";
 
 /** The console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours). */
@@ -15,8 +13,6 @@ export const ENV_VARIABLES: readonly string[] = [
     ...NEAR_MISS_VARIABLES,
     ...CI_ENV_VARIABLES,
     ...OUTPUT_ENV_VARIABLES,
-    ...NATIVE_ENV_VARIABLES,
     ...DEBUG_ENV_VARIABLES,
-    ...FORGE_ENV_VARIABLES,
   ]),
 ];

@@ -8,7 +8,7 @@ import type { Flags } from "./options.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { mergeEnv, parseEnvFile } from "./env_file.ts";
 import { ENV_FILE_VARIABLES, optionName, OPTIONS, secretValues } from "./options.ts";
-import { CI_ENV_VARIABLES, detectProvider, reader } from "../ci/detect.ts";
+import { CI_ENV_VARIABLES, detectProvider, reader, runnerValues } from "../ci/detect.ts";
 import { refusedReadError } from "./refused_env.ts";
 
 export interface LoadDeps {
@@ -60,6 +60,7 @@ export async function loadConfig(
     config = resolveConfig(flags, env, {
       fromDotenv,
       envFileNote: file.note,
+      runner: runnerValues(env),
       ...(file.shown === undefined ? {} : { envFileRead: file.shown }),
     });
   } catch (error) {

@@ -265,9 +265,9 @@ export function parseBaseUrl(text: string, name: string): URL {
   return url;
 }
 
-// A value the forge reads as given (forge/target.ts judges it); blank counts as unset.
-function _asGiven(text: string): string | undefined {
-  return text.trim() === "" ? undefined : text;
+// A value forge/target.ts judges, trimmed; blank counts as unset.
+function _forge(text: string): string | undefined {
+  return text.trim() || undefined;
 }
 
 // The five metadata overrides share one help entry and one row of docs/options.md.
@@ -335,7 +335,7 @@ export const OPTIONS = {
     secret: true,
     help: ["GitHub's token for --pr-comment and --commit-status"],
     expected: "a GitHub token",
-    parse: _asGiven,
+    parse: _forge,
   },
   gitlabToken: {
     type: "string",
@@ -344,7 +344,7 @@ export const OPTIONS = {
     secret: true,
     help: ["a GitLab project access token for --pr-comment and --commit-status"],
     expected: "a GitLab token",
-    parse: _asGiven,
+    parse: _forge,
   },
   githubApiUrl: {
     type: "string",
@@ -352,7 +352,7 @@ export const OPTIONS = {
     defaultText: "`https://api.github.com`",
     help: ["GitHub's API address for --pr-comment and --commit-status"],
     expected: "an https:// URL",
-    parse: _asGiven,
+    parse: _forge,
   },
   gitlabApiUrl: {
     type: "string",
@@ -360,7 +360,7 @@ export const OPTIONS = {
     defaultText: "set by GitLab CI",
     help: ["GitLab's API address for --pr-comment and --commit-status"],
     expected: "an https:// URL",
-    parse: _asGiven,
+    parse: _forge,
   },
   bitbucketProxy: {
     type: "string",
@@ -368,7 +368,7 @@ export const OPTIONS = {
     defaultText: "`http://localhost:29418`",
     help: ["the Bitbucket Pipelines proxy that signs Bitbucket's requests"],
     expected: "a proxy address",
-    parse: _asGiven,
+    parse: _forge,
   },
   json: {
     type: "boolean",

@@ -3,7 +3,7 @@
  * {@linkcode UsageError}. Precedence: flag, then environment, then `.env`, then default.
  */
 
-import type { MetadataOverrides } from "../ci/detect.ts";
+import type { MetadataOverrides, RunnerValues } from "../ci/detect.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import {
   type ConfigKey,
@@ -30,6 +30,7 @@ export type Config = OptionValues & {
   readonly sources: { readonly [K in ConfigKey]: OptionSource };
   /** As the messages show it. */
   readonly envFileRead: string | undefined;
+  readonly runner: RunnerValues;
 };
 
 export interface ResolveOptions {
@@ -40,6 +41,8 @@ export interface ResolveOptions {
   /** For a missing setting's message: `"read ./.env"`, `"no .env in the working directory"`. */
   readonly envFileNote?: string;
   readonly envFileRead?: string;
+  /** The CI runner's variables, read by `loadConfig`. */
+  readonly runner?: RunnerValues;
 }
 
 export type Invocation =
@@ -198,6 +201,7 @@ export function resolveConfig(
     ...values,
     sources: Object.freeze(sources),
     envFileRead: options.envFileRead,
+    runner: options.runner ?? {},
   }) as Config;
   const o = OPTIONS;
   if (config.runId !== undefined) {

@@ -6,6 +6,7 @@
 import { type CiContext, type CiMetadata, reader } from "../ci/detect.ts";
 import { tokenUrlProblem } from "../http/policy.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
+import type { Config } from "../config/resolve.ts";
 import { maskSecrets } from "../text/sanitize.ts";
 
 export type ForgeName = "GitHub" | "GitLab" | "Bitbucket";
@@ -52,44 +53,22 @@ export interface ForgeBuild {
   readonly context?: CiContext | undefined;
 }
 
-// The forge's own variables are declared in the option table (the tokens are secret there).
-const _TOKEN = { github: OPTIONS.githubToken.variable!, gitlab: OPTIONS.gitlabToken.variable! };
-const _API = { github: OPTIONS.githubApiUrl.variable!, gitlab: OPTIONS.gitlabApiUrl.variable! };
-const _PROXY = OPTIONS.bitbucketProxy.variable!;
-const _TABLE = [
-  OPTIONS.githubToken,
-  OPTIONS.githubApiUrl,
-  OPTIONS.gitlabToken,
-  OPTIONS.gitlabApiUrl,
-  OPTIONS.bitbucketProxy,
-] as { readonly variable: string; readonly secret?: boolean }[];
+/** What the target reads from `Config`: the forge's settings and the runner's variables. */
+export type ForgeConfig = Partial<
+  Pick<
+    Config,
+    "githubToken" | "gitlabToken" | "githubApiUrl" | "gitlabApiUrl" | "bitbucketProxy" | "runner"
+  >
+>;
+
+const _TOKEN = { github: OPTIONS.githubToken.variable, gitlab: OPTIONS.gitlabToken.variable };
+const _API = { github: OPTIONS.githubApiUrl.variable, gitlab: OPTIONS.gitlabApiUrl.variable };
 
 /** `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
 export const GITHUB_DEFAULT_API = "https://api.github.com";
 
 /** Every Bitbucket Pipelines step has it: it signs requests to `http://api.bitbucket.org`. */
 export const BITBUCKET_PROXY = "http://localhost:29418";
-
-/** Every variable the forge outputs read, by exact name, besides the CI metadata's. */
-export const FORGE_ENV_VARIABLES: readonly string[] = Object.freeze([
-  ..._TABLE.map((option) => option.variable),
-  "GITHUB_EVENT_NAME",
-  "GITHUB_REPOSITORY",
-  "GITHUB_WORKFLOW",
-  "GITHUB_JOB",
-  "CI_PROJECT_ID",
-  "CI_MERGE_REQUEST_IID",
-  "CI_EXTERNAL_PULL_REQUEST_IID",
-  "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
-  "CI_COMMIT_REF_NAME",
-  "CI_COMMIT_SHA",
-  "CI_PIPELINE_ID",
-  "CI_JOB_NAME",
-  "BITBUCKET_WORKSPACE",
-  "BITBUCKET_REPO_SLUG",
-  "BITBUCKET_REPO_FULL_NAME",
-  "BITBUCKET_COMMIT",
-]);
 
 const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> = {
   comment: (forge) => `no ${forge === "GitLab" ? "merge-request" : "pull-request"} comment`,
@@ -99,11 +78,11 @@ const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> 
 
 /** Where `use` writes for this build, or the one line saying why nothing is written. */
 export function forgeTarget(
-  env: Readonly<Record<string, string | undefined>>,
+  config: ForgeConfig,
   build: ForgeBuild,
   use: ForgeUse,
 ): ForgeTarget | ForgeSkip {
-  const read = reader(env);
+  const read = reader(config.runner ?? {});
   const { metadata } = build;
   // Code Insights is Bitbucket's alone: its writer runs only in Bitbucket Pipelines.
   const forge: ForgeName | null = use === "insights"
@@ -184,15 +163,15 @@ export function forgeTarget(
   };
   switch (forge) {
     case "GitHub": {
-      const value = read(_TOKEN.github);
-      if (value === null) {
+      const value = config.githubToken;
+      if (value === undefined) {
         return skip(
           `${_TOKEN.github} is not set; set it to \${{ github.token }} and grant the job \`permissions: ${
             use === "comment" ? "pull-requests" : "checks"
           }: write\``,
         );
       }
-      const apiUrl = read(_API.github) ?? GITHUB_DEFAULT_API;
+      const apiUrl = config.githubApiUrl ?? GITHUB_DEFAULT_API;
       const problem = tokenUrlProblem(apiUrl, _API.github);
       if (problem !== null) return skip(problem);
       const slug = metadata.repository ?? read("GITHUB_REPOSITORY");
@@ -215,16 +194,18 @@ export function forgeTarget(
       };
     }
     case "GitLab": {
-      const value = read(_TOKEN.gitlab);
-      if (value === null) {
+      const value = config.gitlabToken;
+      if (value === undefined) {
         return skip(
-          use === "comment"
-            ? `${_TOKEN.gitlab} is not set; set it to a project access token with the api scope (CI_JOB_TOKEN cannot write merge request notes)`
-            : `${_TOKEN.gitlab} is not set; set it to a project access token with the api scope and the Developer role (CI_JOB_TOKEN cannot set statuses)`,
+          `${_TOKEN.gitlab} is not set; set it to a project access token with the api scope${
+            use === "comment"
+              ? " (CI_JOB_TOKEN cannot write merge request notes)"
+              : " and the Developer role (CI_JOB_TOKEN cannot set statuses)"
+          }`,
         );
       }
-      const apiUrl = read(_API.gitlab);
-      if (apiUrl === null) return skip(`${_API.gitlab} is not set`);
+      const apiUrl = config.gitlabApiUrl;
+      if (apiUrl === undefined) return skip(`${_API.gitlab} is not set`);
       const problem = tokenUrlProblem(apiUrl, _API.gitlab);
       if (problem !== null) return skip(problem);
       const projectId = read("CI_PROJECT_ID");
@@ -257,7 +238,7 @@ export function forgeTarget(
         ...base,
         apiUrl: `http://api.bitbucket.org/2.0/repositories/${repository}/commit/${commit}`,
         token: null,
-        proxy: read(_PROXY) ?? BITBUCKET_PROXY,
+        proxy: config.bitbucketProxy ?? BITBUCKET_PROXY,
         repository,
         ref: null,
         pipelineId: null,

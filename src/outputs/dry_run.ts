@@ -4,7 +4,7 @@ import { type CiContext, type CiMetadata, describeCiMetadata } from "../ci/detec
 import type { ServiceClient } from "../service/client.ts";
 import { type Config, describeSources } from "../config/resolve.ts";
 import { ExitCode } from "../result/exit_code.ts";
-import { describeTarget, forgeTarget } from "../forge/target.ts";
+import { describeTarget, type ForgeConfig, forgeTarget } from "../forge/target.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import { statusesSkipped } from "../forge/status/output.ts";
 import type { Output } from "./streams.ts";
@@ -64,15 +64,14 @@ export function renderDryRun(document: DryRunDocument): string {
 }
 
 export function forgeOutputLines(
-  config: Pick<Config, "agents" | "prComment" | "commitStatus" | "noWait">,
-  env: Readonly<Record<string, string | undefined>>,
+  config: Pick<Config, "agents" | "prComment" | "commitStatus" | "noWait"> & ForgeConfig,
   build: { readonly metadata: CiMetadata; readonly context: CiContext },
 ): string[] {
   const off = (option: { flag?: string; variable?: string }, what: string) =>
     `service-ci: ${optionName(option)} is off: ${what} would be written`;
   const comment = (): string => {
     if (!config.prComment) return off(OPTIONS.prComment, "no comment");
-    const target = forgeTarget(env, build, "comment");
+    const target = forgeTarget(config, build, "comment");
     return "skip" in target
       ? target.skip
       : `service-ci: the comment would be kept ${describeTarget(target)}`;
@@ -81,7 +80,7 @@ export function forgeOutputLines(
     if (!config.commitStatus) return off(OPTIONS.commitStatus, "no commit status");
     const skipped = statusesSkipped(config);
     if (skipped !== null) return skipped;
-    const target = forgeTarget(env, build, "statuses");
+    const target = forgeTarget(config, build, "statuses");
     const count = config.agents.length;
     return "skip" in target
       ? target.skip
@@ -96,11 +95,7 @@ export function forgeOutputLines(
 export function dryRun(
   client: ServiceClient,
   config: Config,
-  { metadata, context, env }: {
-    readonly metadata: CiMetadata;
-    readonly context: CiContext;
-    readonly env: Readonly<Record<string, string | undefined>>;
-  },
+  { metadata, context }: { readonly metadata: CiMetadata; readonly context: CiContext },
   output: Output,
 ): number {
   if (config.json) output.commandsToStderr();
@@ -109,7 +104,7 @@ export function dryRun(
       describeCiMetadata(metadata, context)
     }; service address ${config.baseUrl.href}; ${describeSources(config)}\n`,
   );
-  for (const line of forgeOutputLines(config, env, { metadata, context })) {
+  for (const line of forgeOutputLines(config, { metadata, context })) {
     output.stderr(`${line}\n`);
   }
   const document = dryRunDocument(client, config, metadata);

@@ -23,6 +23,8 @@ import {
   type RunOutput,
 } from "./output.ts";
 import type { ForgeClients } from "../forge/clients.ts";
+import type { ForgeConfig } from "../forge/target.ts";
+import type { RunnerValues } from "../ci/detect.ts";
 import { userAgent, VERSION } from "../config/version.ts";
 
 export type ChooseEffects = Pick<
@@ -32,10 +34,7 @@ export type ChooseEffects = Pick<
 
 export type FinishEffects = Pick<RunEffects, "clock" | "files" | "interrupt">;
 
-export type UsageErrorEffects = Pick<
-  RunEffects,
-  "clock" | "env" | "files" | "programs" | "uuid" | "cwd"
->;
+export type UsageErrorEffects = Pick<RunEffects, "clock" | "files" | "programs" | "uuid" | "cwd">;
 
 /**
  * Every report's path is checked here, before anything is sent: one that cannot be written is a
@@ -185,10 +184,10 @@ export function eachOutput(
 export async function reportUsageError(
   effects: UsageErrorEffects,
   message: string,
-  provider: string,
+  build: { readonly provider: string; readonly runner: RunnerValues },
   output: Output,
 ): Promise<void> {
-  const writer = await nativeWriter(provider, {
+  const writer = await nativeWriter(build.provider, {
     workingDirectory: effects.cwd,
     now: effects.clock.now,
     uuid: effects.uuid,
@@ -198,7 +197,7 @@ export async function reportUsageError(
     _nativeIo(
       effects,
       output,
-      effects.env.get,
+      { runner: build.runner },
       () => Promise.reject(new Error("nothing is sent on a usage error")),
     ),
   );
@@ -258,9 +257,9 @@ function _ciOutputs(
   stdoutHeldBy: string | null,
   forgeClients: () => Promise<ForgeClients>,
 ): RunOutput[] {
-  const { config, env, output } = context;
+  const { config, output } = context;
   const outputs: RunOutput[] = [];
-  const files = writer.reportFiles?.((name) => env[name]) ?? [];
+  const files = writer.reportFiles?.(config.runner) ?? [];
   if (files.length > 0) outputs.push({ kind: "report", name: `the ${writer.ci} reports`, files });
   if (!config.ciNative) return outputs;
   if (writer.stdoutOnly !== undefined && stdoutHeldBy !== null) {
@@ -275,8 +274,7 @@ function _ciOutputs(
     name: `the ${writer.ci} channels`,
     start: (plan) => commands(writer.progressStart(plan.title)),
     end: (report) => commands(writer.progressEnd(report)),
-    finish: (report) =>
-      writer.finish(report, _nativeIo(effects, output, (name) => env[name], forgeClients)),
+    finish: (report) => writer.finish(report, _nativeIo(effects, output, config, forgeClients)),
   });
   return outputs;
 }
@@ -298,13 +296,13 @@ async function _forgeClients(
 
 // Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
 async function _comment(context: OutputsContext, clients: ForgeClients): Promise<RunOutput[]> {
-  const { config, env, metadata, output } = context;
+  const { config, metadata, output } = context;
   const [{ PullRequestComment }, { commentOutput }, { forgeTarget }] = await Promise.all([
     import("../forge/comment/pr_comment.ts"),
     import("../forge/comment/output.ts"),
     import("../forge/target.ts"),
   ]);
-  const target = forgeTarget(env, { metadata, context: context.context }, "comment");
+  const target = forgeTarget(config, { metadata, context: context.context }, "comment");
   if ("skip" in target) {
     output.stderr(`${target.skip}\n`);
     return [];
@@ -352,7 +350,7 @@ function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile 
 function _nativeIo(
   effects: Pick<RunEffects, "clock" | "files" | "programs">,
   output: Output,
-  env: (name: string) => string | undefined,
+  config: ForgeConfig,
   forgeClients: () => Promise<ForgeClients>,
 ): NativeIo {
   const bound = nativeTimeBound(effects.clock.monotonic);
@@ -368,6 +366,6 @@ function _nativeIo(
       }),
     forgeClients,
     requestBound: bound,
-    env,
+    config,
   };
 }

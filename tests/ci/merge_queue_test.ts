@@ -16,7 +16,8 @@ import {
   detectMergeKind,
   type DetectOptions,
 } from "../../src/ci/detect.ts";
-import { FORGE_ENV_VARIABLES } from "../../src/forge/target.ts";
+import { RUNNER_VARIABLES as FORGE_ENV_VARIABLES } from "../../src/ci/detect.ts";
+import { forgeConfig } from "../support/native_io.ts";
 import { PullRequestComment } from "../../src/forge/comment/pr_comment.ts";
 import type { RunEffects } from "../../src/effects.ts";
 import { run } from "../../src/run.ts";
@@ -376,7 +377,7 @@ const SKIP_LINE =
   "service-ci: no pull-request comment in a merge queue run (merge_group has no pull request); the pull_request run's comment stands";
 
 function commentFor(env: Env, metadata: CiMetadata) {
-  return PullRequestComment.fromEnv(env, {
+  return PullRequestComment.fromEnv(forgeConfig(env), {
     metadata,
     agents: [AGENT],
     userAgent: "service-ci/test",

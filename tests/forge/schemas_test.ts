@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import { systemClock } from "../../src/platform/clock.ts";
 import { BitbucketStatuses } from "../../src/forge/status/bitbucket.ts";
-import { BitbucketProxy } from "../../src/forge/bitbucket.ts";
+import { bitbucketApi } from "../../src/forge/http.ts";
 import { forgeTarget } from "../../src/forge/target.ts";
+import { forgeConfig } from "../support/native_io.ts";
 import { bitbucketAnnotations, bitbucketReport } from "../../src/outputs/ci/bitbucket.ts";
 import { finalComment, progressComment } from "../../src/forge/comment/content.ts";
 import { gateMarker } from "../../src/forge/comment/marker.ts";
@@ -45,7 +46,7 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
     return Promise.resolve(new Response(null, { status: 201 }));
   };
   const target = forgeTarget(
-    { BITBUCKET_REPO_FULL_NAME: "acme/widgets" },
+    forgeConfig({ BITBUCKET_REPO_FULL_NAME: "acme/widgets" }),
     {
       metadata: {
         ...githubMetadata,
@@ -58,7 +59,7 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
   assert.ok(!("skip" in target));
   const statuses = new BitbucketStatuses({
     target,
-    bitbucket: new BitbucketProxy({
+    bitbucket: bitbucketApi({
       proxy: "http://localhost:29418",
       fetch: fetchSpy,
       clock: systemClock,

@@ -9,6 +9,24 @@ import { systemClock } from "../../src/platform/clock.ts";
 import { runCommand as realRunCommand } from "../../src/platform/system.ts";
 import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/outputs/ci/native_io.ts";
 import type { FakeTime } from "./fake_time.ts";
+import { runnerValues } from "../../src/ci/detect.ts";
+import { OPTIONS } from "../../src/config/options.ts";
+import type { ForgeConfig } from "../../src/forge/target.ts";
+
+/** The forge's part of `Config` and the runner's variables, as `loadConfig` resolves them. */
+export function forgeConfig(env: Readonly<Record<string, string | undefined>>): ForgeConfig {
+  const { githubToken, gitlabToken, githubApiUrl, gitlabApiUrl, bitbucketProxy } = OPTIONS;
+  const value = (option: { variable: string; parse: (text: string) => string | undefined }) =>
+    env[option.variable] ? option.parse(env[option.variable]!) : undefined;
+  return {
+    githubToken: value(githubToken),
+    gitlabToken: value(gitlabToken),
+    githubApiUrl: value(githubApiUrl),
+    gitlabApiUrl: value(gitlabApiUrl),
+    bitbucketProxy: value(bitbucketProxy),
+    runner: runnerValues(env),
+  };
+}
 
 /** What a recording `NativeIo` saw. */
 export interface IoRecord {
@@ -32,7 +50,7 @@ export interface IoRecord {
  * ```
  */
 export function recordingIo(
-  overrides: Partial<Omit<NativeIo, "env">> & {
+  overrides: Partial<Omit<NativeIo, "config">> & {
     env?: Record<string, string>;
     /** The fetch the Bitbucket client sends through, for a proxy (default: the real one). */
     makeFetch?: (proxy: string) => typeof fetch;
@@ -70,7 +88,7 @@ export function recordingIo(
         }),
       ),
     requestBound: () => NATIVE_TIME_BOUNDS.eachMs,
-    env: (name) => env[name],
+    config: forgeConfig(env),
     ...effects,
   };
   return { io, commands, warnings, files };

@@ -36,7 +36,7 @@ export function createAzureWriter(options: AzureWriterOptions): NativeWriter {
         report,
         io,
         _join(
-          io.env("AGENT_TEMPDIRECTORY") || options.workingDirectory,
+          io.config.runner?.AGENT_TEMPDIRECTORY || options.workingDirectory,
           azureSummaryFile(options.uuid()),
         ),
       ),

@@ -3,7 +3,7 @@
  * gate that did not pass, sent through the pipeline's proxy so no credential is needed.
  */
 
-import { FORGE_ENV_VARIABLES, forgeTarget } from "../../forge/target.ts";
+import { forgeTarget } from "../../forge/target.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { clip } from "../../text/sanitize.ts";
 import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
@@ -54,8 +54,7 @@ export function createBitbucketWriter(): NativeWriter {
     progressStart: () => [],
     progressEnd: () => [],
     finish: async (report, io) => {
-      const env = Object.fromEntries(FORGE_ENV_VARIABLES.map((name) => [name, io.env(name)]));
-      const target = forgeTarget(env, { metadata: report.ciMetadata }, "insights");
+      const target = forgeTarget(io.config, { metadata: report.ciMetadata }, "insights");
       if ("skip" in target) {
         io.warn(target.skip);
         return;

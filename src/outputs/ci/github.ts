@@ -16,9 +16,9 @@ export function createGithubWriter(options: GithubWriterOptions): NativeWriter {
     ci: "GitHub Actions",
     progressStart: () => ["::group::service-ci progress"],
     progressEnd: () => ["::endgroup::"],
-    reportFiles(env) {
+    reportFiles(runner) {
       const files: FileReport[] = [];
-      const outputs = env("GITHUB_OUTPUT");
+      const outputs = runner.GITHUB_OUTPUT;
       if (outputs) {
         const fence = delimiter();
         files.push({
@@ -30,7 +30,7 @@ export function createGithubWriter(options: GithubWriterOptions): NativeWriter {
           render: (report) => githubOutputs(report, fence),
         });
       }
-      const summary = env("GITHUB_STEP_SUMMARY");
+      const summary = runner.GITHUB_STEP_SUMMARY;
       if (summary) {
         files.push({
           what: "GITHUB_STEP_SUMMARY",
@@ -51,7 +51,7 @@ export function createGithubWriter(options: GithubWriterOptions): NativeWriter {
     async usageError(message, io: NativeIo) {
       const { annotation, outputs } = githubUsageError(message, delimiter());
       io.command(annotation, "stderr");
-      const path = io.env("GITHUB_OUTPUT");
+      const path = io.config.runner?.GITHUB_OUTPUT;
       if (!path) return;
       try {
         await io.writeTextFile(path, outputs, true);

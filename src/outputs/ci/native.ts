@@ -5,13 +5,6 @@
 
 import type { NativeWriter } from "./native_io.ts";
 
-/** Besides the CI metadata's and the forge's. */
-export const NATIVE_ENV_VARIABLES: readonly string[] = [
-  "GITHUB_OUTPUT",
-  "GITHUB_STEP_SUMMARY",
-  "AGENT_TEMPDIRECTORY",
-];
-
 export interface NativeOptions {
   readonly workingDirectory: string;
   readonly now: () => number;

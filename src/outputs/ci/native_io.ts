@@ -4,6 +4,8 @@ import type { ForgeClients } from "../../forge/clients.ts";
 import type { RunReport } from "../../result/outcome.ts";
 import type { FileReport } from "../deliver.ts";
 import type { CommandResult } from "../../effects.ts";
+import type { RunnerValues } from "../../ci/detect.ts";
+import type { ForgeConfig } from "../../forge/target.ts";
 
 export interface NativeIo {
   readonly command: (line: string, stream?: "stderr") => void;
@@ -18,7 +20,8 @@ export interface NativeIo {
   /** The run's: Code Insights shares the forge's limits with the statuses and the comment. */
   readonly forgeClients: () => Promise<ForgeClients>;
   readonly requestBound: () => number;
-  readonly env: (name: string) => string | undefined;
+  /** The run's `Config`; on a usage error, the runner's variables alone. */
+  readonly config: ForgeConfig;
 }
 
 export interface NativeTimeBounds {
@@ -47,7 +50,7 @@ export interface NativeWriter {
   /** TeamCity reads command lines only from stdout: what is lost when `--json` holds it. */
   readonly stdoutOnly?: { readonly what: string; readonly lost: string };
   /** Each is checked before anything is sent, and a failure gives exit 3. */
-  reportFiles?(env: (name: string) => string | undefined): readonly FileReport[];
+  reportFiles?(runner: RunnerValues): readonly FileReport[];
   /** Exit 2, nothing sent. Never throws. */
   usageError?(message: string, io: NativeIo): Promise<void>;
   progressStart(title: string): readonly string[];

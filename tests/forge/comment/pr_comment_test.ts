@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { systemClock } from "../../../src/platform/clock.ts";
 import { FakeTime } from "../../support/fake_time.ts";
+import { forgeConfig } from "../../support/native_io.ts";
 import type { CiMetadata } from "../../../src/ci/detect.ts";
 import { MAX_ATTEMPTS } from "../../../src/forge/http.ts";
 import { readHistory } from "../../../src/forge/comment/history.ts";
@@ -81,7 +82,7 @@ function harness(
     origins.push(new URL(input instanceof Request ? input.url : String(input)).origin);
     return fetch(input, init);
   };
-  const made = PullRequestComment.fromEnv(env, {
+  const made = PullRequestComment.fromEnv(forgeConfig(env), {
     metadata: githubMetadata,
     agents: AGENTS,
     userAgent: USER_AGENT,
@@ -108,7 +109,7 @@ function skipOf(
   env: Record<string, string | undefined>,
   metadata: CiMetadata = githubMetadata,
 ): string {
-  const made = PullRequestComment.fromEnv(env, {
+  const made = PullRequestComment.fromEnv(forgeConfig(env), {
     metadata,
     agents: AGENTS,
     userAgent: USER_AGENT,
@@ -267,7 +268,7 @@ Deno.test("PullRequestComment.fromEnv() says why there is no comment on GitHub",
     'service-ci: no pull-request comment: GITHUB_API_URL must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got "http://api.example")',
   );
   for (const loopback of ["http://localhost:8080", "http://127.0.0.2", "http://[::1]:9"]) {
-    const made = PullRequestComment.fromEnv({ ...env, GITHUB_API_URL: loopback }, {
+    const made = PullRequestComment.fromEnv(forgeConfig({ ...env, GITHUB_API_URL: loopback }), {
       metadata: githubMetadata,
       agents: AGENTS,
       userAgent: USER_AGENT,
