@@ -6,12 +6,11 @@
 import { MAX_CONSECUTIVE_FAULTS } from "../service/backoff.ts";
 import { describeCiMetadata } from "../ci/detect.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
-import { OUTCOME_LABELS } from "../text/words.ts";
+import { explainExitCode, OUTCOME_LABELS } from "../text/words.ts";
 import type { GateEvent } from "../service/poll.ts";
 import type { RunOutput } from "./output.ts";
 import { outcomeReason } from "./summary.ts";
 import { sanitize } from "../text/sanitize.ts";
-import { optionName, OPTIONS } from "../config/options.ts";
 
 /** In CI logs, a "still waiting" line comes after this long without any other line. */
 export const HEARTBEAT_MS = 60_000;
@@ -223,19 +222,6 @@ export class ConsoleReporter {
     this.#options.write(text);
     this.#liveLines = waiting.length;
   }
-}
-
-export function explainExitCode(report: RunReport): string {
-  const count = (outcome: Outcome) => report.agents.filter((a) => a.outcome === outcome).length;
-  const total = report.agents.length;
-  const gates = total === 1 ? "gate" : "gates";
-  const parts = (Object.keys(OUTCOME_LABELS) as Outcome[])
-    .filter((outcome) => count(outcome) > 0)
-    .map((outcome) => `${count(outcome)} ${OUTCOME_LABELS[outcome].counted}`);
-  const warn = report.warnOnly && count("failed") > 0 && report.exitCode === 0
-    ? ` (${optionName(OPTIONS.warnOnly)}: a failed gate does not fail the build)`
-    : "";
-  return `exit ${report.exitCode}: ${total} ${gates}, ${parts.join(", ")}${warn}`;
 }
 
 // Sanitizing again keeps a caller that forgot from printing a control character or a workflow

@@ -2,6 +2,7 @@
 
 import type { CiMetadata } from "../ci/detect.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
+import { shownMs } from "../text/words.ts";
 
 /** Changes only when a field is removed, renamed or changes meaning. */
 export const REPORT_SCHEMA_VERSION = 1;
@@ -39,7 +40,7 @@ export function toJsonAgent(agent: AgentOutcome): JsonAgent {
     passed: agent.passed,
     outcome: agent.outcome,
     exit_code: agent.exitCode,
-    duration_ms: _milliseconds(agent.durationMs),
+    duration_ms: Math.round(shownMs(agent.durationMs)),
     url: agent.url,
     error: agent.error,
     // fromEntries defines each name as its own member: `__proto__` stays a field, not a prototype.
@@ -54,7 +55,7 @@ export function toJsonReport(report: RunReport): JsonReport {
     version: report.version,
     exit_code: report.exitCode,
     started_at: report.startedAt,
-    duration_ms: _milliseconds(report.durationMs),
+    duration_ms: Math.round(shownMs(report.durationMs)),
     warn_only: report.warnOnly,
     // Field by field: an extra property passed in never leaks into a schema that forbids it.
     ci_metadata: {
@@ -72,9 +73,4 @@ export function toJsonReport(report: RunReport): JsonReport {
 
 export function renderJson(report: RunReport): string {
   return `${JSON.stringify(toJsonReport(report), null, 2)}\n`;
-}
-
-// The schema promises a non-negative integer, whatever clock arithmetic produced.
-function _milliseconds(ms: number): number {
-  return Number.isFinite(ms) && ms > 0 ? Math.round(ms) : 0;
 }

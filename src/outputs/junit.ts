@@ -1,7 +1,7 @@
 /** Renders a run report as JUnit XML, one test case per agent, for CI test-report views. */
 
 import type { AgentOutcome, RunReport } from "../result/outcome.ts";
-import { OUTCOME_LABELS } from "../text/words.ts";
+import { OUTCOME_LABELS, shownMs } from "../text/words.ts";
 import { XML_ENTITIES } from "../text/sanitize.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import { gateReason, outcomeReason } from "./summary.ts";
@@ -162,7 +162,7 @@ function _attributes(values: Readonly<Record<string, string | number | boolean |
 }
 
 function _seconds(ms: number): string {
-  return (Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0).toFixed(3);
+  return (shownMs(ms) / 1000).toFixed(3);
 }
 
 // What Ant and Surefire write, plus the zone, which readers that parse only the Ant form ignore.

@@ -90,18 +90,38 @@ export function headline(report: RunReport): string {
 }
 
 export function outcomeCounts(agents: readonly Pick<AgentOutcome, "outcome">[]): string {
-  const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
-    .map((outcome) => ({
-      label: OUTCOME_LABELS[outcome].words,
-      count: agents.filter((agent) => agent.outcome === outcome).length,
-    }))
-    .filter(({ count }) => count > 0)
-    .map(({ label, count }) => `${count} ${label}`);
+  const counts = _counts(agents, "words");
   return counts.length === 0 ? "No agents." : `${counts.join(" · ")}.`;
 }
 
+/** The console's last line: the code, and what each outcome counted for. */
+export function explainExitCode(report: RunReport): string {
+  const total = report.agents.length;
+  const warn = report.warnOnly && report.exitCode === ExitCode.Passed &&
+      report.agents.some((agent) => agent.outcome === "failed")
+    ? ` (${optionName(OPTIONS.warnOnly)}: a failed gate does not fail the build)`
+    : "";
+  const counts = _counts(report.agents, "counted").join(", ");
+  return `exit ${report.exitCode}: ${total} ${total === 1 ? "gate" : "gates"}, ${counts}${warn}`;
+}
+
+function _counts(
+  agents: readonly Pick<AgentOutcome, "outcome">[],
+  label: "words" | "counted",
+): string[] {
+  return (Object.keys(OUTCOME_LABELS) as Outcome[]).flatMap((outcome) => {
+    const count = agents.filter((agent) => agent.outcome === outcome).length;
+    return count === 0 ? [] : [`${count} ${OUTCOME_LABELS[outcome][label]}`];
+  });
+}
+
+/** Clock arithmetic that went wrong (negative, not finite) shows as no time at all. */
+export function shownMs(ms: number): number {
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
 export function formatDuration(ms: number): string {
-  const seconds = Number.isFinite(ms) && ms > 0 ? ms / 1000 : 0;
+  const seconds = shownMs(ms) / 1000;
   if (seconds < 60) return `${seconds.toFixed(1)} s`;
   const whole = Math.round(seconds);
   return `${Math.floor(whole / 60)} min ${whole % 60} s`;

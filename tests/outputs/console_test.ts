@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { ConsoleReporter, explainExitCode, HEARTBEAT_MS } from "../../src/outputs/console.ts";
+import { ConsoleReporter, HEARTBEAT_MS } from "../../src/outputs/console.ts";
+import { explainExitCode } from "../../src/text/words.ts";
 import type { AgentOutcome, RunReport } from "../../src/result/outcome.ts";
 import { sanitize } from "../../src/text/sanitize.ts";
 import {
