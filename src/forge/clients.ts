@@ -1,9 +1,14 @@
 /** The run's forge clients: one per forge, shared by every writer of that forge with its limits. */
 
-import { BitbucketProxy } from "./bitbucket.ts";
 import type { Clock, Http } from "../effects.ts";
 import { boundedFetch } from "../http/policy.ts";
-import { DEFAULT_REQUEST_TIMEOUT_MS, type ForgeHttp, githubApi, gitlabApi } from "./http.ts";
+import {
+  bitbucketApi,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type ForgeHttp,
+  githubApi,
+  gitlabApi,
+} from "./http.ts";
 import { ForgeLimits } from "./limits.ts";
 import type { ForgeName, ForgeTarget } from "./target.ts";
 
@@ -71,10 +76,10 @@ export class ForgeClients {
   }
 
   /** `timeoutMs` bounds each request (a CI channel's bound, for Code Insights). */
-  bitbucket(target: ForgeTarget, timeoutMs?: () => number): BitbucketProxy {
+  bitbucket(target: ForgeTarget, timeoutMs?: () => number): ForgeHttp {
     const proxy = target.proxy ?? "";
     const { http, requestTimeoutMs } = this.#options;
-    return new BitbucketProxy({
+    return bitbucketApi({
       proxy,
       fetch: boundedFetch(
         http.makeFetch({ proxy }),

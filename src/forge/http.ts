@@ -6,25 +6,20 @@
 
 import { exponentialDelay, parseRetryAfter } from "../service/backoff.ts";
 import {
-  BodyTooLargeError,
   fetchFollowing,
   type Followed,
+  type ForgeFailure,
+  HttpFailure,
+  MAX_BODY_BYTES,
   MAX_FORGE_BODY_BYTES,
-  MAX_REDIRECTS,
   proxyAuthRefusal,
   readCapped,
-  RedirectError,
+  redirectMessage,
   requestSignal,
 } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
-import {
-  ForgeLimits,
-  LimitRefusal,
-  MIN_RATE_LIMIT_PAUSE_MS,
-  type Priority,
-  type Slot,
-} from "./limits.ts";
+import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts";
 
 /**
  * A 5xx or no answer is tried again only for methods other than `POST`; a rate limit, once its
@@ -38,20 +33,6 @@ export const MAX_RETRY_AFTER_MS = 10_000;
 /** Its redirects and its answer's body included. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
-/**
- * `refused`: a redirect to another origin, to an address with credentials, or too many; or the
- * proxy refused its credentials (407): no retry changes it.
- */
-export type ForgeFailure =
-  | "unauthorized"
-  | "forbidden"
-  | "not_found"
-  | "rate_limited"
-  | "server"
-  | "network"
-  | "refused"
-  | "unusable";
-
 /** What an HTTP status that is no success says, the same for every forge. */
 export function failureKind(status: number): ForgeFailure {
   if (status === 401) return "unauthorized";
@@ -59,34 +40,6 @@ export function failureKind(status: number): ForgeFailure {
   if (status === 404) return "not_found";
   if (status === 429) return "rate_limited";
   return status >= 500 ? "server" : "unusable";
-}
-
-/** `message` is one line, without the token. */
-export class ForgeError extends Error {
-  override name = "ForgeError";
-  readonly kind: ForgeFailure;
-  readonly status: number | null;
-  /** Epoch milliseconds, when the forge said (or a minute on). */
-  readonly until: number | null;
-  /** Never sent: a rate limit's pause outlasts the time left to finish. */
-  readonly givenUp: boolean;
-
-  constructor(
-    kind: ForgeFailure,
-    message: string,
-    options: {
-      readonly status?: number;
-      readonly cause?: unknown;
-      readonly until?: number;
-      readonly givenUp?: boolean;
-    } = {},
-  ) {
-    super(message, { cause: options.cause });
-    this.kind = kind;
-    this.status = options.status ?? null;
-    this.until = options.until ?? null;
-    this.givenUp = options.givenUp ?? false;
-  }
 }
 
 /** None defaults to a real one. */
@@ -118,6 +71,12 @@ export interface ForgeHttpOptions extends ForgeEffects {
   readonly baseUrl: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly secrets: readonly string[];
+  /**
+   * Bitbucket's proxy, for messages: no body is read, a 404 to a `DELETE` counts as done (what
+   * was to be deleted is not there), nothing is tried again but a rate limit, and failures are
+   * worded as the proxy's.
+   */
+  readonly proxy?: string;
 }
 
 export interface RequestOptions {
@@ -133,31 +92,6 @@ export interface ForgeAnswer {
   readonly headers: Headers;
   /** After redirects. */
   readonly url: URL;
-}
-
-/** @throws {ForgeError} When no slot will come: a 401 is final for the run. */
-export async function acquireSlot(
-  limits: ForgeLimits,
-  write: boolean,
-  options: RequestOptions,
-  unreached: (error: unknown) => ForgeError,
-): Promise<Slot> {
-  try {
-    return await limits.acquire(
-      { write, priority: options.priority ?? "background" },
-      options.signal,
-    );
-  } catch (error) {
-    if (error instanceof LimitRefusal && error.reason === "refused") {
-      throw error.error instanceof ForgeError
-        ? error.error
-        : new ForgeError("unauthorized", error.message);
-    }
-    if (error instanceof LimitRefusal) {
-      throw new ForgeError("rate_limited", error.message, { givenUp: true });
-    }
-    throw unreached(error);
-  }
 }
 
 export class ForgeHttp {
@@ -197,12 +131,16 @@ export class ForgeHttp {
     return this.#limits;
   }
 
+  get proxy(): string | undefined {
+    return this.#options.proxy;
+  }
+
   /**
    * `target` is a path under the API root or an absolute URL on its origin (a pagination link).
    * A POST is not retried after a 5xx or a network error, which may have created what it asked
    * for.
    *
-   * @throws {ForgeError} For every failure; never another error.
+   * @throws {HttpFailure} For every failure; never another error.
    */
   async request(
     method: string,
@@ -224,7 +162,7 @@ export class ForgeHttp {
           attempt: attempt + limited,
         });
       } catch (error) {
-        if (error instanceof ForgeError && error.kind === "unauthorized") {
+        if (error instanceof HttpFailure && error.kind === "unauthorized") {
           this.#limits.refuse(error);
         }
         if (!(error instanceof _Retry)) throw error;
@@ -233,18 +171,31 @@ export class ForgeHttp {
         slot.release();
       }
       if (failure.error.kind === "rate_limited") {
+        // The proxy gives up on its last rate limit without another pause.
+        if (this.proxy !== undefined && limited === MAX_RATE_LIMITED) throw failure.error;
         this.#limits.pause(failure.waitMs ?? MIN_RATE_LIMIT_PAUSE_MS, failure.error.message);
         if (++limited > MAX_RATE_LIMITED) throw failure.error;
         continue;
       }
-      if (!idempotent || attempt >= (options.attempts ?? MAX_ATTEMPTS)) throw failure.error;
+      const attempts = options.attempts ?? (this.proxy === undefined ? MAX_ATTEMPTS : 1);
+      if (!idempotent || attempt >= attempts) throw failure.error;
       await this.#sleep(failure.waitMs ?? exponentialDelay(attempt, RETRY_DELAY_MS));
       attempt++;
     }
   }
 
-  #acquire(write: boolean, options: RequestOptions) {
-    return acquireSlot(this.#limits, write, options, (error) => this.#unreached(error).error);
+  /** @throws {HttpFailure} When no slot will come: a 401 is final for the run. */
+  async #acquire(write: boolean, options: RequestOptions) {
+    try {
+      const priority = options.priority ?? "background";
+      return await this.#limits.acquire({ write, priority }, options.signal);
+    } catch (error) {
+      if (error instanceof HttpFailure) throw error;
+      if (this.proxy === undefined) throw this.#unreached(error).error;
+      throw new HttpFailure("network", `no answer through the proxy ${this.proxy}`, {
+        cause: error,
+      });
+    }
   }
 
   #resolve(target: string): URL {
@@ -254,7 +205,7 @@ export class ForgeHttp {
       ? new URL(target)
       : null;
     if (url === null || url.origin !== this.#base.origin) {
-      throw new ForgeError(
+      throw new HttpFailure(
         "refused",
         `${this.#options.forge} gave a link outside ${this.#base.origin}; the token is only sent there`,
       );
@@ -294,23 +245,27 @@ export class ForgeHttp {
         fetch: this.#options.fetch,
         log: this.#options.log,
         attempt,
-        maxBytes: MAX_FORGE_BODY_BYTES,
+        maxBytes: this.proxy === undefined ? MAX_FORGE_BODY_BYTES : MAX_BODY_BYTES,
       });
     } catch (cause) {
-      if (cause instanceof RedirectError) throw this.#redirectError(cause);
-      const proxyRefusal = proxyAuthRefusal(cause, start);
+      if (cause instanceof HttpFailure) throw this.#redirectError(cause);
+      const proxyRefusal = this.proxy === undefined ? proxyAuthRefusal(cause, start) : null;
       if (proxyRefusal !== null) {
-        throw new ForgeError("refused", `${forge}: ${proxyRefusal}`, { cause });
+        throw new HttpFailure("refused", `${forge}: ${proxyRefusal}`, { cause });
       }
       throw this.#unreached(cause);
     }
     const { response, url } = answer;
+    if (this.proxy !== undefined) {
+      await response.body?.cancel();
+      return this.#proxied(response, url, answer.method);
+    }
     const text = await readCapped(response, { signal, maxBytes: MAX_FORGE_BODY_BYTES }).catch(
       (cause: unknown) => {
         // An error answer is classified by its status, whatever became of its body.
         if (!response.ok) return "";
-        if (!(cause instanceof BodyTooLargeError)) throw this.#unreached(cause);
-        throw new ForgeError(
+        if (!(cause instanceof HttpFailure)) throw this.#unreached(cause);
+        throw new HttpFailure(
           "unusable",
           `${forge} answered ${answer.method} with ${response.status} and more than ${MAX_FORGE_BODY_BYTES} bytes`,
           { status: response.status, cause },
@@ -321,44 +276,39 @@ export class ForgeHttp {
   }
 
   #unreached(cause: unknown): _Retry {
-    return new _Retry(
-      new ForgeError(
-        "network",
-        `${this.#options.forge} could not be reached (${this.#describe(cause)})`,
-        { cause },
-      ),
+    const message = this.proxy === undefined
+      ? `${this.#options.forge} could not be reached (${this.#describe(cause)})`
+      : sanitize(cause instanceof Error ? cause.message : String(cause), { maxLength: 200 });
+    return new _Retry(new HttpFailure("network", message, { cause }));
+  }
+
+  #redirectError(error: HttpFailure): HttpFailure {
+    const redirect = error.redirect!;
+    if (this.proxy !== undefined) {
+      return new HttpFailure("refused", error.message, { cause: error });
+    }
+    const refused = ["other_origin", "credentials", "too_many"].includes(redirect.reason);
+    const forge = { name: this.#options.forge, origin: this.#base.origin };
+    return new HttpFailure(
+      refused ? "refused" : "unusable",
+      redirectMessage(redirect, (address) => address, forge),
+      { status: redirect.status },
     );
   }
 
-  #redirectError(error: RedirectError): ForgeError {
-    const forge = this.#options.forge;
-    const status = error.status;
-    switch (error.reason) {
-      case "other_origin":
-        return new ForgeError(
-          "refused",
-          `${forge} redirected to ${error.to?.origin}; the token is only sent to ${this.#base.origin}`,
-          { status },
-        );
-      case "credentials":
-        return new ForgeError("refused", `${forge} redirected to an address with credentials`, {
-          status,
-        });
-      case "too_many":
-        return new ForgeError("refused", `${forge} redirected more than ${MAX_REDIRECTS} times`, {
-          status,
-        });
-      case "not_followed":
-        return new ForgeError(
-          "unusable",
-          `${forge} answered ${error.method} ${error.from.pathname} with ${status}`,
-          { status },
-        );
-      default:
-        return new ForgeError("unusable", `${forge} answered ${status} without a usable Location`, {
-          status,
-        });
+  #proxied(response: Response, url: URL, method: string): ForgeAnswer {
+    const status = response.status;
+    if ((status >= 200 && status < 300) || (method === "DELETE" && status === 404)) {
+      return { data: null, headers: response.headers, url };
     }
+    const what = `${method} answered ${status}`;
+    const kind = failureKind(status);
+    if (kind !== "rate_limited") throw new HttpFailure(kind, what, { status });
+    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#clock.now());
+    throw new _Retry(
+      new HttpFailure(kind, what, { status }),
+      retryAfterMs ?? MIN_RATE_LIMIT_PAUSE_MS,
+    );
   }
 
   #read(response: Response, text: string, url: URL, method: string): ForgeAnswer {
@@ -368,7 +318,7 @@ export class ForgeHttp {
       try {
         return { data: text === "" ? null : JSON.parse(text), headers: response.headers, url };
       } catch (cause) {
-        throw new ForgeError(
+        throw new HttpFailure(
           "unusable",
           `${forge} answered ${method} with ${status} but not JSON`,
           {
@@ -386,36 +336,18 @@ export class ForgeHttp {
     // GitHub's secondary limit may come as a 403 with neither header: its message says so.
     const says = /rate limit/i.test(detail);
     if (status === 429 || (status === 403 && (exhausted || retryAfterMs !== undefined || says))) {
-      const waitMs = retryAfterMs ?? this.#resetMs(response, now) ?? MIN_RATE_LIMIT_PAUSE_MS;
-      const error = new ForgeError("rate_limited", `${what}${this.#reset(response, now)}`, {
-        status,
-        until: now + waitMs,
-      });
-      throw new _Retry(error, waitMs);
+      const reset = _rateLimitReset(response.headers, now);
+      const error = new HttpFailure("rate_limited", `${what}${reset.words}`, { status });
+      throw new _Retry(error, retryAfterMs ?? reset.ms ?? MIN_RATE_LIMIT_PAUSE_MS);
     }
     if (status >= 500) {
-      const error = new ForgeError("server", what, { status });
+      const error = new HttpFailure("server", what, { status });
       throw new _Retry(
         error,
         retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS ? retryAfterMs : undefined,
       );
     }
-    throw new ForgeError(failureKind(status), what, { status });
-  }
-
-  // GitHub's `x-ratelimit-reset` is in epoch seconds.
-  #resetMs(response: Response, now: number): number | undefined {
-    if (response.headers.get("x-ratelimit-remaining") !== "0") return undefined;
-    const reset = Number(response.headers.get("x-ratelimit-reset"));
-    if (!Number.isFinite(reset) || reset * 1000 <= now) return undefined;
-    return reset * 1000 - now;
-  }
-
-  #reset(response: Response, now: number): string {
-    const reset = Number(response.headers.get("x-ratelimit-reset"));
-    if (!Number.isFinite(reset) || reset <= 0) return "";
-    const minutes = Math.max(0, Math.ceil((reset * 1000 - now) / 60_000));
-    return ` (the limit resets in ${minutes} min)`;
+    throw new HttpFailure(failureKind(status), what, { status });
   }
 
   // The forge's own explanation: GitHub `{message}`, GitLab `{message}` or `{error}`.
@@ -454,7 +386,7 @@ export async function tokenUser(
     return (await http.request("GET", "/user", undefined, options)).data;
   } catch (error) {
     if (
-      error instanceof ForgeError && ["forbidden", "not_found"].includes(error.kind)
+      error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind)
     ) {
       return null;
     }
@@ -464,7 +396,16 @@ export async function tokenUser(
 
 // `waitMs`: what the forge asked for with Retry-After.
 class _Retry {
-  constructor(readonly error: ForgeError, readonly waitMs?: number) {}
+  constructor(readonly error: HttpFailure, readonly waitMs?: number) {}
+}
+
+// GitHub's `x-ratelimit-reset` is in epoch seconds; `ms` only once the limit is exhausted.
+function _rateLimitReset(headers: Headers, now: number): { ms?: number; words: string } {
+  const reset = Number(headers.get("x-ratelimit-reset")) * 1000;
+  if (!Number.isFinite(reset) || reset <= 0) return { words: "" };
+  const left = reset - now;
+  const words = ` (the limit resets in ${Math.max(0, Math.ceil(left / 60_000))} min)`;
+  return headers.get("x-ratelimit-remaining") === "0" && left > 0 ? { ms: left, words } : { words };
 }
 
 export interface ForgeApiOptions extends ForgeEffects {
@@ -488,6 +429,23 @@ export function githubApi(options: ForgeApiOptions): ForgeHttp {
     ...pickEffects(options),
   });
 }
+
+/** Bitbucket Cloud through the pipeline's authenticated proxy, which signs its requests. */
+export function bitbucketApi(
+  options: Omit<ForgeEffects, "timeout" | "requestTimeoutMs"> & { readonly proxy: string },
+): ForgeHttp {
+  return new ForgeHttp({
+    forge: "Bitbucket",
+    baseUrl: "http://api.bitbucket.org",
+    headers: {},
+    secrets: [],
+    ...pickEffects({ ...options, timeout: _unbounded }),
+    proxy: options.proxy,
+  });
+}
+
+// The proxy's fetch bounds each request itself.
+const _unbounded: Http["timeout"] = () => new AbortController().signal;
 
 export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
   return new ForgeHttp({

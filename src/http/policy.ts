@@ -89,14 +89,21 @@ const _PROXY_AUTH_ERROR = /proxy authentication required/i;
  * variables, never their value (which holds the password).
  */
 export function proxyAuthRefusal(error: unknown, url: URL): string | null {
-  for (let current = error, depth = 0; current instanceof Error && depth < 4; depth++) {
-    if (_PROXY_AUTH_ERROR.test(current.message)) {
-      const variable = url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY";
-      return `the proxy in ${variable}/ALL_PROXY refused the credentials it was given (407 Proxy Authentication Required): check the user and password in that variable; a retry would send the same ones`;
-    }
-    current = current.cause;
+  const refused = causeChain(error).slice(0, 4)
+    .some((link) => link instanceof Error && _PROXY_AUTH_ERROR.test(link.message));
+  if (!refused) return null;
+  const variable = url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY";
+  return `the proxy in ${variable}/ALL_PROXY refused the credentials it was given (407 Proxy Authentication Required): check the user and password in that variable; a retry would send the same ones`;
+}
+
+/** `error` and its causes, outermost first: fetch's own message ("fetch failed") hides the rest. */
+export function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let link = error; link !== undefined && chain.length < 8;) {
+    chain.push(link);
+    link = link instanceof Error ? link.cause : undefined;
   }
-  return null;
+  return chain;
 }
 
 export interface RequestSignal {
@@ -145,10 +152,12 @@ export interface PolicyRequest {
 }
 
 export interface FollowOptions {
-  readonly fetch?: typeof fetch;
+  readonly fetch: typeof fetch;
   readonly follows?: readonly number[];
   /** A path every redirect must stay at or under (the service's agent runs). */
   readonly within?: string | undefined;
+  /** Masked in a refused redirect's address. */
+  readonly secrets?: readonly string[];
   /** Redirects included. */
   readonly onAnswer?: (response: Response) => void;
   readonly log?: ExchangeLog | undefined;
@@ -181,30 +190,8 @@ export type RedirectRefusal =
   | "outside"
   | "too_many";
 
-/**
- * The one wording of a refused redirect, for the error and for each client, which shows the
- * address its own way (`shown`: sanitized, cut, and masked of the client's secret).
- */
-export function redirectMessage(
-  error: Pick<RedirectError, "reason" | "method" | "status" | "to" | "follows" | "within">,
-  shown: (address: string) => string,
-): string {
-  const what = `${error.method} answered ${error.status} redirect`;
-  const to = error.to === undefined ? "" : shown(error.to.origin + error.to.pathname);
-  return {
-    no_location: `${what} without a Location header`,
-    not_followed: `${what}; only ${error.follows.join("/")} are followed`,
-    invalid: `${what} to an invalid address`,
-    other_origin: `${what} to another origin (${to}); refused`,
-    credentials: `${what} to an address with credentials (${to}); refused`,
-    outside: `${what} outside ${error.within} (${to}); refused`,
-    too_many: `${what}: more than ${MAX_REDIRECTS} redirects; refused`,
-  }[error.reason];
-}
-
 /** A redirect {@linkcode fetchFollowing} did not follow. */
-export class RedirectError extends Error {
-  override name = "RedirectError";
+export interface Redirect {
   readonly reason: RedirectRefusal;
   readonly method: string;
   readonly status: number;
@@ -212,33 +199,230 @@ export class RedirectError extends Error {
   readonly to: URL | undefined;
   readonly follows: readonly number[];
   readonly within: string | undefined;
+}
 
-  /** The message shows no credentials. */
+/**
+ * The one wording of a refused redirect: the policy's and the service's (`shown`: the address
+ * sanitized and cut), or a forge's, which names itself and where its token goes.
+ */
+export function redirectMessage(
+  redirect: Redirect,
+  shown: (address: string) => string,
+  forge?: { readonly name: string; readonly origin: string },
+): string {
+  const { method, status, reason } = redirect;
+  if (forge !== undefined) {
+    const by = `${forge.name} redirected`;
+    const words: Partial<Record<RedirectRefusal, string>> = {
+      other_origin: `${by} to ${redirect.to?.origin}; the token is only sent to ${forge.origin}`,
+      credentials: `${by} to an address with credentials`,
+      too_many: `${by} more than ${MAX_REDIRECTS} times`,
+      not_followed: `${forge.name} answered ${method} ${redirect.from.pathname} with ${status}`,
+    };
+    return words[reason] ?? `${forge.name} answered ${status} without a usable Location`;
+  }
+  const what = `${method} answered ${status} redirect`;
+  const to = redirect.to === undefined ? "" : shown(redirect.to.origin + redirect.to.pathname);
+  return {
+    no_location: `${what} without a Location header`,
+    not_followed: `${what}; only ${redirect.follows.join("/")} are followed`,
+    invalid: `${what} to an invalid address`,
+    other_origin: `${what} to another origin (${to}); refused`,
+    credentials: `${what} to an address with credentials (${to}); refused`,
+    outside: `${what} outside ${redirect.within} (${to}); refused`,
+    too_many: `${what}: more than ${MAX_REDIRECTS} redirects; refused`,
+  }[reason];
+}
+
+/**
+ * The service's kinds. Only `transient` is retried (408, 425, 429, 5xx, a network error, a
+ * timeout, a body that is not a JSON object), and `not_found` for a run just triggered: `tls`,
+ * `plain_http` and `proxy` would meet the same certificate, server or credentials again.
+ */
+export type ServiceFailure =
+  | "auth"
+  | "not_found"
+  | "refused"
+  | "transient"
+  | "tls"
+  | "plain_http"
+  | "proxy"
+  | "redirect"
+  | "unusable";
+
+/**
+ * A forge's kinds. `refused`: a redirect to another origin, to an address with credentials, or
+ * too many; or the proxy refused its credentials (407): no retry changes it.
+ */
+export type ForgeFailure =
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "rate_limited"
+  | "server"
+  | "network"
+  | "refused"
+  | "unusable";
+
+/** A transient failure marked so is most often a wrong address: it is retried only briefly. */
+export type Unreachable = "refused" | "dns";
+
+const _RETRYABLE: ReadonlySet<string> = new Set(["transient", "rate_limited", "server", "network"]);
+
+/**
+ * Every request that did not give a usable answer, the service's and the forges'. Its message is
+ * one sanitized line, without the credential.
+ */
+export class HttpFailure extends Error {
+  override name = "HttpFailure";
+  readonly kind: ServiceFailure | ForgeFailure;
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  /** The service's `{"error": {"code"}}`, or `certificate_name_mismatch`. */
+  readonly code: string | undefined;
+  /** Set only while the service has not answered this client yet. */
+  readonly unreachable: Unreachable | undefined;
+  /** Never sent: a rate limit's pause outlasts the time left to finish. */
+  readonly givenUp: boolean;
+  readonly redirect: Redirect | undefined;
+
   constructor(
-    reason: RedirectRefusal,
-    details: {
-      readonly method: string;
-      readonly status: number;
-      readonly from: URL;
-      readonly to?: URL | undefined;
-      readonly follows?: readonly number[];
-      readonly within?: string | undefined;
+    kind: ServiceFailure | ForgeFailure,
+    message: string,
+    options: {
+      readonly status?: number | undefined;
+      readonly retryAfterMs?: number | undefined;
+      readonly code?: string | undefined;
+      readonly unreachable?: Unreachable | undefined;
+      readonly givenUp?: boolean;
+      readonly redirect?: Redirect;
       readonly cause?: unknown;
-    },
+    } = {},
   ) {
-    const follows = details.follows ?? REDIRECT_STATUSES;
-    const message = redirectMessage(
-      { ...details, reason, follows, to: details.to, within: details.within },
-      (text) => sanitize(text, { maxLength: 200 }),
-    );
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
-    this.reason = reason;
-    this.method = details.method;
-    this.status = details.status;
-    this.from = details.from;
-    this.to = details.to;
-    this.follows = follows;
-    this.within = details.within;
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = kind;
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+    this.code = options.code;
+    this.unreachable = options.unreachable;
+    this.givenUp = options.givenUp ?? false;
+    this.redirect = options.redirect;
+  }
+
+  /** Whether the same request may succeed later. */
+  get retryable(): boolean {
+    return _RETRYABLE.has(this.kind);
+  }
+}
+
+export interface Concurrency {
+  readonly inFlight: number;
+  /** POST, PATCH, PUT, DELETE. */
+  readonly writes: number;
+}
+
+export interface Slot {
+  /** Aborts when a more urgent write takes the slot (only for rank-2 writes). */
+  readonly signal: AbortSignal;
+  /** Call once, whatever became of the request. */
+  release(): void;
+}
+
+interface _Waiter {
+  readonly write: boolean;
+  readonly rank: number;
+  readonly seq: number;
+  readonly grant: (slot: Slot) => void;
+}
+
+interface _Holder {
+  readonly write: boolean;
+  readonly rank: number;
+  readonly controller: AbortController;
+}
+
+/**
+ * The one concurrency limiter (the service's requests, each forge's): a few requests in flight,
+ * fewer writes, the lowest rank first, then the first come. A rank-0 write that waits for the
+ * write slot ends a rank-2 write in flight, which retries later.
+ */
+export class Slots {
+  readonly #concurrency: Concurrency;
+  readonly #name: string;
+  readonly #waiters: _Waiter[] = [];
+  readonly #holders = new Set<_Holder>();
+  #seq = 0;
+  #peak = 0;
+
+  /** `name` says who the preempted write gave way on. */
+  constructor(concurrency: Concurrency, name: string) {
+    this.#concurrency = concurrency;
+    this.#name = name;
+  }
+
+  get peak(): number {
+    return this.#peak;
+  }
+
+  acquire(
+    request: { readonly write: boolean; readonly rank: number },
+    signal?: AbortSignal,
+  ): Promise<Slot> {
+    return new Promise<Slot>((resolve, reject) => {
+      const onAbort = () => {
+        const index = this.#waiters.indexOf(waiter);
+        if (index < 0) return;
+        this.#waiters.splice(index, 1);
+        reject(signal?.reason);
+      };
+      const waiter: _Waiter = {
+        write: request.write,
+        rank: request.rank,
+        seq: this.#seq++,
+        grant: (slot) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(slot);
+        },
+      };
+      this.#waiters.push(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    this.#waiters.sort((a, b) => a.rank - b.rank || a.seq - b.seq);
+    let writes = [...this.#holders].filter((holder) => holder.write).length;
+    for (let index = 0; index < this.#waiters.length;) {
+      const waiter = this.#waiters[index]!;
+      if (this.#holders.size >= this.#concurrency.inFlight) break;
+      if (waiter.write && writes >= this.#concurrency.writes) {
+        if (waiter.rank === 0) {
+          for (const holder of this.#holders) {
+            if (holder.write && holder.rank === 2) {
+              holder.controller.abort(new Error(`gave way to the final statuses on ${this.#name}`));
+            }
+          }
+        }
+        index++;
+        continue;
+      }
+      this.#waiters.splice(index, 1);
+      const holder = { write: waiter.write, rank: waiter.rank, controller: new AbortController() };
+      this.#holders.add(holder);
+      if (waiter.write) writes++;
+      this.#peak = Math.max(this.#peak, this.#holders.size);
+      let released = false;
+      waiter.grant({
+        signal: holder.controller.signal,
+        release: () => {
+          if (released) return;
+          released = true;
+          this.#holders.delete(holder);
+          this.#pump();
+        },
+      });
+    }
   }
 }
 
@@ -246,14 +430,15 @@ export class RedirectError extends Error {
  * Follows redirects only on the same origin, so no header (the credentials included) ever
  * reaches another. The last answer's body is the caller's to read, with {@linkcode readCapped}.
  *
- * @throws {RedirectError} For a redirect that is not followed; fetch's own errors otherwise.
+ * @throws {HttpFailure} With `redirect`, for a redirect that is not followed (kind `unusable`
+ * without a Location, `redirect` otherwise); fetch's own errors otherwise.
  */
 export async function fetchFollowing(
   url: URL,
   request: PolicyRequest,
-  options: FollowOptions = {},
+  options: FollowOptions,
 ): Promise<Followed> {
-  const send = options.fetch ?? fetch;
+  const send = options.fetch;
   const follows = options.follows ?? REDIRECT_STATUSES;
   let target = url;
   let method = request.method;
@@ -302,16 +487,24 @@ export async function fetchFollowing(
       return { response, url: target, method };
     }
     await response.body?.cancel();
-    const refuse = (reason: RedirectRefusal, to?: URL, cause?: unknown) =>
-      new RedirectError(reason, {
+    const refuse = (reason: RedirectRefusal, to?: URL) => {
+      const redirect = {
+        reason,
         method,
         status: response.status,
         from: target,
         to,
         follows,
         within: options.within,
-        cause,
+      };
+      const shown = (text: string) =>
+        sanitize(text, { maxLength: 200, secrets: options.secrets ?? [] });
+      const kind = reason === "no_location" ? "unusable" : "redirect";
+      return new HttpFailure(kind, redirectMessage(redirect, shown), {
+        status: response.status,
+        redirect,
       });
+    };
     const location = response.headers.get("location");
     if (location === null) throw refuse("no_location");
     if (!follows.includes(response.status)) throw refuse("not_followed");
@@ -343,24 +536,11 @@ function _tell(
   log.tell({ ...rest, host: url.host, path: url.pathname, requestId: requestId ?? null });
 }
 
-/** The body was not read past the cap. */
-export class BodyTooLargeError extends Error {
-  override name = "BodyTooLargeError";
-  readonly status: number;
-  readonly maxBytes: number;
-
-  constructor(status: number, maxBytes: number) {
-    super(`answer ${status} is larger than ${maxBytes} bytes`);
-    this.status = status;
-    this.maxBytes = maxBytes;
-  }
-}
-
 /**
  * A declared `Content-Length` over the cap is refused before any byte is read; a body that grows
  * past it (chunked, or longer than declared) is cancelled there.
  *
- * @throws {BodyTooLargeError} For a body over the cap; `signal.reason` when it aborts.
+ * @throws {HttpFailure} `unusable`, for a body over the cap; `signal.reason` when it aborts.
  */
 export async function readCapped(
   response: Response,
@@ -371,7 +551,7 @@ export async function readCapped(
   const declared = Number(response.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel();
-    throw new BodyTooLargeError(response.status, maxBytes);
+    throw _tooLarge(response.status, maxBytes);
   }
   if (response.body === null) return "";
   const reader = response.body.getReader();
@@ -387,7 +567,7 @@ export async function readCapped(
       size += value.byteLength;
       if (size > maxBytes) {
         await reader.cancel();
-        throw new BodyTooLargeError(response.status, maxBytes);
+        throw _tooLarge(response.status, maxBytes);
       }
       chunks.push(value);
     }
@@ -402,4 +582,10 @@ export async function readCapped(
     offset += chunk.byteLength;
   }
   return new TextDecoder().decode(bytes);
+}
+
+function _tooLarge(status: number, maxBytes: number): HttpFailure {
+  return new HttpFailure("unusable", `answer ${status} is larger than ${maxBytes} bytes`, {
+    status,
+  });
 }

@@ -1,7 +1,7 @@
 /** The real `Files` and `Programs` of `effects.ts`: files read, report files, git and CI tools. */
 
 import { FileRefused } from "../config/errors.ts";
-import { BodyTooLargeError, readCapped } from "../http/policy.ts";
+import { HttpFailure, readCapped } from "../http/policy.ts";
 import type { Clock, CommandOptions, CommandResult, ReportFile } from "../effects.ts";
 
 /** The largest file the program reads: a `.env`, a CA bundle, a CI's event payload. */
@@ -23,7 +23,7 @@ export async function readTextFile(path: string): Promise<string> {
   try {
     return await readCapped(new Response(file.readable), { maxBytes: MAX_READ_BYTES });
   } catch (error) {
-    throw error instanceof BodyTooLargeError ? tooLarge() : error;
+    throw error instanceof HttpFailure ? tooLarge() : error;
   }
 }
 

@@ -1,19 +1,19 @@
 /**
- * The service's two HTTP operations, one attempt each, every failure an {@linkcode ApiError} that
- * says whether a retry may help. Retrying is the poller's job.
+ * The service's two HTTP operations, one attempt each, every failure an {@linkcode HttpFailure}
+ * that says whether a retry may help. Retrying is the poller's job.
  */
 
 import { parseRetryAfter } from "./backoff.ts";
 import type { CiMetadata } from "../ci/detect.ts";
 import {
-  BodyTooLargeError,
+  causeChain,
   fetchFollowing,
+  HttpFailure,
   proxyAuthRefusal,
   readCapped,
   REDIRECT_STATUSES,
-  RedirectError,
-  redirectMessage,
   requestSignal,
+  Slots,
 } from "../http/policy.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
@@ -36,56 +36,6 @@ const NAME_MISMATCH_ERROR = /not valid for name|NotValidForName/i;
 const PLAIN_HTTP_ERROR = /InvalidContentType|corrupt message/i;
 /** A run id that makes a longer address is an unusable answer. */
 export const MAX_RUN_URL_LENGTH = 8_000;
-
-/**
- * Only `transient` is retried (408, 425, 429, 5xx, a network error, a timeout, a body that is not
- * a JSON object), and `not_found` for a run just triggered: `tls`, `plain_http` and `proxy` would
- * meet the same certificate, server or credentials again. A transient failure marked
- * {@linkcode ApiError.unreachable} is most often a wrong address, so it is retried only briefly.
- */
-export type ApiErrorKind =
-  | "auth"
-  | "not_found"
-  | "refused"
-  | "transient"
-  | "tls"
-  | "plain_http"
-  | "proxy"
-  | "redirect"
-  | "unusable";
-
-/** A request that did not give a usable answer. Its message is one sanitized line. */
-export class ApiError extends Error {
-  override name = "ApiError";
-  readonly kind: ApiErrorKind;
-  readonly status: number | undefined;
-  readonly retryAfterMs: number | undefined;
-  /** The service's `{"error": {"code"}}`, or `certificate_name_mismatch`. */
-  readonly code: string | undefined;
-  /** Set only while the service has not answered this client yet. */
-  readonly unreachable: Unreachable | undefined;
-
-  constructor(
-    kind: ApiErrorKind,
-    message: string,
-    options: {
-      status?: number | undefined;
-      retryAfterMs?: number | undefined;
-      code?: string | undefined;
-      unreachable?: Unreachable | undefined;
-      cause?: unknown;
-    } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.kind = kind;
-    this.status = options.status;
-    this.retryAfterMs = options.retryAfterMs;
-    this.code = options.code;
-    this.unreachable = options.unreachable;
-  }
-}
-
-export type Unreachable = "refused" | "dns";
 
 export interface ApiAnswer {
   readonly document: Readonly<Record<string, unknown>>;
@@ -123,7 +73,7 @@ export class ServiceClient {
   readonly #fetch: typeof fetch;
   readonly #clock: Pick<Clock, "now">;
   readonly #timeout: Http["timeout"];
-  readonly #slots: _Semaphore;
+  readonly #slots: Slots;
   // Whether any HTTP answer has come: from then on a refused connection is an outage, not a
   // wrong address.
   #answered = false;
@@ -135,7 +85,8 @@ export class ServiceClient {
     this.#fetch = options.fetch;
     this.#clock = options.clock;
     this.#timeout = options.timeout;
-    this.#slots = new _Semaphore(options.maxConcurrentRequests ?? 8);
+    const inFlight = options.maxConcurrentRequests ?? 8;
+    this.#slots = new Slots({ inFlight, writes: inFlight }, "the service");
   }
 
   runsUrl(agentId: string): URL {
@@ -155,10 +106,13 @@ export class ServiceClient {
     const segment = runId.isWellFormed() ? encodeURIComponent(runId) : "";
     url.pathname = `${collection.pathname}/${segment}`;
     if (segment === "" || url.pathname !== `${collection.pathname}/${segment}`) {
-      throw new ApiError("unusable", `run id ${JSON.stringify(this.#shown(runId))} is not usable`);
+      throw new HttpFailure(
+        "unusable",
+        `run id ${JSON.stringify(this.#shown(runId))} is not usable`,
+      );
     }
     if (url.href.length > MAX_RUN_URL_LENGTH) {
-      throw new ApiError(
+      throw new HttpFailure(
         "unusable",
         `run id ${
           JSON.stringify(this.#shown(runId, 40))
@@ -196,7 +150,7 @@ export class ServiceClient {
     });
     const runId = answer.document.run_id;
     if (typeof runId !== "string" || runId === "" || runId === "." || runId === "..") {
-      throw new ApiError(
+      throw new HttpFailure(
         "unusable",
         `the trigger answered ${answer.status} without a usable run_id (got ${
           _describeValue(runId, this.#options.apiKey)
@@ -207,7 +161,7 @@ export class ServiceClient {
     try {
       this.runUrl(agentId, runId);
     } catch (error) {
-      throw new ApiError(
+      throw new HttpFailure(
         "unusable",
         `the trigger answered ${answer.status} with an unusable run_id: ${
           (error as Error).message
@@ -228,7 +182,8 @@ export class ServiceClient {
     agentId: string,
     options: { body?: string; idempotencyKey?: string; signal: AbortSignal },
   ): Promise<ApiAnswer> {
-    const release = await this.#slots.acquire(options.signal);
+    options.signal.throwIfAborted();
+    const slot = await this.#slots.acquire({ write: false, rank: 0 }, options.signal);
     const request = options.idempotencyKey ?? `${method} ${url.href}`;
     const attempt = (this.#attempts.get(request) ?? 0) + 1;
     this.#attempts.set(request, attempt);
@@ -247,6 +202,7 @@ export class ServiceClient {
         fetch: this.#fetch,
         follows: method === "POST" ? [307, 308] : REDIRECT_STATUSES,
         within: this.runsUrl(agentId).pathname,
+        secrets: [this.#options.apiKey],
         onAnswer: () => this.#answered = true,
         log: this.#options.log,
         attempt,
@@ -255,20 +211,10 @@ export class ServiceClient {
       this.#attempts.delete(request);
       return answer;
     } catch (error) {
-      throw this.#asApiError(error, options.signal, timeout, url);
+      throw this.#asFailure(error, options.signal, timeout, url);
     } finally {
-      release();
+      slot.release();
     }
-  }
-
-  // The policy's refusal in the service's words; the key is masked in the address shown.
-  #redirectError(error: RedirectError): ApiError {
-    const message = redirectMessage(error, (address) => this.#shown(address, 200));
-    const note = error.reason === "other_origin"
-      ? `, the API key is only sent to ${error.from.origin}`
-      : "";
-    const kind = error.reason === "no_location" ? "unusable" : "redirect";
-    return new ApiError(kind, `${message}${note}`, { status: error.status });
   }
 
   async #answer(method: string, response: Response, signal: AbortSignal): Promise<ApiAnswer> {
@@ -276,7 +222,7 @@ export class ServiceClient {
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#clock.now());
     const text = await readCapped(response, { signal }).catch((error: unknown) => {
       // An error answer is classified by its status: one too large to show is shown without body.
-      if (status < 300 || !(error instanceof BodyTooLargeError)) throw error;
+      if (status < 300 || !(error instanceof HttpFailure)) throw error;
       return "";
     });
     const what = `${method} answered ${status}${
@@ -285,7 +231,7 @@ export class ServiceClient {
     if (status >= 200 && status < 300) {
       const document = _parseObject(text);
       if (document === undefined) {
-        throw new ApiError(
+        throw new HttpFailure(
           "transient",
           `${what} with a body that is not a JSON object (${
             _contentKind(response, text, this.#options.apiKey)
@@ -298,13 +244,15 @@ export class ServiceClient {
     const { message, code } = _errorBody(text, this.#options.apiKey);
     const detail = message ? `: ${message}` : "";
     const options = { status, retryAfterMs, code };
-    if (status === 401 || status === 403) throw new ApiError("auth", `${what}${detail}`, options);
-    if (status === 404) throw new ApiError("not_found", `${what}${detail}`, options);
-    if (status === 408 || status === 425 || status === 429 || status >= 500) {
-      throw new ApiError("transient", `${what}${detail}`, options);
+    if (status === 401 || status === 403) {
+      throw new HttpFailure("auth", `${what}${detail}`, options);
     }
-    if (status >= 400) throw new ApiError("refused", `${what}${detail}`, options);
-    throw new ApiError("unusable", `${what}${detail}`, options);
+    if (status === 404) throw new HttpFailure("not_found", `${what}${detail}`, options);
+    if (status === 408 || status === 425 || status === 429 || status >= 500) {
+      throw new HttpFailure("transient", `${what}${detail}`, options);
+    }
+    if (status >= 400) throw new HttpFailure("refused", `${what}${detail}`, options);
+    throw new HttpFailure("unusable", `${what}${detail}`, options);
   }
 
   // Service text as one safe line: the key masked (in every spelling) before any cut.
@@ -312,22 +260,23 @@ export class ServiceClient {
     return _shown(text, this.#options.apiKey, maxLength);
   }
 
-  #asApiError(error: unknown, caller: AbortSignal, timeout: AbortSignal, url: URL): unknown {
-    if (error instanceof ApiError) return error;
-    if (error instanceof RedirectError) return this.#redirectError(error);
-    if (error instanceof BodyTooLargeError) {
-      return new ApiError("unusable", error.message, { status: error.status });
+  #asFailure(error: unknown, caller: AbortSignal, timeout: AbortSignal, url: URL): unknown {
+    // The key is only sent to the origin it was given for.
+    if (error instanceof HttpFailure && error.redirect?.reason === "other_origin") {
+      const note = `, the API key is only sent to ${error.redirect.from.origin}`;
+      return new HttpFailure(error.kind, `${error.message}${note}`, { status: error.status });
     }
+    if (error instanceof HttpFailure) return error;
     // The caller's abort (deadline or interrupt) is not a fault of the request: pass it on.
     if (caller.aborted) return caller.reason;
     if (timeout.aborted) {
       const seconds = this.#options.requestTimeoutMs / 1000;
-      return new ApiError("transient", `request timed out after ${seconds} s`, { cause: error });
+      return new HttpFailure("transient", `request timed out after ${seconds} s`, { cause: error });
     }
     const proxyRefusal = proxyAuthRefusal(error, url);
-    if (proxyRefusal !== null) return new ApiError("proxy", proxyRefusal, { cause: error });
+    if (proxyRefusal !== null) return new HttpFailure("proxy", proxyRefusal, { cause: error });
     // The URL is already known to the reader; the connection error after it is the news.
-    const reason = _causes(error).join(": ").replace(
+    const reason = _causes(error).replace(
       /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
       "",
     );
@@ -342,7 +291,7 @@ export class ServiceClient {
     }/ALL_PROXY`;
     // Before the service has answered, most often a wrong address; after, an outage.
     if (CONNECTION_REFUSED_ERROR.test(reason)) {
-      return new ApiError(
+      return new HttpFailure(
         "transient",
         this.#answered
           ? `connection refused by ${url.host}, which answered before: check that the service (and ${proxy}) is up`
@@ -351,7 +300,7 @@ export class ServiceClient {
       );
     }
     if (DNS_ERROR.test(reason)) {
-      return new ApiError(
+      return new HttpFailure(
         "transient",
         this.#answered
           ? `could not resolve host ${url.hostname}, which resolved before: check this machine's DNS (and ${proxy})`
@@ -363,7 +312,7 @@ export class ServiceClient {
     // retry. What rustls says is kept, without the layers of the HTTP stack it came through.
     const tlsReason = reason.replace(/^(?:fetch failed: )?(?:client error \([^)]*\): )?/, "");
     if (PLAIN_HTTP_ERROR.test(reason)) {
-      return new ApiError(
+      return new HttpFailure(
         "plain_http",
         `TLS handshake with ${url.host} failed: the port answers in plain HTTP`,
         { cause: error },
@@ -371,7 +320,7 @@ export class ServiceClient {
     }
     if (NAME_MISMATCH_ERROR.test(reason)) {
       const names = /only valid for (.*)$/i.exec(reason)?.[1];
-      return new ApiError(
+      return new HttpFailure(
         "tls",
         `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}${
           names === undefined
@@ -384,25 +333,25 @@ export class ServiceClient {
       );
     }
     if (CERTIFICATE_ERROR.test(reason)) {
-      return new ApiError(
+      return new HttpFailure(
         "tls",
         `the TLS certificate of ${url.host} was refused: ${shown(tlsReason)}`,
         { cause: error },
       );
     }
-    return new ApiError("transient", `network error: ${shown(reason)}`, { cause: error });
+    return new HttpFailure("transient", `network error: ${shown(reason)}`, { cause: error });
   }
 }
 
 // fetch's own message ("fetch failed") hides the useful part in its causes.
-function _causes(error: unknown): string[] {
+function _causes(error: unknown): string {
   const messages: string[] = [];
-  for (let current = error; current !== undefined && messages.length < 4;) {
-    const message = current instanceof Error ? current.message : String(current);
+  for (const link of causeChain(error)) {
+    const message = link instanceof Error ? link.message : String(link);
     if (!messages.some((seen) => seen.includes(message))) messages.push(message);
-    current = current instanceof Error ? current.cause : undefined;
+    if (messages.length === 4) break;
   }
-  return messages;
+  return messages.join(": ");
 }
 
 function _parseObject(text: string): Record<string, unknown> | undefined {
@@ -459,43 +408,4 @@ function _describeValue(value: unknown, apiKey: string): string {
   if (value === undefined) return "nothing";
   if (typeof value === "string") return JSON.stringify(_shown(value, apiKey, 40));
   return value === null ? "null" : typeof value;
-}
-
-/** Bounds the requests in flight, so 100 agents do not open 100 sockets at once. */
-class _Semaphore {
-  #free: number;
-  readonly #waiting: Array<() => void> = [];
-
-  constructor(size: number) {
-    this.#free = size;
-  }
-
-  async acquire(signal: AbortSignal): Promise<() => void> {
-    signal.throwIfAborted();
-    if (this.#free > 0) {
-      this.#free--;
-    } else {
-      await new Promise<void>((resolve, reject) => {
-        const grant = () => {
-          signal.removeEventListener("abort", onAbort);
-          resolve();
-        };
-        const onAbort = () => {
-          const index = this.#waiting.indexOf(grant);
-          if (index >= 0) this.#waiting.splice(index, 1);
-          reject(signal.reason);
-        };
-        signal.addEventListener("abort", onAbort, { once: true });
-        this.#waiting.push(grant);
-      });
-    }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free++;
-    };
-  }
 }

@@ -1,6 +1,6 @@
 /** What to fix, added to a refusal or failure the service or the network gave. */
 
-import type { ApiError } from "./client.ts";
+import type { HttpFailure } from "../http/policy.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
 export interface HintContext {
@@ -12,14 +12,14 @@ export interface HintContext {
 /** `reason (fix: …)` when the status, the kind or the service's error code says what to fix. */
 export function withHint(
   reason: string,
-  error: ApiError | undefined,
+  error: HttpFailure | undefined,
   context: HintContext,
 ): string {
   const hint = error === undefined ? undefined : _hint(error, context);
   return hint === undefined ? reason : `${reason} (fix: ${hint})`;
 }
 
-function _hint(error: ApiError, context: HintContext): string | undefined {
+function _hint(error: HttpFailure, context: HintContext): string | undefined {
   const code = (error.code ?? "").toLowerCase();
   if (error.status === 401) {
     return `check that ${OPTIONS.apiKey.variable} holds a current API key of this service`;

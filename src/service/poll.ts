@@ -6,7 +6,8 @@
 import type { Clock } from "../effects.ts";
 import { MAX_CONSECUTIVE_FAULTS, retryDelay, UNREACHABLE_GIVE_UP_MS } from "./backoff.ts";
 import type { CiMetadata } from "../ci/detect.ts";
-import { ApiError, type ServiceClient, type Unreachable } from "./client.ts";
+import type { ServiceClient } from "./client.ts";
+import { HttpFailure, type Unreachable } from "../http/policy.ts";
 import { nextPollDelay } from "./schedule.ts";
 import { type GateField, readRun, type Verdict } from "./verdict.ts";
 import { hideUserinfo } from "../config/errors.ts";
@@ -56,7 +57,7 @@ export interface GateOptions {
 
 /** How the gate ended, and what was learnt of the run on the way (unsanitized). */
 export interface GateResult {
-  readonly end: Verdict<ApiError>;
+  readonly end: Verdict<HttpFailure>;
   readonly runId: string | null;
   readonly status: string | null;
   readonly url: string | null;
@@ -73,7 +74,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     passed: null as boolean | null,
     gate: [] as readonly GateField[],
   };
-  const finish = (end: Verdict<ApiError>): GateResult => ({ end, ...state });
+  const finish = (end: Verdict<HttpFailure>): GateResult => ({ end, ...state });
   // The last transient fault, while no answer has come since: a timeout names it as the cause.
   const faults = { last: null as string | null };
   try {
@@ -159,7 +160,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     if (error instanceof DeadlineReached || options.signal.reason instanceof DeadlineReached) {
       return finish({ kind: "timed_out", lastFault: faults.last });
     }
-    if (error instanceof ApiError) {
+    if (error instanceof HttpFailure) {
       return finish({ kind: "unchecked", reason: error.message, error });
     }
     if (options.signal.aborted) {
@@ -214,7 +215,7 @@ async function _withRetries<T>(
       return answer;
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
-      if (!(error instanceof ApiError)) throw error;
+      if (!(error instanceof HttpFailure)) throw error;
       const young = bornAt !== undefined && deps.clock.monotonic() - bornAt < NEW_RUN_GRACE_MS;
       if (error.kind === "not_found" && young) {
         const delayMs = retryDelay({
@@ -239,7 +240,7 @@ async function _withRetries<T>(
         ? undefined
         : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
       if (windowLeft !== undefined && (windowLeft <= 0 || consecutive >= MAX_CONSECUTIVE_FAULTS)) {
-        throw new ApiError(
+        throw new HttpFailure(
           "transient",
           `${error.message}; gave up after ${_attempts(consecutive)} over ${
             Math.round((deps.clock.monotonic() - unreachableSince!) / 1000)
@@ -248,7 +249,7 @@ async function _withRetries<T>(
         );
       }
       if (consecutive >= MAX_CONSECUTIVE_FAULTS) {
-        throw new ApiError(
+        throw new HttpFailure(
           "transient",
           `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`,
           { status: error.status, cause: error },

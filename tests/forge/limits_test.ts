@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { ForgeLimits, LimitRefusal } from "../../src/forge/limits.ts";
+import { ForgeLimits } from "../../src/forge/limits.ts";
+import { HttpFailure } from "../../src/http/policy.ts";
 import { FakeTime } from "../support/fake_time.ts";
 
 function limits(time: FakeTime = new FakeTime()) {
@@ -74,7 +75,7 @@ Deno.test("ForgeLimits gives up what a pause past the time to finish holds, and 
   for (let index = 0; index < 3; index++) {
     await assert.rejects(
       github.acquire({ write: true, priority: "final" }),
-      (error) => error instanceof LimitRefusal && error.reason === "given_up",
+      (error) => error instanceof HttpFailure && error.givenUp,
     );
   }
   assert.deepEqual(github.givenUp, { count: 3, why: "403: slow down" });
@@ -83,10 +84,10 @@ Deno.test("ForgeLimits gives up what a pause past the time to finish holds, and 
 
 Deno.test("ForgeLimits ends every request at once after a refused token", async () => {
   const github = limits();
-  github.refuse(new Error("401"));
+  github.refuse(new HttpFailure("unauthorized", "401"));
   await assert.rejects(
     github.acquire({ write: false, priority: "progress" }),
-    (error) => error instanceof LimitRefusal && error.reason === "refused",
+    (error) => error instanceof HttpFailure && error.kind === "unauthorized",
   );
 });
 

@@ -1,23 +1,23 @@
 import assert from "node:assert/strict";
 import type { Exchange } from "../../src/effects.ts";
 import { exponentialDelay, parseRetryAfter } from "../../src/service/backoff.ts";
-import { ApiError, ServiceClient } from "../../src/service/client.ts";
+import { ServiceClient } from "../../src/service/client.ts";
 import {
-  BodyTooLargeError,
   checkHttps,
   fetchFollowing,
+  HttpFailure,
   isLoopbackHost,
   MAX_BODY_BYTES,
   MAX_FORGE_BODY_BYTES,
   MAX_REDIRECTS,
   proxyAuthRefusal,
   readCapped,
+  type Redirect,
   REDIRECT_STATUSES,
-  RedirectError,
   type RedirectRefusal,
   requestSignal,
 } from "../../src/http/policy.ts";
-import { ForgeError, ForgeHttp } from "../../src/forge/http.ts";
+import { ForgeHttp } from "../../src/forge/http.ts";
 import { createBitbucketWriter } from "../../src/outputs/ci/bitbucket.ts";
 import { proxyFetch, recordingIo } from "../support/native_io.ts";
 import { FakeTime } from "../support/fake_time.ts";
@@ -96,14 +96,14 @@ function streamed(total: number): { body: ReadableStream<Uint8Array>; sent: () =
   };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<RedirectError> {
+async function refusal(promise: Promise<unknown>): Promise<Redirect & { message: string }> {
   try {
     await promise;
   } catch (error) {
-    assert.ok(error instanceof RedirectError, `not a RedirectError: ${error}`);
-    return error;
+    assert.ok(error instanceof HttpFailure && error.redirect, `not a refused redirect: ${error}`);
+    return { ...error.redirect, message: error.message };
   }
-  assert.fail("expected a RedirectError");
+  assert.fail("expected a refused redirect");
 }
 
 // The loopback rule
@@ -145,7 +145,7 @@ Deno.test("fetchFollowing() follows same-origin redirects up to the limit, every
     const { response, url, method } = await fetchFollowing(new URL("/hop/0", server.url), {
       method: "GET",
       headers: { Authorization: `Bearer ${TOKEN}` },
-    });
+    }, { fetch });
     assert.deepEqual(await response.json(), { ok: true });
     assert.equal(url.pathname, `/hop/${MAX_REDIRECTS}`);
     assert.equal(method, "GET");
@@ -159,7 +159,9 @@ Deno.test("fetchFollowing() follows same-origin redirects up to the limit, every
 Deno.test("fetchFollowing() refuses one redirect more than the limit, after sending the limit", async () => {
   assert.equal(MAX_REDIRECTS, 5);
   await using server = serve((_, index) => redirect(302, `/hop/${index + 1}`));
-  const error = await refusal(fetchFollowing(new URL("/hop/0", server.url), { method: "GET" }));
+  const error = await refusal(
+    fetchFollowing(new URL("/hop/0", server.url), { method: "GET" }, { fetch }),
+  );
   assert.equal(error.reason, "too_many");
   assert.equal(error.message, "GET answered 302 redirect: more than 5 redirects; refused");
   assert.equal(server.received.length, MAX_REDIRECTS + 1);
@@ -173,7 +175,7 @@ Deno.test("fetchFollowing() refuses a redirect to another origin: that origin ne
       method: "POST",
       headers: { Authorization: `Bearer ${TOKEN}`, "X-API-Key": TOKEN },
       body: "{}",
-    }),
+    }, { fetch }),
   );
   assert.equal(error.reason, "other_origin");
   assert.equal(error.to?.origin, other.url.origin);
@@ -211,12 +213,13 @@ Deno.test("fetchFollowing() refuses a same-origin address with credentials, and 
       : redirect(302, "/api/other")
   );
   const credentials = await refusal(
-    fetchFollowing(new URL("/api/runs/1", server.url), { method: "GET" }),
+    fetchFollowing(new URL("/api/runs/1", server.url), { method: "GET" }, { fetch }),
   );
   assert.equal(credentials.reason, "credentials");
   assert.ok(!credentials.message.includes("pw"), credentials.message);
   const outside = await refusal(
     fetchFollowing(new URL("/api/runs/3", server.url), { method: "GET" }, {
+      fetch,
       within: "/api/runs",
     }),
   );
@@ -258,12 +261,12 @@ Deno.test("fetchFollowing() makes a 303 a GET without body, and repeats the requ
     headers: { "Content-Type": "application/json", Authorization: `Bearer ${TOKEN}` },
     body: '{"a":1}',
   };
-  const seeOther = await fetchFollowing(new URL("/303", server.url), request);
+  const seeOther = await fetchFollowing(new URL("/303", server.url), request, { fetch });
   assert.equal(seeOther.method, "GET");
   assert.deepEqual(await seeOther.response.json(), { method: "GET", body: "" });
   assert.equal(server.received[1]!.headers.get("content-type"), null);
   assert.equal(server.received[1]!.headers.get("authorization"), `Bearer ${TOKEN}`);
-  const temporary = await fetchFollowing(new URL("/307", server.url), request);
+  const temporary = await fetchFollowing(new URL("/307", server.url), request, { fetch });
   assert.equal(temporary.method, "POST");
   assert.deepEqual(await temporary.response.json(), { method: "POST", body: '{"a":1}' });
 });
@@ -310,7 +313,7 @@ Deno.test("readCapped() refuses a declared Content-Length over the cap before re
     headers: { "content-length": String(MAX_BODY_BYTES + 1) },
   });
   await assert.rejects(readCapped(response), (error: unknown) => {
-    assert.ok(error instanceof BodyTooLargeError);
+    assert.ok(error instanceof HttpFailure);
     assert.equal(error.status, 502);
     assert.equal(error.message, `answer 502 is larger than ${MAX_BODY_BYTES} bytes`);
     return true;
@@ -323,7 +326,7 @@ Deno.test("readCapped() stops a real chunked body with no Content-Length soon af
   await using server = serve(() => new Response(body.body));
   const response = await fetch(server.url);
   assert.equal(response.headers.get("content-length"), null);
-  await assert.rejects(readCapped(response), BodyTooLargeError);
+  await assert.rejects(readCapped(response), HttpFailure);
   assert.ok(
     body.sent() < 8 * MAX_BODY_BYTES,
     `${body.sent()} bytes sent of ${64 * MAX_BODY_BYTES}`,
@@ -441,7 +444,7 @@ const USERS: readonly PolicyUser[] = [
         await client.readRun(AGENT, "run_1", OPEN);
         return { failure: null };
       } catch (error) {
-        assert.ok(error instanceof ApiError, String(error));
+        assert.ok(error instanceof HttpFailure, String(error));
         return { failure: `${error.kind}: ${error.message}` };
       }
     },
@@ -478,7 +481,7 @@ const USERS: readonly PolicyUser[] = [
         await http.request("GET", "/repos/acme/widgets/issues/1/comments");
         return { failure: null };
       } catch (error) {
-        assert.ok(error instanceof ForgeError, String(error));
+        assert.ok(error instanceof HttpFailure, String(error));
         return { failure: `${error.kind}: ${error.message}` };
       }
     },
@@ -633,7 +636,7 @@ Deno.test("the service's Retry-After reaches the poller in the error, in millise
     timeout: systemClock.timeout,
   });
   await assert.rejects(client.readRun(AGENT, "run_1", OPEN), (error: unknown) => {
-    assert.ok(error instanceof ApiError);
+    assert.ok(error instanceof HttpFailure);
     assert.equal(error.retryAfterMs, 3_000);
     return true;
   });
@@ -696,7 +699,7 @@ Deno.test("a proxy that refuses its credentials ends the service's and a forge's
     timeout: systemClock.timeout,
   });
   await assert.rejects(client.readRun(AGENT, "run_1", OPEN), (error: unknown) => {
-    assert.ok(error instanceof ApiError, String(error));
+    assert.ok(error instanceof HttpFailure, String(error));
     // Not transient: the poller would retry it for as long as the timeout allows.
     assert.equal(error.kind, "proxy");
     assert.match(error.message, /^the proxy in HTTPS_PROXY\/ALL_PROXY refused the credentials/);
@@ -722,7 +725,7 @@ Deno.test("a proxy that refuses its credentials ends the service's and a forge's
     },
   });
   await assert.rejects(forge.request("GET", "/repos/acme/widgets/issues/1/comments"), (error) => {
-    assert.ok(error instanceof ForgeError, String(error));
+    assert.ok(error instanceof HttpFailure, String(error));
     assert.equal(error.kind, "refused");
     assert.match(
       error.message,

@@ -4,13 +4,13 @@ import { FakeTime } from "../support/fake_time.ts";
 import fc from "npm:fast-check@3.23.2";
 import denoConfig from "../../deno.json" with { type: "json" };
 import type { CiMetadata } from "../../src/ci/detect.ts";
+import { ServiceClient, type ServiceClientOptions } from "../../src/service/client.ts";
 import {
-  ApiError,
-  type ApiErrorKind,
-  ServiceClient,
-  type ServiceClientOptions,
-} from "../../src/service/client.ts";
-import { MAX_BODY_BYTES, MAX_REDIRECTS } from "../../src/http/policy.ts";
+  HttpFailure,
+  MAX_BODY_BYTES,
+  MAX_REDIRECTS,
+  type ServiceFailure,
+} from "../../src/http/policy.ts";
 import { userAgent, VERSION } from "../../src/config/version.ts";
 import { anyString } from "../support/report_fixtures.ts";
 
@@ -101,14 +101,14 @@ function hang(call: Call): Promise<Response> {
   });
 }
 
-async function apiError(promise: Promise<unknown>): Promise<ApiError> {
+async function apiError(promise: Promise<unknown>): Promise<HttpFailure> {
   try {
     await promise;
   } catch (error) {
-    assert.ok(error instanceof ApiError, `not an ApiError: ${error}`);
+    assert.ok(error instanceof HttpFailure, `not an HttpFailure: ${error}`);
     return error;
   }
-  assert.fail("expected an ApiError");
+  assert.fail("expected an HttpFailure");
 }
 
 function assertOneLine(text: string): void {
@@ -180,7 +180,7 @@ Deno.test("runUrl() refuses a run id that cannot be one path segment", () => {
   for (const runId of ["", ".", "..", "\ud800", "run\udfff"]) {
     assert.throws(
       () => client.runUrl(AGENT, runId),
-      (error) => error instanceof ApiError && error.kind === "unusable",
+      (error) => error instanceof HttpFailure && error.kind === "unusable",
       JSON.stringify(runId),
     );
   }
@@ -194,7 +194,7 @@ Deno.test("runUrl() keeps any run id inside one segment, or refuses it as unusab
       try {
         url = client.runUrl(AGENT, runId);
       } catch (error) {
-        assert.ok(error instanceof ApiError && error.kind === "unusable", `${error}`);
+        assert.ok(error instanceof HttpFailure && error.kind === "unusable", `${error}`);
         assert.ok(["", ".", ".."].includes(runId) || !runId.isWellFormed(), runId);
         return;
       }
@@ -318,7 +318,7 @@ Deno.test("trigger() without a usable run_id is unusable, not transient", async 
 });
 
 Deno.test("each HTTP status becomes the error kind contract §3 gives it", async () => {
-  const expected: Array<[number, ApiErrorKind]> = [
+  const expected: Array<[number, ServiceFailure]> = [
     [400, "refused"],
     [401, "auth"],
     [403, "auth"],
@@ -542,7 +542,7 @@ Deno.test("a certificate issued for another name says so, names the names, and i
 Deno.test("a refused connection names the address, where it came from and what to check, and is marked unreachable", async () => {
   // A port just closed may be taken again at once by another test's server: try a few.
   let closed = new URL("http://127.0.0.1:1");
-  let error: ApiError | undefined;
+  let error: HttpFailure | undefined;
   for (let attempt = 0; attempt < 5 && error?.unreachable !== "refused"; attempt++) {
     const service = serve(() => json(200, {}));
     closed = service.url;
@@ -750,7 +750,7 @@ Deno.test("a declared Content-Length over 1 MiB is refused before the body is re
 });
 
 Deno.test("an oversized error answer is still classified by its status", async () => {
-  const cases: Array<[number, ApiErrorKind]> = [
+  const cases: Array<[number, ServiceFailure]> = [
     [503, "transient"],
     [429, "transient"],
     [

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
 import { MAX_CONSECUTIVE_FAULTS } from "../../src/service/backoff.ts";
 import type { CiMetadata } from "../../src/ci/detect.ts";
-import { type ApiAnswer, ApiError, type TriggerAnswer } from "../../src/service/client.ts";
+import type { ApiAnswer, TriggerAnswer } from "../../src/service/client.ts";
+import { HttpFailure } from "../../src/http/policy.ts";
 import {
   DeadlineReached,
   type GateDeps,
@@ -32,7 +33,7 @@ const METADATA: CiMetadata = {
 const OPEN = new AbortController().signal;
 
 /** What the scripted service answers: a value, a fault, or a function of the request's signal. */
-type Reply<T> = T | ApiError | ((signal: AbortSignal) => Promise<T>);
+type Reply<T> = T | HttpFailure | ((signal: AbortSignal) => Promise<T>);
 
 interface Script {
   readonly trigger?: ReadonlyArray<Reply<TriggerAnswer>>;
@@ -55,7 +56,7 @@ function setup(script: Script) {
   const reads: Array<{ agentId: string; runId: string; at: number }> = [];
   const reply = <T>(answer: Reply<T> | undefined, signal: AbortSignal): Promise<T> => {
     if (answer === undefined) return Promise.reject(new Error("the script has no more answers"));
-    if (answer instanceof ApiError) return Promise.reject(answer);
+    if (answer instanceof HttpFailure) return Promise.reject(answer);
     if (typeof answer === "function") {
       return (answer as (signal: AbortSignal) => Promise<T>)(signal);
     }
@@ -119,12 +120,12 @@ const RUNNING = run({ status: "running" });
 const PASSED = run({ status: "completed", results: { gate: { passed: true } } });
 const FAILED = run({ status: "completed", results: { gate: { passed: false } } });
 
-function transient(message = "GET answered 503", retryAfterMs?: number): ApiError {
-  return new ApiError("transient", message, { status: 503, retryAfterMs });
+function transient(message = "GET answered 503", retryAfterMs?: number): HttpFailure {
+  return new HttpFailure("transient", message, { status: 503, retryAfterMs });
 }
 
-function notFound(retryAfterMs?: number): ApiError {
-  return new ApiError("not_found", "GET answered 404", { status: 404, retryAfterMs });
+function notFound(retryAfterMs?: number): HttpFailure {
+  return new HttpFailure("not_found", "GET answered 404", { status: 404, retryAfterMs });
 }
 
 function faults(events: readonly GateEvent[]) {
@@ -226,7 +227,7 @@ Deno.test("runGate() sends one idempotency key on every retry of its trigger", a
     trigger: [
       transient(),
       transient(),
-      new ApiError("transient", "network error: reset"),
+      new HttpFailure("transient", "network error: reset"),
       triggered(),
     ],
     read: [PASSED],
@@ -302,12 +303,15 @@ Deno.test("runGate() counts faults in a row: an answer starts the count again", 
 
 Deno.test("runGate() stops at once on a fault a retry cannot fix", async () => {
   const stoppers = [
-    new ApiError("auth", "POST answered 401", { status: 401 }),
-    new ApiError("auth", "POST answered 403", { status: 403 }),
-    new ApiError("not_found", "POST answered 404", { status: 404 }),
-    new ApiError("refused", "POST answered 409: agent inactive", { status: 409, code: "inactive" }),
-    new ApiError("redirect", "POST answered 302 redirect to another origin"),
-    new ApiError("unusable", "the trigger answered 201 without a usable run_id"),
+    new HttpFailure("auth", "POST answered 401", { status: 401 }),
+    new HttpFailure("auth", "POST answered 403", { status: 403 }),
+    new HttpFailure("not_found", "POST answered 404", { status: 404 }),
+    new HttpFailure("refused", "POST answered 409: agent inactive", {
+      status: 409,
+      code: "inactive",
+    }),
+    new HttpFailure("redirect", "POST answered 302 redirect to another origin"),
+    new HttpFailure("unusable", "the trigger answered 201 without a usable run_id"),
   ];
   for (const error of stoppers) {
     const onTrigger = setup({ trigger: [error, triggered()], read: [PASSED] });
@@ -619,7 +623,7 @@ Deno.test("runGate() never waits past the deadline, never retries 10 faults in a
             case "not_found":
               return notFound(retryAfterMs);
             case "auth":
-              return new ApiError("auth", "GET answered 401", { status: 401 });
+              return new HttpFailure("auth", "GET answered 401", { status: 401 });
           }
         };
         const gate = setup({ trigger: [triggered()], read: (index) => answer(index), random });

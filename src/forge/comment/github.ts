@@ -1,6 +1,7 @@
 /** The comments of a GitHub pull request, through the REST API's issue comments. */
 
-import { ForgeError, type ForgeHttp, type RequestOptions, tokenUser } from "../http.ts";
+import { type ForgeHttp, type RequestOptions, tokenUser } from "../http.ts";
+import { HttpFailure } from "../../http/policy.ts";
 import { hasMarker } from "./marker.ts";
 import { nextLink } from "../http.ts";
 import { type CommentThread, type FoundComment, MAX_PAGES } from "./thread.ts";
@@ -46,7 +47,7 @@ export class GithubThread implements CommentThread {
     for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
       const answer = await this.#http.request("GET", target, undefined, options);
       if (!Array.isArray(answer.data)) {
-        throw new ForgeError("unusable", "GitHub listed the comments without a JSON array");
+        throw new HttpFailure("unusable", "GitHub listed the comments without a JSON array");
       }
       for (const comment of answer.data as unknown[]) {
         const id = _commentId(comment);
@@ -64,7 +65,7 @@ export class GithubThread implements CommentThread {
   async create(body: string, options: RequestOptions = {}): Promise<number> {
     const answer = await this.#http.request("POST", `${this.#issue}/comments`, { body }, options);
     const id = _commentId(answer.data);
-    if (id === null) throw new ForgeError("unusable", "GitHub created a comment without an id");
+    if (id === null) throw new HttpFailure("unusable", "GitHub created a comment without an id");
     // What the forge says we write as beats the guess (a GitHub App's token is `<app>[bot]`).
     this.#login = _login(answer.data) ?? this.#login;
     return id;

@@ -1,6 +1,7 @@
 /** The notes (comments) of a GitLab merge request, through the REST API v4. */
 
-import { ForgeError, type ForgeHttp, type RequestOptions, tokenUser } from "../http.ts";
+import { type ForgeHttp, type RequestOptions, tokenUser } from "../http.ts";
+import { HttpFailure } from "../../http/policy.ts";
 import { hasMarker } from "./marker.ts";
 import { nextLink } from "../http.ts";
 import { type CommentThread, type FoundComment, MAX_PAGES } from "./thread.ts";
@@ -47,7 +48,7 @@ export class GitlabThread implements CommentThread {
     for (let page = 1; target !== null && page <= MAX_PAGES; page++) {
       const answer = await this.#http.request("GET", target, undefined, options);
       if (!Array.isArray(answer.data)) {
-        throw new ForgeError("unusable", "GitLab listed the notes without a JSON array");
+        throw new HttpFailure("unusable", "GitLab listed the notes without a JSON array");
       }
       for (const note of answer.data as unknown[]) {
         const { id, body, system, author } =
@@ -81,7 +82,7 @@ export class GitlabThread implements CommentThread {
     const answer = await this.#http.request("POST", this.#notes, { body }, options);
     const id = (answer.data as { id?: unknown } | null)?.id;
     if (typeof id !== "number" || !Number.isSafeInteger(id)) {
-      throw new ForgeError("unusable", "GitLab created a note without an id");
+      throw new HttpFailure("unusable", "GitLab created a note without an id");
     }
     return id;
   }

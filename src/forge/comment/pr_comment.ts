@@ -11,13 +11,13 @@ import { maskSecrets } from "../../text/sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
 import {
   type ForgeEffects,
-  ForgeError,
   type ForgeHttp,
   githubApi,
   gitlabApi,
   pickEffects,
   type RequestOptions,
 } from "../http.ts";
+import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeLimits } from "../limits.ts";
 import { type ForgeConfig, type ForgeSkip, type ForgeTarget, forgeTarget } from "../target.ts";
 import type { FinishWindow } from "../../outputs/output.ts";
@@ -44,7 +44,7 @@ export class PullRequestComment {
   readonly #warn: (line: string) => void;
   readonly #secrets: readonly string[];
   readonly #noun: string;
-  readonly #advice: Readonly<Partial<Record<ForgeError["kind"], string>>>;
+  readonly #advice: Readonly<Partial<Record<HttpFailure["kind"], string>>>;
   readonly #limits: ForgeLimits | undefined;
   #queue: Promise<void> = Promise.resolve();
   #commentId: number | null = null;
@@ -160,7 +160,7 @@ export class PullRequestComment {
         return;
       } catch (error) {
         // Someone deleted the comment since: write a new one (the history read stays).
-        if (!(error instanceof ForgeError && error.kind === "not_found")) throw error;
+        if (!(error instanceof HttpFailure && error.kind === "not_found")) throw error;
         this.#commentId = null;
       }
     }
@@ -177,7 +177,7 @@ export class PullRequestComment {
       // One comment per gate: the copies that overlapping runs wrote go.
       for (const copy of extra) {
         await this.#thread.remove(copy.id, options).catch((error) => {
-          if (!(error instanceof ForgeError && error.kind === "not_found")) throw error;
+          if (!(error instanceof HttpFailure && error.kind === "not_found")) throw error;
         });
       }
       return;
@@ -186,7 +186,9 @@ export class PullRequestComment {
       this.#commentId = await this.#thread.create(body, options);
     } catch (error) {
       // A create that got no answer may have worked: look again before a second one.
-      if (!(error instanceof ForgeError && (error.kind === "server" || error.kind === "network"))) {
+      if (
+        !(error instanceof HttpFailure && (error.kind === "server" || error.kind === "network"))
+      ) {
         throw error;
       }
       const [again] = await this.#thread.find(this.#marker, options);
@@ -199,15 +201,15 @@ export class PullRequestComment {
   }
 
   #report(error: unknown, last: boolean): void {
-    const what = error instanceof ForgeError
+    const what = error instanceof HttpFailure
       ? error.message
       : `internal error: ${error instanceof Error ? error.message : String(error)}`;
     // A rate limit that outlasts the time left: the forge's one line says how many were given up.
-    if (error instanceof ForgeError && error.givenUp) return;
-    const transient = error instanceof ForgeError &&
+    if (error instanceof HttpFailure && error.givenUp) return;
+    const transient = error instanceof HttpFailure &&
       ["rate_limited", "server", "network"].includes(error.kind);
     if (!transient) this.#givenUp = true;
-    const advice = error instanceof ForgeError ? this.#advice[error.kind] : undefined;
+    const advice = error instanceof HttpFailure ? this.#advice[error.kind] : undefined;
     // A passing fault of the in-progress comment says nothing yet: the verdicts try again, and
     // only if they fail too is there one line to read.
     if (transient && !last) return;
@@ -224,7 +226,7 @@ interface _Write {
   readonly body: (earlier: CommentHistory) => string;
 }
 
-const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
+const _GITHUB_ADVICE: Readonly<Partial<Record<HttpFailure["kind"], string>>> = {
   unauthorized: `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`,
   forbidden:
     "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
@@ -233,7 +235,7 @@ const _GITHUB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
   rate_limited: "GitHub's API rate limit is used up for now.",
 };
 
-const _GITLAB_ADVICE: Readonly<Partial<Record<ForgeError["kind"], string>>> = {
+const _GITLAB_ADVICE: Readonly<Partial<Record<HttpFailure["kind"], string>>> = {
   unauthorized: `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`,
   forbidden:
     `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,

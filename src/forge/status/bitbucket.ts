@@ -4,8 +4,8 @@
  */
 
 import { OPTIONS } from "../../config/options.ts";
-import type { BitbucketProxy } from "../bitbucket.ts";
-import { ForgeError, type RequestOptions } from "../http.ts";
+import type { ForgeHttp, RequestOptions } from "../http.ts";
+import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
 import { clip } from "../../text/sanitize.ts";
 import { outcomeLine } from "../../text/words.ts";
@@ -22,7 +22,7 @@ export const BITBUCKET_STATES: Readonly<Record<EndedOutcome, string>> = {
 
 export interface BitbucketStatusesOptions {
   readonly target: ForgeTarget;
-  readonly bitbucket: BitbucketProxy;
+  readonly bitbucket: ForgeHttp;
   /** Bitbucket requires a `url`, even when no run gave one. */
   readonly fallbackLink: string;
 }
@@ -64,7 +64,7 @@ export class BitbucketStatuses implements StatusForge {
 
   /** A 4xx from the proxy would only repeat; no answer or a 5xx might not. */
   final(error: unknown): boolean {
-    return error instanceof ForgeError && error.status !== null && error.status < 500 &&
+    return error instanceof HttpFailure && error.status !== undefined && error.status < 500 &&
       error.kind !== "rate_limited";
   }
 
@@ -84,8 +84,10 @@ export class BitbucketStatuses implements StatusForge {
         description: clip(description, 255),
       }, options);
     } catch (error) {
-      if (!(error instanceof ForgeError) || error.status === null || error.givenUp) throw error;
-      throw new ForgeError(
+      if (!(error instanceof HttpFailure) || error.status === undefined || error.givenUp) {
+        throw error;
+      }
+      throw new HttpFailure(
         error.kind,
         `Bitbucket answered POST …/statuses/build with ${error.status} through the proxy ${this.#options.bitbucket.proxy}`,
         { status: error.status, cause: error },

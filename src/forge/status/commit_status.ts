@@ -20,7 +20,7 @@ export interface StatusEnd {
   readonly link: string | null;
 }
 
-/** Each method throws on failure (a `ForgeError`); the output turns that into one line. */
+/** Each method throws on failure (an `HttpFailure`); the output turns that into one line. */
 export interface StatusForge {
   readonly forge: string;
   finishBy(endsAt: number): void;

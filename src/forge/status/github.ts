@@ -6,7 +6,8 @@
 import { OPTIONS } from "../../config/options.ts";
 import { httpLink, inertMarkdown } from "../../text/markdown.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
-import { ForgeError, type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
+import { type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
+import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
 import { clip } from "../../text/sanitize.ts";
 import { outcomeReason } from "../../outputs/summary.ts";
@@ -108,7 +109,7 @@ export class GithubStatuses implements StatusForge {
 
   /** How to enable what failed; never a permission for a rate limit. */
   advice(error: unknown): string {
-    const kind = error instanceof ForgeError ? error.kind : null;
+    const kind = error instanceof HttpFailure ? error.kind : null;
     if (kind === "unauthorized") {
       return `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`;
     }
@@ -123,7 +124,7 @@ export class GithubStatuses implements StatusForge {
 
   /** A refused token or a refused redirect: another attempt would only repeat it. */
   final(error: unknown): boolean {
-    return error instanceof ForgeError &&
+    return error instanceof HttpFailure &&
       ["unauthorized", "forbidden", "not_found", "refused", "unusable"].includes(error.kind);
   }
 
@@ -142,7 +143,7 @@ export class GithubStatuses implements StatusForge {
         await this.#checkRun(agentId, write.check, options);
         return;
       } catch (error) {
-        if (!(error instanceof ForgeError && ["forbidden", "not_found"].includes(error.kind))) {
+        if (!(error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind))) {
           throw error;
         }
         if (this.#mode === "checks") {
@@ -184,7 +185,7 @@ export class GithubStatuses implements StatusForge {
       answer = await this.#http.request("POST", `${this.#repo}/check-runs`, create, options);
     } catch (error) {
       // The create may have worked with its answer lost: find it by name before another one.
-      if (!(error instanceof ForgeError && ["server", "network"].includes(error.kind))) {
+      if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
         throw error;
       }
       const lost = await this.#find(

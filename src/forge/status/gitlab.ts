@@ -1,7 +1,8 @@
 /** GitLab: one commit status per agent, which the merge request's pipeline widget shows. */
 
 import { OPTIONS } from "../../config/options.ts";
-import { ForgeError, type ForgeHttp, type RequestOptions } from "../http.ts";
+import type { ForgeHttp, RequestOptions } from "../http.ts";
+import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
 import { clip } from "../../text/sanitize.ts";
 import { outcomeLine } from "../../text/words.ts";
@@ -61,7 +62,7 @@ export class GitlabStatuses implements StatusForge {
   }
 
   advice(error: unknown): string {
-    const kind = error instanceof ForgeError ? error.kind : null;
+    const kind = error instanceof HttpFailure ? error.kind : null;
     if (kind === "unauthorized") {
       return `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`;
     }
@@ -73,7 +74,7 @@ export class GitlabStatuses implements StatusForge {
   }
 
   final(error: unknown): boolean {
-    return error instanceof ForgeError &&
+    return error instanceof HttpFailure &&
       ["unauthorized", "forbidden", "not_found", "refused"].includes(error.kind);
   }
 

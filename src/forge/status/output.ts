@@ -5,7 +5,7 @@
 
 import type { Config } from "../../config/resolve.ts";
 import type { ForgeClients } from "../clients.ts";
-import { ForgeError } from "../http.ts";
+import { HttpFailure } from "../../http/policy.ts";
 import { type ForgeSkip, forgeTarget } from "../target.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
@@ -92,7 +92,7 @@ export function statusOutput(forge: StatusForge, options: StatusOutputOptions): 
     text === null ? null : sanitize(text, { secrets: options.secrets });
   const fail = (error: unknown, last: boolean) => {
     // A rate limit that outlasts the time left: the forge's one line says how many were given up.
-    if (error instanceof ForgeError && error.givenUp) return;
+    if (error instanceof HttpFailure && error.givenUp) return;
     const final = forge.final(error);
     if (final) givenUp = true;
     // A passing fault of the in-progress status says nothing yet: the final write tries again.
