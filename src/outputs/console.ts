@@ -133,11 +133,9 @@ export class ConsoleReporter {
       return;
     }
     if (this.#options.monotonic() - this.#lastWrite < HEARTBEAT_MS) return;
-    const waiting = [...this.#agents.entries()].filter(([, agent]) => !agent.done);
+    const waiting = this.#waiting();
     if (waiting.length === 0) return;
-    const list = waiting.map(([id, agent]) =>
-      `${id} ${agent.status === null ? "waiting" : this.#safe(agent.status)}`
-    ).join(", ");
+    const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
     this.line(`still waiting (${this.#times()}): ${list}`);
   }
 
@@ -211,16 +209,21 @@ export class ConsoleReporter {
 
   #drawLive(): void {
     if (!this.#options.tty) return;
-    const waiting = [...this.#agents.entries()].filter(([, agent]) => !agent.done);
+    const waiting = this.#waiting();
     if (waiting.length === 0) return;
     const times = this.#times();
-    const text = waiting.map(([id, agent]) =>
-      `${this.#paint("…", "dim")} agent ${id}: ${
-        agent.status === null ? "waiting" : this.#safe(agent.status)
-      } (${times})\n`
-    ).join("");
-    this.#options.write(text);
+    const mark = this.#paint("…", "dim");
+    this.#options.write(
+      waiting.map(([id, status]) => `${mark} agent ${id}: ${status} (${times})\n`).join(""),
+    );
     this.#liveLines = waiting.length;
+  }
+
+  // Each agent still without a verdict, with its last status.
+  #waiting(): [string, string][] {
+    return [...this.#agents].flatMap(([id, agent]) =>
+      agent.done ? [] : [[id, agent.status === null ? "waiting" : this.#safe(agent.status)]]
+    );
   }
 }
 

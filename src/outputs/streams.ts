@@ -47,31 +47,27 @@ export class Output {
   }
 
   stdout(text: string): boolean {
-    return _write(this.#streams.stdout, neutralizeText(this.#mask(text)));
+    return _write(this.#streams.stdout, neutralizeText(this.mask(text)));
   }
 
   /** A closed stderr is ignored: nothing can be told there. */
   stderr(text: string): void {
-    _write(this.#streams.stderr, neutralizeText(this.#mask(text)));
+    _write(this.#streams.stderr, neutralizeText(this.mask(text)));
   }
 
   /** `line` has no newline; the CI's runner reads both streams. */
   command(line: string, stream?: "stderr"): void {
     const toStderr = stream === "stderr" || this.#commandsOnStderr;
-    _write(toStderr ? this.#streams.stderr : this.#streams.stdout, `${this.#mask(line)}\n`);
+    _write(toStderr ? this.#streams.stderr : this.#streams.stdout, `${this.mask(line)}\n`);
   }
 
   /** Masked before the escaping, which could otherwise split a secret so the mask misses it. */
   document(json: string): boolean {
-    return _write(this.#streams.stdout, escapeJsonForLogs(this.#mask(json)));
+    return _write(this.#streams.stdout, escapeJsonForLogs(this.mask(json)));
   }
 
   /** For files, which do not pass through here. */
   mask(text: string): string {
-    return this.#mask(text);
-  }
-
-  #mask(text: string): string {
     return maskSecrets(text, this.#secrets);
   }
 }
