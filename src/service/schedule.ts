@@ -32,7 +32,7 @@ export function nextPollDelay(input: PollDelayInput): number {
   });
 }
 
-/** The service's `Retry-After` within its bounds if it sent one, else `own()`; never past the time left. */
+/** The service's `Retry-After` within its bounds, else `own()`; never past the time left. */
 export function retryAfterOr(
   input: { readonly remainingMs: number; readonly retryAfterMs?: number | undefined },
   own: () => number,
