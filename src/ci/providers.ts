@@ -87,6 +87,14 @@ function _unlessTag(branch: string | null, tag: string | null): string | null {
   return tag === null ? branch : null;
 }
 
+// `branch`, none on a tag build; on a pull request, `source` when `branch` is then the target.
+function _branch<const V extends string>(branch: V, tag: V, source?: V) {
+  return ({ read, pullRequest }: { read: Read<V>; pullRequest: number | null }) =>
+    source !== undefined && pullRequest !== null
+      ? read(source)
+      : _unlessTag(read(branch), read(tag));
+}
+
 function _slug(url: string | null): string | null {
   return url === null ? null : repositorySlug(url);
 }
@@ -260,7 +268,7 @@ const CIRCLECI = _provider({
   pullRequest: ({ read }) =>
     /\/(\d+)\/?$/.exec(read("CIRCLE_PULL_REQUEST") ?? "")?.[1] ?? read("CIRCLE_PR_NUMBER"),
   commitSha: _variable("CIRCLE_SHA1"),
-  branch: ({ read }) => _unlessTag(read("CIRCLE_BRANCH"), read("CIRCLE_TAG")),
+  branch: _branch("CIRCLE_BRANCH", "CIRCLE_TAG"),
   repository: ({ read }) => {
     const [owner, name] = [read("CIRCLE_PROJECT_USERNAME"), read("CIRCLE_PROJECT_REPONAME")];
     return owner !== null && name !== null
@@ -286,7 +294,7 @@ const BITBUCKET = _provider({
   detect: (read) => read("BITBUCKET_BUILD_NUMBER") !== null,
   pullRequest: _variable("BITBUCKET_PR_ID"),
   commitSha: _variable("BITBUCKET_COMMIT"),
-  branch: ({ read }) => _unlessTag(read("BITBUCKET_BRANCH"), read("BITBUCKET_TAG")),
+  branch: _branch("BITBUCKET_BRANCH", "BITBUCKET_TAG"),
   repository: _variable("BITBUCKET_REPO_FULL_NAME"),
   actor: _variable("BITBUCKET_STEP_TRIGGERER_UUID"),
   buildUrl: ({ read }) => {
@@ -408,7 +416,7 @@ const BUILDKITE = _provider({
     const commit = read("BUILDKITE_COMMIT");
     return commit?.toUpperCase() === "HEAD" ? (await git(["rev-parse", "HEAD"])) ?? null : commit;
   },
-  branch: ({ read }) => _unlessTag(read("BUILDKITE_BRANCH"), read("BUILDKITE_TAG")),
+  branch: _branch("BUILDKITE_BRANCH", "BUILDKITE_TAG"),
   repository: ({ read }) => _slug(read("BUILDKITE_REPO")),
   actor: _variable("BUILDKITE_BUILD_CREATOR"),
   buildUrl: _variable("BUILDKITE_BUILD_URL"),
@@ -436,10 +444,7 @@ const TRAVIS = _provider({
     pullRequest === null
       ? read("TRAVIS_COMMIT")
       : _first(read, ["TRAVIS_PULL_REQUEST_SHA", "TRAVIS_COMMIT"]),
-  branch: ({ read, pullRequest }) =>
-    pullRequest === null
-      ? _unlessTag(read("TRAVIS_BRANCH"), read("TRAVIS_TAG"))
-      : read("TRAVIS_PULL_REQUEST_BRANCH"),
+  branch: _branch("TRAVIS_BRANCH", "TRAVIS_TAG", "TRAVIS_PULL_REQUEST_BRANCH"),
   repository: _variable("TRAVIS_REPO_SLUG"),
   actor: () => null,
   buildUrl: _variable("TRAVIS_JOB_WEB_URL", "TRAVIS_BUILD_WEB_URL"),
@@ -481,10 +486,7 @@ const HARNESS = _provider({
   pullRequest: _variable("DRONE_PULL_REQUEST"),
   commitSha: _variable("DRONE_COMMIT_SHA", "CI_COMMIT_SHA"),
   // DRONE_BRANCH is the target on PR builds.
-  branch: ({ read, pullRequest }) =>
-    pullRequest === null
-      ? _unlessTag(read("DRONE_BRANCH"), read("DRONE_TAG"))
-      : read("DRONE_SOURCE_BRANCH"),
+  branch: _branch("DRONE_BRANCH", "DRONE_TAG", "DRONE_SOURCE_BRANCH"),
   repository: _variable("DRONE_REPO"),
   actor: _variable("HARNESS_USER_ID"),
   buildUrl: _variable("DRONE_BUILD_LINK", "CI_BUILD_LINK"),
@@ -508,10 +510,7 @@ const WOODPECKER = _provider({
   pullRequest: _variable("CI_COMMIT_PULL_REQUEST"),
   commitSha: _variable("CI_COMMIT_SHA"),
   // CI_COMMIT_BRANCH is the target on PR builds.
-  branch: ({ read, pullRequest }) =>
-    pullRequest === null
-      ? _unlessTag(read("CI_COMMIT_BRANCH"), read("CI_COMMIT_TAG"))
-      : read("CI_COMMIT_SOURCE_BRANCH"),
+  branch: _branch("CI_COMMIT_BRANCH", "CI_COMMIT_TAG", "CI_COMMIT_SOURCE_BRANCH"),
   repository: _variable("CI_REPO"),
   actor: _variable("CI_COMMIT_AUTHOR"),
   buildUrl: _variable("CI_PIPELINE_URL"),
@@ -535,10 +534,7 @@ const DRONE = _provider({
   pullRequest: _variable("DRONE_PULL_REQUEST"),
   commitSha: _variable("DRONE_COMMIT_SHA"),
   // DRONE_BRANCH is the target on PR builds.
-  branch: ({ read, pullRequest }) =>
-    pullRequest === null
-      ? _unlessTag(read("DRONE_BRANCH"), read("DRONE_TAG"))
-      : read("DRONE_SOURCE_BRANCH"),
+  branch: _branch("DRONE_BRANCH", "DRONE_TAG", "DRONE_SOURCE_BRANCH"),
   repository: _variable("DRONE_REPO"),
   actor: _variable("DRONE_COMMIT_AUTHOR"),
   buildUrl: _variable("DRONE_BUILD_LINK"),
@@ -588,7 +584,7 @@ const BITRISE = _provider({
   detect: (read) => read("BITRISE_IO") !== null,
   pullRequest: _variable("BITRISE_PULL_REQUEST"),
   commitSha: _variable("BITRISE_GIT_COMMIT", "GIT_CLONE_COMMIT_HASH"),
-  branch: ({ read }) => _unlessTag(read("BITRISE_GIT_BRANCH"), read("BITRISE_GIT_TAG")),
+  branch: _branch("BITRISE_GIT_BRANCH", "BITRISE_GIT_TAG"),
   repository: ({ read }) => _slug(read("GIT_REPOSITORY_URL")),
   actor: () => null,
   buildUrl: _variable("BITRISE_BUILD_URL"),

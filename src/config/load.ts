@@ -6,10 +6,9 @@
 import { type Config, resolveConfig } from "./resolve.ts";
 import type { Flags } from "./options.ts";
 import { firstLine, UsageError } from "./errors.ts";
-import { mergeEnv, parseEnvFile } from "./env_file.ts";
 import { ENV_FILE_VARIABLES, optionName, OPTIONS, secretValues } from "./options.ts";
 import { CI_ENV_VARIABLES, detectProvider, reader, runnerValues } from "../ci/detect.ts";
-import { refusedReadError } from "./refused_env.ts";
+import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 
 export interface LoadDeps {
   readonly env: (name: string) => string | undefined;
@@ -162,4 +161,56 @@ async function _readCaCerts(deps: LoadDeps, path: string): Promise<string> {
     );
   }
   return text;
+}
+
+/** The `node:util` `parseEnv` dialect: `KEY=value`, quotes, `#` comments, `export ` stripped. */
+export async function parseEnvFile(text: string): Promise<Record<string, string>> {
+  // Only when there is a file: any `node:` import loads Deno's Node compatibility layer, too
+  // slow for every start-up (docs/performance.md).
+  const { parseEnv } = await import("node:util");
+  return { ...parseEnv(text) } as Record<string, string>;
+}
+
+/**
+ * Lays a `.env` file's values under the environment: a variable set to a non-empty value wins,
+ * one unset or empty takes the file's. Only `names` are read, so nothing else ever is.
+ */
+export function mergeEnv(
+  names: readonly string[],
+  env: (name: string) => string | undefined,
+  dotenv: Readonly<Record<string, string>>,
+): Record<string, string | undefined> {
+  const merged: Record<string, string | undefined> = {};
+  for (const name of names) {
+    const value = env(name);
+    merged[name] = value !== undefined && value !== "" ? value : dotenv[name];
+  }
+  return merged;
+}
+
+/**
+ * Where the configuration would call a required setting (key, agent, address) "not set" because
+ * Deno's permission list refused to let it be read: the error naming `--allow-env`.
+ */
+export function refusedReadError(
+  flags: Flags,
+  env: Readonly<Record<string, string | undefined>>,
+  envRefused: ((name: string) => boolean) | undefined,
+  defaultBaseUrl: string | undefined = DEFAULT_BASE_URL,
+): UsageError | undefined {
+  if (envRefused === undefined) return undefined;
+  const needed = [
+    OPTIONS.apiKey.variable,
+    ...(flags.agents === undefined || flags.agents.length === 0 ? [OPTIONS.agents.variable] : []),
+    ...(flags.baseUrl === undefined && defaultBaseUrl === undefined
+      ? [OPTIONS.baseUrl.variable]
+      : []),
+  ];
+  const refused = needed.filter((name) => (env[name] ?? "") === "" && envRefused(name));
+  if (refused.length === 0) return undefined;
+  const names = refused.join(" and ");
+  const them = refused.length === 1 ? "it" : "them";
+  return new UsageError(
+    `${names} cannot be read: Deno's permissions do not grant ${them} (--allow-env); run with the --allow-env list of docs/install.md ('--allow-env=SERVICE_*,…'), or use the release binary`,
+  );
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { refusedReadError } from "../../src/config/refused_env.ts";
+import { refusedReadError } from "../../src/config/load.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { UsageError } from "../../src/config/errors.ts";
 

@@ -3,7 +3,7 @@ import { metadataOverrides, parseCommandLine, resolveConfig } from "../../src/co
 import type { Flags } from "../../src/config/options.ts";
 import { FETCH_BLOCKED_PORTS } from "../../src/config/options.ts";
 import { UsageError } from "../../src/config/errors.ts";
-import { mergeEnv, parseEnvFile } from "../../src/config/env_file.ts";
+import { mergeEnv, parseEnvFile } from "../../src/config/load.ts";
 import { OPTIONS } from "../../src/config/options.ts";
 import { run } from "../../src/run.ts";
 import { AGENT, harness } from "../support/run_harness.ts";
