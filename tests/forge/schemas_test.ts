@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { systemClock } from "../../src/platform/clock.ts";
 import { BitbucketStatuses } from "../../src/forge/status/bitbucket.ts";
-import { BitbucketProxy } from "../../src/forge/bitbucket.ts";
+import { bitbucketApi } from "../../src/forge/http.ts";
 import { forgeTarget } from "../../src/forge/target.ts";
 import { forgeConfig } from "../support/native_io.ts";
 import { bitbucketAnnotations, bitbucketReport } from "../../src/outputs/ci/bitbucket.ts";
@@ -59,7 +59,7 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
   assert.ok(!("skip" in target));
   const statuses = new BitbucketStatuses({
     target,
-    bitbucket: new BitbucketProxy({
+    bitbucket: bitbucketApi({
       proxy: "http://localhost:29418",
       fetch: fetchSpy,
       clock: systemClock,
