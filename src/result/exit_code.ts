@@ -4,7 +4,7 @@
  */
 
 import { Interrupted, type InterruptSignal } from "../platform/signals.ts";
-import type { Outcome, Verdict } from "../service/verdict.ts";
+import type { Verdict } from "../service/verdict.ts";
 
 export const ExitCode = {
   Passed: 0,
@@ -64,7 +64,7 @@ export function interruptSignal(reason: unknown): InterruptSignal {
   return reason instanceof Interrupted ? reason.signal : "SIGINT";
 }
 
-const _OUTCOME_CODES: Readonly<Record<Exclude<Outcome, "interrupted">, number>> = {
+const _OUTCOME_CODES: Readonly<Record<Exclude<Verdict["kind"], "interrupted">, number>> = {
   passed: ExitCode.Passed,
   failed: ExitCode.Failed,
   triggered: ExitCode.Passed,

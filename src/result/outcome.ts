@@ -4,10 +4,11 @@ import type { CiMetadata } from "../ci/detect.ts";
 import { exitCodeOf, interruptSignal } from "./exit_code.ts";
 import { withHint } from "../service/hint.ts";
 import type { GateResult } from "../service/poll.ts";
-import type { GateField, Outcome } from "../service/verdict.ts";
+import type { GateField, Verdict } from "../service/verdict.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
 
-export type { Outcome };
+/** `triggered`: `--no-wait` started the run and did not wait for it. */
+export type Outcome = Verdict["kind"];
 
 /** Every string that came from the service is already sanitized. */
 export interface AgentOutcome {

@@ -39,15 +39,12 @@ export const FINISHED: ReadonlySet<string> = new Set([
  * How one agent's gate ended, from the answer ({@linkcode readRun}) or the wait (`runGate`) to
  * the report: `kind` is the outcome every surface shows, and the exit code follows from it alone
  * (`exitCodeOf`). `Failure` is the service's failure behind an unchecked gate, kept for its hint.
- * `triggered`: `--no-wait` started the run and did not wait for it.
  */
 export type Verdict<Failure = never> =
   | { readonly kind: "passed" | "failed" | "triggered" }
   | { readonly kind: "unchecked"; readonly reason: string; readonly error?: Failure }
   | { readonly kind: "timed_out"; readonly lastFault: string | null }
   | { readonly kind: "interrupted"; readonly reason: unknown };
-
-export type Outcome = Verdict["kind"];
 
 /** One answer: still going, or a verdict. `status` is the service's own, not yet sanitized. */
 export type RunState =
