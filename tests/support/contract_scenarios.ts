@@ -209,7 +209,7 @@ const CLASS_EXAMPLES: ReadonlyArray<readonly [string | undefined, StatusClass]> 
 const VERDICTS: Scenario[] = [
   ...STATUSES.map(([status, kind]) => _verdictScenario(status, kind, REVEALING[kind])),
   ...CLASS_EXAMPLES.flatMap(([status, kind]) =>
-    GATE_VALUES.filter((gate) => gate !== REVEALING[kind]).map((gate) =>
+    GATE_VALUES.filter(([gate]) => gate !== REVEALING[kind][0]).map((gate) =>
       _verdictScenario(status, kind, gate)
     )
   ),
