@@ -206,8 +206,7 @@ export class PullRequestComment {
       : `internal error: ${error instanceof Error ? error.message : String(error)}`;
     // A rate limit that outlasts the time left: the forge's one line says how many were given up.
     if (error instanceof HttpFailure && error.givenUp) return;
-    const transient = error instanceof HttpFailure &&
-      ["rate_limited", "server", "network"].includes(error.kind);
+    const transient = error instanceof HttpFailure && error.retryable;
     if (!transient) this.#givenUp = true;
     const advice = error instanceof HttpFailure ? this.#advice[error.kind] : undefined;
     // A passing fault of the in-progress comment says nothing yet: the verdicts try again, and
