@@ -19,9 +19,17 @@ const TOO_OLD = ["2.0.6", "1.46.3"];
 
 const needs = needsTools({ tools: ["python3", "npx", "npm"], notOn: ["windows"] });
 
-// The Deno binary npm installs for `version`, or why there is none. Run outside the checkout: an
-// old Deno stops at its lock file.
-async function _denoFromNpm(version: string): Promise<string | Error> {
+// The Deno binary npm installs for `version`, or why there is none, asked of npx once per version
+// (each npx costs a Node start-up and a registry round trip). Run outside the checkout: an old
+// Deno stops at its lock file.
+const _found = new Map<string, Promise<string | Error>>();
+function _denoFromNpm(version: string): Promise<string | Error> {
+  let found = _found.get(version);
+  if (found === undefined) _found.set(version, found = _npx(version));
+  return found;
+}
+
+async function _npx(version: string): Promise<string | Error> {
   const cwd = await Deno.makeTempDir({ prefix: "service-ci-npx-deno-" });
   try {
     const result = await runCommand("npx", [
@@ -54,7 +62,7 @@ const suffix = needs.nameSuffix || (offline ? " (skipped: the npm registry is no
 
 async function _deno(version: string): Promise<string> {
   needs.assertFound();
-  const found = version === MINIMUM_DENO_VERSION ? minimum! : await _denoFromNpm(version);
+  const found = await _denoFromNpm(version);
   if (found instanceof Error) throw found;
   return found;
 }
@@ -96,7 +104,8 @@ Deno.test({
   async fn() {
     await using mirror = await startPythonMirror(documentedMirrorArgs());
     await using service = await startFakeService({ agents: defaultAgents(200) });
-    for (const version of TOO_OLD) {
+    // The versions one after the other would wait for npx and the downloads twice.
+    await Promise.all(TOO_OLD.map(async (version) => {
       const deno = await _deno(version);
       const denoDir = await Deno.makeTempDir({ prefix: "service-ci-old-deno-dir-" });
       try {
@@ -115,7 +124,7 @@ Deno.test({
       } finally {
         await Deno.remove(denoDir, { recursive: true });
       }
-    }
+    }));
     assert.deepEqual(service.requestsOf("POST"), []);
   },
 });
