@@ -228,14 +228,14 @@ async function _fromProvider(
     return files.get(path) as Promise<unknown>;
   };
   const base = { read, git, readJson };
-  const pullRequest = pullRequestNumber(await provider.pullRequest(base));
+  const pullRequest = pullRequestNumber(await provider.pullRequest?.(base) ?? null);
   const context = { ...base, pullRequest };
   const merge = provider.merge?.(read) ?? null;
   const [commit, branch, repository, actor, buildUrl, baseRef, mergeSha] = await Promise.all([
     provider.commitSha(context),
-    provider.branch(context),
-    provider.repository(context),
-    provider.actor(context),
+    provider.branch?.(context) ?? null,
+    provider.repository?.(context) ?? null,
+    provider.actor?.(context) ?? null,
     provider.buildUrl(context),
     provider.baseRef?.(context) ?? null,
     merge === null ? null : provider.mergeSha?.(context) ?? null,

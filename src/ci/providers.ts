@@ -38,13 +38,14 @@ export interface CiProvider<V extends string = string> {
   readonly name: string;
   readonly variables: readonly V[];
   readonly detect: (read: Read<V>) => boolean;
-  readonly pullRequest: (context: Omit<ProviderContext<V>, "pullRequest">) => RawValue;
+  /** Absent where the CI does not keep the field (as `--pull-request`, `--actor`, … can give it). */
+  readonly pullRequest?: (context: Omit<ProviderContext<V>, "pullRequest">) => RawValue;
   /** The change's head on a pull request. */
   readonly commitSha: (context: ProviderContext<V>) => RawValue;
   /** The source branch on a pull request. */
-  readonly branch: (context: ProviderContext<V>) => RawValue;
-  readonly repository: (context: ProviderContext<V>) => RawValue;
-  readonly actor: (context: ProviderContext<V>) => RawValue;
+  readonly branch?: (context: ProviderContext<V>) => RawValue;
+  readonly repository?: (context: ProviderContext<V>) => RawValue;
+  readonly actor?: (context: ProviderContext<V>) => RawValue;
   readonly buildUrl: (context: ProviderContext<V>) => RawValue;
   /** Reads variables only, so the answer needs no file (the pull-request comment asks it too). */
   readonly merge?: (read: Read<V>) => MergeKind | null;
@@ -446,7 +447,6 @@ const TRAVIS = _provider({
       : _first(read, ["TRAVIS_PULL_REQUEST_SHA", "TRAVIS_COMMIT"]),
   branch: _branch("TRAVIS_BRANCH", "TRAVIS_TAG", "TRAVIS_PULL_REQUEST_BRANCH"),
   repository: _variable("TRAVIS_REPO_SLUG"),
-  actor: () => null,
   buildUrl: _variable("TRAVIS_JOB_WEB_URL", "TRAVIS_BUILD_WEB_URL"),
 });
 
@@ -457,11 +457,7 @@ const TEAMCITY = _provider({
   name: "TeamCity",
   variables: ["TEAMCITY_VERSION", "BUILD_VCS_NUMBER", "BUILD_URL"],
   detect: (read) => read("TEAMCITY_VERSION") !== null,
-  pullRequest: () => null,
   commitSha: _variable("BUILD_VCS_NUMBER"),
-  branch: () => null,
-  repository: () => null,
-  actor: () => null,
   buildUrl: _variable("BUILD_URL"),
 });
 
@@ -586,7 +582,6 @@ const BITRISE = _provider({
   commitSha: _variable("BITRISE_GIT_COMMIT", "GIT_CLONE_COMMIT_HASH"),
   branch: _branch("BITRISE_GIT_BRANCH", "BITRISE_GIT_TAG"),
   repository: ({ read }) => _slug(read("GIT_REPOSITORY_URL")),
-  actor: () => null,
   buildUrl: _variable("BITRISE_BUILD_URL"),
 });
 
@@ -622,7 +617,6 @@ const CLOUD_BUILD = _provider({
       : _first(read, ["_HEAD_BRANCH", "BRANCH_NAME"]),
   baseRef: ({ read, pullRequest }) => pullRequest === null ? null : read("_BASE_BRANCH"),
   repository: _variable("REPO_FULL_NAME"),
-  actor: () => null,
   buildUrl: ({ read }) => {
     const [project, build, location] = [read("PROJECT_ID"), read("BUILD_ID"), read("LOCATION")];
     if (project === null || build === null) return null;
