@@ -1,38 +1,13 @@
 /** Renders a run report as the `--json` document, whose shape `docs/report.schema.json` fixes. */
 
-import type { CiMetadata } from "../ci/detect.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
+import type { AgentOutcome, RunReport } from "../result/outcome.ts";
 import { shownMs } from "../text/words.ts";
 
 /** Changes only when a field is removed, renamed or changes meaning. */
-export const REPORT_SCHEMA_VERSION = 1;
-
-export interface JsonAgent {
-  readonly agent_id: string;
-  readonly run_id: string | null;
-  readonly status: string | null;
-  readonly passed: boolean | null;
-  readonly outcome: Outcome;
-  readonly exit_code: number;
-  readonly duration_ms: number;
-  readonly url: string | null;
-  readonly error: string | null;
-  readonly gate: Readonly<Record<string, string | number | boolean>>;
-}
-
-export interface JsonReport {
-  readonly schema_version: typeof REPORT_SCHEMA_VERSION;
-  readonly version: string;
-  readonly exit_code: number;
-  readonly started_at: string;
-  readonly duration_ms: number;
-  readonly warn_only: boolean;
-  readonly ci_metadata: CiMetadata;
-  readonly agents: readonly JsonAgent[];
-}
+const REPORT_SCHEMA_VERSION = 1;
 
 /** The GitHub `agents` output uses the same objects, so both read alike. */
-export function toJsonAgent(agent: AgentOutcome): JsonAgent {
+export function toJsonAgent(agent: AgentOutcome): Readonly<Record<string, unknown>> {
   return {
     agent_id: agent.agentId,
     run_id: agent.runId,
@@ -48,9 +23,9 @@ export function toJsonAgent(agent: AgentOutcome): JsonAgent {
   };
 }
 
-export function toJsonReport(report: RunReport): JsonReport {
+export function renderJson(report: RunReport): string {
   const metadata = report.ciMetadata;
-  return {
+  const document = {
     schema_version: REPORT_SCHEMA_VERSION,
     version: report.version,
     exit_code: report.exitCode,
@@ -69,8 +44,5 @@ export function toJsonReport(report: RunReport): JsonReport {
     },
     agents: report.agents.map(toJsonAgent),
   };
-}
-
-export function renderJson(report: RunReport): string {
-  return `${JSON.stringify(toJsonReport(report), null, 2)}\n`;
+  return `${JSON.stringify(document, null, 2)}\n`;
 }
