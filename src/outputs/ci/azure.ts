@@ -6,7 +6,7 @@
 import { neutralizeLine } from "../../text/log_commands.ts";
 import type { RunReport } from "../../result/outcome.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
-import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { CI_OUTPUTS, type NativeIo, type NativeWriter } from "./native_io.ts";
 
 /**
  * One per step: the agent uploads the file after the command, not at once, so a second
@@ -76,23 +76,16 @@ export function escapeAzureProperty(text: string): string {
 // deno-lint-ignore no-control-regex
 const _CONTROL = /[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
 
-const _OUTPUTS = [
-  ["passed", "passed"],
-  ["exit_code", "exit-code"],
-  ["run_id", "run-id"],
-  ["url", "url"],
-] as const;
-
 async function _finish(report: RunReport, io: NativeIo, path: string): Promise<void> {
   const lines = [
     ...gateProblems(report).map(({ message }) =>
       azureCommand("task.logissue", { type: "error" }, message.replace(_CONTROL, ""))
     ),
-    ..._OUTPUTS.map(([name, github]) =>
+    ...CI_OUTPUTS.map((name) =>
       azureCommand(
         "task.setvariable",
-        { variable: name, isOutput: "true" },
-        outputValues(report)[github],
+        { variable: name.replaceAll("-", "_"), isOutput: "true" },
+        outputValues(report)[name],
       )
     ),
   ];

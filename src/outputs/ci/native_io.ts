@@ -24,6 +24,9 @@ export interface NativeIo {
   readonly config: ForgeConfig;
 }
 
+/** The GitHub action's outputs that Azure and TeamCity set as variables too, in this order. */
+export const CI_OUTPUTS = ["passed", "exit-code", "run-id", "url"] as const;
+
 export interface NativeTimeBounds {
   readonly eachMs: number;
   readonly totalMs: number;

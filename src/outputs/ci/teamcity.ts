@@ -6,7 +6,7 @@
 import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../../text/words.ts";
 import { gateProblems, outputValues } from "../summary.ts";
-import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { CI_OUTPUTS, type NativeIo, type NativeWriter } from "./native_io.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
 
 export const TEAMCITY_SUITE = "service-ci";
@@ -76,8 +76,6 @@ const _PROBLEMS: Readonly<Partial<Record<Outcome, string>>> = {
   interrupted: "interrupted",
 };
 
-const _OUTPUTS = ["passed", "exit-code", "run-id", "url"] as const;
-
 function _finish(report: RunReport, io: NativeIo): void {
   const problems = new Map(gateProblems(report).map((problem) => [problem.agent, problem]));
   const lines = [
@@ -93,7 +91,7 @@ function _finish(report: RunReport, io: NativeIo): void {
         identity: teamcityProblemIdentity(agent.agentId, kind),
       })];
     }),
-    ..._OUTPUTS.map((name) =>
+    ...CI_OUTPUTS.map((name) =>
       teamcityMessage("setParameter", {
         name: `${TEAMCITY_SUITE}.${name}`,
         value: outputValues(report)[name],
