@@ -1,6 +1,6 @@
 /** Renders a run report as JUnit XML, one test case per agent, for CI test-report views. */
 
-import type { AgentOutcome, RunReport } from "../result/outcome.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 import { OUTCOME_LABELS, shownMs } from "../text/words.ts";
 import { XML_ENTITIES } from "../text/sanitize.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
@@ -14,30 +14,58 @@ export const JUNIT_SUITE_NAME = "service-ci quality gates";
 
 export function renderJunit(report: RunReport): string {
   const agents = report.agents;
-  const failures = agents.filter((agent) => agent.outcome === "failed").length;
-  const errors = agents.filter((agent) => _isError(agent)).length;
-  const skipped = agents.filter((agent) => agent.outcome === "triggered").length;
+  const count = (...outcomes: Outcome[]) =>
+    agents.filter((agent) => outcomes.includes(agent.outcome)).length;
+  const [tests, failures, errors] = [
+    agents.length,
+    count("failed"),
+    count("unchecked", "timed_out", "interrupted"),
+  ];
   const time = _seconds(report.durationMs);
-  const timestamp = _timestamp(report.startedAt);
-
+  const metadata = report.ciMetadata;
+  const properties = {
+    "service_ci.version": report.version,
+    "service_ci.exit_code": report.exitCode,
+    "service_ci.warn_only": report.warnOnly,
+    "ci.provider": metadata.provider,
+    "ci.commit_sha": metadata.commit_sha,
+    "ci.branch": metadata.branch,
+    "ci.pull_request_number": metadata.pull_request_number,
+    "ci.repository": metadata.repository,
+    "ci.actor": metadata.actor,
+    "ci.build_url": metadata.build_url,
+  };
   const lines = [
     `<?xml version="1.0" encoding="UTF-8"?>`,
-    `<testsuites${
-      _attributes({ name: "service-ci", tests: agents.length, failures, errors, time })
-    }>`,
+    `<testsuites${_attributes({ name: "service-ci", tests, failures, errors, time })}>`,
     `  <testsuite${
       _attributes({
         name: JUNIT_SUITE_NAME,
-        tests: agents.length,
+        tests,
         failures,
         errors,
-        skipped,
+        skipped: count("triggered"),
         time,
-        timestamp,
+        timestamp: _timestamp(report.startedAt),
       })
     }>`,
-    ..._properties(report),
-    ...agents.flatMap(_testcase),
+    `    <properties>`,
+    ...Object.entries(properties)
+      .filter(([, value]) => value !== null)
+      .map(([name, value]) => `      <property${_attributes({ name, value })}/>`),
+    `    </properties>`,
+    ...agents.flatMap((agent) => [
+      `    <testcase${
+        _attributes({
+          classname: "service-ci",
+          name: `agent ${agent.agentId}`,
+          time: _seconds(agent.durationMs),
+        })
+      }>`,
+      ..._verdict(agent),
+      `      <system-out>${escapeXml(_details(agent))}</system-out>`,
+      `    </testcase>`,
+    ]),
     `  </testsuite>`,
     `</testsuites>`,
   ];
@@ -64,57 +92,27 @@ const _ENTITIES: Readonly<Record<string, string>> = {
   "\r": "&#13;",
 };
 
-const _NOT_WAITED = () => `not waited for (${optionName(OPTIONS.noWait)})`;
-
-function _isError(agent: AgentOutcome): boolean {
-  return agent.outcome === "unchecked" || agent.outcome === "timed_out" ||
-    agent.outcome === "interrupted";
-}
-
-function _testcase(agent: AgentOutcome): string[] {
-  const open = `    <testcase${
-    _attributes({
-      classname: "service-ci",
-      name: `agent ${agent.agentId}`,
-      time: _seconds(agent.durationMs),
-    })
-  }>`;
+function _verdict(agent: AgentOutcome): string[] {
+  if (agent.outcome === "passed") return [];
+  if (agent.outcome === "triggered") {
+    return [
+      `      <skipped>${escapeXml(`not waited for (${optionName(OPTIONS.noWait)})`)}</skipped>`,
+    ];
+  }
+  const [name, type] = agent.outcome === "failed"
+    ? ["failure", "gate_failed"]
+    : ["error", agent.outcome];
+  const why = outcomeReason(agent);
+  const message = `${OUTCOME_LABELS[agent.outcome].problem}${why === null ? "" : `: ${why}`}`;
   return [
-    open,
-    ..._verdict(agent),
-    `      <system-out>${_details(agent)}</system-out>`,
-    `    </testcase>`,
+    `      <${name}${_attributes({ message, type })}>${
+      escapeXml(`${message}\n${_details(agent)}`)
+    }</${name}>`,
   ];
 }
 
-function _verdict(agent: AgentOutcome): string[] {
-  const element = (name: string, message: string, type: string) =>
-    `      <${name}${_attributes({ message, type })}>${
-      escapeXml(`${message}\n${_details(agent, false)}`)
-    }</${name}>`;
-  switch (agent.outcome) {
-    case "passed":
-      return [];
-    case "failed":
-      return [element("failure", _reason(OUTCOME_LABELS.failed.problem!, agent), "gate_failed")];
-    case "unchecked":
-    case "timed_out":
-    case "interrupted":
-      return [
-        element("error", _reason(OUTCOME_LABELS[agent.outcome].problem!, agent), agent.outcome),
-      ];
-    case "triggered":
-      return [`      <skipped>${escapeXml(_NOT_WAITED())}</skipped>`];
-  }
-}
-
-function _reason(summary: string, agent: AgentOutcome): string {
-  const why = outcomeReason(agent);
-  return why === null ? summary : `${summary}: ${why}`;
-}
-
-// One "label: value" line per known fact; escaped unless the caller escapes the whole text.
-function _details(agent: AgentOutcome, escape = true): string {
+// One "label: value" line per known fact.
+function _details(agent: AgentOutcome): string {
   const facts: [string, string | null][] = [
     ["agent", agent.agentId],
     ["outcome", agent.outcome],
@@ -124,34 +122,10 @@ function _details(agent: AgentOutcome, escape = true): string {
     ["error", agent.error],
     ["gate", gateReason(agent)],
   ];
-  const text = facts
-    .filter((fact): fact is [string, string] => fact[1] !== null)
+  return facts
+    .filter(([, value]) => value !== null)
     .map(([label, value]) => `${label}: ${value}`)
     .join("\n");
-  return escape ? escapeXml(text) : text;
-}
-
-function _properties(report: RunReport): string[] {
-  const metadata = report.ciMetadata;
-  const values: Record<string, string | number | boolean | null> = {
-    "service_ci.version": report.version,
-    "service_ci.exit_code": report.exitCode,
-    "service_ci.warn_only": report.warnOnly,
-    "ci.provider": metadata.provider,
-    "ci.commit_sha": metadata.commit_sha,
-    "ci.branch": metadata.branch,
-    "ci.pull_request_number": metadata.pull_request_number,
-    "ci.repository": metadata.repository,
-    "ci.actor": metadata.actor,
-    "ci.build_url": metadata.build_url,
-  };
-  return [
-    `    <properties>`,
-    ...Object.entries(values)
-      .filter((entry): entry is [string, string | number | boolean] => entry[1] !== null)
-      .map(([name, value]) => `      <property${_attributes({ name, value })}/>`),
-    `    </properties>`,
-  ];
 }
 
 function _attributes(values: Readonly<Record<string, string | number | boolean | null>>): string {

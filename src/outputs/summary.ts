@@ -31,7 +31,7 @@ export function outputValues(report: RunReport): OutputValues {
   const values = (pick: (agent: AgentOutcome) => string | null): string =>
     single ? pick(single) ?? "" : JSON.stringify(agents.map(pick));
   return {
-    passed: String(_allPassed(report)),
+    passed: String(agents.length > 0 && agents.every((agent) => agent.outcome === "passed")),
     "run-id": values((agent) => agent.runId),
     status: values((agent) => agent.status),
     url: values((agent) => agent.url),
@@ -42,18 +42,20 @@ export function outputValues(report: RunReport): OutputValues {
 
 /** Text from the service is escaped so it cannot break the table, add markup, HTML or links. */
 export function summaryMarkdown(report: RunReport): string {
-  const rows = report.agents.map((agent) =>
-    `| ${
+  const rows = report.agents.map((agent) => {
+    const why = outcomeReason(agent);
+    const link = markdownDestination(agent.url, Infinity);
+    return `| ${
       [
         inertMarkdown(agent.agentId),
         agent.runId === null ? "—" : inertMarkdown(agent.runId),
         agent.status === null ? "—" : inertMarkdown(agent.status),
-        _verdictCell(agent),
+        `${markedOutcome(agent.outcome)}${why === null ? "" : `: ${inertMarkdown(why)}`}`,
         formatDuration(agent.durationMs),
-        _linkCell(agent.url),
+        link === null ? "—" : `[open](<${link}>)`,
       ].join(" | ")
-    } |`
-  );
+    } |`;
+  });
   return [
     `### ${headline(report)}`,
     "",
@@ -99,19 +101,4 @@ export function gateProblems(report: RunReport): GateProblem[] {
     ];
     return [{ agent, title, message: parts.join(". ") }];
   });
-}
-
-function _linkCell(url: string | null): string {
-  const destination = markdownDestination(url, Infinity);
-  return destination === null ? "—" : `[open](<${destination}>)`;
-}
-
-function _verdictCell(agent: AgentOutcome): string {
-  const verdict = markedOutcome(agent.outcome);
-  const why = outcomeReason(agent);
-  return why === null ? verdict : `${verdict}: ${inertMarkdown(why)}`;
-}
-
-function _allPassed(report: RunReport): boolean {
-  return report.agents.length > 0 && report.agents.every((agent) => agent.outcome === "passed");
 }
