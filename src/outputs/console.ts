@@ -15,8 +15,6 @@ import { sanitize } from "../text/sanitize.ts";
 /** In CI logs, a "still waiting" line comes after this long without any other line. */
 export const HEARTBEAT_MS = 60_000;
 
-export const TICK_MS: Readonly<{ tty: number; log: number }> = { tty: 1000, log: 5000 };
-
 export interface ConsoleOptions {
   /** Writes to stderr as it is (the caller masks secrets). */
   readonly write: (text: string) => void;
@@ -29,24 +27,21 @@ export interface ConsoleOptions {
   readonly secrets?: readonly string[];
 }
 
-interface _AgentLine {
-  runId: string | null;
-  status: string | null;
-  done: boolean;
-}
-
-const STYLE = {
+const _WARN = ["\x1b[33m", "\x1b[39m"] as const;
+const _STYLE: Readonly<Record<Outcome | "dim", readonly [string, string]>> = {
   passed: ["\x1b[32m", "\x1b[39m"],
   failed: ["\x1b[31m", "\x1b[39m"],
-  warn: ["\x1b[33m", "\x1b[39m"],
+  unchecked: _WARN,
+  timed_out: _WARN,
+  interrupted: _WARN,
+  triggered: ["\x1b[1m", "\x1b[22m"],
   dim: ["\x1b[2m", "\x1b[22m"],
-  bold: ["\x1b[1m", "\x1b[22m"],
-} as const;
+};
 
 export class ConsoleReporter {
   readonly #options: ConsoleOptions;
   readonly #started: number;
-  readonly #agents = new Map<string, _AgentLine>();
+  readonly #agents = new Map<string, { status: string | null; done: boolean }>();
   #lastWrite: number;
   #liveLines = 0;
 
@@ -59,7 +54,7 @@ export class ConsoleReporter {
     this.#started = options.monotonic();
     this.#lastWrite = this.#started;
     for (const agent of options.agents) {
-      this.#agents.set(agent, { runId: null, status: null, done: false });
+      this.#agents.set(agent, { status: null, done: false });
     }
   }
 
@@ -74,69 +69,23 @@ export class ConsoleReporter {
   event(agentId: string, event: GateEvent): void {
     const agent = this.#agents.get(agentId);
     if (agent === undefined) return;
-    const label = `agent ${agentId}`;
-    switch (event.type) {
-      case "triggered": {
-        agent.runId = event.runId;
-        const link = event.url === null ? "" : `: ${this.#safe(event.url)}`;
-        this.line(`${label}: triggered run ${this.#safe(event.runId)}${link}`);
-        return;
-      }
-      case "attached":
-        agent.runId = event.runId;
-        this.line(`${label}: attached to run ${this.#safe(event.runId)}`);
-        return;
-      case "status": {
-        agent.status = event.status;
-        const status = event.status === null ? "(no status)" : this.#safe(event.status);
-        if (this.#options.tty) this.#redraw();
-        else this.line(`${label}: status ${status} (${this.#times()})`);
-        return;
-      }
-      case "fault": {
-        const what = event.operation === "trigger" ? "trigger" : "reading the run";
-        const next = `next in ${_seconds(event.delayMs)}`;
-        if (event.unreachable === undefined || event.giveUpAfterMs === undefined) {
-          this.line(
-            `${label}: ${what} failed: ${
-              this.#safe(event.message)
-            }; attempt ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS}, ${next}`,
-          );
-        } else if (event.consecutive === 1) {
-          // Said in full once: the address, what went wrong, what to check.
-          this.line(
-            `${label}: ${what} failed: ${this.#safe(event.message)}; trying for up to ${
-              Math.round(event.giveUpAfterMs / 1000)
-            } s, ${next}`,
-          );
-        } else {
-          const why = event.unreachable === "refused" ? "connection refused" : "host not found";
-          this.line(
-            `${label}: ${what} failed again (${why}); attempt ${event.consecutive}, ${next}`,
-          );
-        }
-        return;
-      }
-      case "not_visible_yet":
-        this.line(
-          `${label}: run not visible yet (404 right after the trigger); retrying in ${
-            _seconds(event.delayMs)
-          }`,
-        );
-        return;
+    if (event.type !== "status") {
+      this.line(`agent ${agentId}: ${this.#says(event)}`);
+      return;
     }
+    agent.status = event.status;
+    const status = event.status === null ? "(no status)" : this.#safe(event.status);
+    if (this.#options.tty) this.#redraw();
+    else this.line(`agent ${agentId}: status ${status} (${this.#times()})`);
   }
 
   tick(): void {
-    if (this.#options.tty) {
-      this.#redraw();
-      return;
-    }
-    if (this.#options.monotonic() - this.#lastWrite < HEARTBEAT_MS) return;
     const waiting = this.#waiting();
-    if (waiting.length === 0) return;
-    const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
-    this.line(`still waiting (${this.#times()}): ${list}`);
+    if (this.#options.tty) this.#redraw();
+    else if (waiting.length > 0 && this.#options.monotonic() - this.#lastWrite >= HEARTBEAT_MS) {
+      const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
+      this.line(`still waiting (${this.#times()}): ${list}`);
+    }
   }
 
   agentDone(outcome: AgentOutcome): void {
@@ -151,7 +100,6 @@ export class ConsoleReporter {
 
   finish(report: RunReport): void {
     this.#clearLive();
-    this.#liveLines = 0;
     this.#agents.forEach((agent) => agent.done = true);
     const rows = [
       ["agent", "run", "status", "verdict", "duration", "link"],
@@ -176,24 +124,44 @@ export class ConsoleReporter {
     this.#options.write(`\n${lines.join("\n")}\n\n${explainExitCode(report)}\n`);
   }
 
+  #says(event: Exclude<GateEvent, { type: "status" }>): string {
+    switch (event.type) {
+      case "triggered":
+        return `triggered run ${this.#safe(event.runId)}${
+          event.url === null ? "" : `: ${this.#safe(event.url)}`
+        }`;
+      case "attached":
+        return `attached to run ${this.#safe(event.runId)}`;
+      case "not_visible_yet":
+        return `run not visible yet (404 right after the trigger); retrying in ${
+          _seconds(event.delayMs)
+        }`;
+    }
+    const what = event.operation === "trigger" ? "trigger" : "reading the run";
+    const next = `next in ${_seconds(event.delayMs)}`;
+    if (event.unreachable === undefined || event.giveUpAfterMs === undefined) {
+      return `${what} failed: ${
+        this.#safe(event.message)
+      }; attempt ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS}, ${next}`;
+    }
+    // Said in full once: the address, what went wrong, what to check.
+    if (event.consecutive === 1) {
+      return `${what} failed: ${this.#safe(event.message)}; trying for up to ${
+        Math.round(event.giveUpAfterMs / 1000)
+      } s, ${next}`;
+    }
+    const why = event.unreachable === "refused" ? "connection refused" : "host not found";
+    return `${what} failed again (${why}); attempt ${event.consecutive}, ${next}`;
+  }
+
   #times(): string {
     const now = this.#options.monotonic();
     const left = Math.max(0, this.#options.deadline - now);
     return `${_duration(now - this.#started)} elapsed, ${_duration(left)} left`;
   }
 
-  #paint(text: string, kind: Outcome | "dim" | "bold"): string {
-    if (!this.#options.color) return text;
-    const style = kind === "passed"
-      ? STYLE.passed
-      : kind === "failed"
-      ? STYLE.failed
-      : kind === "dim" || kind === "bold"
-      ? STYLE[kind]
-      : kind === "triggered"
-      ? STYLE.bold
-      : STYLE.warn;
-    return `${style[0]}${text}${style[1]}`;
+  #paint(text: string, kind: Outcome | "dim"): string {
+    return this.#options.color ? `${_STYLE[kind][0]}${text}${_STYLE[kind][1]}` : text;
   }
 
   #redraw(): void {
@@ -244,13 +212,13 @@ function _duration(ms: number): string {
   return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
 }
 
-export interface ConsoleOutputOptions extends Omit<ConsoleOptions, "agents" | "deadline"> {
-  readonly header: string;
-  /** Rejects when `signal` aborts. */
-  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-}
-
-export function consoleOutput(options: ConsoleOutputOptions): RunOutput {
+/** `sleep` rejects when its signal aborts. */
+export function consoleOutput(
+  options: Omit<ConsoleOptions, "agents" | "deadline"> & {
+    readonly header: string;
+    readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  },
+): RunOutput {
   let reporter: ConsoleReporter | undefined;
   return {
     kind: "console",
@@ -262,7 +230,16 @@ export function consoleOutput(options: ConsoleOutputOptions): RunOutput {
         deadline: plan.deadline,
       });
       reporter = started;
-      void _ticks(options, () => started.tick(), plan.ended);
+      void (async () => {
+        try {
+          for (;;) {
+            await options.sleep(options.tty ? 1000 : 5000, plan.ended);
+            started.tick();
+          }
+        } catch {
+          // Every gate has ended.
+        }
+      })();
       started.line(options.header);
       started.line(describeCiMetadata(plan.metadata, plan.context));
     },
@@ -281,19 +258,4 @@ export function consoleOutput(options: ConsoleOutputOptions): RunOutput {
       }
     },
   };
-}
-
-async function _ticks(
-  options: ConsoleOutputOptions,
-  tick: () => void,
-  ended: AbortSignal,
-): Promise<void> {
-  try {
-    for (;;) {
-      await options.sleep(options.tty ? TICK_MS.tty : TICK_MS.log, ended);
-      tick();
-    }
-  } catch {
-    // Every gate has ended.
-  }
 }
