@@ -6,16 +6,14 @@
 
 import { exponentialDelay, parseRetryAfter } from "../service/backoff.ts";
 import {
+  failureKind,
   fetchFollowing,
-  type Followed,
-  type ForgeFailure,
   HttpFailure,
   MAX_BODY_BYTES,
   MAX_FORGE_BODY_BYTES,
   proxyAuthRefusal,
   readCapped,
   redirectMessage,
-  requestSignal,
 } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
@@ -33,15 +31,6 @@ export const MAX_RETRY_AFTER_MS = 10_000;
 /** Its redirects and its answer's body included. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
-/** What an HTTP status that is no success says, the same for every forge. */
-export function failureKind(status: number): ForgeFailure {
-  if (status === 401) return "unauthorized";
-  if (status === 403) return "forbidden";
-  if (status === 404) return "not_found";
-  if (status === 429) return "rate_limited";
-  return status >= 500 ? "server" : "unusable";
-}
-
 /** None defaults to a real one. */
 export interface ForgeEffects {
   readonly fetch: typeof fetch;
@@ -53,20 +42,9 @@ export interface ForgeEffects {
   readonly log?: ExchangeLog | undefined;
 }
 
-/** The optional ones only where set (`exactOptionalPropertyTypes`). */
-export function pickEffects(options: ForgeEffects): ForgeEffects {
-  const { fetch, clock, timeout, requestTimeoutMs, limits, log } = options;
-  return {
-    fetch,
-    clock,
-    timeout,
-    ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
-    ...(limits ? { limits } : {}),
-    ...(log ? { log } : {}),
-  };
-}
-
-export interface ForgeHttpOptions extends ForgeEffects {
+export interface ForgeHttpOptions extends Omit<ForgeEffects, "timeout"> {
+  /** None for Bitbucket's proxy: its fetch bounds each request itself. */
+  readonly timeout: Http["timeout"] | undefined;
   readonly forge: string;
   readonly baseUrl: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -98,7 +76,6 @@ export class ForgeHttp {
   readonly #options: ForgeHttpOptions;
   readonly #base: URL;
   readonly #limits: ForgeLimits;
-  readonly #clock: Pick<Clock, "now" | "sleep">;
 
   /** @throws {TypeError} If `baseUrl` is not an http(s) URL. */
   constructor(options: ForgeHttpOptions) {
@@ -110,12 +87,9 @@ export class ForgeHttp {
       );
     }
     this.#options = options;
-    this.#clock = options.clock;
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
-    this.#limits = options.limits ?? new ForgeLimits({
-      forge: options.forge,
-      clock: this.#clock,
-    });
+    this.#limits = options.limits ??
+      new ForgeLimits({ forge: options.forge, clock: options.clock });
   }
 
   /** The API's origin: the only place the token is sent. */
@@ -149,52 +123,44 @@ export class ForgeHttp {
     options: RequestOptions = {},
   ): Promise<ForgeAnswer> {
     const url = this.#resolve(target);
-    const idempotent = method !== "POST";
     const write = method !== "GET";
     let limited = 0;
     for (let attempt = 1;;) {
-      const slot = await this.#acquire(write, options);
-      let failure: _Retry;
+      const priority = options.priority ?? "background";
+      // No slot comes once a 401 has ended the run's requests to this forge.
+      const slot = await this.#limits.acquire({ write, priority }, options.signal).catch(
+        (cause: unknown) => {
+          if (cause instanceof HttpFailure) throw cause;
+          if (this.proxy === undefined) throw this.#unreached(cause);
+          throw new HttpFailure("network", `no answer through the proxy ${this.proxy}`, { cause });
+        },
+      );
+      let failure: HttpFailure;
       try {
         return await this.#attempt(method, url, body, {
-          preempted: slot.signal,
-          caller: options.signal,
+          bounds: [slot.signal, options.signal],
           attempt: attempt + limited,
         });
       } catch (error) {
-        if (error instanceof HttpFailure && error.kind === "unauthorized") {
-          this.#limits.refuse(error);
-        }
-        if (!(error instanceof _Retry)) throw error;
+        if (!(error instanceof HttpFailure)) throw error;
+        if (error.kind === "unauthorized") this.#limits.refuse(error);
+        if (!error.retryable) throw error;
         failure = error;
       } finally {
         slot.release();
       }
-      if (failure.error.kind === "rate_limited") {
+      if (failure.kind === "rate_limited") {
         // The proxy gives up on its last rate limit without another pause.
-        if (this.proxy !== undefined && limited === MAX_RATE_LIMITED) throw failure.error;
-        this.#limits.pause(failure.waitMs ?? MIN_RATE_LIMIT_PAUSE_MS, failure.error.message);
-        if (++limited > MAX_RATE_LIMITED) throw failure.error;
+        if (this.proxy !== undefined && limited === MAX_RATE_LIMITED) throw failure;
+        this.#limits.pause(failure.retryAfterMs ?? MIN_RATE_LIMIT_PAUSE_MS, failure.message);
+        if (++limited > MAX_RATE_LIMITED) throw failure;
         continue;
       }
       const attempts = options.attempts ?? (this.proxy === undefined ? MAX_ATTEMPTS : 1);
-      if (!idempotent || attempt >= attempts) throw failure.error;
-      await this.#sleep(failure.waitMs ?? exponentialDelay(attempt, RETRY_DELAY_MS));
+      if (method === "POST" || attempt >= attempts) throw failure;
+      const delayMs = failure.retryAfterMs ?? exponentialDelay(attempt, RETRY_DELAY_MS);
+      await this.#options.clock.sleep(delayMs, new AbortController().signal);
       attempt++;
-    }
-  }
-
-  /** @throws {HttpFailure} When no slot will come: a 401 is final for the run. */
-  async #acquire(write: boolean, options: RequestOptions) {
-    try {
-      const priority = options.priority ?? "background";
-      return await this.#limits.acquire({ write, priority }, options.signal);
-    } catch (error) {
-      if (error instanceof HttpFailure) throw error;
-      if (this.proxy === undefined) throw this.#unreached(error).error;
-      throw new HttpFailure("network", `no answer through the proxy ${this.proxy}`, {
-        cause: error,
-      });
     }
   }
 
@@ -213,48 +179,54 @@ export class ForgeHttp {
     return url;
   }
 
+  /** `bounds`: the slot's preemption and the caller's signal. */
   async #attempt(
     method: string,
     start: URL,
     body: unknown,
-    { preempted, caller, attempt }: {
-      preempted: AbortSignal;
-      caller: AbortSignal | undefined;
-      attempt: number;
-    },
+    { bounds, attempt }: { bounds: (AbortSignal | undefined)[]; attempt: number },
   ): Promise<ForgeAnswer> {
     const forge = this.#options.forge;
-    const { signal } = requestSignal(
-      this.#options.timeout(
-        this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-      ),
-      caller === undefined ? preempted : AbortSignal.any([preempted, caller]),
+    const timer = this.#options.timeout?.(
+      this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     );
+    const signal = AbortSignal.any([...bounds, timer].filter((bound) => bound !== undefined));
     const sendsBody = body !== undefined && method !== "GET";
-    let answer: Followed;
-    try {
-      answer = await fetchFollowing(start, {
-        method,
-        headers: {
-          ...this.#options.headers,
-          ...(sendsBody ? { "Content-Type": "application/json" } : {}),
-        },
-        body: sendsBody ? JSON.stringify(body) : undefined,
-        signal,
-      }, {
-        fetch: this.#options.fetch,
-        log: this.#options.log,
-        attempt,
-        maxBytes: this.proxy === undefined ? MAX_FORGE_BODY_BYTES : MAX_BODY_BYTES,
-      });
-    } catch (cause) {
-      if (cause instanceof HttpFailure) throw this.#redirectError(cause);
+    const answer = await fetchFollowing(start, {
+      method,
+      headers: {
+        ...this.#options.headers,
+        ...(sendsBody ? { "Content-Type": "application/json" } : {}),
+      },
+      body: sendsBody ? JSON.stringify(body) : undefined,
+      signal,
+    }, {
+      fetch: this.#options.fetch,
+      log: this.#options.log,
+      attempt,
+      maxBytes: this.proxy === undefined ? MAX_FORGE_BODY_BYTES : MAX_BODY_BYTES,
+    }).catch((cause: unknown) => {
+      // A redirect the policy did not follow: the proxy's words, or the forge's.
+      if (cause instanceof HttpFailure && this.proxy !== undefined) {
+        throw new HttpFailure("refused", cause.message, { cause });
+      }
+      if (cause instanceof HttpFailure) {
+        const redirect = cause.redirect!;
+        const refused = ["other_origin", "credentials", "too_many"].includes(redirect.reason);
+        const message = redirectMessage(redirect, (address) => address, {
+          name: forge,
+          origin: this.#base.origin,
+        });
+        throw new HttpFailure(refused ? "refused" : "unusable", message, {
+          status: redirect.status,
+        });
+      }
       const proxyRefusal = this.proxy === undefined ? proxyAuthRefusal(cause, start) : null;
       if (proxyRefusal !== null) {
         throw new HttpFailure("refused", `${forge}: ${proxyRefusal}`, { cause });
       }
       throw this.#unreached(cause);
-    }
+    });
     const { response, url } = answer;
     if (this.proxy !== undefined) {
       await response.body?.cancel();
@@ -275,25 +247,16 @@ export class ForgeHttp {
     return this.#read(response, text, url, answer.method);
   }
 
-  #unreached(cause: unknown): _Retry {
+  #unreached(cause: unknown): HttpFailure {
+    const text = cause instanceof Error ? cause.message : String(cause);
+    const shown = (line: string) =>
+      sanitize(line, { maxLength: 200, secrets: this.#options.secrets });
     const message = this.proxy === undefined
-      ? `${this.#options.forge} could not be reached (${this.#describe(cause)})`
-      : sanitize(cause instanceof Error ? cause.message : String(cause), { maxLength: 200 });
-    return new _Retry(new HttpFailure("network", message, { cause }));
-  }
-
-  #redirectError(error: HttpFailure): HttpFailure {
-    const redirect = error.redirect!;
-    if (this.proxy !== undefined) {
-      return new HttpFailure("refused", error.message, { cause: error });
-    }
-    const refused = ["other_origin", "credentials", "too_many"].includes(redirect.reason);
-    const forge = { name: this.#options.forge, origin: this.#base.origin };
-    return new HttpFailure(
-      refused ? "refused" : "unusable",
-      redirectMessage(redirect, (address) => address, forge),
-      { status: redirect.status },
-    );
+      ? `${this.#options.forge} could not be reached (${
+        shown(cause instanceof Error ? `${cause.name}: ${text}` : text)
+      })`
+      : shown(text);
+    return new HttpFailure("network", message, { cause });
   }
 
   #proxied(response: Response, url: URL, method: string): ForgeAnswer {
@@ -301,14 +264,12 @@ export class ForgeHttp {
     if ((status >= 200 && status < 300) || (method === "DELETE" && status === 404)) {
       return { data: null, headers: response.headers, url };
     }
-    const what = `${method} answered ${status}`;
-    const kind = failureKind(status);
-    if (kind !== "rate_limited") throw new HttpFailure(kind, what, { status });
-    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#clock.now());
-    throw new _Retry(
-      new HttpFailure(kind, what, { status }),
-      retryAfterMs ?? MIN_RATE_LIMIT_PAUSE_MS,
-    );
+    const kind = failureKind(status, "forge");
+    const retryAfterMs = kind === "rate_limited"
+      ? parseRetryAfter(response.headers.get("retry-after"), this.#options.clock.now()) ??
+        MIN_RATE_LIMIT_PAUSE_MS
+      : undefined;
+    throw new HttpFailure(kind, `${method} answered ${status}`, { status, retryAfterMs });
   }
 
   #read(response: Response, text: string, url: URL, method: string): ForgeAnswer {
@@ -330,24 +291,32 @@ export class ForgeHttp {
     }
     const detail = this.#detail(text);
     const what = `${forge} answered ${method} ${url.pathname} with ${status}${detail}`;
-    const now = this.#clock.now();
+    const now = this.#options.clock.now();
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), now);
     const exhausted = response.headers.get("x-ratelimit-remaining") === "0";
     // GitHub's secondary limit may come as a 403 with neither header: its message says so.
     const says = /rate limit/i.test(detail);
     if (status === 429 || (status === 403 && (exhausted || retryAfterMs !== undefined || says))) {
-      const reset = _rateLimitReset(response.headers, now);
-      const error = new HttpFailure("rate_limited", `${what}${reset.words}`, { status });
-      throw new _Retry(error, retryAfterMs ?? reset.ms ?? MIN_RATE_LIMIT_PAUSE_MS);
+      // GitHub's `x-ratelimit-reset` is in epoch seconds; waited for only once the limit is
+      // exhausted.
+      const resetAt = Number(response.headers.get("x-ratelimit-reset")) * 1000;
+      const known = Number.isFinite(resetAt) && resetAt > 0;
+      const left = resetAt - now;
+      const reset = known
+        ? ` (the limit resets in ${Math.max(0, Math.ceil(left / 60_000))} min)`
+        : "";
+      const waitMs = retryAfterMs ?? (known && exhausted && left > 0 ? left : undefined);
+      throw new HttpFailure("rate_limited", `${what}${reset}`, {
+        status,
+        retryAfterMs: waitMs ?? MIN_RATE_LIMIT_PAUSE_MS,
+      });
     }
-    if (status >= 500) {
-      const error = new HttpFailure("server", what, { status });
-      throw new _Retry(
-        error,
-        retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS ? retryAfterMs : undefined,
-      );
-    }
-    throw new HttpFailure(failureKind(status), what, { status });
+    // Only a 5xx is retried, and never after a longer wait than this.
+    const shortWait = retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS;
+    throw new HttpFailure(failureKind(status, "forge"), what, {
+      status,
+      retryAfterMs: shortWait ? retryAfterMs : undefined,
+    });
   }
 
   // The forge's own explanation: GitHub `{message}`, GitLab `{message}` or `{error}`.
@@ -366,15 +335,6 @@ export class ForgeHttp {
     const line = sanitize(String(message), { maxLength: 200, secrets: this.#options.secrets });
     return line === "" ? "" : `: ${line}`;
   }
-
-  #describe(cause: unknown): string {
-    const text = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-    return sanitize(text, { maxLength: 200, secrets: this.#options.secrets });
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return this.#clock.sleep(ms, new AbortController().signal);
-  }
 }
 
 /** `null` when the token may not read it (403, 404: GitHub's workflow token). */
@@ -385,27 +345,11 @@ export async function tokenUser(
   try {
     return (await http.request("GET", "/user", undefined, options)).data;
   } catch (error) {
-    if (
-      error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind)
-    ) {
+    if (error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind)) {
       return null;
     }
     throw error;
   }
-}
-
-// `waitMs`: what the forge asked for with Retry-After.
-class _Retry {
-  constructor(readonly error: HttpFailure, readonly waitMs?: number) {}
-}
-
-// GitHub's `x-ratelimit-reset` is in epoch seconds; `ms` only once the limit is exhausted.
-function _rateLimitReset(headers: Headers, now: number): { ms?: number; words: string } {
-  const reset = Number(headers.get("x-ratelimit-reset")) * 1000;
-  if (!Number.isFinite(reset) || reset <= 0) return { words: "" };
-  const left = reset - now;
-  const words = ` (the limit resets in ${Math.max(0, Math.ceil(left / 60_000))} min)`;
-  return headers.get("x-ratelimit-remaining") === "0" && left > 0 ? { ms: left, words } : { words };
 }
 
 export interface ForgeApiOptions extends ForgeEffects {
@@ -417,6 +361,7 @@ export interface ForgeApiOptions extends ForgeEffects {
 
 export function githubApi(options: ForgeApiOptions): ForgeHttp {
   return new ForgeHttp({
+    ...options,
     forge: "GitHub",
     baseUrl: options.apiUrl,
     headers: {
@@ -426,7 +371,6 @@ export function githubApi(options: ForgeApiOptions): ForgeHttp {
       "User-Agent": options.userAgent,
     },
     secrets: [options.token],
-    ...pickEffects(options),
   });
 }
 
@@ -435,20 +379,18 @@ export function bitbucketApi(
   options: Omit<ForgeEffects, "timeout" | "requestTimeoutMs"> & { readonly proxy: string },
 ): ForgeHttp {
   return new ForgeHttp({
+    ...options,
     forge: "Bitbucket",
     baseUrl: "http://api.bitbucket.org",
     headers: {},
     secrets: [],
-    ...pickEffects({ ...options, timeout: _unbounded }),
-    proxy: options.proxy,
+    timeout: undefined,
   });
 }
 
-// The proxy's fetch bounds each request itself.
-const _unbounded: Http["timeout"] = () => new AbortController().signal;
-
 export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
   return new ForgeHttp({
+    ...options,
     forge: "GitLab",
     baseUrl: options.apiUrl,
     headers: {
@@ -457,7 +399,6 @@ export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
       "User-Agent": options.userAgent,
     },
     secrets: [options.token],
-    ...pickEffects(options),
   });
 }
 

@@ -264,6 +264,24 @@ export type ForgeFailure =
   | "refused"
   | "unusable";
 
+/** What an HTTP status that is no success says to the service's client, or to a forge's. */
+export function failureKind(
+  status: number,
+  to: "service" | "forge",
+): ServiceFailure | ForgeFailure {
+  if (to === "forge") {
+    if (status === 401) return "unauthorized";
+    if (status === 403) return "forbidden";
+    if (status === 404) return "not_found";
+    if (status === 429) return "rate_limited";
+    return status >= 500 ? "server" : "unusable";
+  }
+  if (status === 401 || status === 403) return "auth";
+  if (status === 404) return "not_found";
+  if (status === 408 || status === 425 || status === 429 || status >= 500) return "transient";
+  return status >= 400 ? "refused" : "unusable";
+}
+
 /** A transient failure marked so is most often a wrong address: it is retried only briefly. */
 export type Unreachable = "refused" | "dns";
 

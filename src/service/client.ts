@@ -7,6 +7,7 @@ import { parseRetryAfter } from "./backoff.ts";
 import type { CiMetadata } from "../ci/detect.ts";
 import {
   causeChain,
+  failureKind,
   fetchFollowing,
   HttpFailure,
   proxyAuthRefusal,
@@ -243,16 +244,11 @@ export class ServiceClient {
     }
     const { message, code } = _errorBody(text, this.#options.apiKey);
     const detail = message ? `: ${message}` : "";
-    const options = { status, retryAfterMs, code };
-    if (status === 401 || status === 403) {
-      throw new HttpFailure("auth", `${what}${detail}`, options);
-    }
-    if (status === 404) throw new HttpFailure("not_found", `${what}${detail}`, options);
-    if (status === 408 || status === 425 || status === 429 || status >= 500) {
-      throw new HttpFailure("transient", `${what}${detail}`, options);
-    }
-    if (status >= 400) throw new HttpFailure("refused", `${what}${detail}`, options);
-    throw new HttpFailure("unusable", `${what}${detail}`, options);
+    throw new HttpFailure(failureKind(status, "service"), `${what}${detail}`, {
+      status,
+      retryAfterMs,
+      code,
+    });
   }
 
   // Service text as one safe line: the key masked (in every spelling) before any cut.

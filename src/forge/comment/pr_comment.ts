@@ -14,7 +14,6 @@ import {
   type ForgeHttp,
   githubApi,
   gitlabApi,
-  pickEffects,
   type RequestOptions,
 } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
@@ -82,8 +81,7 @@ export class PullRequestComment {
     const http = make({
       token: target.token?.value ?? "",
       apiUrl: target.apiUrl,
-      userAgent: options.userAgent,
-      ...pickEffects(options),
+      ...options,
     });
     return PullRequestComment.forTarget(target, http, options);
   }
