@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { systemClock } from "../../src/platform/clock.ts";
-import { BitbucketStatuses } from "../../src/forge/status/bitbucket.ts";
+import { bitbucketStatuses } from "../../src/forge/status/posted.ts";
 import { bitbucketApi } from "../../src/forge/http.ts";
 import { forgeTarget } from "../../src/forge/target.ts";
 import { forgeConfig } from "../support/native_io.ts";
@@ -57,15 +57,15 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
     "statuses",
   );
   assert.ok(!("skip" in target));
-  const statuses = new BitbucketStatuses({
+  const statuses = bitbucketStatuses(
     target,
-    bitbucket: bitbucketApi({
+    bitbucketApi({
       proxy: "http://localhost:29418",
       fetch: fetchSpy,
       clock: systemClock,
     }),
-    fallbackLink: target.web!,
-  });
+    target.web!,
+  );
   for (const report of REPORTS) {
     for (const agent of report.agents) {
       await statuses.start({ agentId: agent.agentId, runId: agent.runId, link: null }, {});

@@ -1,6 +1,11 @@
-/** What every forge's commit statuses share: the per-agent name and the writer's interface. */
+/**
+ * What the commit statuses of every forge share (the per-agent name, the writer's interface) and
+ * what they share with the pull-request comment: the queue that turns a failed write into one
+ * line.
+ */
 
 import type { RequestOptions } from "../http.ts";
+import { HttpFailure } from "../../http/policy.ts";
 import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
 
 /** Stable from run to run, so branch protection can require it. */
@@ -20,15 +25,61 @@ export interface StatusEnd {
   readonly link: string | null;
 }
 
-/** Each method throws on failure (an `HttpFailure`); the output turns that into one line. */
-export interface StatusForge {
+/** What a forge writer says about a write that failed (an `HttpFailure`). */
+export interface ForgeWriter {
+  /** Whether `error` would only repeat on another attempt (a refused token, a missing scope). */
+  final(error: unknown): boolean;
+  /** How to enable the writes after `error`, one sentence (may be empty). */
+  advice(error: unknown): string;
+}
+
+/** Each method throws on failure; the output turns that into one line. */
+export interface StatusForge extends ForgeWriter {
   readonly forge: string;
   finishBy(endsAt: number): void;
   start(start: StatusStart, options: RequestOptions): Promise<void>;
   /** Creates the status if `start` never did. */
   end(end: StatusEnd, options: RequestOptions): Promise<void>;
-  /** How to enable the statuses after `error`, one sentence (may be empty). */
-  advice(error: unknown): string;
-  /** Whether `error` would only repeat on another attempt (a refused token, a missing scope). */
-  final(error: unknown): boolean;
+}
+
+/**
+ * The statuses and the comment write alike: writes under one key go one after the other; only
+ * the first failure is shown, as `warn`'s one line saying `subject` ("the pull-request comment
+ * was") was not written, and one that another attempt would only repeat stops every further write.
+ */
+export function writeQueue(
+  writer: ForgeWriter & { readonly subject: string },
+  warn: (line: string) => void,
+): (key: string, write: () => Promise<void>, last: boolean) => Promise<void> {
+  const chains = new Map<string, Promise<void>>();
+  let givenUp = false;
+  let warned = false;
+  const fail = (error: unknown, last: boolean) => {
+    // A rate limit that outlasts the time left: the forge's one line says how many were given up.
+    if (error instanceof HttpFailure && error.givenUp) return;
+    const final = writer.final(error);
+    if (final) givenUp = true;
+    // A passing fault of an in-progress write says nothing yet: the final write tries again.
+    if ((!final && !last) || warned) return;
+    warned = true;
+    const what = error instanceof Error ? error.message : String(error);
+    const advice = writer.advice(error);
+    warn(
+      `service-ci: ${writer.subject} not written: ${what}.${
+        advice === "" ? "" : ` ${advice}`
+      } The gate's verdict and exit code are not affected.`,
+    );
+  };
+  return (key, write, last) => {
+    const chain = (chains.get(key) ?? Promise.resolve()).then(async () => {
+      if (givenUp) return;
+      try {
+        await write();
+      } catch (error) {
+        fail(error, last);
+      }
+    });
+    chains.set(key, chain);
+    return chain;
+  };
 }

@@ -14,10 +14,10 @@ import { outcomeReason } from "../../outputs/summary.ts";
 import { formatDuration, outcomeLine, outcomeText } from "../../text/words.ts";
 import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
 
-export type EndedOutcome = Exclude<Outcome, "triggered">;
+type _Ended = Exclude<Outcome, "triggered">;
 
 /** Unchecked is a `failure`: GitHub's required checks let `neutral` pass. */
-export const CHECK_CONCLUSIONS: Readonly<Record<EndedOutcome, string>> = {
+const _CHECK_CONCLUSIONS: Readonly<Record<_Ended, string>> = {
   passed: "success",
   failed: "failure",
   unchecked: "failure",
@@ -25,7 +25,7 @@ export const CHECK_CONCLUSIONS: Readonly<Record<EndedOutcome, string>> = {
   interrupted: "cancelled",
 };
 
-export const COMMIT_STATES: Readonly<Record<EndedOutcome, string>> = {
+const _COMMIT_STATES: Readonly<Record<_Ended, string>> = {
   passed: "success",
   failed: "failure",
   unchecked: "error",
@@ -37,14 +37,6 @@ export const COMMIT_STATES: Readonly<Record<EndedOutcome, string>> = {
 const _SUMMARY_MAX = 65_535;
 const _DESCRIPTION_MAX = 140;
 const _MAX_PAGES = 10;
-
-export interface GithubStatusesOptions {
-  /** The pull request's or the merge group's head. */
-  readonly target: ForgeTarget;
-  readonly http: ForgeHttp;
-  readonly warn: (line: string) => void;
-  readonly now: () => number;
-}
 
 /** Commit statuses once check runs are refused. */
 export class GithubStatuses implements StatusForge {
@@ -58,12 +50,17 @@ export class GithubStatuses implements StatusForge {
   #existing: Promise<Map<string, number>> | null = null;
   #mode: "checks" | "statuses" = "checks";
 
-  constructor(options: GithubStatusesOptions) {
-    this.#repo = `/repos/${options.target.repository.split("/").map(encodeURIComponent).join("/")}`;
-    this.#sha = options.target.commit.sha;
-    this.#warn = options.warn;
-    this.#now = options.now;
-    this.#http = options.http;
+  /** `target`: the pull request's or the merge group's head. */
+  constructor(
+    target: ForgeTarget,
+    http: ForgeHttp,
+    effects: { readonly warn: (line: string) => void; readonly now: () => number },
+  ) {
+    this.#repo = `/repos/${target.repository.split("/").map(encodeURIComponent).join("/")}`;
+    this.#sha = target.commit.sha;
+    this.#warn = effects.warn;
+    this.#now = effects.now;
+    this.#http = http;
   }
 
   /** Stops GitHub's requests waiting out a rate limit that ends after `endsAt`. */
@@ -89,11 +86,11 @@ export class GithubStatuses implements StatusForge {
   }
 
   async end({ agent, report, link }: StatusEnd, options: RequestOptions): Promise<void> {
-    const outcome = agent.outcome as EndedOutcome;
+    const outcome = agent.outcome as _Ended;
     await this.#write(agent.agentId, {
       check: {
         status: "completed",
-        conclusion: CHECK_CONCLUSIONS[outcome],
+        conclusion: _CHECK_CONCLUSIONS[outcome],
         completed_at: new Date(this.#now()).toISOString(),
         ...(link === null ? {} : { details_url: link }),
         output: {
@@ -101,7 +98,7 @@ export class GithubStatuses implements StatusForge {
           summary: clip(agentSummary(agent, report), _SUMMARY_MAX),
         },
       },
-      state: COMMIT_STATES[outcome],
+      state: _COMMIT_STATES[outcome],
       description: outcomeLine(agent.outcome),
       link,
     }, options);

@@ -5,32 +5,27 @@
 
 import type { Config } from "../../config/resolve.ts";
 import type { ForgeClients } from "../clients.ts";
-import { HttpFailure } from "../../http/policy.ts";
 import { type ForgeSkip, forgeTarget } from "../target.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
 import type { OutputsContext, RunOutput, RunPlan } from "../../outputs/output.ts";
+import type { Output } from "../../outputs/streams.ts";
 import { maskSecrets, sanitize } from "../../text/sanitize.ts";
-import { BitbucketStatuses } from "./bitbucket.ts";
-import type { StatusForge } from "./commit_status.ts";
+import { type StatusForge, writeQueue } from "./commit_status.ts";
 import { GithubStatuses } from "./github.ts";
-import { GitlabStatuses } from "./gitlab.ts";
+import { bitbucketStatuses, gitlabStatuses } from "./posted.ts";
 
 /**
  * A merge queue's `merge_group` run gets them on the merge group's head, which branch protection
  * requires them on.
  */
 export function commitStatusOutputs(context: OutputsContext, clients: ForgeClients): RunOutput[] {
-  const { output } = context;
   const made = statusForge(context, clients);
   if ("skip" in made) {
-    output.stderr(`${made.skip}\n`);
+    context.output.stderr(`${made.skip}\n`);
     return [];
   }
-  return [statusOutput(made, {
-    secrets: output.secrets,
-    warn: (line) => output.stderr(`${line}\n`),
-  })];
+  return [statusOutput(made, context.output)];
 }
 
 export function statusForge(
@@ -45,21 +40,19 @@ export function statusForge(
   switch (target.forge) {
     case "GitHub": {
       const token = target.token?.value ?? "";
-      return new GithubStatuses({
-        target,
-        http: clients.api(target),
+      return new GithubStatuses(target, clients.api(target), {
         warn: (line) => output.stderr(`${maskSecrets(line, [token])}\n`),
         now: clients.clock.now,
       });
     }
     case "GitLab":
-      return new GitlabStatuses({ target, http: clients.api(target) });
+      return gitlabStatuses(target, clients.api(target));
     case "Bitbucket":
-      return new BitbucketStatuses({
+      return bitbucketStatuses(
         target,
-        bitbucket: clients.bitbucket(target),
-        fallbackLink: httpLink(metadata.build_url) ?? target.web ?? "",
-      });
+        clients.bitbucket(target),
+        httpLink(metadata.build_url) ?? target.web ?? "",
+      );
   }
 }
 
@@ -70,64 +63,26 @@ export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
   } leaves each run without a verdict, and a status completed without one could let a required check pass`;
 }
 
-export interface StatusOutputOptions {
-  readonly secrets: readonly string[];
-  /** One line, without its newline. */
-  readonly warn: (line: string) => void;
-}
-
-/**
- * Writes for one agent go one after the other; only the first failure is shown, and one that
- * another attempt would only repeat stops every further write.
- */
-export function statusOutput(forge: StatusForge, options: StatusOutputOptions): RunOutput {
+function statusOutput(forge: StatusForge, output: Output): RunOutput {
   let plan: RunPlan | undefined;
-  const chains = new Map<string, Promise<void>>();
   const started = new Set<string>();
   // Agents whose final write is queued: an in-progress write not yet sent is skipped.
   const ending = new Set<string>();
-  let givenUp = false;
-  let warned = false;
+  const enqueue = writeQueue({
+    subject: `the ${forge.forge} commit statuses were`,
+    final: (error) => forge.final(error),
+    advice: (error) => forge.advice(error),
+  }, (line) => output.stderr(`${maskSecrets(line, output.secrets)}\n`));
   const clean = (text: string | null) =>
-    text === null ? null : sanitize(text, { secrets: options.secrets });
-  const fail = (error: unknown, last: boolean) => {
-    // A rate limit that outlasts the time left: the forge's one line says how many were given up.
-    if (error instanceof HttpFailure && error.givenUp) return;
-    const final = forge.final(error);
-    if (final) givenUp = true;
-    // A passing fault of the in-progress status says nothing yet: the final write tries again.
-    if ((!final && !last) || warned) return;
-    warned = true;
-    const what = error instanceof Error ? error.message : String(error);
-    const advice = forge.advice(error);
-    options.warn(maskSecrets(
-      `service-ci: the ${forge.forge} commit statuses were not written: ${what}.${
-        advice === "" ? "" : ` ${advice}`
-      } The gate's verdict and exit code are not affected.`,
-      options.secrets,
-    ));
-  };
-  const enqueue = (agentId: string, write: () => Promise<void>, last: boolean) => {
-    const chain = (chains.get(agentId) ?? Promise.resolve()).then(async () => {
-      if (givenUp || (!last && ending.has(agentId))) return;
-      try {
-        await write();
-      } catch (error) {
-        fail(error, last);
-      }
-    });
-    chains.set(agentId, chain);
-    return chain;
-  };
+    text === null ? null : sanitize(text, { secrets: output.secrets });
   const begin = (agentId: string, runId: string | null, url: string | null) => {
     if (plan === undefined || started.has(agentId)) return;
     started.add(agentId);
     const link = httpLink(clean(url)) ?? httpLink(plan.metadata.build_url);
-    void enqueue(
-      agentId,
-      () => forge.start({ agentId, runId: clean(runId), link }, { priority: "progress" }),
-      false,
-    );
+    const start = { agentId, runId: clean(runId), link };
+    void enqueue(agentId, async () => {
+      if (!ending.has(agentId)) await forge.start(start, { priority: "progress" });
+    }, false);
   };
   return {
     kind: "courtesy",
@@ -142,7 +97,8 @@ export function statusOutput(forge: StatusForge, options: StatusOutputOptions): 
       if (window !== undefined) forge.finishBy(window.endsAt);
       const request = { priority: "final" as const, signal: window?.signal };
       await Promise.all(report.agents.map((agent) => {
-        if (agent.outcome === "triggered") return chains.get(agent.agentId);
+        // Still running: only its in-progress write is waited for.
+        if (agent.outcome === "triggered") return enqueue(agent.agentId, async () => {}, true);
         ending.add(agent.agentId);
         const link = httpLink(agent.url) ?? httpLink(report.ciMetadata.build_url);
         return enqueue(agent.agentId, () => forge.end({ agent, report, link }, request), true);
