@@ -4,7 +4,7 @@
  * every body read, and the rule for plain `http://`. Each client words and retries its failures.
  */
 
-import type { Exchange, ExchangeLog, FetchSetup } from "../effects.ts";
+import type { ExchangeLog, FetchSetup } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
 
 export const MAX_REDIRECTS = 5;
@@ -106,15 +106,14 @@ export function causeChain(error: unknown): unknown[] {
   return chain;
 }
 
-export interface RequestSignal {
-  /** For fetch and the body read. */
-  readonly signal: AbortSignal;
-  /** Tells a timeout from the caller's own abort. */
-  readonly timeout: AbortSignal;
-}
-
-/** One timer for all of a request, redirects and body included. */
-export function requestSignal(timeout: AbortSignal, caller?: AbortSignal): RequestSignal {
+/**
+ * One timer for all of a request, redirects and body included: `signal` for fetch and the body
+ * read, `timeout` to tell a timeout from the caller's own abort.
+ */
+export function requestSignal(
+  timeout: AbortSignal,
+  caller?: AbortSignal,
+): { readonly signal: AbortSignal; readonly timeout: AbortSignal } {
   return { signal: caller === undefined ? timeout : AbortSignal.any([caller, timeout]), timeout };
 }
 
@@ -141,44 +140,6 @@ export function boundedFetch(
 
 export function formatBound(ms: number): string {
   return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
-}
-
-export interface PolicyRequest {
-  readonly method: string;
-  /** Credentials included: never sent to another origin. */
-  readonly headers?: HeadersInit;
-  readonly body?: string | undefined;
-  readonly signal?: AbortSignal | undefined;
-}
-
-export interface FollowOptions {
-  readonly fetch: typeof fetch;
-  readonly follows?: readonly number[];
-  /** A path every redirect must stay at or under (the service's agent runs). */
-  readonly within?: string | undefined;
-  /** Masked in a refused redirect's address. */
-  readonly secrets?: readonly string[];
-  /** Redirects included. */
-  readonly onAnswer?: (response: Response) => void;
-  readonly log?: ExchangeLog | undefined;
-  readonly attempt?: number;
-  /** Of an error answer's body read for `log`. */
-  readonly maxBytes?: number;
-}
-
-/** First found first. */
-export const REQUEST_ID_HEADERS: readonly string[] = [
-  "x-request-id",
-  "x-github-request-id",
-  "x-correlation-id",
-  "request-id",
-];
-
-export interface Followed {
-  readonly response: Response;
-  readonly url: URL;
-  /** `GET` after a 303. */
-  readonly method: string;
 }
 
 export type RedirectRefusal =
@@ -293,7 +254,6 @@ const _RETRYABLE: ReadonlySet<string> = new Set(["transient", "rate_limited", "s
  */
 export class HttpFailure extends Error {
   override name = "HttpFailure";
-  readonly kind: ServiceFailure | ForgeFailure;
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
   /** The service's `{"error": {"code"}}`, or `certificate_name_mismatch`. */
@@ -305,7 +265,7 @@ export class HttpFailure extends Error {
   readonly redirect: Redirect | undefined;
 
   constructor(
-    kind: ServiceFailure | ForgeFailure,
+    readonly kind: ServiceFailure | ForgeFailure,
     message: string,
     options: {
       readonly status?: number | undefined;
@@ -318,7 +278,6 @@ export class HttpFailure extends Error {
     } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.kind = kind;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
     this.code = options.code;
@@ -353,12 +312,6 @@ interface _Waiter {
   readonly grant: (slot: Slot) => void;
 }
 
-interface _Holder {
-  readonly write: boolean;
-  readonly rank: number;
-  readonly controller: AbortController;
-}
-
 /**
  * The one concurrency limiter (the service's requests, each forge's): a few requests in flight,
  * fewer writes, the lowest rank first, then the first come. A rank-0 write that waits for the
@@ -368,7 +321,8 @@ export class Slots {
   readonly #concurrency: Concurrency;
   readonly #name: string;
   readonly #waiters: _Waiter[] = [];
-  readonly #holders = new Set<_Holder>();
+  // Each holder's controller aborts it when a more urgent write takes its slot.
+  readonly #holders = new Map<_Waiter, AbortController>();
   #seq = 0;
   #peak = 0;
 
@@ -410,15 +364,15 @@ export class Slots {
 
   #pump(): void {
     this.#waiters.sort((a, b) => a.rank - b.rank || a.seq - b.seq);
-    let writes = [...this.#holders].filter((holder) => holder.write).length;
+    let writes = [...this.#holders.keys()].filter((holder) => holder.write).length;
     for (let index = 0; index < this.#waiters.length;) {
       const waiter = this.#waiters[index]!;
       if (this.#holders.size >= this.#concurrency.inFlight) break;
       if (waiter.write && writes >= this.#concurrency.writes) {
         if (waiter.rank === 0) {
-          for (const holder of this.#holders) {
+          for (const [holder, controller] of this.#holders) {
             if (holder.write && holder.rank === 2) {
-              holder.controller.abort(new Error(`gave way to the final statuses on ${this.#name}`));
+              controller.abort(new Error(`gave way to the final statuses on ${this.#name}`));
             }
           }
         }
@@ -426,17 +380,17 @@ export class Slots {
         continue;
       }
       this.#waiters.splice(index, 1);
-      const holder = { write: waiter.write, rank: waiter.rank, controller: new AbortController() };
-      this.#holders.add(holder);
+      const controller = new AbortController();
+      this.#holders.set(waiter, controller);
       if (waiter.write) writes++;
       this.#peak = Math.max(this.#peak, this.#holders.size);
       let released = false;
       waiter.grant({
-        signal: holder.controller.signal,
+        signal: controller.signal,
         release: () => {
           if (released) return;
           released = true;
-          this.#holders.delete(holder);
+          this.#holders.delete(waiter);
           this.#pump();
         },
       });
@@ -453,9 +407,28 @@ export class Slots {
  */
 export async function fetchFollowing(
   url: URL,
-  request: PolicyRequest,
-  options: FollowOptions,
-): Promise<Followed> {
+  request: {
+    readonly method: string;
+    /** Credentials included: never sent to another origin. */
+    readonly headers?: HeadersInit;
+    readonly body?: string | undefined;
+    readonly signal?: AbortSignal | undefined;
+  },
+  options: {
+    readonly fetch: typeof fetch;
+    readonly follows?: readonly number[];
+    /** A path every redirect must stay at or under (the service's agent runs). */
+    readonly within?: string | undefined;
+    /** Masked in a refused redirect's address. */
+    readonly secrets?: readonly string[];
+    /** Redirects included. */
+    readonly onAnswer?: (response: Response) => void;
+    readonly log?: ExchangeLog | undefined;
+    readonly attempt?: number;
+    /** Of an error answer's body read for `log`. */
+    readonly maxBytes?: number;
+  },
+): Promise<{ readonly response: Response; readonly url: URL; readonly method: string }> {
   const send = options.fetch;
   const follows = options.follows ?? REDIRECT_STATUSES;
   let target = url;
@@ -464,7 +437,16 @@ export async function fetchFollowing(
   const headers = new Headers(request.headers);
   const attempt = options.attempt ?? 1;
   for (let redirects = 0;; redirects++) {
-    const started = options.log?.monotonic() ?? 0;
+    const log = options.log;
+    const started = log?.monotonic() ?? 0;
+    // The `x-github-request-id` and the like of an answer, first found first.
+    const tell = (answer: Response | null, durationMs: number, errorBody: string | null) => {
+      const requestId = ["x-request-id", "x-github-request-id", "x-correlation-id", "request-id"]
+        .map((name) => answer?.headers.get(name) ?? "").find((value) => value !== "") ?? null;
+      const { host, pathname: path } = target;
+      const status = answer?.status ?? null;
+      log?.tell({ method, host, path, status, durationMs, attempt, requestId, errorBody });
+    };
     let response: Response;
     try {
       response = await send(target, {
@@ -475,31 +457,19 @@ export async function fetchFollowing(
         ...(request.signal === undefined ? {} : { signal: request.signal }),
       });
     } catch (error) {
-      if (options.log !== undefined) {
-        const durationMs = options.log.monotonic() - started;
-        const hop = { method, url: target, headers: null, status: null, errorBody: null };
-        _tell(options.log, { ...hop, durationMs, attempt });
-      }
+      if (log !== undefined) tell(null, log.monotonic() - started, null);
       throw error;
     }
     options.onAnswer?.(response);
-    if (options.log !== undefined) {
-      const durationMs = options.log.monotonic() - started;
+    if (log !== undefined) {
+      const durationMs = log.monotonic() - started;
       // A copy of the body, so the caller still reads its own: only an error's, the one worth
       // showing, and only in the verbose mode.
       const errorBody = response.status < 400 ? null : await readCapped(response.clone(), {
         signal: request.signal,
         maxBytes: options.maxBytes ?? MAX_BODY_BYTES,
       }).catch(() => null);
-      _tell(options.log, {
-        method,
-        url: target,
-        headers: response.headers,
-        status: response.status,
-        durationMs,
-        attempt,
-        errorBody,
-      });
+      tell(response, durationMs, errorBody);
     }
     if (response.status < 300 || response.status >= 400) {
       return { response, url: target, method };
@@ -542,16 +512,6 @@ export async function fetchFollowing(
     }
     target = to;
   }
-}
-
-function _tell(
-  log: ExchangeLog,
-  hop: Omit<Exchange, "host" | "path" | "requestId"> & { url: URL; headers: Headers | null },
-): void {
-  const { url, headers, ...rest } = hop;
-  const requestId = REQUEST_ID_HEADERS.map((name) => headers?.get(name) ?? "")
-    .find((value) => value !== "");
-  log.tell({ ...rest, host: url.host, path: url.pathname, requestId: requestId ?? null });
 }
 
 /**
