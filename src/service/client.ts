@@ -71,9 +71,6 @@ export interface ServiceClientOptions {
 /** One instance serves every agent of an invocation, so they share its request slots. */
 export class ServiceClient {
   readonly #options: ServiceClientOptions;
-  readonly #fetch: typeof fetch;
-  readonly #clock: Pick<Clock, "now">;
-  readonly #timeout: Http["timeout"];
   readonly #slots: Slots;
   // Whether any HTTP answer has come: from then on a refused connection is an outage, not a
   // wrong address.
@@ -83,9 +80,6 @@ export class ServiceClient {
 
   constructor(options: ServiceClientOptions) {
     this.#options = options;
-    this.#fetch = options.fetch;
-    this.#clock = options.clock;
-    this.#timeout = options.timeout;
     const inFlight = options.maxConcurrentRequests ?? 8;
     this.#slots = new Slots({ inFlight, writes: inFlight }, "the service");
   }
@@ -150,27 +144,29 @@ export class ServiceClient {
       signal,
     });
     const runId = answer.document.run_id;
+    let problem: string | undefined;
     if (typeof runId !== "string" || runId === "" || runId === "." || runId === "..") {
-      throw new HttpFailure(
-        "unusable",
-        `the trigger answered ${answer.status} without a usable run_id (got ${
-          _describeValue(runId, this.#options.apiKey)
-        }); a run may have started: look in the agent's dashboard`,
-        { status: answer.status },
-      );
+      const got = runId === undefined
+        ? "nothing"
+        : typeof runId === "string"
+        ? JSON.stringify(this.#shown(runId, 40))
+        : runId === null
+        ? "null"
+        : typeof runId;
+      problem = `without a usable run_id (got ${got})`;
+    } else {
+      try {
+        this.runUrl(agentId, runId);
+        return { ...answer, runId };
+      } catch (error) {
+        problem = `with an unusable run_id: ${(error as Error).message}`;
+      }
     }
-    try {
-      this.runUrl(agentId, runId);
-    } catch (error) {
-      throw new HttpFailure(
-        "unusable",
-        `the trigger answered ${answer.status} with an unusable run_id: ${
-          (error as Error).message
-        }; a run may have started: look in the agent's dashboard`,
-        { status: answer.status },
-      );
-    }
-    return { ...answer, runId };
+    throw new HttpFailure(
+      "unusable",
+      `the trigger answered ${answer.status} ${problem}; a run may have started: look in the agent's dashboard`,
+      { status: answer.status },
+    );
   }
 
   readRun(agentId: string, runId: string, signal: AbortSignal): Promise<ApiAnswer> {
@@ -189,7 +185,7 @@ export class ServiceClient {
     const attempt = (this.#attempts.get(request) ?? 0) + 1;
     this.#attempts.set(request, attempt);
     const { signal, timeout } = requestSignal(
-      this.#timeout(this.#options.requestTimeoutMs),
+      this.#options.timeout(this.#options.requestTimeoutMs),
       options.signal,
     );
     try {
@@ -200,7 +196,7 @@ export class ServiceClient {
         body: options.body,
         signal,
       }, {
-        fetch: this.#fetch,
+        fetch: this.#options.fetch,
         follows: method === "POST" ? [307, 308] : REDIRECT_STATUSES,
         within: this.runsUrl(agentId).pathname,
         secrets: [this.#options.apiKey],
@@ -220,7 +216,10 @@ export class ServiceClient {
 
   async #answer(method: string, response: Response, signal: AbortSignal): Promise<ApiAnswer> {
     const status = response.status;
-    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.#clock.now());
+    const retryAfterMs = parseRetryAfter(
+      response.headers.get("retry-after"),
+      this.#options.clock.now(),
+    );
     const text = await readCapped(response, { signal }).catch((error: unknown) => {
       // An error answer is classified by its status: one too large to show is shown without body.
       if (status < 300 || !(error instanceof HttpFailure)) throw error;
@@ -232,11 +231,12 @@ export class ServiceClient {
     if (status >= 200 && status < 300) {
       const document = _parseObject(text);
       if (document === undefined) {
+        const type = response.headers.get("content-type")?.split(";")[0]?.trim();
+        const kind = type ? this.#shown(type, 60) : "no content type";
+        const content = text === "" ? `empty, ${kind}` : `${kind}, ${text.length} characters`;
         throw new HttpFailure(
           "transient",
-          `${what} with a body that is not a JSON object (${
-            _contentKind(response, text, this.#options.apiKey)
-          })`,
+          `${what} with a body that is not a JSON object (${content})`,
           { status, retryAfterMs },
         );
       }
@@ -362,12 +362,6 @@ function _parseObject(text: string): Record<string, unknown> | undefined {
   return undefined;
 }
 
-function _contentKind(response: Response, text: string, apiKey: string): string {
-  const type = response.headers.get("content-type")?.split(";")[0]?.trim();
-  const kind = type ? _shown(type, apiKey, 60) : "no content type";
-  return text === "" ? `empty, ${kind}` : `${kind}, ${text.length} characters`;
-}
-
 /** Reads `{"error": {"code", "message"}}`, `{"message"}`, `{"detail"}` or plain text. */
 function _errorBody(text: string, apiKey: string): { message: string; code: string | undefined } {
   const clean = (value: string) => _shown(value, apiKey, 300);
@@ -398,10 +392,4 @@ function _errorBody(text: string, apiKey: string): { message: string; code: stri
 // the text is cut, so no cut can leave a part of it.
 function _shown(text: string, apiKey: string, maxLength?: number): string {
   return sanitize(text, { secrets: [apiKey], ...(maxLength === undefined ? {} : { maxLength }) });
-}
-
-function _describeValue(value: unknown, apiKey: string): string {
-  if (value === undefined) return "nothing";
-  if (typeof value === "string") return JSON.stringify(_shown(value, apiKey, 40));
-  return value === null ? "null" : typeof value;
 }

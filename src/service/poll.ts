@@ -228,7 +228,7 @@ async function _withRetries<T>(
         await _sleepUntilDeadline(deps, options, delayMs);
         continue;
       }
-      if (error.kind !== "transient") throw error;
+      if (!error.retryable) throw error;
       faults.last = error.message;
       consecutive++;
       // A service that has never answered and cannot be reached is tried for a short window:
@@ -239,19 +239,16 @@ async function _withRetries<T>(
       const windowLeft = unreachableSince === undefined
         ? undefined
         : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
-      if (windowLeft !== undefined && (windowLeft <= 0 || consecutive >= MAX_CONSECUTIVE_FAULTS)) {
+      const unreachable = windowLeft !== undefined &&
+        (windowLeft <= 0 || consecutive >= MAX_CONSECUTIVE_FAULTS);
+      if (unreachable || consecutive >= MAX_CONSECUTIVE_FAULTS) {
+        const seconds = Math.round((deps.clock.monotonic() - (unreachableSince ?? 0)) / 1000);
+        const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
         throw new HttpFailure(
           "transient",
-          `${error.message}; gave up after ${_attempts(consecutive)} over ${
-            Math.round((deps.clock.monotonic() - unreachableSince!) / 1000)
-          } s`,
-          { status: error.status, cause: error },
-        );
-      }
-      if (consecutive >= MAX_CONSECUTIVE_FAULTS) {
-        throw new HttpFailure(
-          "transient",
-          `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`,
+          unreachable
+            ? `${error.message}; gave up after ${attempts} over ${seconds} s`
+            : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`,
           { status: error.status, cause: error },
         );
       }
@@ -276,10 +273,6 @@ async function _withRetries<T>(
       await _sleepUntilDeadline(deps, options, delayMs);
     }
   }
-}
-
-function _attempts(count: number): string {
-  return count === 1 ? "1 attempt" : `${count} attempts`;
 }
 
 // A run's link as the service gave it, without a user and password: it is shown everywhere.
