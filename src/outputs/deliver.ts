@@ -4,10 +4,12 @@
  * (`decideExitCode`), so every report already written is rewound and written again with it.
  */
 
-import type { ReportFile } from "../effects.ts";
+import type { Files, ReportFile } from "../effects.ts";
 import type { RunReport } from "../result/outcome.ts";
 import { decideExitCode } from "../result/exit_code.ts";
 import { firstLine } from "../config/errors.ts";
+import type { RunOutput } from "./output.ts";
+import type { Output } from "./streams.ts";
 
 export interface FileReport {
   /** For messages: `"the --junit report"`, `"GITHUB_OUTPUT"`. */
@@ -23,96 +25,86 @@ export interface FileReport {
   readonly render: (report: RunReport) => string;
 }
 
-export interface DeliverDeps {
-  /** Masked of every secret. */
-  readonly render: (file: FileReport, report: RunReport) => string;
-  /** `--json`'s, written to stdout after the files. */
-  readonly document:
-    | { readonly what: string; readonly render: (report: RunReport) => string }
-    | undefined;
-  readonly openReportFile: (report: FileReport) => Promise<ReportFile>;
-  /** False when stdout could not take it. */
-  readonly stdout: (text: string) => boolean;
-  readonly warn: (line: string) => void;
-}
-
-/** Resolves with the report as finally delivered: its exit code is what every report shows. */
+/**
+ * Resolves with the report as finally delivered: its exit code is what every report shows.
+ * `--json`'s document is written to stdout after the files.
+ */
 export async function deliverReports(
   report: RunReport,
-  files: readonly FileReport[],
-  deps: DeliverDeps,
+  reports: readonly RunOutput[],
+  output: Output,
+  files: Pick<Files, "openReportFile">,
 ): Promise<RunReport> {
   let current = report;
   const fail = (what: string, path: string, error: unknown) => {
-    deps.warn(cannotWrite(what, path, error));
+    output.stderr(`${cannotWrite(what, path, error)}\n`);
     const exitCode = decideExitCode(current.agents, {
       warnOnly: current.warnOnly,
       reportUndelivered: true,
     });
     current = { ...current, exitCode };
   };
-  const open: { report: FileReport; file: ReportFile }[] = [];
-  for (const fileReport of files) {
-    try {
-      const file = await deps.openReportFile(fileReport);
-      open.push({ report: fileReport, file });
-    } catch (error) {
-      fail(fileReport.what, fileReport.path, error);
+  let holder = reports.find((each) => each.document !== undefined);
+  let pending = reports.flatMap((each) => each.files ?? []);
+  // A report that cannot be put in place changes the code: those already placed are delivered
+  // again.
+  for (;;) {
+    const open: { report: FileReport; file: ReportFile }[] = [];
+    for (const fileReport of pending) {
+      try {
+        const file = fileReport.stream === undefined
+          ? await files.openReportFile(fileReport.path, fileReport.append)
+          : _streamReport(output, fileReport.stream);
+        open.push({ report: fileReport, file });
+      } catch (error) {
+        fail(fileReport.what, fileReport.path, error);
+      }
     }
-  }
-  // A failure drops the file (put back as it was, if it can be) and changes the code.
-  const attempt = async (entry: (typeof open)[number], operation: () => Promise<void>) => {
-    try {
-      await operation();
-      return true;
-    } catch (error) {
-      fail(entry.report.what, entry.report.path, error);
-      await entry.file.discard();
-      open.splice(open.indexOf(entry), 1);
-      return false;
-    }
-  };
-  const rewindAll = async () => {
-    for (const entry of [...open]) await attempt(entry, () => entry.file.rewind());
-  };
-  // When a failure changes the code, what was written shows the old one: the files are rewound
-  // and written again. The code changes once at most (a verdict becomes 3), so this ends.
-  const writeAll = async (): Promise<void> => {
-    for (;;) {
+    // A failure drops the file (put back as it was, if it can be) and changes the code.
+    const attempt = async (entry: (typeof open)[number], operation: () => Promise<void>) => {
+      try {
+        await operation();
+        return true;
+      } catch (error) {
+        fail(entry.report.what, entry.report.path, error);
+        await entry.file.discard();
+        open.splice(open.indexOf(entry), 1);
+        return false;
+      }
+    };
+    // When a failure changes the code, what was written shows the old one: the files are rewound
+    // and written again. The code changes once at most (a verdict becomes 3), so this ends.
+    const writeAll = async (rewind: boolean): Promise<void> => {
+      if (rewind) {
+        for (const entry of [...open]) {
+          await attempt(entry, () => entry.file.rewind());
+        }
+      }
       const code = current.exitCode;
       for (const entry of [...open]) {
-        await attempt(entry, () => entry.file.write(deps.render(entry.report, current)));
-        if (current.exitCode !== code) break;
+        await attempt(entry, () => entry.file.write(output.mask(entry.report.render(current))));
+        if (current.exitCode !== code) return await writeAll(true);
       }
-      if (current.exitCode === code) return;
-      await rewindAll();
-    }
-  };
-  try {
-    await writeAll();
-    if (deps.document !== undefined && !deps.stdout(deps.document.render(current))) {
+    };
+    try {
+      await writeAll(false);
+      if (holder?.document !== undefined && !output.document(holder.document(current))) {
+        const code = current.exitCode;
+        fail(holder.name, "stdout", new Error("stdout is closed"));
+        if (current.exitCode !== code) await writeAll(true);
+      }
       const code = current.exitCode;
-      fail(deps.document.what, "stdout", new Error("stdout is closed"));
-      if (current.exitCode !== code) {
-        await rewindAll();
-        await writeAll();
+      pending = [];
+      for (const entry of [...open]) {
+        if (await attempt(entry, () => entry.file.close())) pending.push(entry.report);
       }
+      open.length = 0;
+      if (current.exitCode === code || pending.length === 0) return current;
+      holder = undefined;
+    } finally {
+      for (const entry of open) await entry.file.discard();
     }
-    // A report that cannot be put in place changes the code: those already placed are written
-    // again.
-    const code = current.exitCode;
-    const placed: FileReport[] = [];
-    for (const entry of [...open]) {
-      if (await attempt(entry, () => entry.file.close())) placed.push(entry.report);
-    }
-    open.length = 0;
-    if (current.exitCode !== code && placed.length > 0) {
-      return await deliverReports(current, placed, { ...deps, document: undefined });
-    }
-  } finally {
-    for (const entry of open) await entry.file.discard();
   }
-  return current;
 }
 
 /** For the reports whose failure is one line and does not change the code. */
@@ -134,4 +126,17 @@ export async function writeReportFile(
 
 export function cannotWrite(what: string, path: string, error: unknown): string {
   return `service-ci: cannot write ${what} (${path}): ${firstLine(error)}`;
+}
+
+function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile {
+  return {
+    write: (text) => {
+      if (stream === "stderr") output.stderr(text);
+      else if (!output.stdout(text)) return Promise.reject(new Error("stdout is closed"));
+      return Promise.resolve();
+    },
+    rewind: () => Promise.reject(new Error(`${stream} cannot be rewritten`)),
+    close: () => Promise.resolve(),
+    discard: () => Promise.resolve(),
+  };
 }

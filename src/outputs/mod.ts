@@ -9,39 +9,22 @@ import { optionName, OPTIONS } from "../config/options.ts";
 import { formatMinutes, type RunReport } from "../result/outcome.ts";
 import type { Output } from "./streams.ts";
 import { consoleOutput } from "./console.ts";
-import type { ReportFile } from "../effects.ts";
 import { deliverReports, writeReportFile } from "./deliver.ts";
 import { nativeWriter } from "./ci/native.ts";
 import { type NativeIo, nativeTimeBound, type NativeWriter } from "./ci/native_io.ts";
-import type { Clock, Files, RunEffects } from "../effects.ts";
-import {
-  COURTESY_BUDGET_MS,
-  INTERRUPTED_COURTESY_BUDGET_MS,
-  INTERRUPTED_MERGE_BUDGET_MS,
-  MERGE_BUDGET_MS,
-  type OutputsContext,
-  type RunOutput,
-} from "./output.ts";
+import type { RunEffects } from "../effects.ts";
+import type { OutputsContext, RunOutput } from "./output.ts";
 import type { ForgeClients } from "../forge/clients.ts";
 import type { ForgeConfig } from "../forge/target.ts";
 import type { RunnerValues } from "../ci/detect.ts";
 import { userAgent, VERSION } from "../config/version.ts";
-
-export type ChooseEffects = Pick<
-  RunEffects,
-  "clock" | "http" | "files" | "programs" | "console" | "uuid" | "cwd"
->;
-
-export type FinishEffects = Pick<RunEffects, "clock" | "files" | "interrupt">;
-
-export type UsageErrorEffects = Pick<RunEffects, "clock" | "files" | "programs" | "uuid" | "cwd">;
 
 /**
  * Every report's path is checked here, before anything is sent: one that cannot be written is a
  * usage error.
  */
 export async function chooseOutputs(
-  effects: ChooseEffects,
+  effects: Pick<RunEffects, "clock" | "http" | "files" | "programs" | "console" | "uuid" | "cwd">,
   context: OutputsContext,
 ): Promise<RunOutput[]> {
   const { config, output } = context;
@@ -61,9 +44,17 @@ export async function chooseOutputs(
     now: effects.clock.now,
     uuid: effects.uuid,
   });
-  // One client per forge for every writer, made when the first writer asks.
+  // One client per forge for every writer, made when the first writer asks, on the run's clock
+  // and fetch; an interrupt must not stop the last writes, so their waits end only by their own
+  // signals.
   let clients: ForgeClients | undefined;
-  const forgeClients = async () => clients ??= await _forgeClients(effects, context);
+  const forgeClients = async () =>
+    clients ??= new (await import("../forge/clients.ts")).ForgeClients({
+      userAgent: userAgent(),
+      clock: effects.clock,
+      http: effects.http,
+      requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+    });
   if (writer !== undefined) {
     outputs.push(..._ciOutputs(effects, context, writer, stdoutHeldBy, forgeClients));
   }
@@ -110,7 +101,19 @@ export async function chooseOutputs(
       formatMinutes(config.timeoutMinutes * 60_000)
     } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""}; ${describeSources(config)})`,
   }));
-  await _checkReportPaths(effects.files, outputs);
+  for (const file of outputs.flatMap((each) => each.files ?? [])) {
+    const problem = file.stream === undefined
+      ? await effects.files.checkReportPath(file.path, file.append)
+      : null;
+    if (problem !== null) {
+      const fix = problem.includes("create it first") ? " or" : ":";
+      throw new UsageError(
+        `${file.source} ${
+          quoteValue(file.path)
+        } ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
+      );
+    }
+  }
   return outputs;
 }
 
@@ -119,45 +122,51 @@ export async function chooseOutputs(
  * summary comes last, but first after an interrupt, when the job may be killed seconds later.
  */
 export async function finishOutputs(
-  effects: FinishEffects,
+  effects: Pick<RunEffects, "clock" | "files" | "interrupt">,
   outputs: readonly RunOutput[],
   report: RunReport,
   output: Output,
 ): Promise<number> {
   const reports = outputs.filter((each) => each.kind === "report");
-  const holder = reports.find((each) => each.document !== undefined);
-  const delivered = await deliverReports(report, reports.flatMap((each) => each.files ?? []), {
-    render: (file, current) => output.mask(file.render(current)),
-    document: holder?.document === undefined
-      ? undefined
-      : { what: holder.name, render: holder.document },
-    openReportFile: (file) =>
-      file.stream === undefined
-        ? effects.files.openReportFile(file.path, file.append)
-        : Promise.resolve(_streamReport(output, file.stream)),
-    stdout: (text) => output.document(text),
-    warn: (line) => output.stderr(`${line}\n`),
-  });
+  const delivered = await deliverReports(report, reports, output, effects.files);
   const consoles = outputs.filter((each) => each.kind === "console");
   const summary = () => eachOutput(consoles, output, (each) => each.finish?.(delivered));
   const interrupted = effects.interrupt.aborted;
   if (interrupted) summary();
+  const finishWithin = async (outputs: readonly RunOutput[], budgetMs: number) => {
+    if (outputs.length === 0) return;
+    const ended = new AbortController();
+    const window = { endsAt: effects.clock.now() + budgetMs, signal: ended.signal };
+    const pending = new Set(outputs);
+    const finished = Promise.all(outputs.map(async (each) => {
+      try {
+        await each.finish!(delivered, window);
+      } catch (error) {
+        output.stderr(`service-ci: ${each.name} could not be written: ${firstLine(error)}\n`);
+      }
+      pending.delete(each);
+    }));
+    const timer = new AbortController();
+    const inTime = await Promise.race([
+      finished.then(() => true),
+      effects.clock.sleep(budgetMs, timer.signal).then(() => false, () => true),
+    ]);
+    timer.abort();
+    if (inTime) return;
+    ended.abort(new Error(`the ${budgetMs / 1000} s to finish are over`));
+    const names = [...pending].map((each) => each.name);
+    output.stderr(
+      `service-ci: ${names.join(" and ")} did not finish within ${budgetMs / 1000} s and ${
+        names.length === 1 ? "was" : "were"
+      } left; the verdict and exit code are not affected\n`,
+    );
+  };
   const courtesy = outputs.filter((each) => each.kind === "courtesy" && each.finish);
-  // The statuses decide merges: they finish first, in a time of their own.
-  await _finishWithin(
-    effects.clock,
-    courtesy.filter((each) => each.decidesMerges),
-    delivered,
-    interrupted ? INTERRUPTED_MERGE_BUDGET_MS : MERGE_BUDGET_MS,
-    output,
-  );
-  await _finishWithin(
-    effects.clock,
-    courtesy.filter((each) => !each.decidesMerges),
-    delivered,
-    interrupted ? INTERRUPTED_COURTESY_BUDGET_MS : COURTESY_BUDGET_MS,
-    output,
-  );
+  // The statuses decide merges: they finish first, in a time of their own (45 s, 60 s for the
+  // rest). After an interrupt, GitHub sends SIGTERM 7.5 s after SIGINT and SIGKILL 2.5 s later:
+  // 5 s + 2 s fit inside.
+  await finishWithin(courtesy.filter((each) => each.decidesMerges), interrupted ? 5_000 : 45_000);
+  await finishWithin(courtesy.filter((each) => !each.decidesMerges), interrupted ? 2_000 : 60_000);
   eachOutput(outputs, output, (each) => {
     for (const line of each.settle?.() ?? []) output.stderr(`${line}\n`);
   });
@@ -182,7 +191,7 @@ export function eachOutput(
 
 /** The config could not be read, so the CI is detected from the environment alone. */
 export async function reportUsageError(
-  effects: UsageErrorEffects,
+  effects: Pick<RunEffects, "clock" | "files" | "programs" | "uuid" | "cwd">,
   message: string,
   build: { readonly provider: string; readonly runner: RunnerValues },
   output: Output,
@@ -200,41 +209,6 @@ export async function reportUsageError(
       { runner: build.runner },
       () => Promise.reject(new Error("nothing is sent on a usage error")),
     ),
-  );
-}
-
-async function _finishWithin(
-  clock: Pick<Clock, "now" | "sleep">,
-  outputs: readonly RunOutput[],
-  report: RunReport,
-  budgetMs: number,
-  output: Output,
-): Promise<void> {
-  if (outputs.length === 0) return;
-  const ended = new AbortController();
-  const window = { endsAt: clock.now() + budgetMs, signal: ended.signal };
-  const pending = new Set(outputs);
-  const finished = Promise.all(outputs.map(async (each) => {
-    try {
-      await each.finish!(report, window);
-    } catch (error) {
-      output.stderr(`service-ci: ${each.name} could not be written: ${firstLine(error)}\n`);
-    }
-    pending.delete(each);
-  }));
-  const timer = new AbortController();
-  const inTime = await Promise.race([
-    finished.then(() => true),
-    clock.sleep(budgetMs, timer.signal).then(() => false, () => true),
-  ]);
-  timer.abort();
-  if (inTime) return;
-  ended.abort(new Error(`the ${budgetMs / 1000} s to finish are over`));
-  const names = [...pending].map((each) => each.name);
-  output.stderr(
-    `service-ci: ${names.join(" and ")} did not finish within ${budgetMs / 1000} s and ${
-      names.length === 1 ? "was" : "were"
-    } left; the verdict and exit code are not affected\n`,
   );
 }
 
@@ -279,21 +253,6 @@ function _ciOutputs(
   return outputs;
 }
 
-// The forge clients of the run, on the run's clock and fetch; an interrupt must not stop the
-// last writes, so their waits end only by their own signals.
-async function _forgeClients(
-  effects: Pick<RunEffects, "clock" | "http">,
-  context: OutputsContext,
-): Promise<ForgeClients> {
-  const { ForgeClients } = await import("../forge/clients.ts");
-  return new ForgeClients({
-    userAgent: userAgent(),
-    clock: effects.clock,
-    http: effects.http,
-    requestTimeoutMs: context.config.requestTimeoutSeconds * 1000,
-  });
-}
-
 // Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
 async function _comment(context: OutputsContext, clients: ForgeClients): Promise<RunOutput[]> {
   const { config, metadata, output } = context;
@@ -313,37 +272,6 @@ async function _comment(context: OutputsContext, clients: ForgeClients): Promise
     warn: (line) => output.stderr(`${line}\n`),
   });
   return [commentOutput(comment, output.secrets)];
-}
-
-async function _checkReportPaths(
-  files: Pick<Files, "checkReportPath">,
-  outputs: readonly RunOutput[],
-): Promise<void> {
-  for (const file of outputs.flatMap((each) => each.files ?? [])) {
-    if (file.stream !== undefined) continue;
-    const problem = await files.checkReportPath(file.path, file.append);
-    if (problem !== null) {
-      const fix = problem.includes("create it first") ? " or" : ":";
-      throw new UsageError(
-        `${file.source} ${
-          quoteValue(file.path)
-        } ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
-      );
-    }
-  }
-}
-
-function _streamReport(output: Output, stream: "stdout" | "stderr"): ReportFile {
-  return {
-    write: (text) => {
-      if (stream === "stderr") output.stderr(text);
-      else if (!output.stdout(text)) return Promise.reject(new Error("stdout is closed"));
-      return Promise.resolve();
-    },
-    rewind: () => Promise.reject(new Error(`${stream} cannot be rewritten`)),
-    close: () => Promise.resolve(),
-    discard: () => Promise.resolve(),
-  };
 }
 
 // Its programs and requests share one time bound per finish.

@@ -14,9 +14,6 @@ import type { GateEvent } from "../service/poll.ts";
 import type { FileReport } from "./deliver.ts";
 import type { Output } from "./streams.ts";
 
-/** A `report` that cannot be written gives exit 3; a `courtesy` is never fatal, bounded in time. */
-export type OutputKind = "report" | "courtesy" | "console";
-
 export interface RunPlan {
   readonly agents: readonly string[];
   readonly metadata: CiMetadata;
@@ -32,7 +29,8 @@ export interface FinishWindow {
 }
 
 export interface RunOutput {
-  readonly kind: OutputKind;
+  /** A `report` that cannot be written gives exit 3; a `courtesy` is never fatal, bounded in time. */
+  readonly kind: "report" | "courtesy" | "console";
   readonly name: string;
   readonly files?: readonly FileReport[];
   readonly document?: (report: RunReport) => string;
@@ -45,12 +43,6 @@ export interface RunOutput {
   finish?(report: RunReport, window?: FinishWindow): void | Promise<void>;
   settle?(): readonly string[];
 }
-
-export const MERGE_BUDGET_MS = 45_000;
-export const COURTESY_BUDGET_MS = 60_000;
-/** GitHub sends SIGTERM 7.5 s after SIGINT and SIGKILL 2.5 s later: 5 s + 2 s fit inside. */
-export const INTERRUPTED_MERGE_BUDGET_MS = 5_000;
-export const INTERRUPTED_COURTESY_BUDGET_MS = 2_000;
 
 export interface OutputsContext {
   readonly config: Config;
