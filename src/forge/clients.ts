@@ -66,9 +66,7 @@ export class ForgeClients {
         timeout: this.#options.http.timeout,
         limits: this.limits(target.forge),
         log: this.#options.http.log,
-        ...(this.#options.requestTimeoutMs === undefined
-          ? {}
-          : { requestTimeoutMs: this.#options.requestTimeoutMs }),
+        requestTimeoutMs: this.#options.requestTimeoutMs,
       });
       this.#apis.set(key, http);
     }

@@ -36,7 +36,7 @@ export interface ForgeEffects {
   readonly fetch: typeof fetch;
   readonly clock: Pick<Clock, "now" | "sleep">;
   readonly timeout: Http["timeout"];
-  readonly requestTimeoutMs?: number;
+  readonly requestTimeoutMs?: number | undefined;
   /** Shared by every client of the run; default limits of its own. */
   readonly limits?: ForgeLimits;
   readonly log?: ExchangeLog | undefined;

@@ -38,8 +38,7 @@ const _RANK: Readonly<Record<Priority, number>> = { final: 0, progress: 1, backg
 export class ForgeLimits {
   readonly forge: string;
   readonly #slots: Slots;
-  readonly #now: () => number;
-  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #clock: Pick<Clock, "now" | "sleep">;
   #pause: { until: number; why: string; over: Promise<void>; ended: AbortController } | null = null;
   #deadline = Infinity;
   #deadlineMoved = Promise.withResolvers<void>();
@@ -55,8 +54,7 @@ export class ForgeLimits {
       throw new RangeError(`At most 10 requests in flight (got ${concurrency.inFlight})`);
     }
     this.#slots = new Slots(concurrency, options.forge);
-    this.#now = options.clock.now;
-    this.#sleep = options.clock.sleep;
+    this.#clock = options.clock;
   }
 
   get peak(): number {
@@ -77,11 +75,11 @@ export class ForgeLimits {
 
   /** A rate limit: `why` is the forge's words. A longer pause already under way stays. */
   pause(waitMs: number, why: string): void {
-    const until = this.#now() + waitMs;
+    const until = this.#clock.now() + waitMs;
     if (this.#pause !== null && this.#pause.until >= until) return;
     this.#pause?.ended.abort();
     const ended = new AbortController();
-    const over = this.#sleep(waitMs, ended.signal).catch(() => {}).then(() => {
+    const over = this.#clock.sleep(waitMs, ended.signal).catch(() => {}).then(() => {
       if (this.#pause?.over === over) this.#pause = null;
     });
     this.#pause = { until, why, over, ended };
