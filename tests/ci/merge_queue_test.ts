@@ -5,7 +5,6 @@
  */
 
 import assert from "node:assert/strict";
-import { systemClock } from "../../src/platform/clock.ts";
 import {
   CI_ENV_VARIABLES,
   type CiContext,
@@ -18,7 +17,7 @@ import {
 } from "../../src/ci/detect.ts";
 import { RUNNER_VARIABLES as FORGE_ENV_VARIABLES } from "../../src/ci/detect.ts";
 import { forgeConfig } from "../support/native_io.ts";
-import { PullRequestComment } from "../../src/forge/comment/pr_comment.ts";
+import { forgeTarget } from "../../src/forge/target.ts";
 import type { RunEffects } from "../../src/effects.ts";
 import { run } from "../../src/run.ts";
 import { AGENT, harness } from "../support/run_harness.ts";
@@ -376,25 +375,18 @@ Deno.test("the merge variables are read by exact name and allowed", async () => 
 const SKIP_LINE =
   "service-ci: no pull-request comment in a merge queue run (merge_group has no pull request); the pull_request run's comment stands";
 
+// The comment's target: what made the comment skip, or where it goes.
 function commentFor(env: Env, metadata: CiMetadata) {
-  return PullRequestComment.fromEnv(forgeConfig(env), {
-    metadata,
-    agents: [AGENT],
-    userAgent: "service-ci/test",
-    warn: () => {},
-    fetch: () => Promise.reject(new TypeError("no forge here")),
-    clock: systemClock,
-    timeout: systemClock.timeout,
-  });
+  return forgeTarget(forgeConfig(env), { metadata }, "comment");
 }
 
-Deno.test("PullRequestComment.fromEnv() writes no comment in a merge queue run, in one line", () => {
+Deno.test("the pull-request comment's target writes no comment in a merge queue run, in one line", () => {
   const made = commentFor({ ...GITHUB_MERGE_GROUP, GITHUB_TOKEN: "ghs_example" }, QUEUE_METADATA);
   assert.ok("skip" in made);
   assert.equal(made.skip, SKIP_LINE);
 });
 
-Deno.test("PullRequestComment.fromEnv() still comments on pull_request events and GitLab merge trains", () => {
+Deno.test("the pull-request comment's target still comments on pull_request events and GitLab merge trains", () => {
   const pullRequest = commentFor(
     { ...GITHUB_MERGE_GROUP, GITHUB_EVENT_NAME: "pull_request", GITHUB_TOKEN: "ghs_example" },
     QUEUE_METADATA,

@@ -5,57 +5,33 @@
  */
 
 import { OPTIONS } from "../../config/options.ts";
-import type { CiContext, CiMetadata } from "../../ci/detect.ts";
 import type { RunReport } from "../../result/outcome.ts";
 import { maskSecrets } from "../../text/sanitize.ts";
 import { type CommentProgress, finalComment, progressComment } from "./content.ts";
-import {
-  type ForgeEffects,
-  type ForgeHttp,
-  githubApi,
-  gitlabApi,
-  type RequestOptions,
-} from "../http.ts";
+import type { ForgeHttp, RequestOptions } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeLimits } from "../limits.ts";
-import { type ForgeConfig, type ForgeSkip, type ForgeTarget, forgeTarget } from "../target.ts";
+import type { ForgeTarget } from "../target.ts";
 import type { FinishWindow } from "../../outputs/output.ts";
-import { GithubThread } from "./github.ts";
-import { GitlabThread } from "./gitlab.ts";
+import { writeQueue } from "../status/commit_status.ts";
 import { type CommentHistory, readHistory, recordRun } from "./history.ts";
 import { gateMarker } from "./marker.ts";
-import type { CommentThread } from "./thread.ts";
-
-export interface PullRequestCommentOptions extends ForgeEffects {
-  readonly metadata: CiMetadata;
-  readonly context?: CiContext | undefined;
-  readonly agents: readonly string[];
-  /** `--pr-comment-key`. */
-  readonly key?: string | undefined;
-  readonly userAgent: string;
-  /** One line, without its newline. */
-  readonly warn: (line: string) => void;
-}
+import { CommentThread } from "./thread.ts";
 
 export class PullRequestComment {
-  readonly #thread: CommentThread;
+  readonly #thread: Pick<CommentThread, keyof CommentThread>;
   readonly #marker: string;
-  readonly #warn: (line: string) => void;
-  readonly #secrets: readonly string[];
-  readonly #noun: string;
-  readonly #advice: Readonly<Partial<Record<HttpFailure["kind"], string>>>;
+  readonly #queue: ReturnType<typeof writeQueue>;
   readonly #limits: ForgeLimits | undefined;
-  #queue: Promise<void> = Promise.resolve();
   #commentId: number | null = null;
   // The history the comment held before this run; the verdicts add this run to it.
   #earlier: CommentHistory | null = null;
-  // Set after a failure that another attempt would only repeat (a refused or read-only token).
-  #givenUp = false;
 
   constructor(
-    thread: CommentThread,
+    thread: Pick<CommentThread, keyof CommentThread>,
     options: {
       readonly marker: string;
+      /** One line, without its newline. */
       readonly warn: (line: string) => void;
       readonly secrets: readonly string[];
       readonly limits?: ForgeLimits;
@@ -64,26 +40,15 @@ export class PullRequestComment {
     this.#limits = options.limits;
     this.#thread = thread;
     this.#marker = options.marker;
-    this.#warn = options.warn;
-    this.#secrets = options.secrets;
-    this.#noun = thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment";
-    this.#advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
-  }
-
-  /** With a client of its own; the run shares one per forge through `forTarget`. */
-  static fromEnv(
-    config: ForgeConfig,
-    options: PullRequestCommentOptions,
-  ): PullRequestComment | ForgeSkip {
-    const target = forgeTarget(config, options, "comment");
-    if ("skip" in target) return target;
-    const make = target.forge === "GitLab" ? gitlabApi : githubApi;
-    const http = make({
-      token: target.token?.value ?? "",
-      apiUrl: target.apiUrl,
-      ...options,
-    });
-    return PullRequestComment.forTarget(target, http, options);
+    const advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
+    this.#queue = writeQueue({
+      subject: `the ${
+        thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment"
+      } was`,
+      // A refused or read-only token, or a fault of this program: another attempt would repeat it.
+      final: (error) => !(error instanceof HttpFailure && error.retryable),
+      advice: (error) => error instanceof HttpFailure ? advice[error.kind] ?? "" : "",
+    }, (line) => options.warn(maskSecrets(line, options.secrets)));
   }
 
   static forTarget(
@@ -91,21 +56,18 @@ export class PullRequestComment {
     http: ForgeHttp,
     options: {
       readonly agents: readonly string[];
+      /** `--pr-comment-key`. */
       readonly key?: string | undefined;
       readonly warn: (line: string) => void;
     },
   ): PullRequestComment {
-    const change = target.change ?? 0;
-    const thread = target.forge === "GitLab"
-      ? new GitlabThread({ http, projectId: target.repository, mergeRequest: change })
-      : new GithubThread({ http, repository: target.repository, pullRequest: change });
     const marker = gateMarker({
       workflow: target.gate.workflow,
       job: target.gate.job,
       agents: options.agents,
       key: options.key,
     });
-    return new PullRequestComment(thread, {
+    return new PullRequestComment(new CommentThread(target, http), {
       marker,
       warn: options.warn,
       secrets: target.token === null ? [] : [target.token.value],
@@ -140,15 +102,16 @@ export class PullRequestComment {
 
   // Runs writes one after the other, so the verdicts never land before the "in progress" text.
   #enqueue(write: _Write, last: boolean, options: RequestOptions = {}): Promise<void> {
-    this.#queue = this.#queue.then(async () => {
-      if (this.#givenUp) return;
+    return this.#queue("comment", async () => {
       try {
         await this.#write(write, last, options);
       } catch (error) {
-        this.#report(error, last);
+        if (error instanceof HttpFailure) throw error;
+        throw new Error(
+          `internal error: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
-    });
-    return this.#queue;
+    }, last);
   }
 
   async #write(write: _Write, last: boolean, options: RequestOptions): Promise<void> {
@@ -196,24 +159,6 @@ export class PullRequestComment {
         this.#commentId = again.id;
       }
     }
-  }
-
-  #report(error: unknown, last: boolean): void {
-    const what = error instanceof HttpFailure
-      ? error.message
-      : `internal error: ${error instanceof Error ? error.message : String(error)}`;
-    // A rate limit that outlasts the time left: the forge's one line says how many were given up.
-    if (error instanceof HttpFailure && error.givenUp) return;
-    const transient = error instanceof HttpFailure && error.retryable;
-    if (!transient) this.#givenUp = true;
-    const advice = error instanceof HttpFailure ? this.#advice[error.kind] : undefined;
-    // A passing fault of the in-progress comment says nothing yet: the verdicts try again, and
-    // only if they fail too is there one line to read.
-    if (transient && !last) return;
-    const line = `service-ci: the ${this.#noun} was not written: ${what}.${
-      advice ? ` ${advice}` : ""
-    } The gate's verdict and exit code are not affected.`;
-    this.#warn(maskSecrets(line, this.#secrets));
   }
 }
 

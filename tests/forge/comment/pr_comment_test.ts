@@ -6,10 +6,10 @@ import type { CiMetadata } from "../../../src/ci/detect.ts";
 import { MAX_ATTEMPTS } from "../../../src/forge/http.ts";
 import { readHistory } from "../../../src/forge/comment/history.ts";
 import { gateMarker, hasMarker } from "../../../src/forge/comment/marker.ts";
-import {
-  PullRequestComment,
-  type PullRequestCommentOptions,
-} from "../../../src/forge/comment/pr_comment.ts";
+import { PullRequestComment } from "../../../src/forge/comment/pr_comment.ts";
+import { type ForgeEffects, githubApi, gitlabApi } from "../../../src/forge/http.ts";
+import { type ForgeConfig, type ForgeSkip, forgeTarget } from "../../../src/forge/target.ts";
+import type { CiContext } from "../../../src/ci/detect.ts";
 import {
   type FakeForge,
   FORGE_IDENTITIES,
@@ -42,6 +42,26 @@ const progress = {
   buildUrl: githubMetadata.build_url,
   runs: [{ agentId: AGENT_IDS.passed, runId: "run_1", url: "https://service.example/runs/run_1" }],
 };
+
+interface PullRequestCommentOptions extends ForgeEffects {
+  readonly metadata: CiMetadata;
+  readonly context?: CiContext | undefined;
+  readonly agents: readonly string[];
+  readonly userAgent: string;
+  readonly warn: (line: string) => void;
+}
+
+// The comment as the run makes it, with a client of its own.
+function fromEnv(
+  config: ForgeConfig,
+  options: PullRequestCommentOptions,
+): PullRequestComment | ForgeSkip {
+  const target = forgeTarget(config, options, "comment");
+  if ("skip" in target) return target;
+  const make = target.forge === "GitLab" ? gitlabApi : githubApi;
+  const http = make({ token: target.token?.value ?? "", apiUrl: target.apiUrl, ...options });
+  return PullRequestComment.forTarget(target, http, options);
+}
 
 interface Harness {
   readonly comment: PullRequestComment;
@@ -82,7 +102,7 @@ function harness(
     origins.push(new URL(input instanceof Request ? input.url : String(input)).origin);
     return fetch(input, init);
   };
-  const made = PullRequestComment.fromEnv(forgeConfig(env), {
+  const made = fromEnv(forgeConfig(env), {
     metadata: githubMetadata,
     agents: AGENTS,
     userAgent: USER_AGENT,
@@ -109,7 +129,7 @@ function skipOf(
   env: Record<string, string | undefined>,
   metadata: CiMetadata = githubMetadata,
 ): string {
-  const made = PullRequestComment.fromEnv(forgeConfig(env), {
+  const made = fromEnv(forgeConfig(env), {
     metadata,
     agents: AGENTS,
     userAgent: USER_AGENT,
@@ -268,7 +288,7 @@ Deno.test("PullRequestComment.fromEnv() says why there is no comment on GitHub",
     'service-ci: no pull-request comment: GITHUB_API_URL must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got "http://api.example")',
   );
   for (const loopback of ["http://localhost:8080", "http://127.0.0.2", "http://[::1]:9"]) {
-    const made = PullRequestComment.fromEnv(forgeConfig({ ...env, GITHUB_API_URL: loopback }), {
+    const made = fromEnv(forgeConfig({ ...env, GITHUB_API_URL: loopback }), {
       metadata: githubMetadata,
       agents: AGENTS,
       userAgent: USER_AGENT,
@@ -644,7 +664,7 @@ Deno.test("PullRequestComment turns an unexpected error into one line and stops"
   const warnings: string[] = [];
   let calls = 0;
   const thread = {
-    forge: "GitHub",
+    forge: "GitHub" as const,
     find: () => {
       calls++;
       return Promise.reject(new Error(`boom with ${FORGE_TOKENS.github}`));
