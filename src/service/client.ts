@@ -242,7 +242,20 @@ export class ServiceClient {
       }
       return { document, status, retryAfterMs, duplicate: duplicateMember(text) };
     }
-    const { message, code } = _errorBody(text, this.#options.apiKey);
+    // The service's words: `{"error": {"code", "message"}}`, `{"error"}`, `{"message"}`,
+    // `{"detail"}` or plain text.
+    const document = _parseObject(text);
+    const error = document?.error;
+    const inner = typeof error === "object" && error !== null
+      ? error as Record<string, unknown>
+      : undefined;
+    const said: unknown = document === undefined
+      ? text
+      : inner?.message ?? (typeof error === "string" ? error : undefined) ?? document.message ??
+        document.detail;
+    const words = typeof said === "string" ? said : said === undefined ? "" : JSON.stringify(said);
+    const message = this.#shown(words, 300);
+    const code = typeof inner?.code === "string" ? this.#shown(inner.code, 300) : undefined;
     const detail = message ? `: ${message}` : "";
     throw new HttpFailure(failureKind(status, "service"), `${what}${detail}`, {
       status,
@@ -251,9 +264,11 @@ export class ServiceClient {
     });
   }
 
-  // Service text as one safe line: the key masked (in every spelling) before any cut.
+  // Every piece of service text this module prints goes through here, as one safe line: the key
+  // is masked (in every spelling) before the text is cut, so no cut can leave a part of it.
   #shown(text: string, maxLength?: number): string {
-    return _shown(text, this.#options.apiKey, maxLength);
+    const secrets = [this.#options.apiKey];
+    return sanitize(text, { secrets, ...(maxLength === undefined ? {} : { maxLength }) });
   }
 
   #asFailure(error: unknown, caller: AbortSignal, timeout: AbortSignal, url: URL): unknown {
@@ -360,36 +375,4 @@ function _parseObject(text: string): Record<string, unknown> | undefined {
     // Not JSON: the caller reports what it was.
   }
   return undefined;
-}
-
-/** Reads `{"error": {"code", "message"}}`, `{"message"}`, `{"detail"}` or plain text. */
-function _errorBody(text: string, apiKey: string): { message: string; code: string | undefined } {
-  const clean = (value: string) => _shown(value, apiKey, 300);
-  const document = _parseObject(text);
-  if (document === undefined) return { message: clean(text), code: undefined };
-  const error = document.error;
-  let message: unknown = undefined;
-  let code: unknown = undefined;
-  if (typeof error === "object" && error !== null) {
-    message = (error as Record<string, unknown>).message;
-    code = (error as Record<string, unknown>).code;
-  } else if (typeof error === "string") {
-    message = error;
-  }
-  message ??= document.message ?? document.detail;
-  const text2 = typeof message === "string"
-    ? message
-    : message === undefined
-    ? ""
-    : JSON.stringify(message);
-  return {
-    message: clean(text2),
-    code: typeof code === "string" ? clean(code) : undefined,
-  };
-}
-
-// Every piece of service text this module prints goes through here: the key is masked before
-// the text is cut, so no cut can leave a part of it.
-function _shown(text: string, apiKey: string, maxLength?: number): string {
-  return sanitize(text, { secrets: [apiKey], ...(maxLength === undefined ? {} : { maxLength }) });
 }
