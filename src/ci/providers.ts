@@ -61,14 +61,54 @@ export interface CiProvider<V extends string = string> {
   readonly almostDetected?: (read: Read<V>) => string | null;
 }
 
-// Declares a provider; `const V` makes `variables` the exact set of names its functions may read.
-function _provider<const V extends string>(provider: CiProvider<V>): CiProvider {
-  return provider;
-}
+const _FIELDS = [
+  "pullRequest",
+  "commitSha",
+  "repository",
+  "actor",
+  "buildUrl",
+  "baseRef",
+  "mergeSha",
+] as const;
 
-// A field that is one variable, or the first of several that is set.
-function _variable<const V extends string>(...names: V[]) {
-  return ({ read }: { read: Read<V> }): string | null => _first(read, names);
+/**
+ * A provider as the table declares it: a field may be its variables (the first that is set), and
+ * `branch` its branch and tag variables (none on a tag build) with the source branch of a pull
+ * request, when the branch is then the target. `reads` names the variables only functions read.
+ */
+type _Declared<V extends string> =
+  & Omit<CiProvider<V>, "variables" | "branch" | (typeof _FIELDS)[number]>
+  & {
+    readonly [K in keyof Pick<CiProvider<V>, (typeof _FIELDS)[number]>]:
+      | CiProvider<V>[K]
+      | readonly V[];
+  }
+  & {
+    readonly reads?: readonly V[];
+    readonly branch?: CiProvider<V>["branch"] | { branch: V; tag: V; source?: V };
+  };
+
+// `const V` makes the names the declaration gives the exact set its functions may read.
+function _provider<const V extends string>(declared: _Declared<V>): CiProvider {
+  const variables = new Set<string>(declared.reads);
+  const provider: Record<string, unknown> = { ...declared };
+  delete provider.reads;
+  for (const field of _FIELDS) {
+    const names = declared[field];
+    if (!Array.isArray(names)) continue;
+    names.forEach((name) => variables.add(name));
+    provider[field] = ({ read }: { read: Read }) => _first(read, names);
+  }
+  const branch = declared.branch;
+  if (branch !== undefined && typeof branch !== "function") {
+    const { branch: name, tag, source } = branch;
+    [name, tag, source ?? name].forEach((each) => variables.add(each));
+    provider.branch = ({ read, pullRequest }: ProviderContext) =>
+      source !== undefined && pullRequest !== null
+        ? read(source)
+        : _unlessTag(read(name), read(tag));
+  }
+  return { ...provider, variables: [...variables] } as unknown as CiProvider;
 }
 
 function _first<V extends string>(read: Read<V>, names: readonly V[]): string | null {
@@ -86,14 +126,6 @@ function _isTrue(value: string | null): boolean {
 // Several providers put the tag's name in their branch variable on tag builds: a tag has no branch.
 function _unlessTag(branch: string | null, tag: string | null): string | null {
   return tag === null ? branch : null;
-}
-
-// `branch`, none on a tag build; on a pull request, `source` when `branch` is then the target.
-function _branch<const V extends string>(branch: V, tag: V, source?: V) {
-  return ({ read, pullRequest }: { read: Read<V>; pullRequest: number | null }) =>
-    source !== undefined && pullRequest !== null
-      ? read(source)
-      : _unlessTag(read(branch), read(tag));
 }
 
 function _slug(url: string | null): string | null {
@@ -132,7 +164,7 @@ function _queuedPullRequest(headRef: string | null): string | null {
 const GITHUB_ACTIONS = _provider({
   id: "github_actions",
   name: "GitHub Actions",
-  variables: [
+  reads: [
     "GITHUB_ACTIONS",
     "GITHUB_EVENT_NAME",
     "GITHUB_EVENT_PATH",
@@ -142,9 +174,6 @@ const GITHUB_ACTIONS = _provider({
     "GITHUB_REF_TYPE",
     "GITHUB_HEAD_REF",
     "GITHUB_BASE_REF",
-    "GITHUB_REPOSITORY",
-    "GITHUB_ACTOR",
-    "GITHUB_TRIGGERING_ACTOR",
     "GITHUB_SERVER_URL",
     "GITHUB_RUN_ID",
   ],
@@ -168,9 +197,9 @@ const GITHUB_ACTIONS = _provider({
     if (read("GITHUB_REF") !== null) return read("GITHUB_REF");
     return read("GITHUB_REF_TYPE") === "tag" ? null : read("GITHUB_REF_NAME");
   },
-  repository: _variable("GITHUB_REPOSITORY"),
+  repository: ["GITHUB_REPOSITORY"],
   // On a re-run GITHUB_ACTOR is still whoever started the first attempt.
-  actor: _variable("GITHUB_TRIGGERING_ACTOR", "GITHUB_ACTOR"),
+  actor: ["GITHUB_TRIGGERING_ACTOR", "GITHUB_ACTOR"],
   buildUrl: ({ read }) => {
     const [server, repository, run] = [
       read("GITHUB_SERVER_URL"),
@@ -193,23 +222,14 @@ const GITHUB_ACTIONS = _provider({
 const GITLAB = _provider({
   id: "gitlab",
   name: "GitLab CI",
-  variables: [
+  reads: [
     "GITLAB_CI",
-    "CI_COMMIT_SHA",
-    "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA",
-    "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_SHA",
     "CI_COMMIT_BRANCH",
     "CI_COMMIT_REF_NAME",
     "CI_COMMIT_TAG",
     "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
     "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME",
-    "CI_MERGE_REQUEST_IID",
-    "CI_EXTERNAL_PULL_REQUEST_IID",
     "CI_MERGE_REQUEST_EVENT_TYPE",
-    "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
-    "CI_PROJECT_PATH",
-    "GITLAB_USER_LOGIN",
-    "CI_JOB_URL",
   ],
   detect: (read) => _isTrue(read("GITLAB_CI")),
   changeLabel: (number) => `MR !${number}`,
@@ -221,83 +241,70 @@ const GITLAB = _provider({
       } although GitLab's other variables are set, as gitlab-ci-local sets them; set GITLAB_CI=true to gate as GitLab CI`
       : null,
   // Not CI_MERGE_REQUEST_ID: that one is unique across the whole GitLab instance.
-  pullRequest: _variable("CI_MERGE_REQUEST_IID", "CI_EXTERNAL_PULL_REQUEST_IID"),
+  pullRequest: ["CI_MERGE_REQUEST_IID", "CI_EXTERNAL_PULL_REQUEST_IID"],
   // The source SHAs are set only in merged-results and merge-train pipelines, where CI_COMMIT_SHA
   // is the merge result; the contract wants the change's head.
-  commitSha: _variable(
+  commitSha: [
     "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA",
     "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_SHA",
     "CI_COMMIT_SHA",
-  ),
+  ],
   branch: ({ read }) =>
     _first(read, [
       "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
       "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME",
     ]) ??
       _unlessTag(_first(read, ["CI_COMMIT_BRANCH", "CI_COMMIT_REF_NAME"]), read("CI_COMMIT_TAG")),
-  repository: _variable("CI_PROJECT_PATH"),
-  actor: _variable("GITLAB_USER_LOGIN"),
-  buildUrl: _variable("CI_JOB_URL"),
+  repository: ["CI_PROJECT_PATH"],
+  actor: ["GITLAB_USER_LOGIN"],
+  buildUrl: ["CI_JOB_URL"],
   // `detached` is a merge request pipeline on the source branch's head: no merge build.
   merge: (read) => {
     const type = read("CI_MERGE_REQUEST_EVENT_TYPE");
     return type === "merge_train" || type === "merged_result" ? type : null;
   },
-  baseRef: _variable("CI_MERGE_REQUEST_TARGET_BRANCH_NAME"),
+  baseRef: ["CI_MERGE_REQUEST_TARGET_BRANCH_NAME"],
   // In merge trains and merged-results pipelines CI_COMMIT_SHA is the merge result.
-  mergeSha: _variable("CI_COMMIT_SHA"),
+  mergeSha: ["CI_COMMIT_SHA"],
 });
 
 const CIRCLECI = _provider({
   id: "circleci",
   name: "CircleCI",
-  variables: [
+  reads: [
     "CIRCLECI",
-    "CIRCLE_SHA1",
-    "CIRCLE_BRANCH",
-    "CIRCLE_TAG",
     "CIRCLE_PULL_REQUEST",
     "CIRCLE_PR_NUMBER",
     "CIRCLE_PROJECT_USERNAME",
     "CIRCLE_PROJECT_REPONAME",
     "CIRCLE_REPOSITORY_URL",
-    "CIRCLE_USERNAME",
-    "CIRCLE_BUILD_URL",
   ],
   detect: (read) => _isTrue(read("CIRCLECI")),
   // CIRCLE_PR_NUMBER is set only for pull requests from forks; the URL always ends in the number.
   pullRequest: ({ read }) =>
     /\/(\d+)\/?$/.exec(read("CIRCLE_PULL_REQUEST") ?? "")?.[1] ?? read("CIRCLE_PR_NUMBER"),
-  commitSha: _variable("CIRCLE_SHA1"),
-  branch: _branch("CIRCLE_BRANCH", "CIRCLE_TAG"),
+  commitSha: ["CIRCLE_SHA1"],
+  branch: { branch: "CIRCLE_BRANCH", tag: "CIRCLE_TAG" },
   repository: ({ read }) => {
     const [owner, name] = [read("CIRCLE_PROJECT_USERNAME"), read("CIRCLE_PROJECT_REPONAME")];
     return owner !== null && name !== null
       ? `${owner}/${name}`
       : _slug(read("CIRCLE_REPOSITORY_URL"));
   },
-  actor: _variable("CIRCLE_USERNAME"),
-  buildUrl: _variable("CIRCLE_BUILD_URL"),
+  actor: ["CIRCLE_USERNAME"],
+  buildUrl: ["CIRCLE_BUILD_URL"],
 });
 
 const BITBUCKET = _provider({
   id: "bitbucket",
   name: "Bitbucket Pipelines",
-  variables: [
-    "BITBUCKET_BUILD_NUMBER",
-    "BITBUCKET_COMMIT",
-    "BITBUCKET_BRANCH",
-    "BITBUCKET_TAG",
-    "BITBUCKET_PR_ID",
-    "BITBUCKET_REPO_FULL_NAME",
-    "BITBUCKET_STEP_TRIGGERER_UUID",
-  ],
+  reads: ["BITBUCKET_BUILD_NUMBER"],
   detect: (read) => read("BITBUCKET_BUILD_NUMBER") !== null,
-  pullRequest: _variable("BITBUCKET_PR_ID"),
-  commitSha: _variable("BITBUCKET_COMMIT"),
-  branch: _branch("BITBUCKET_BRANCH", "BITBUCKET_TAG"),
-  repository: _variable("BITBUCKET_REPO_FULL_NAME"),
-  actor: _variable("BITBUCKET_STEP_TRIGGERER_UUID"),
+  pullRequest: ["BITBUCKET_PR_ID"],
+  commitSha: ["BITBUCKET_COMMIT"],
+  branch: { branch: "BITBUCKET_BRANCH", tag: "BITBUCKET_TAG" },
+  repository: ["BITBUCKET_REPO_FULL_NAME"],
+  actor: ["BITBUCKET_STEP_TRIGGERER_UUID"],
   buildUrl: ({ read }) => {
     const [repository, build] = [read("BITBUCKET_REPO_FULL_NAME"), read("BITBUCKET_BUILD_NUMBER")];
     return repository === null || build === null
@@ -309,7 +316,7 @@ const BITBUCKET = _provider({
 const JENKINS = _provider({
   id: "jenkins",
   name: "Jenkins",
-  variables: [
+  reads: [
     "JENKINS_URL",
     "GIT_COMMIT",
     "GIT_BRANCH",
@@ -317,15 +324,11 @@ const JENKINS = _provider({
     "GIT_URL",
     "BRANCH_NAME",
     "TAG_NAME",
-    "CHANGE_ID",
     "CHANGE_BRANCH",
-    "CHANGE_AUTHOR",
-    "BUILD_USER_ID",
-    "BUILD_URL",
   ],
   // Not BUILD_ID: every Jenkins build has it, and so do other systems (Cloud Build).
   detect: (read) => read("JENKINS_URL") !== null,
-  pullRequest: _variable("CHANGE_ID"),
+  pullRequest: ["CHANGE_ID"],
   // A multibranch PR build that merges the change with its target reports the merge in
   // GIT_COMMIT and keeps the head nowhere but in the merge's second parent.
   commitSha: async ({ read, git }) => {
@@ -350,33 +353,26 @@ const JENKINS = _provider({
     );
   },
   repository: ({ read }) => _slug(read("GIT_URL")),
-  actor: _variable("CHANGE_AUTHOR", "BUILD_USER_ID"),
-  buildUrl: _variable("BUILD_URL"),
+  actor: ["CHANGE_AUTHOR", "BUILD_USER_ID"],
+  buildUrl: ["BUILD_URL"],
 });
 
 const AZURE_PIPELINES = _provider({
   id: "azure_pipelines",
   name: "Azure Pipelines",
-  variables: [
+  reads: [
     "TF_BUILD",
     "BUILD_SOURCEVERSION",
     "BUILD_SOURCEBRANCH",
     "SYSTEM_PULLREQUEST_SOURCECOMMITID",
     "SYSTEM_PULLREQUEST_SOURCEBRANCH",
-    "SYSTEM_PULLREQUEST_PULLREQUESTNUMBER",
-    "SYSTEM_PULLREQUEST_PULLREQUESTID",
-    "BUILD_REPOSITORY_NAME",
-    "BUILD_REQUESTEDFOR",
     "SYSTEM_TEAMFOUNDATIONSERVERURI",
     "SYSTEM_TEAMPROJECTID",
     "BUILD_BUILDID",
   ],
   detect: (read) => _isTrue(read("TF_BUILD")),
   // For GitHub repositories the ID is GitHub's internal one and the NUMBER is the one people see.
-  pullRequest: _variable(
-    "SYSTEM_PULLREQUEST_PULLREQUESTNUMBER",
-    "SYSTEM_PULLREQUEST_PULLREQUESTID",
-  ),
+  pullRequest: ["SYSTEM_PULLREQUEST_PULLREQUESTNUMBER", "SYSTEM_PULLREQUEST_PULLREQUESTID"],
   commitSha: ({ read, pullRequest }) =>
     pullRequest === null
       ? read("BUILD_SOURCEVERSION")
@@ -384,8 +380,8 @@ const AZURE_PIPELINES = _provider({
   // BUILD_SOURCEBRANCHNAME is not used: it is only the last segment of `feature/login`.
   branch: ({ read, pullRequest }) =>
     read(pullRequest === null ? "BUILD_SOURCEBRANCH" : "SYSTEM_PULLREQUEST_SOURCEBRANCH"),
-  repository: _variable("BUILD_REPOSITORY_NAME"),
-  actor: _variable("BUILD_REQUESTEDFOR"),
+  repository: ["BUILD_REPOSITORY_NAME"],
+  actor: ["BUILD_REQUESTEDFOR"],
   buildUrl: ({ read }) => {
     const [server, project, build] = [
       read("SYSTEM_TEAMFOUNDATIONSERVERURI"),
@@ -400,54 +396,34 @@ const AZURE_PIPELINES = _provider({
 const BUILDKITE = _provider({
   id: "buildkite",
   name: "Buildkite",
-  variables: [
-    "BUILDKITE",
-    "BUILDKITE_COMMIT",
-    "BUILDKITE_BRANCH",
-    "BUILDKITE_TAG",
-    "BUILDKITE_PULL_REQUEST",
-    "BUILDKITE_REPO",
-    "BUILDKITE_BUILD_CREATOR",
-    "BUILDKITE_BUILD_URL",
-  ],
+  reads: ["BUILDKITE", "BUILDKITE_COMMIT", "BUILDKITE_REPO"],
   detect: (read) => _isTrue(read("BUILDKITE")),
-  pullRequest: _variable("BUILDKITE_PULL_REQUEST"),
+  pullRequest: ["BUILDKITE_PULL_REQUEST"],
   // A build started from the UI without a commit reports the word HEAD: ask the checkout.
   commitSha: async ({ read, git }) => {
     const commit = read("BUILDKITE_COMMIT");
     return commit?.toUpperCase() === "HEAD" ? (await git(["rev-parse", "HEAD"])) ?? null : commit;
   },
-  branch: _branch("BUILDKITE_BRANCH", "BUILDKITE_TAG"),
+  branch: { branch: "BUILDKITE_BRANCH", tag: "BUILDKITE_TAG" },
   repository: ({ read }) => _slug(read("BUILDKITE_REPO")),
-  actor: _variable("BUILDKITE_BUILD_CREATOR"),
-  buildUrl: _variable("BUILDKITE_BUILD_URL"),
+  actor: ["BUILDKITE_BUILD_CREATOR"],
+  buildUrl: ["BUILDKITE_BUILD_URL"],
 });
 
 const TRAVIS = _provider({
   id: "travis",
   name: "Travis CI",
-  variables: [
-    "TRAVIS",
-    "TRAVIS_COMMIT",
-    "TRAVIS_PULL_REQUEST_SHA",
-    "TRAVIS_BRANCH",
-    "TRAVIS_PULL_REQUEST_BRANCH",
-    "TRAVIS_TAG",
-    "TRAVIS_PULL_REQUEST",
-    "TRAVIS_REPO_SLUG",
-    "TRAVIS_JOB_WEB_URL",
-    "TRAVIS_BUILD_WEB_URL",
-  ],
+  reads: ["TRAVIS", "TRAVIS_COMMIT", "TRAVIS_PULL_REQUEST_SHA"],
   detect: (read) => _isTrue(read("TRAVIS")),
-  pullRequest: _variable("TRAVIS_PULL_REQUEST"),
+  pullRequest: ["TRAVIS_PULL_REQUEST"],
   // On PR builds TRAVIS_COMMIT is the merge and TRAVIS_BRANCH the target.
   commitSha: ({ read, pullRequest }) =>
     pullRequest === null
       ? read("TRAVIS_COMMIT")
       : _first(read, ["TRAVIS_PULL_REQUEST_SHA", "TRAVIS_COMMIT"]),
-  branch: _branch("TRAVIS_BRANCH", "TRAVIS_TAG", "TRAVIS_PULL_REQUEST_BRANCH"),
-  repository: _variable("TRAVIS_REPO_SLUG"),
-  buildUrl: _variable("TRAVIS_JOB_WEB_URL", "TRAVIS_BUILD_WEB_URL"),
+  branch: { branch: "TRAVIS_BRANCH", tag: "TRAVIS_TAG", source: "TRAVIS_PULL_REQUEST_BRANCH" },
+  repository: ["TRAVIS_REPO_SLUG"],
+  buildUrl: ["TRAVIS_JOB_WEB_URL", "TRAVIS_BUILD_WEB_URL"],
 });
 
 // TeamCity keeps branch and pull request in configuration parameters, not in the environment:
@@ -455,134 +431,89 @@ const TRAVIS = _provider({
 const TEAMCITY = _provider({
   id: "teamcity",
   name: "TeamCity",
-  variables: ["TEAMCITY_VERSION", "BUILD_VCS_NUMBER", "BUILD_URL"],
+  reads: ["TEAMCITY_VERSION"],
   detect: (read) => read("TEAMCITY_VERSION") !== null,
-  commitSha: _variable("BUILD_VCS_NUMBER"),
-  buildUrl: _variable("BUILD_URL"),
+  commitSha: ["BUILD_VCS_NUMBER"],
+  buildUrl: ["BUILD_URL"],
 });
 
 // Harness CI runs Drone plugins, so it sets DRONE_* (and DRONE=true) too: it is checked first.
 const HARNESS = _provider({
   id: "harness",
   name: "Harness CI",
-  variables: [
-    "HARNESS_BUILD_ID",
-    "DRONE_COMMIT_SHA",
-    "CI_COMMIT_SHA",
-    "DRONE_BRANCH",
-    "DRONE_SOURCE_BRANCH",
-    "DRONE_TAG",
-    "DRONE_PULL_REQUEST",
-    "DRONE_REPO",
-    "HARNESS_USER_ID",
-    "DRONE_BUILD_LINK",
-    "CI_BUILD_LINK",
-  ],
+  reads: ["HARNESS_BUILD_ID"],
   detect: (read) => read("HARNESS_BUILD_ID") !== null,
-  pullRequest: _variable("DRONE_PULL_REQUEST"),
-  commitSha: _variable("DRONE_COMMIT_SHA", "CI_COMMIT_SHA"),
+  pullRequest: ["DRONE_PULL_REQUEST"],
+  commitSha: ["DRONE_COMMIT_SHA", "CI_COMMIT_SHA"],
   // DRONE_BRANCH is the target on PR builds.
-  branch: _branch("DRONE_BRANCH", "DRONE_TAG", "DRONE_SOURCE_BRANCH"),
-  repository: _variable("DRONE_REPO"),
-  actor: _variable("HARNESS_USER_ID"),
-  buildUrl: _variable("DRONE_BUILD_LINK", "CI_BUILD_LINK"),
+  branch: { branch: "DRONE_BRANCH", tag: "DRONE_TAG", source: "DRONE_SOURCE_BRANCH" },
+  repository: ["DRONE_REPO"],
+  actor: ["HARNESS_USER_ID"],
+  buildUrl: ["DRONE_BUILD_LINK", "CI_BUILD_LINK"],
 });
 
 const WOODPECKER = _provider({
   id: "woodpecker",
   name: "Woodpecker CI",
-  variables: [
-    "CI",
-    "CI_COMMIT_SHA",
-    "CI_COMMIT_BRANCH",
-    "CI_COMMIT_SOURCE_BRANCH",
-    "CI_COMMIT_TAG",
-    "CI_COMMIT_PULL_REQUEST",
-    "CI_REPO",
-    "CI_COMMIT_AUTHOR",
-    "CI_PIPELINE_URL",
-  ],
+  reads: ["CI"],
   detect: (read) => read("CI") === "woodpecker",
-  pullRequest: _variable("CI_COMMIT_PULL_REQUEST"),
-  commitSha: _variable("CI_COMMIT_SHA"),
+  pullRequest: ["CI_COMMIT_PULL_REQUEST"],
+  commitSha: ["CI_COMMIT_SHA"],
   // CI_COMMIT_BRANCH is the target on PR builds.
-  branch: _branch("CI_COMMIT_BRANCH", "CI_COMMIT_TAG", "CI_COMMIT_SOURCE_BRANCH"),
-  repository: _variable("CI_REPO"),
-  actor: _variable("CI_COMMIT_AUTHOR"),
-  buildUrl: _variable("CI_PIPELINE_URL"),
+  branch: { branch: "CI_COMMIT_BRANCH", tag: "CI_COMMIT_TAG", source: "CI_COMMIT_SOURCE_BRANCH" },
+  repository: ["CI_REPO"],
+  actor: ["CI_COMMIT_AUTHOR"],
+  buildUrl: ["CI_PIPELINE_URL"],
 });
 
 const DRONE = _provider({
   id: "drone",
   name: "Drone",
-  variables: [
-    "DRONE",
-    "DRONE_COMMIT_SHA",
-    "DRONE_BRANCH",
-    "DRONE_SOURCE_BRANCH",
-    "DRONE_TAG",
-    "DRONE_PULL_REQUEST",
-    "DRONE_REPO",
-    "DRONE_COMMIT_AUTHOR",
-    "DRONE_BUILD_LINK",
-  ],
+  reads: ["DRONE"],
   detect: (read) => _isTrue(read("DRONE")),
-  pullRequest: _variable("DRONE_PULL_REQUEST"),
-  commitSha: _variable("DRONE_COMMIT_SHA"),
+  pullRequest: ["DRONE_PULL_REQUEST"],
+  commitSha: ["DRONE_COMMIT_SHA"],
   // DRONE_BRANCH is the target on PR builds.
-  branch: _branch("DRONE_BRANCH", "DRONE_TAG", "DRONE_SOURCE_BRANCH"),
-  repository: _variable("DRONE_REPO"),
-  actor: _variable("DRONE_COMMIT_AUTHOR"),
-  buildUrl: _variable("DRONE_BUILD_LINK"),
+  branch: { branch: "DRONE_BRANCH", tag: "DRONE_TAG", source: "DRONE_SOURCE_BRANCH" },
+  repository: ["DRONE_REPO"],
+  actor: ["DRONE_COMMIT_AUTHOR"],
+  buildUrl: ["DRONE_BUILD_LINK"],
 });
 
 const CODEBUILD = _provider({
   id: "codebuild",
   name: "AWS CodeBuild",
-  variables: [
+  reads: [
     "CODEBUILD_BUILD_ID",
-    "CODEBUILD_RESOLVED_SOURCE_VERSION",
     "CODEBUILD_WEBHOOK_HEAD_REF",
     "CODEBUILD_WEBHOOK_TRIGGER",
     "CODEBUILD_SOURCE_VERSION",
     "CODEBUILD_SOURCE_REPO_URL",
-    "CODEBUILD_WEBHOOK_ACTOR_ACCOUNT_ID",
-    "CODEBUILD_PUBLIC_BUILD_URL",
-    "CODEBUILD_BUILD_URL",
   ],
   detect: (read) => read("CODEBUILD_BUILD_ID") !== null,
   // Webhook builds say `pr/12` in the trigger; builds started for a PR by hand, in the source version.
   pullRequest: ({ read }) =>
     /^pr\/(\d+)$/.exec(read("CODEBUILD_WEBHOOK_TRIGGER") ?? "")?.[1] ??
       /^pr\/(\d+)$/.exec(read("CODEBUILD_SOURCE_VERSION") ?? "")?.[1] ?? null,
-  commitSha: _variable("CODEBUILD_RESOLVED_SOURCE_VERSION"),
+  commitSha: ["CODEBUILD_RESOLVED_SOURCE_VERSION"],
   branch: ({ read }) =>
     read("CODEBUILD_WEBHOOK_HEAD_REF") ??
       /^branch\/(.+)$/.exec(read("CODEBUILD_WEBHOOK_TRIGGER") ?? "")?.[1] ?? null,
   repository: ({ read }) => _slug(read("CODEBUILD_SOURCE_REPO_URL")),
-  actor: _variable("CODEBUILD_WEBHOOK_ACTOR_ACCOUNT_ID"),
-  buildUrl: _variable("CODEBUILD_PUBLIC_BUILD_URL", "CODEBUILD_BUILD_URL"),
+  actor: ["CODEBUILD_WEBHOOK_ACTOR_ACCOUNT_ID"],
+  buildUrl: ["CODEBUILD_PUBLIC_BUILD_URL", "CODEBUILD_BUILD_URL"],
 });
 
 const BITRISE = _provider({
   id: "bitrise",
   name: "Bitrise",
-  variables: [
-    "BITRISE_IO",
-    "BITRISE_GIT_COMMIT",
-    "GIT_CLONE_COMMIT_HASH",
-    "BITRISE_GIT_BRANCH",
-    "BITRISE_GIT_TAG",
-    "BITRISE_PULL_REQUEST",
-    "GIT_REPOSITORY_URL",
-    "BITRISE_BUILD_URL",
-  ],
+  reads: ["BITRISE_IO", "GIT_REPOSITORY_URL"],
   detect: (read) => read("BITRISE_IO") !== null,
-  pullRequest: _variable("BITRISE_PULL_REQUEST"),
-  commitSha: _variable("BITRISE_GIT_COMMIT", "GIT_CLONE_COMMIT_HASH"),
-  branch: _branch("BITRISE_GIT_BRANCH", "BITRISE_GIT_TAG"),
+  pullRequest: ["BITRISE_PULL_REQUEST"],
+  commitSha: ["BITRISE_GIT_COMMIT", "GIT_CLONE_COMMIT_HASH"],
+  branch: { branch: "BITRISE_GIT_BRANCH", tag: "BITRISE_GIT_TAG" },
   repository: ({ read }) => _slug(read("GIT_REPOSITORY_URL")),
-  buildUrl: _variable("BITRISE_BUILD_URL"),
+  buildUrl: ["BITRISE_BUILD_URL"],
 });
 
 // Cloud Build sets no variables of its own in a step: its values are substitutions, which reach
@@ -592,23 +523,20 @@ const BITRISE = _provider({
 const CLOUD_BUILD = _provider({
   id: "cloud_build",
   name: "Google Cloud Build",
-  variables: [
+  reads: [
     "PROJECT_ID",
     "BUILD_ID",
     "LOCATION",
-    "COMMIT_SHA",
     "BRANCH_NAME",
     "TAG_NAME",
-    "_PR_NUMBER",
     "_HEAD_BRANCH",
     "_BASE_BRANCH",
-    "REPO_FULL_NAME",
   ],
   detect: (read) =>
     read("PROJECT_ID") !== null && read("BUILD_ID") !== null &&
     _first(read, ["COMMIT_SHA", "BRANCH_NAME", "_PR_NUMBER", "REPO_FULL_NAME"]) !== null,
-  pullRequest: _variable("_PR_NUMBER"),
-  commitSha: _variable("COMMIT_SHA"),
+  pullRequest: ["_PR_NUMBER"],
+  commitSha: ["COMMIT_SHA"],
   // Pull-request triggers name the change's branches in _HEAD_BRANCH and _BASE_BRANCH; what
   // BRANCH_NAME holds on such a build is not documented, so it is only the fallback.
   branch: ({ read, pullRequest }) =>
@@ -616,7 +544,7 @@ const CLOUD_BUILD = _provider({
       ? _unlessTag(read("BRANCH_NAME"), read("TAG_NAME"))
       : _first(read, ["_HEAD_BRANCH", "BRANCH_NAME"]),
   baseRef: ({ read, pullRequest }) => pullRequest === null ? null : read("_BASE_BRANCH"),
-  repository: _variable("REPO_FULL_NAME"),
+  repository: ["REPO_FULL_NAME"],
   buildUrl: ({ read }) => {
     const [project, build, location] = [read("PROJECT_ID"), read("BUILD_ID"), read("LOCATION")];
     if (project === null || build === null) return null;
