@@ -238,7 +238,7 @@ function _historyStep(entry: HistoryEntry): string {
   const commit = /^[0-9a-f]{7,40}$/.test(entry.sha)
     ? `\`${entry.sha.slice(0, 7)}\``
     : inertMarkdown(_cap(entry.sha, 40));
-  const href = _href(entry.url);
+  const href = markdownDestination(entry.url, _MAX_HREF_LENGTH);
   const mark = OUTCOME_LABELS[entry.outcome]?.mark ?? "";
   return `${mark} at ${href === null ? commit : `[${commit}](<${href}>)`}`;
 }
@@ -262,12 +262,12 @@ function _commit(sha: string | null): string {
 
 function _footer(version: string | null, buildUrl: string | null): string {
   const name = version === null ? "service-ci" : `service-ci ${inertMarkdown(_cap(version, 40))}`;
-  const href = _href(buildUrl);
+  const href = markdownDestination(buildUrl, _MAX_HREF_LENGTH);
   return href === null ? name : `${name} · [CI job](<${href}>)`;
 }
 
 function _runCell(runId: string | null, url: string | null): string {
-  const href = _href(url);
+  const href = markdownDestination(url, _MAX_HREF_LENGTH);
   const text = runId === null ? null : inertMarkdown(_cap(runId, 100));
   if (href === null) return text ?? "—";
   return `[${text ?? "open"}](<${href}>)`;
@@ -276,9 +276,4 @@ function _runCell(runId: string | null, url: string | null): string {
 function _cap(text: string, max: number): string {
   const chars = Array.from(text);
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
-}
-
-// A link's destination, or null: a longer one is shown as text.
-function _href(url: string | null): string | null {
-  return markdownDestination(url, _MAX_HREF_LENGTH);
 }

@@ -30,19 +30,15 @@ export interface HistoryEntry {
 /** Per agent (lower-case UUID), its last commits, oldest first. */
 export type CommentHistory = ReadonlyMap<string, readonly HistoryEntry[]>;
 
-export interface ReadHistoryOptions {
-  /** The comment's first line must be exactly this. */
-  readonly marker: string;
-  /** A history naming any other agent is ignored. */
-  readonly agents: readonly string[];
-}
-
 /**
- * The history line must sit right below `marker`. Anything that is not what this module writes
- * (a bad encoding, another agent, too many entries, a commit twice, an extra field, a link not
+ * The history line must sit right below `marker`, the comment's first line. Anything that is not what this module writes
+ * (a bad encoding, an agent not in `agents`, too many entries, a commit twice, an extra field, a link not
  * in its normalised form) empties the whole history. Never throws.
  */
-export function readHistory(body: string, options: ReadHistoryOptions): CommentHistory {
+export function readHistory(
+  body: string,
+  options: { readonly marker: string; readonly agents: readonly string[] },
+): CommentHistory {
   try {
     if (!hasMarker(body, options.marker)) return _EMPTY;
     const line = body.split("\n", 2)[1]?.replace(/\r$/, "") ?? "";

@@ -11,9 +11,6 @@ import { hasMarker } from "./marker.ts";
 // Pages of 100 comments read while looking for the marker.
 const _MAX_PAGES = 50;
 
-/** The login the workflow token (`${{ github.token }}`) writes comments as. */
-export const WORKFLOW_TOKEN_LOGIN = "github-actions[bot]";
-
 export class CommentThread {
   readonly forge: "GitHub" | "GitLab";
   readonly #http: ForgeHttp;
@@ -109,7 +106,7 @@ export class CommentThread {
     if (this.#self !== undefined) return this.#self;
     const user = await tokenUser(this.#http, options);
     this.#self = this.forge === "GitHub"
-      ? _author({ user }, "GitHub") ?? WORKFLOW_TOKEN_LOGIN
+      ? _author({ user }, "GitHub") ?? "github-actions[bot]"
       : _author({ author: user }, "GitLab");
     return this.#self;
   }

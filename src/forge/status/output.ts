@@ -5,7 +5,7 @@
 
 import type { Config } from "../../config/resolve.ts";
 import type { ForgeClients } from "../clients.ts";
-import { type ForgeSkip, forgeTarget } from "../target.ts";
+import { forgeTarget } from "../target.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
 import type { OutputsContext, RunOutput, RunPlan } from "../../outputs/output.ts";
@@ -20,40 +20,36 @@ import { bitbucketStatuses, gitlabStatuses } from "./posted.ts";
  * requires them on.
  */
 export function commitStatusOutputs(context: OutputsContext, clients: ForgeClients): RunOutput[] {
-  const made = statusForge(context, clients);
-  if ("skip" in made) {
-    context.output.stderr(`${made.skip}\n`);
-    return [];
-  }
-  return [statusOutput(made, context.output)];
-}
-
-export function statusForge(
-  context: OutputsContext,
-  clients: ForgeClients,
-): StatusForge | ForgeSkip {
   const { config, metadata, output } = context;
   const skipped = statusesSkipped(config);
-  if (skipped !== null) return { skip: skipped };
-  const target = forgeTarget(config, { metadata, context: context.context }, "statuses");
-  if ("skip" in target) return target;
+  const target = skipped === null
+    ? forgeTarget(config, { metadata, context: context.context }, "statuses")
+    : { skip: skipped };
+  if ("skip" in target) {
+    output.stderr(`${target.skip}\n`);
+    return [];
+  }
+  let forge: StatusForge;
   switch (target.forge) {
     case "GitHub": {
       const token = target.token?.value ?? "";
-      return new GithubStatuses(target, clients.api(target), {
+      forge = new GithubStatuses(target, clients.api(target), {
         warn: (line) => output.stderr(`${maskSecrets(line, [token])}\n`),
         now: clients.clock.now,
       });
+      break;
     }
     case "GitLab":
-      return gitlabStatuses(target, clients.api(target));
+      forge = gitlabStatuses(target, clients.api(target));
+      break;
     case "Bitbucket":
-      return bitbucketStatuses(
+      forge = bitbucketStatuses(
         target,
         clients.bitbucket(target),
         httpLink(metadata.build_url) ?? target.web ?? "",
       );
   }
+  return [statusOutput(forge, output)];
 }
 
 export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
