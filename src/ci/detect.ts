@@ -22,15 +22,13 @@ export interface CiMetadata {
   readonly build_url: string | null;
 }
 
-/** A merge build is GitHub's merge queue, a GitLab merge train or a merged-results pipeline. */
-export type CiBuildKind = "pull_request" | MergeKind | "other";
-
 /**
  * Where the metadata's commit stands; never sent (contract §1 is the seven fields). It words the
  * progress line, and tells the comment and the statuses that a merge queue has no pull request.
  */
 export interface CiContext {
-  readonly kind: CiBuildKind;
+  /** A merge build is GitHub's merge queue, a GitLab merge train or a merged-results pipeline. */
+  readonly kind: "pull_request" | MergeKind | "other";
   /** The branch the change merges into, without `refs/heads/`. */
   readonly baseRef: string | null;
   /**
@@ -40,11 +38,6 @@ export interface CiContext {
   readonly evaluatedSha: string | null;
   /** In a local run, why a CI whose variables are set was not detected (`GITLAB_CI` is "false"). */
   readonly almostDetected?: string;
-}
-
-export interface DetectedCiBuild {
-  readonly metadata: CiMetadata;
-  readonly context: CiContext;
 }
 
 /** The command line's `--commit-sha` …: each one that is set wins over detection. */
@@ -106,23 +99,16 @@ export interface DetectOptions {
 }
 
 /**
- * Falls back to the local git checkout when no CI is detected (or `CI=false`), then applies the
- * overrides. A missing or broken git or event file gives `null` values, never a rejection.
+ * The metadata sent, and the build's {@linkcode CiContext}, which is never sent. Falls back to the
+ * local git checkout when no CI is detected (or `CI=false`), then applies the overrides. A missing
+ * or broken git or event file gives `null` values, never a rejection.
  *
  * @throws {UsageError} when the event file's variable names a pipe, a device or a huge file.
  */
-export async function detectCiMetadata(
-  env: Readonly<Record<string, string | undefined>>,
-  options: DetectOptions = {},
-): Promise<CiMetadata> {
-  return (await detectCiBuild(env, options)).metadata;
-}
-
-/** {@linkcode detectCiMetadata} with the build's {@linkcode CiContext}, which is never sent. */
 export async function detectCiBuild(
   env: Readonly<Record<string, string | undefined>>,
   options: DetectOptions = {},
-): Promise<DetectedCiBuild> {
+): Promise<{ readonly metadata: CiMetadata; readonly context: CiContext }> {
   const read = reader(env);
   const git = _neverFailing(options.git);
   const provider = _detect(read);
@@ -207,19 +193,12 @@ export function describeCiMetadata(
   return sanitize(what === "" ? lead : `${lead}, ${what}`);
 }
 
-interface _Found {
-  readonly metadata: CiMetadata;
-  readonly merge: MergeKind | null;
-  readonly baseRef: string | null;
-  readonly mergeSha: string | null;
-}
-
 async function _fromProvider(
   provider: CiProvider,
   read: Read,
   git: GitRunner,
   readTextFile: DetectOptions["readTextFile"],
-): Promise<_Found> {
+) {
   const files = new Map<string, Promise<unknown>>();
   const readJson = (variable: string): Promise<unknown> => {
     const path = read(variable);

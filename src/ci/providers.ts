@@ -19,7 +19,7 @@ export interface ProviderContext<V extends string = string> {
   readonly pullRequest: number | null;
 }
 
-/** As the provider keeps it (a full ref, a number as text); `detectCiMetadata()` normalizes it. */
+/** As the provider keeps it (a full ref, a number as text); `detectCiBuild()` normalizes it. */
 export type RawValue = string | null | Promise<string | null>;
 
 /**

@@ -48,11 +48,6 @@ export interface ForgeSkip {
   readonly skip: string;
 }
 
-export interface ForgeBuild {
-  readonly metadata: CiMetadata;
-  readonly context?: CiContext | undefined;
-}
-
 /** What the target reads from `Config`: the forge's settings and the runner's variables. */
 export type ForgeConfig = Partial<
   Pick<
@@ -60,9 +55,6 @@ export type ForgeConfig = Partial<
     "githubToken" | "gitlabToken" | "githubApiUrl" | "gitlabApiUrl" | "bitbucketProxy" | "runner"
   >
 >;
-
-const _TOKEN = { github: OPTIONS.githubToken.variable, gitlab: OPTIONS.gitlabToken.variable };
-const _API = { github: OPTIONS.githubApiUrl.variable, gitlab: OPTIONS.gitlabApiUrl.variable };
 
 /** `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
 export const GITHUB_DEFAULT_API = "https://api.github.com";
@@ -79,7 +71,7 @@ const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> 
 /** Where `use` writes for this build, or the one line saying why nothing is written. */
 export function forgeTarget(
   config: ForgeConfig,
-  build: ForgeBuild,
+  build: { readonly metadata: CiMetadata; readonly context?: CiContext | undefined },
   use: ForgeUse,
 ): ForgeTarget | ForgeSkip {
   const read = reader(config.runner ?? {});
@@ -142,10 +134,21 @@ export function forgeTarget(
     }
     change = iid;
   }
-  const commit = _commit(metadata, forge === "Bitbucket" ? read("BITBUCKET_COMMIT") : null, {
-    full: use !== "insights",
-  });
-  if (commit === null && use !== "comment") return skip(_noSha(metadata, use));
+  // The metadata already picks the pull or merge request's head over the merge commit. Code
+  // Insights takes an abbreviated SHA.
+  const sha = metadata.commit_sha ?? (forge === "Bitbucket" ? read("BITBUCKET_COMMIT") : null);
+  const valid = use === "insights" ? /^[0-9a-f]{7,64}$/i : /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
+  const commit = sha !== null && valid.test(sha) ? sha.toLowerCase() : null;
+  if (commit === null && use !== "comment") {
+    const got = JSON.stringify(metadata.commit_sha ?? "");
+    return skip(
+      use === "insights"
+        ? `the commit is not a hex SHA (got ${got})`
+        : `no full commit SHA was detected (got ${got}; ${
+          optionName(OPTIONS.commitSha)
+        } gives one)`,
+    );
+  }
   const of: CommitOf = forge === "GitHub"
     ? mergeQueue
       ? "merge_group_head"
@@ -159,6 +162,10 @@ export function forgeTarget(
     forge,
     commit: { sha: commit ?? "", of },
     change: change ?? metadata.pull_request_number,
+    token: null,
+    proxy: null,
+    ref: null,
+    pipelineId: null,
     web: null,
   };
   switch (forge) {
@@ -166,13 +173,13 @@ export function forgeTarget(
       const value = config.githubToken;
       if (value === undefined) {
         return skip(
-          `${_TOKEN.github} is not set; set it to \${{ github.token }} and grant the job \`permissions: ${
+          `${OPTIONS.githubToken.variable} is not set; set it to \${{ github.token }} and grant the job \`permissions: ${
             use === "comment" ? "pull-requests" : "checks"
           }: write\``,
         );
       }
       const apiUrl = config.githubApiUrl ?? GITHUB_DEFAULT_API;
-      const problem = tokenUrlProblem(apiUrl, _API.github);
+      const problem = tokenUrlProblem(apiUrl, OPTIONS.githubApiUrl.variable);
       if (problem !== null) return skip(problem);
       const slug = metadata.repository ?? read("GITHUB_REPOSITORY");
       if (slug === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(slug)) {
@@ -185,11 +192,8 @@ export function forgeTarget(
       return {
         ...base,
         apiUrl,
-        token: { value, variable: _TOKEN.github },
-        proxy: null,
+        token: { value, variable: OPTIONS.githubToken.variable },
         repository: slug,
-        ref: null,
-        pipelineId: null,
         gate: { workflow: read("GITHUB_WORKFLOW") ?? "", job: read("GITHUB_JOB") ?? "" },
       };
     }
@@ -197,7 +201,7 @@ export function forgeTarget(
       const value = config.gitlabToken;
       if (value === undefined) {
         return skip(
-          `${_TOKEN.gitlab} is not set; set it to a project access token with the api scope${
+          `${OPTIONS.gitlabToken.variable} is not set; set it to a project access token with the api scope${
             use === "comment"
               ? " (CI_JOB_TOKEN cannot write merge request notes)"
               : " and the Developer role (CI_JOB_TOKEN cannot set statuses)"
@@ -205,8 +209,8 @@ export function forgeTarget(
         );
       }
       const apiUrl = config.gitlabApiUrl;
-      if (apiUrl === undefined) return skip(`${_API.gitlab} is not set`);
-      const problem = tokenUrlProblem(apiUrl, _API.gitlab);
+      if (apiUrl === undefined) return skip(`${OPTIONS.gitlabApiUrl.variable} is not set`);
+      const problem = tokenUrlProblem(apiUrl, OPTIONS.gitlabApiUrl.variable);
       if (problem !== null) return skip(problem);
       const projectId = read("CI_PROJECT_ID");
       if (projectId === null) return skip("CI_PROJECT_ID is not set");
@@ -215,8 +219,7 @@ export function forgeTarget(
       return {
         ...base,
         apiUrl,
-        token: { value, variable: _TOKEN.gitlab },
-        proxy: null,
+        token: { value, variable: OPTIONS.gitlabToken.variable },
         repository: projectId,
         ref: read("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") ?? read("CI_COMMIT_REF_NAME") ??
           metadata.branch,
@@ -237,37 +240,13 @@ export function forgeTarget(
       return {
         ...base,
         apiUrl: `http://api.bitbucket.org/2.0/repositories/${repository}/commit/${commit}`,
-        token: null,
         proxy: config.bitbucketProxy ?? BITBUCKET_PROXY,
         repository,
-        ref: null,
-        pipelineId: null,
         gate: { workflow: "", job: "" },
         web: `https://bitbucket.org/${repository}/commits/${commit}`,
       };
     }
   }
-}
-
-// The metadata already picks the pull or merge request's head over the merge commit. Code
-// Insights takes an abbreviated SHA.
-function _commit(
-  metadata: CiMetadata,
-  fallback: string | null,
-  options: { readonly full: boolean },
-): string | null {
-  const sha = metadata.commit_sha ?? fallback;
-  const valid = options.full ? /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i : /^[0-9a-f]{7,64}$/i;
-  return sha !== null && valid.test(sha) ? sha.toLowerCase() : null;
-}
-
-function _noSha(metadata: CiMetadata, use: ForgeUse): string {
-  if (use === "insights") {
-    return `the commit is not a hex SHA (got ${JSON.stringify(metadata.commit_sha ?? "")})`;
-  }
-  return `no full commit SHA was detected (got ${JSON.stringify(metadata.commit_sha ?? "")}; ${
-    optionName(OPTIONS.commitSha)
-  } gives one)`;
 }
 
 const _COMMIT_OF: Readonly<Record<CommitOf, string>> = {

@@ -4,11 +4,13 @@ import {
   type CiMetadata,
   describeCiMetadata,
   detectCiBuild,
-  detectCiMetadata,
   type DetectOptions,
 } from "../../src/ci/detect.ts";
 
 type Env = Record<string, string | undefined>;
+
+const detectCiMetadata = async (env: Env, options?: DetectOptions): Promise<CiMetadata> =>
+  (await detectCiBuild(env, options)).metadata;
 
 const HEAD = "4f1c2d3e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d";
 const MERGE = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d";

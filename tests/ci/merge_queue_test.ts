@@ -11,7 +11,6 @@ import {
   type CiMetadata,
   describeCiMetadata,
   detectCiBuild,
-  detectCiMetadata,
   detectMergeKind,
   type DetectOptions,
 } from "../../src/ci/detect.ts";
@@ -23,6 +22,9 @@ import { run } from "../../src/run.ts";
 import { AGENT, harness } from "../support/run_harness.ts";
 
 type Env = Record<string, string | undefined>;
+
+const detectCiMetadata = async (env: Env, options?: DetectOptions): Promise<CiMetadata> =>
+  (await detectCiBuild(env, options)).metadata;
 
 const FIXTURE = new URL("../fixtures/github_merge_group_event.json", import.meta.url);
 const EVENT_PATH = "/home/runner/work/_temp/_github_workflow/event.json";

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { detectCiMetadata } from "../../src/ci/detect.ts";
+import { detectCiBuild } from "../../src/ci/detect.ts";
+
+const detectCiMetadata = async (...args: Parameters<typeof detectCiBuild>) =>
+  (await detectCiBuild(...args)).metadata;
 import { runGit, type RunGitOptions } from "../../src/platform/git.ts";
 import { systemClock } from "../../src/platform/clock.ts";
 import { FakeTime } from "../support/fake_time.ts";
