@@ -36,6 +36,10 @@ export function hideUserinfo(text: string): string {
   return text.replace(_USERINFO, "$1***@");
 }
 
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export function firstLine(error: unknown): string {
-  return error instanceof Error ? error.message.split("\n")[0]! : String(error).split("\n")[0]!;
+  return errorMessage(error).split("\n")[0]!;
 }

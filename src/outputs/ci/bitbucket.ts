@@ -8,11 +8,12 @@ import { httpLink } from "../../text/markdown.ts";
 import { clip } from "../../text/sanitize.ts";
 import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../../text/words.ts";
-import { outputValues } from "../summary.ts";
+import { gateProblems, outputValues } from "../summary.ts";
 import type { NativeWriter } from "./native_io.ts";
+import { errorMessage } from "../../config/errors.ts";
 
 /** A re-run replaces the report of this id instead of adding one. */
-export const BITBUCKET_REPORT_ID = "service-ci";
+const BITBUCKET_REPORT_ID = "service-ci";
 
 /** As `PUT …/reports/{id}` takes it. */
 export interface BitbucketReport {
@@ -76,7 +77,7 @@ export function createBitbucketWriter(): NativeWriter {
       } catch (error) {
         io.warn(
           `Bitbucket Pipelines: the Code Insights report could not be sent through the proxy ` +
-            `${proxy} (${error instanceof Error ? error.message : error})`,
+            `${proxy} (${errorMessage(error)})`,
         );
       }
     },
@@ -85,7 +86,7 @@ export function createBitbucketWriter(): NativeWriter {
 
 /** Bitbucket allows 10 data fields; texts are cut to Atlassian's limits. */
 export function bitbucketReport(report: RunReport): BitbucketReport {
-  const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);
+  const problem = gateProblems(report).length > 0;
   const pending = report.agents.some((agent) => agent.outcome === "triggered");
   const links = report.agents.flatMap((agent): BitbucketData[] => {
     const href = httpLink(agent.url);

@@ -4,15 +4,14 @@
  */
 
 import type { RunReport } from "../../result/outcome.ts";
-import { OUTCOME_LABELS } from "../../text/words.ts";
-import { outputValues, summaryMarkdown } from "../summary.ts";
+import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
 import type { CommandResult } from "../../effects.ts";
 import { formatBound } from "../../http/policy.ts";
-import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { CI_OUTPUTS, type NativeWriter } from "./native_io.ts";
 import { sanitize } from "../../text/sanitize.ts";
 
 /** A re-run of the job replaces the annotation of this context instead of adding one. */
-export const BUILDKITE_CONTEXT = "service-ci";
+const BUILDKITE_CONTEXT = "service-ci";
 
 /**
  * `^^^ +++` expands the progress group when a gate did not pass. Values go to `buildkite-agent` on
@@ -22,10 +21,7 @@ export function createBuildkiteWriter(): NativeWriter {
   return {
     ci: "Buildkite",
     progressStart: (title) => [`--- ${sanitize(title)}`],
-    progressEnd: (report) =>
-      report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null)
-        ? ["^^^ +++"]
-        : [],
+    progressEnd: (report) => gateProblems(report).length > 0 ? ["^^^ +++"] : [],
     finish: async (report, io) => {
       const annotated = await io.runCommand(
         "buildkite-agent",
@@ -51,7 +47,17 @@ export function createBuildkiteWriter(): NativeWriter {
       // Every call that failed goes in one line: an agent that refuses one call refuses all.
       const problem = _failure(annotated);
       const failed = problem === undefined ? [] : [`the annotation (${problem})`];
-      failed.push(...await _setMetaData(report, io));
+      // After a call that was stopped, the rest are not tried.
+      const entries = buildkiteMetaData(report);
+      for (const [index, [key, value]] of entries.entries()) {
+        const result = await io.runCommand("buildkite-agent", ["meta-data", "set", key], value);
+        const problem = _failure(result);
+        if (problem !== undefined) failed.push(`meta-data ${key} (${problem})`);
+        if (result.kind === "timed-out") {
+          failed.push(...entries.slice(index + 1).map(([rest]) => `meta-data ${rest} (not tried)`));
+          break;
+        }
+      }
       if (failed.length > 0) {
         io.warn(`Buildkite: buildkite-agent could not write ${failed.join(", ")}`);
       }
@@ -62,36 +68,14 @@ export function createBuildkiteWriter(): NativeWriter {
 /** Valued as the GitHub action's outputs; an empty one is left out, as Buildkite refuses it. */
 export function buildkiteMetaData(report: RunReport): [string, string][] {
   const outputs = outputValues(report);
-  const entries: [string, string][] = [
-    ["service-ci.passed", outputs.passed],
-    ["service-ci.exit-code", outputs["exit-code"]],
-    ["service-ci.run-id", outputs["run-id"]],
-    ["service-ci.url", outputs.url],
-  ];
-  return entries.filter(([, value]) => value.trim() !== "");
+  return CI_OUTPUTS.map((name): [string, string] => [`service-ci.${name}`, outputs[name]])
+    .filter(([, value]) => value.trim() !== "");
 }
 
 /** `warning` when `--warn-only` kept a failed gate from failing the job. */
 export function buildkiteAnnotationStyle(report: RunReport): "success" | "warning" | "error" {
-  const problem = report.agents.some((agent) => OUTCOME_LABELS[agent.outcome].problem !== null);
-  if (!problem) return "success";
+  if (gateProblems(report).length === 0) return "success";
   return report.exitCode === 0 ? "warning" : "error";
-}
-
-// Resolves with what could not be set. After a call that was stopped, the rest are not tried.
-async function _setMetaData(report: RunReport, io: NativeIo): Promise<string[]> {
-  const failed: string[] = [];
-  const entries = buildkiteMetaData(report);
-  for (const [index, [key, value]] of entries.entries()) {
-    const result = await io.runCommand("buildkite-agent", ["meta-data", "set", key], value);
-    const problem = _failure(result);
-    if (problem !== undefined) failed.push(`meta-data ${key} (${problem})`);
-    if (result.kind === "timed-out") {
-      failed.push(...entries.slice(index + 1).map(([rest]) => `meta-data ${rest} (not tried)`));
-      break;
-    }
-  }
-  return failed;
 }
 
 function _failure(result: CommandResult): string | undefined {

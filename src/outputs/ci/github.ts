@@ -1,63 +1,47 @@
 /** GitHub Actions' writer: progress group, step outputs, job summary, annotations. */
 
 import type { RunReport } from "../../result/outcome.ts";
-import { cannotWrite, type FileReport } from "../deliver.ts";
+import { cannotWrite } from "../deliver.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
-import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { LOG_CONTROLS, type NativeOptions, type NativeWriter, writeOrWarn } from "./native_io.ts";
 
-export interface GithubWriterOptions {
-  /** A fresh UUID v4: the step outputs' heredoc delimiter. */
-  readonly uuid: () => string;
-}
-
-export function createGithubWriter(options: GithubWriterOptions): NativeWriter {
-  const delimiter = () => `ghadelimiter_${options.uuid()}`;
+/** `uuid`: a fresh UUID v4 for the step outputs' heredoc delimiter. */
+export function createGithubWriter({ uuid }: Pick<NativeOptions, "uuid">): NativeWriter {
+  const delimiter = () => `ghadelimiter_${uuid()}`;
   return {
     ci: "GitHub Actions",
     progressStart: () => ["::group::service-ci progress"],
     progressEnd: () => ["::endgroup::"],
     reportFiles(runner) {
-      const files: FileReport[] = [];
-      const outputs = runner.GITHUB_OUTPUT;
-      if (outputs) {
-        const fence = delimiter();
-        files.push({
-          what: "GITHUB_OUTPUT",
-          source: "GITHUB_OUTPUT",
-          fixedBy: "the step",
-          path: outputs,
-          append: true,
-          render: (report) => githubOutputs(report, fence),
-        });
-      }
-      const summary = runner.GITHUB_STEP_SUMMARY;
-      if (summary) {
-        files.push({
-          what: "GITHUB_STEP_SUMMARY",
-          source: "GITHUB_STEP_SUMMARY",
-          fixedBy: "the step",
-          path: summary,
-          append: true,
-          render: summaryMarkdown,
-        });
-      }
-      return files;
+      const fence = delimiter();
+      const files = {
+        GITHUB_OUTPUT: (report: RunReport) => githubOutputs(report, fence),
+        GITHUB_STEP_SUMMARY: summaryMarkdown,
+      };
+      return Object.entries(files).flatMap(([name, render]) => {
+        const path = runner[name as keyof typeof files];
+        if (!path) return [];
+        return [{ what: name, source: name, fixedBy: "the step", path, append: true, render }];
+      });
     },
     finish(report, io) {
       for (const line of githubAnnotations(report)) io.command(line);
       return Promise.resolve();
     },
     // stderr: with --json, stdout must stay one JSON document, not yet known at a usage error.
-    async usageError(message, io: NativeIo) {
-      const { annotation, outputs } = githubUsageError(message, delimiter());
-      io.command(annotation, "stderr");
+    // Step outputs even then, so a later step's `if:` sees a definite value, not an empty one.
+    async usageError(message, io) {
+      const outputs = _outputFile([["passed", "false"], ["exit-code", "2"]], delimiter());
+      io.command(_errorAnnotation("service-ci: usage error", message), "stderr");
       const path = io.config.runner?.GITHUB_OUTPUT;
       if (!path) return;
-      try {
-        await io.writeTextFile(path, outputs, true);
-      } catch (error) {
-        io.warn(cannotWrite("GITHUB_OUTPUT", path, error));
-      }
+      await writeOrWarn(
+        io,
+        path,
+        outputs,
+        (error) => cannotWrite("GITHUB_OUTPUT", path, error),
+        true,
+      );
     },
   };
 }
@@ -95,11 +79,8 @@ export function githubAnnotations(report: RunReport): string[] {
   );
 }
 
-// The line is printed to the job log too, where a raw control character would act on the
-// terminal; line breaks are kept for the escaping to encode.
 function _errorAnnotation(title: string, message: string): string {
-  // deno-lint-ignore no-control-regex
-  const text = message.replace(/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g, "");
+  const text = message.replace(LOG_CONTROLS, "");
   return `::error title=${escapeWorkflowProperty(title)}::${escapeWorkflowData(text)}`;
 }
 
@@ -109,15 +90,4 @@ export function escapeWorkflowData(s: string): string {
 
 export function escapeWorkflowProperty(s: string): string {
   return escapeWorkflowData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
-}
-
-/** Step outputs even then, so a later step's `if:` sees a definite value, not an empty one. */
-export function githubUsageError(
-  message: string,
-  delimiter: string,
-): { annotation: string; outputs: string } {
-  return {
-    annotation: _errorAnnotation("service-ci: usage error", message),
-    outputs: _outputFile([["passed", "false"], ["exit-code", "2"]], delimiter),
-  };
 }

@@ -7,20 +7,15 @@ import type { RunReport } from "../../result/outcome.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { outcomeText } from "../../text/words.ts";
 import { outputValues } from "../summary.ts";
-import type { NativeIo, NativeWriter } from "./native_io.ts";
+import { type NativeOptions, type NativeWriter, writeOrWarn } from "./native_io.ts";
+import { errorMessage } from "../../config/errors.ts";
 import { sanitize } from "../../text/sanitize.ts";
 
 export const GITLAB_DOTENV_FILE = "service-ci.env";
 
 export const GITLAB_ANNOTATIONS_FILE = "service-ci-annotations.json";
 
-export interface GitlabWriterOptions {
-  /** Epoch milliseconds. */
-  readonly now: () => number;
-}
-
-export function createGitlabWriter(options: GitlabWriterOptions): NativeWriter {
-  const { now } = options;
+export function createGitlabWriter({ now }: Pick<NativeOptions, "now">): NativeWriter {
   const seconds = () => Math.floor(now() / 1000);
   return {
     ci: "GitLab CI",
@@ -28,7 +23,7 @@ export function createGitlabWriter(options: GitlabWriterOptions): NativeWriter {
       `\x1b[0Ksection_start:${seconds()}:${_SECTION}[collapsed=true]\r\x1b[0K${sanitize(title)}`,
     ],
     progressEnd: () => [`\x1b[0Ksection_end:${seconds()}:${_SECTION}\r\x1b[0K`],
-    finish: async (report: RunReport, io: NativeIo) => {
+    async finish(report, io) {
       const dotenv = gitlabDotenv(report);
       if (dotenv.omitted > 0) {
         io.warn(
@@ -37,8 +32,18 @@ export function createGitlabWriter(options: GitlabWriterOptions): NativeWriter {
             `${GITLAB_DOTENV_LIMITS.bytes} bytes`,
         );
       }
-      await _write(io, GITLAB_DOTENV_FILE, dotenv.text);
-      await _write(io, GITLAB_ANNOTATIONS_FILE, gitlabAnnotations(report));
+      const files = [
+        [GITLAB_DOTENV_FILE, dotenv.text],
+        [GITLAB_ANNOTATIONS_FILE, gitlabAnnotations(report)],
+      ] as const;
+      for (const [path, text] of files) {
+        await writeOrWarn(
+          io,
+          path,
+          text,
+          (error) => `GitLab CI: could not write ${path} (${errorMessage(error)})`,
+        );
+      }
     },
   };
 }
@@ -112,14 +117,4 @@ function _dotenvValue(value: string, safe: RegExp): string {
       _UTF8.encode(char),
       (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
     ).join("")).join("");
-}
-
-async function _write(io: NativeIo, path: string, text: string): Promise<void> {
-  try {
-    await io.writeTextFile(path, text, false);
-  } catch (error) {
-    io.warn(
-      `GitLab CI: could not write ${path} (${error instanceof Error ? error.message : error})`,
-    );
-  }
 }

@@ -3,13 +3,7 @@
  * off every run's start-up.
  */
 
-import type { NativeWriter } from "./native_io.ts";
-
-export interface NativeOptions {
-  readonly workingDirectory: string;
-  readonly now: () => number;
-  readonly uuid: () => string;
-}
+import type { NativeOptions, NativeWriter } from "./native_io.ts";
 
 /** `undefined` for a CI whose native report is JUnit alone (Jenkins, CircleCI and the rest). */
 export async function nativeWriter(
@@ -18,16 +12,13 @@ export async function nativeWriter(
 ): Promise<NativeWriter | undefined> {
   switch (provider) {
     case "github_actions":
-      return (await import("./github.ts")).createGithubWriter({ uuid: options.uuid });
+      return (await import("./github.ts")).createGithubWriter(options);
     case "azure_pipelines":
-      return (await import("./azure.ts")).createAzureWriter({
-        workingDirectory: options.workingDirectory,
-        uuid: options.uuid,
-      });
+      return (await import("./azure.ts")).createAzureWriter(options);
     case "teamcity":
       return (await import("./teamcity.ts")).createTeamcityWriter();
     case "gitlab":
-      return (await import("./gitlab.ts")).createGitlabWriter({ now: options.now });
+      return (await import("./gitlab.ts")).createGitlabWriter(options);
     case "buildkite":
       return (await import("./buildkite.ts")).createBuildkiteWriter();
     case "bitbucket":

@@ -6,6 +6,7 @@ import type { FileReport } from "../deliver.ts";
 import type { CommandResult } from "../../effects.ts";
 import type { RunnerValues } from "../../ci/detect.ts";
 import type { ForgeConfig } from "../../forge/target.ts";
+import { errorMessage } from "../../config/errors.ts";
 
 export interface NativeIo {
   readonly command: (line: string, stream?: "stderr") => void;
@@ -24,7 +25,15 @@ export interface NativeIo {
   readonly config: ForgeConfig;
 }
 
-/** The GitHub action's outputs that Azure and TeamCity set as variables too, in this order. */
+/** What `native.ts` passes each writer: the writers take the part they need. */
+export interface NativeOptions {
+  readonly workingDirectory: string;
+  /** Epoch milliseconds. */
+  readonly now: () => number;
+  readonly uuid: () => string;
+}
+
+/** The GitHub action's outputs that Azure, TeamCity and Buildkite set too, in this order. */
 export const CI_OUTPUTS = ["passed", "exit-code", "run-id", "url"] as const;
 
 export interface NativeTimeBounds {
@@ -60,4 +69,42 @@ export interface NativeWriter {
   progressEnd(report: RunReport): readonly string[];
   /** Never throws and never changes the verdict: a channel that fails is one `io.warn` line. */
   finish(report: RunReport, io: NativeIo): Promise<void>;
+}
+
+// Printed in the job log too, where a raw control character would act on the terminal; line
+// breaks are kept for the escaping to encode.
+// deno-lint-ignore no-control-regex
+export const LOG_CONTROLS = /[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
+
+export function oneLine(error: unknown): string {
+  return errorMessage(error).replace(/\s+/g, " ").trim();
+}
+
+/** Prints each line until one fails: then one warning, `failure (reason)`, and no more lines. */
+export function printLines(io: NativeIo, lines: readonly string[], failure: string): void {
+  for (const line of lines) {
+    try {
+      io.command(line);
+    } catch (error) {
+      io.warn(`${failure} (${oneLine(error)})`);
+      return;
+    }
+  }
+}
+
+/** Resolves `false`, after the one warning `warning(error)` gives, when it could not write. */
+export async function writeOrWarn(
+  io: NativeIo,
+  path: string,
+  text: string,
+  warning: (error: unknown) => string,
+  append = false,
+): Promise<boolean> {
+  try {
+    await io.writeTextFile(path, text, append);
+    return true;
+  } catch (error) {
+    io.warn(warning(error));
+    return false;
+  }
 }

@@ -3,13 +3,13 @@
  * a build problem per gate that could not be checked, and build parameters for the outputs.
  */
 
-import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
+import type { AgentOutcome, Outcome } from "../../result/outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../../text/words.ts";
-import { gateProblems, outputValues } from "../summary.ts";
-import { CI_OUTPUTS, type NativeIo, type NativeWriter } from "./native_io.ts";
+import { type GateProblem, gateProblems, outputValues } from "../summary.ts";
+import { CI_OUTPUTS, type NativeWriter, printLines } from "./native_io.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
 
-export const TEAMCITY_SUITE = "service-ci";
+const TEAMCITY_SUITE = "service-ci";
 
 /**
  * A gate that could not be checked, timed out or was interrupted has no verdict: its test is
@@ -29,7 +29,30 @@ export function createTeamcityWriter(): NativeWriter {
       teamcityMessage("blockOpened", { name: TEAMCITY_SUITE, description: title }),
     ],
     progressEnd: () => [teamcityMessage("blockClosed", { name: TEAMCITY_SUITE })],
-    finish: (report, io) => Promise.resolve(_finish(report, io)),
+    finish(report, io) {
+      const problems = new Map(gateProblems(report).map((problem) => [problem.agent, problem]));
+      printLines(io, [
+        teamcityMessage("testSuiteStarted", { name: TEAMCITY_SUITE }),
+        ...report.agents.flatMap((agent) => _test(agent, problems.get(agent))),
+        teamcityMessage("testSuiteFinished", { name: TEAMCITY_SUITE }),
+        ...report.agents.flatMap((agent) => {
+          const kind = _PROBLEMS[agent.outcome];
+          const problem = problems.get(agent);
+          if (kind === undefined || problem === undefined) return [];
+          return [teamcityMessage("buildProblem", {
+            description: problem.message.slice(0, _MAX_DESCRIPTION),
+            identity: teamcityProblemIdentity(agent.agentId, kind),
+          })];
+        }),
+        ...CI_OUTPUTS.map((name) =>
+          teamcityMessage("setParameter", {
+            name: `${TEAMCITY_SUITE}.${name}`,
+            value: outputValues(report)[name],
+          })
+        ),
+      ], "TeamCity: could not print a service message");
+      return Promise.resolve();
+    },
   };
 }
 
@@ -76,43 +99,7 @@ const _PROBLEMS: Readonly<Partial<Record<Outcome, string>>> = {
   interrupted: "interrupted",
 };
 
-function _finish(report: RunReport, io: NativeIo): void {
-  const problems = new Map(gateProblems(report).map((problem) => [problem.agent, problem]));
-  const lines = [
-    teamcityMessage("testSuiteStarted", { name: TEAMCITY_SUITE }),
-    ...report.agents.flatMap((agent) => _test(agent, problems.get(agent))),
-    teamcityMessage("testSuiteFinished", { name: TEAMCITY_SUITE }),
-    ...report.agents.flatMap((agent) => {
-      const kind = _PROBLEMS[agent.outcome];
-      const problem = problems.get(agent);
-      if (kind === undefined || problem === undefined) return [];
-      return [teamcityMessage("buildProblem", {
-        description: problem.message.slice(0, _MAX_DESCRIPTION),
-        identity: teamcityProblemIdentity(agent.agentId, kind),
-      })];
-    }),
-    ...CI_OUTPUTS.map((name) =>
-      teamcityMessage("setParameter", {
-        name: `${TEAMCITY_SUITE}.${name}`,
-        value: outputValues(report)[name],
-      })
-    ),
-  ];
-  for (const line of lines) {
-    try {
-      io.command(line);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      io.warn(`TeamCity: could not print a service message (${reason.replace(/\s+/g, " ")})`);
-      return;
-    }
-  }
-}
-
-function _test(
-  agent: AgentOutcome,
-  problem: { readonly title: string; readonly message: string } | undefined,
-): string[] {
+function _test(agent: AgentOutcome, problem: GateProblem | undefined): string[] {
   const name = agent.agentId;
   const duration = String(Math.max(0, Math.round(agent.durationMs)));
   const verdict = agent.outcome === "passed"
