@@ -101,22 +101,9 @@ export async function run(effects: RunEffects): Promise<number> {
       return dryRun(client, config, { metadata, context }, output);
     }
     // Every report's path is checked before anything is sent: a bad one is a usage error.
-    const outputs = await chooseOutputs({ ...effects, http }, {
-      config,
-      env,
-      metadata,
-      context,
-      output,
-    });
-    const report = await runGates(effects, {
-      config,
-      metadata,
-      context,
-      client,
-      output,
-      outputs,
-      started,
-    });
+    const build = { config, metadata, context, output };
+    const outputs = await chooseOutputs({ ...effects, http }, { ...build, env });
+    const report = await runGates(effects, { ...build, client, outputs, started });
     return await finishOutputs(effects, outputs, report, output);
   } catch (error) {
     if (error instanceof UsageError) {
@@ -124,16 +111,8 @@ export async function run(effects: RunEffects): Promise<number> {
         ? inActionTerms(error.message)
         : error.message;
       output.stderr(`service-ci: ${message}\n`);
-      const [{ ENV_VARIABLES }, { detectProvider, runnerValues }, { reportUsageError }] =
-        await Promise.all([
-          import("./config/env_variables.ts"),
-          import("./ci/detect.ts"),
-          import("./outputs/mod.ts"),
-        ]);
-      const get = ask(ENV_VARIABLES);
-      const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, get(name)]));
-      const build = { provider: detectProvider(env), runner: runnerValues(env) };
-      await reportUsageError(effects, message, build, output);
+      const { reportUsageError } = await import("./outputs/mod.ts");
+      await reportUsageError(effects, message, output);
       return ExitCode.Usage;
     }
     // No stack trace: one line, and a code that never reads as a verdict.

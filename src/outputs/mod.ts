@@ -11,12 +11,13 @@ import type { Output } from "./streams.ts";
 import { consoleOutput } from "./console.ts";
 import { deliverReports, writeReportFile } from "./deliver.ts";
 import { nativeWriter } from "./ci/native.ts";
-import { type NativeIo, nativeTimeBound, type NativeWriter } from "./ci/native_io.ts";
+import { type NativeIo, nativeTimeBound } from "./ci/native_io.ts";
 import type { RunEffects } from "../effects.ts";
 import type { OutputsContext, RunOutput } from "./output.ts";
 import type { ForgeClients } from "../forge/clients.ts";
 import type { ForgeConfig } from "../forge/target.ts";
-import type { RunnerValues } from "../ci/detect.ts";
+import { detectProvider, runnerValues } from "../ci/detect.ts";
+import { ENV_VARIABLES } from "../config/env_variables.ts";
 import { userAgent, VERSION } from "../config/version.ts";
 
 /**
@@ -55,10 +56,47 @@ export async function chooseOutputs(
       http: effects.http,
       requestTimeoutMs: config.requestTimeoutSeconds * 1000,
     });
-  if (writer !== undefined) {
-    outputs.push(..._ciOutputs(effects, context, writer, stdoutHeldBy, forgeClients));
+  // A CI's writer as outputs: the files its runner names are reports; its progress section,
+  // annotations and artifacts a courtesy, which --no-ci-native turns off.
+  const files = writer?.reportFiles?.(config.runner) ?? [];
+  if (files.length > 0) outputs.push({ kind: "report", name: `the ${writer!.ci} reports`, files });
+  if (writer?.stdoutOnly !== undefined && config.ciNative && stdoutHeldBy !== null) {
+    output.stderr(
+      `service-ci: ${writer.ci} reads ${writer.stdoutOnly.what} only from stdout, which ${stdoutHeldBy} holds: ${writer.stdoutOnly.lost}\n`,
+    );
+  } else if (writer !== undefined && config.ciNative) {
+    const commands = (lines: readonly string[]) => lines.forEach((line) => output.command(line));
+    outputs.push({
+      kind: "courtesy",
+      name: `the ${writer.ci} channels`,
+      start: (plan) => commands(writer.progressStart(plan.title)),
+      end: (report) => commands(writer.progressEnd(report)),
+      finish: (report) => writer.finish(report, _nativeIo(effects, output, config, forgeClients)),
+    });
   }
-  if (config.prComment) outputs.push(...await _comment(context, await forgeClients()));
+  if (config.prComment) {
+    const clients = await forgeClients();
+    // Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
+    const [{ PullRequestComment }, { commentOutput }, { forgeTarget }] = await Promise.all([
+      import("../forge/comment/pr_comment.ts"),
+      import("../forge/comment/output.ts"),
+      import("../forge/target.ts"),
+    ]);
+    const target = forgeTarget(
+      config,
+      { metadata: context.metadata, context: context.context },
+      "comment",
+    );
+    if ("skip" in target) output.stderr(`${target.skip}\n`);
+    else {
+      const comment = PullRequestComment.forTarget(target, clients.api(target), {
+        agents: config.agents,
+        key: config.prCommentKey,
+        warn: (line) => output.stderr(`${line}\n`),
+      });
+      outputs.push(commentOutput(comment, output.secrets));
+    }
+  }
   if (config.commitStatus) {
     const { commitStatusOutputs } = await import("../forge/status/output.ts");
     outputs.push(...commitStatusOutputs(context, await forgeClients()));
@@ -191,12 +229,12 @@ export function eachOutput(
 
 /** The config could not be read, so the CI is detected from the environment alone. */
 export async function reportUsageError(
-  effects: Pick<RunEffects, "clock" | "files" | "programs" | "uuid" | "cwd">,
+  effects: Pick<RunEffects, "clock" | "env" | "files" | "programs" | "uuid" | "cwd">,
   message: string,
-  build: { readonly provider: string; readonly runner: RunnerValues },
   output: Output,
 ): Promise<void> {
-  const writer = await nativeWriter(build.provider, {
+  const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, effects.env.get(name)]));
+  const writer = await nativeWriter(detectProvider(env), {
     workingDirectory: effects.cwd,
     now: effects.clock.now,
     uuid: effects.uuid,
@@ -206,7 +244,7 @@ export async function reportUsageError(
     _nativeIo(
       effects,
       output,
-      { runner: build.runner },
+      { runner: runnerValues(env) },
       () => Promise.reject(new Error("nothing is sent on a usage error")),
     ),
   );
@@ -221,58 +259,6 @@ const _STREAMS: Readonly<Record<string, "stdout" | "stderr">> = {
   "/dev/stderr": "stderr",
   "/dev/fd/2": "stderr",
 };
-
-// A CI's writer as outputs: the files its runner names are reports; its progress section,
-// annotations and artifacts a courtesy, which --no-ci-native turns off.
-function _ciOutputs(
-  effects: Pick<RunEffects, "clock" | "files" | "programs">,
-  context: OutputsContext,
-  writer: NativeWriter,
-  stdoutHeldBy: string | null,
-  forgeClients: () => Promise<ForgeClients>,
-): RunOutput[] {
-  const { config, output } = context;
-  const outputs: RunOutput[] = [];
-  const files = writer.reportFiles?.(config.runner) ?? [];
-  if (files.length > 0) outputs.push({ kind: "report", name: `the ${writer.ci} reports`, files });
-  if (!config.ciNative) return outputs;
-  if (writer.stdoutOnly !== undefined && stdoutHeldBy !== null) {
-    output.stderr(
-      `service-ci: ${writer.ci} reads ${writer.stdoutOnly.what} only from stdout, which ${stdoutHeldBy} holds: ${writer.stdoutOnly.lost}\n`,
-    );
-    return outputs;
-  }
-  const commands = (lines: readonly string[]) => lines.forEach((line) => output.command(line));
-  outputs.push({
-    kind: "courtesy",
-    name: `the ${writer.ci} channels`,
-    start: (plan) => commands(writer.progressStart(plan.title)),
-    end: (report) => commands(writer.progressEnd(report)),
-    finish: (report) => writer.finish(report, _nativeIo(effects, output, config, forgeClients)),
-  });
-  return outputs;
-}
-
-// Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
-async function _comment(context: OutputsContext, clients: ForgeClients): Promise<RunOutput[]> {
-  const { config, metadata, output } = context;
-  const [{ PullRequestComment }, { commentOutput }, { forgeTarget }] = await Promise.all([
-    import("../forge/comment/pr_comment.ts"),
-    import("../forge/comment/output.ts"),
-    import("../forge/target.ts"),
-  ]);
-  const target = forgeTarget(config, { metadata, context: context.context }, "comment");
-  if ("skip" in target) {
-    output.stderr(`${target.skip}\n`);
-    return [];
-  }
-  const comment = PullRequestComment.forTarget(target, clients.api(target), {
-    agents: config.agents,
-    key: config.prCommentKey,
-    warn: (line) => output.stderr(`${line}\n`),
-  });
-  return [commentOutput(comment, output.secrets)];
-}
 
 // Its programs and requests share one time bound per finish.
 function _nativeIo(
