@@ -107,23 +107,6 @@ export async function deliverReports(
   }
 }
 
-/** For the reports whose failure is one line and does not change the code. */
-export async function writeReportFile(
-  open: (path: string, append: boolean) => Promise<ReportFile>,
-  path: string,
-  text: string,
-  append: boolean,
-): Promise<void> {
-  const file = await open(path, append);
-  try {
-    await file.write(text);
-  } catch (error) {
-    await file.discard();
-    throw error;
-  }
-  await file.close();
-}
-
 export function cannotWrite(what: string, path: string, error: unknown): string {
   return `service-ci: cannot write ${what} (${path}): ${firstLine(error)}`;
 }

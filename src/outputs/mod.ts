@@ -9,7 +9,9 @@ import { optionName, OPTIONS } from "../config/options.ts";
 import { formatMinutes, type RunReport } from "../result/outcome.ts";
 import type { Output } from "./streams.ts";
 import { consoleOutput } from "./console.ts";
-import { deliverReports, writeReportFile } from "./deliver.ts";
+import { deliverReports } from "./deliver.ts";
+import { renderJson } from "./json.ts";
+import { renderJunit } from "./junit.ts";
 import { nativeWriter } from "./ci/native.ts";
 import { type NativeIo, nativeTimeBound } from "./ci/native_io.ts";
 import type { RunEffects } from "../effects.ts";
@@ -107,7 +109,6 @@ export async function chooseOutputs(
     settle: () => clients?.settle() ?? [],
   });
   if (config.junit !== undefined) {
-    const { renderJunit } = await import("./junit.ts");
     outputs.push({
       kind: "report",
       name: `the ${junit} report`,
@@ -123,7 +124,6 @@ export async function chooseOutputs(
     });
   }
   if (config.json) {
-    const { renderJson } = await import("./json.ts");
     outputs.push({ kind: "report", name: `the ${json} document`, document: renderJson });
   }
   outputs.push(consoleOutput({
@@ -271,8 +271,17 @@ function _nativeIo(
   return {
     command: (line, stream) => output.command(line, stream),
     warn: (line) => output.stderr(`${line}\n`),
-    writeTextFile: (path, text, append) =>
-      writeReportFile(effects.files.openReportFile, path, output.mask(text), append),
+    // For the reports whose failure is one line and does not change the code.
+    writeTextFile: async (path, text, append) => {
+      const file = await effects.files.openReportFile(path, append);
+      try {
+        await file.write(output.mask(text));
+      } catch (error) {
+        await file.discard();
+        throw error;
+      }
+      await file.close();
+    },
     runCommand: (program, args, stdin) =>
       effects.programs.runCommand(program, args, {
         stdin: stdin === undefined ? undefined : output.mask(stdin),
