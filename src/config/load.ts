@@ -71,14 +71,13 @@ export async function loadConfig(
     config,
     env,
     caCerts,
-    ...(ignored.length === 0 || file.shown === undefined
-      ? {}
-      : { warning: `${file.shown} sets ${ignored.join(", ")}, ${IGNORED}` }),
+    ...(ignored.length === 0 || file.shown === undefined ? {} : {
+      warning: `${file.shown} sets ${
+        ignored.join(", ")
+      }, which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)`,
+    }),
   };
 }
-
-const IGNORED =
-  "which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)";
 
 /**
  * Deno rejects a malformed certificate file only when the client is made: that is a usage error
@@ -119,7 +118,9 @@ async function _readDotenv(
   const where = deps.cwd === undefined ? "the working directory" : deps.cwd;
   try {
     const values = await parseEnvFile(await deps.readTextFile(path));
-    const shown = explicit ?? (deps.cwd === undefined ? ".env" : _join(deps.cwd, ".env"));
+    const cwd = deps.cwd;
+    const slash = cwd === undefined || /[\\/]$/.test(cwd) ? "" : "/";
+    const shown = explicit ?? (cwd === undefined ? ".env" : `${cwd}${slash}.env`);
     return { values, note: `read ${shown}`, shown };
   } catch (error) {
     if (explicit === undefined && error instanceof Deno.errors.NotFound) {
@@ -139,10 +140,6 @@ async function _readDotenv(
 function _inCi(env: (name: string) => string | undefined): boolean {
   const values = Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, env(name)]));
   return reader(values)("CI") !== null || detectProvider(values) !== "local";
-}
-
-function _join(directory: string, name: string): string {
-  return /[\\/]$/.test(directory) ? `${directory}${name}` : `${directory}/${name}`;
 }
 
 // Deno ignores a file without a certificate block, which would leave the CA silently untrusted.

@@ -8,16 +8,14 @@ import { pullRequestNumber } from "../ci/pull_request.ts";
 import { hideUserinfo, quoteValue, UsageError } from "./errors.ts";
 import { checkHttps, isLoopbackHost } from "../http/policy.ts";
 
-/**
- * How an option is given. `boolean`: a flag alone; `switch`: a flag alone that sets
- * {@linkcode OptionSpec.flagSets}, or its variable as true/false; `string` and `number`: a flag
- * with a value; `list`: a repeatable flag, or its variable as a comma-separated list.
- */
-export type OptionType = "boolean" | "switch" | "string" | "number" | "list";
-
 /** One option. Every field but `type` and `help` is there only when it applies. */
 export interface OptionSpec {
-  readonly type: OptionType;
+  /**
+   * How it is given. `boolean`: a flag alone; `switch`: a flag alone that sets
+   * {@linkcode OptionSpec.flagSets}, or its variable as true/false; `string` and `number`: a flag
+   * with a value; `list`: a repeatable flag, or its variable as a comma-separated list.
+   */
+  readonly type: "boolean" | "switch" | "string" | "number" | "list";
   readonly flag?: string;
   readonly short?: string;
   readonly valueName?: string;
@@ -38,7 +36,7 @@ export interface OptionSpec {
   readonly help: readonly string[];
   /** Makes the option required: the message when neither flag, variable nor default gives it. */
   readonly missing?: (option: OptionSpec) => string;
-  /** For messages: "a positive number of minutes". */
+  /** For a flag given without its value: "a positive number of minutes". */
   readonly expected?: string;
   /**
    * Returns `undefined` for a value that counts as unset. `name` is the flag or the variable.
@@ -102,7 +100,6 @@ function _switch(flagSets: boolean, fallback: boolean) {
     type: "switch",
     flagSets,
     default: fallback,
-    expected: "true or false",
     parse: _onOff,
   } as const;
 }
@@ -323,7 +320,6 @@ export const OPTIONS = {
     defaultText: "required",
     secret: true,
     help: [],
-    expected: "the API key",
     missing: (option) =>
       `${option.variable} is not set: give the API key (created with CI access under Settings → API Keys) in the environment or in a .env file`,
     parse: _apiKey,
@@ -334,7 +330,6 @@ export const OPTIONS = {
     defaultText: "none",
     secret: true,
     help: ["GitHub's token for --pr-comment and --commit-status"],
-    expected: "a GitHub token",
     parse: _forge,
   },
   gitlabToken: {
@@ -343,7 +338,6 @@ export const OPTIONS = {
     defaultText: "none",
     secret: true,
     help: ["a GitLab project access token for --pr-comment and --commit-status"],
-    expected: "a GitLab token",
     parse: _forge,
   },
   githubApiUrl: {
@@ -351,7 +345,6 @@ export const OPTIONS = {
     variable: "GITHUB_API_URL",
     defaultText: "`https://api.github.com`",
     help: ["GitHub's API address for --pr-comment and --commit-status"],
-    expected: "an https:// URL",
     parse: _forge,
   },
   gitlabApiUrl: {
@@ -359,7 +352,6 @@ export const OPTIONS = {
     variable: "CI_API_V4_URL",
     defaultText: "set by GitLab CI",
     help: ["GitLab's API address for --pr-comment and --commit-status"],
-    expected: "an https:// URL",
     parse: _forge,
   },
   bitbucketProxy: {
@@ -367,7 +359,6 @@ export const OPTIONS = {
     variable: "SERVICE_BITBUCKET_PROXY",
     defaultText: "`http://localhost:29418`",
     help: ["the Bitbucket Pipelines proxy that signs Bitbucket's requests"],
-    expected: "a proxy address",
     parse: _forge,
   },
   json: {
@@ -426,7 +417,6 @@ export const OPTIONS = {
       "one line per HTTP exchange on stderr (never a key, token or body",
       "but an error's excerpt); on by itself in a CI's debug mode",
     ],
-    expected: "true or false",
     parse: _onOff,
   },
   envFile: {
@@ -637,12 +627,6 @@ export function inActionTerms(message: string): string {
   return text;
 }
 
-export const SECRET_VARIABLES: readonly string[] = Object.values(
-  OPTIONS as Record<string, OptionSpec>,
-).flatMap((option) =>
-  option.secret === true && option.variable !== undefined ? [option.variable] : []
-);
-
 /**
  * The values of the secret variables set in `env`, as given and trimmed: what every output masks.
  *
@@ -653,8 +637,8 @@ export const SECRET_VARIABLES: readonly string[] = Object.values(
  * ```
  */
 export function secretValues(env: (name: string) => string | undefined): string[] {
-  return SECRET_VARIABLES.flatMap((name) => {
-    const value = env(name);
+  return Object.values(OPTIONS as Record<string, OptionSpec>).flatMap((option) => {
+    const value = option.secret === true ? env(option.variable!) : undefined;
     if (value === undefined || value.trim() === "") return [];
     return value === value.trim() ? [value] : [value, value.trim()];
   });

@@ -20,14 +20,12 @@ import { QUOTE_MAX, quoteValue, UsageError } from "./errors.ts";
 import { parseArgTokens, type TokenOption } from "./parse_args.ts";
 
 /**
- * Where an option's value came from: its flag (`--base-url`), its variable (`SERVICE_BASE_URL`),
- * `.env`, the release's `built-in default` address, the table's `default`, or `unset`.
+ * Each option of {@linkcode OPTIONS}, typed by the table, and where each came from: its flag
+ * (`--base-url`), its variable (`SERVICE_BASE_URL`), `.env`, the release's `built-in default`
+ * address, the table's `default`, or `unset`.
  */
-export type OptionSource = string;
-
-/** Each option of {@linkcode OPTIONS}, typed by the table, and where each came from. */
 export type Config = OptionValues & {
-  readonly sources: { readonly [K in ConfigKey]: OptionSource };
+  readonly sources: { readonly [K in ConfigKey]: string };
   /** As the messages show it. */
   readonly envFileRead: string | undefined;
   readonly runner: RunnerValues;
@@ -50,10 +48,8 @@ export type Invocation =
   | { readonly kind: "version" }
   | { readonly kind: "run"; readonly flags: Flags };
 
-type _Entry = readonly [key: string, option: OptionSpec];
-
 // The parser's view: the table spells a switch such as --no-ci-native as a flag alone.
-const BY_FLAG: ReadonlyMap<string, _Entry> = new Map(
+const BY_FLAG: ReadonlyMap<string, readonly [key: string, option: OptionSpec]> = new Map(
   Object.entries(OPTIONS as Record<string, OptionSpec>).flatMap(([key, option]) =>
     option.flag === undefined ? [] : [[option.flag, [key, option] as const]]
   ),
@@ -190,7 +186,7 @@ export function resolveConfig(
   options: ResolveOptions = {},
 ): Config {
   const values: Record<string, unknown> = {};
-  const sources: Record<string, OptionSource> = {};
+  const sources: Record<string, string> = {};
   for (const [key, option] of Object.entries(OPTIONS as Record<string, OptionSpec>)) {
     if (option === OPTIONS.help || option === OPTIONS.version) continue;
     const { value, source } = _resolve(key, option, flags, env, options);
@@ -220,7 +216,7 @@ export function resolveConfig(
 
 /** Where the address and the key came from, for the first line printed; never a value. */
 export function describeSources(config: Pick<Config, "sources" | "envFileRead">): string {
-  const from = (source: OptionSource) =>
+  const from = (source: string) =>
     source === ".env" && config.envFileRead !== undefined ? config.envFileRead : source;
   return `address from ${from(config.sources.baseUrl)}, key from ${from(config.sources.apiKey)}`;
 }
@@ -234,7 +230,7 @@ function _resolve(
   flags: Flags,
   env: ConfigEnv,
   options: ResolveOptions,
-): { value: unknown; source: OptionSource } {
+): { value: unknown; source: string } {
   const parse = option.parse as ((input: unknown, name: string) => unknown) | undefined;
   const flag = (flags as Record<string, unknown>)[key];
   if (flag !== undefined && !(Array.isArray(flag) && flag.length === 0)) {
