@@ -26,14 +26,10 @@ export async function run(effects: RunEffects): Promise<number> {
   for (const secret of secretValues(ask(CONFIG_ENV_VARIABLES))) output.addSecret(secret);
   try {
     const invocation = parseCommandLine(effects.args);
-    if (invocation.kind === "help") {
-      const { helpText } = await import("./config/help.ts");
-      return output.stdout(helpText(DEFAULT_BASE_URL)) ? ExitCode.Passed : ExitCode.Unchecked;
-    }
-    if (invocation.kind === "version") {
-      const text = `service-ci ${VERSION}\nbuilt-in service address: ${
-        DEFAULT_BASE_URL ?? "none"
-      }\n`;
+    if (invocation.kind !== "run") {
+      const text = invocation.kind === "help"
+        ? (await import("./config/help.ts")).helpText(DEFAULT_BASE_URL)
+        : `service-ci ${VERSION}\nbuilt-in service address: ${DEFAULT_BASE_URL ?? "none"}\n`;
       return output.stdout(text) ? ExitCode.Passed : ExitCode.Unchecked;
     }
     // The pipeline is loaded only now: --help and --version need none of it.

@@ -16,16 +16,9 @@ import { toJsonAgent } from "./json.ts";
  * with `--warn-only`, which changes the exit code, not the verdict. With several agents, each
  * per-run value is a JSON array.
  */
-export interface OutputValues {
-  readonly passed: string;
-  readonly "run-id": string;
-  readonly status: string;
-  readonly url: string;
-  readonly "exit-code": string;
-  readonly agents: string;
-}
-
-export function outputValues(report: RunReport): OutputValues {
+export function outputValues(
+  report: RunReport,
+): Readonly<Record<"passed" | "run-id" | "status" | "url" | "exit-code" | "agents", string>> {
   const agents = report.agents;
   const single = agents.length === 1 ? agents[0] : undefined;
   const values = (pick: (agent: AgentOutcome) => string | null): string =>

@@ -4,16 +4,13 @@ import { ExitCode } from "../result/exit_code.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
-export interface OutcomeLabel {
-  readonly verdict: string;
-  readonly words: string;
-  readonly counted: string;
-  readonly mark: string;
-  /** An annotation's title; `null` for an outcome that needs no attention. */
-  readonly problem: string | null;
-}
-
-export const OUTCOME_LABELS: Readonly<Record<Outcome, OutcomeLabel>> = {
+// `problem` is an annotation's title; `null` for an outcome that needs no attention.
+export const OUTCOME_LABELS: Readonly<
+  Record<
+    Outcome,
+    { verdict: string; words: string; counted: string; mark: string; problem: string | null }
+  >
+> = {
   passed: { verdict: "PASSED", words: "passed", counted: "passed", mark: "✅", problem: null },
   failed: {
     verdict: "FAILED",
