@@ -35,7 +35,7 @@ export async function runGit(
   args: readonly string[],
   options: RunGitOptions,
 ): Promise<string | undefined> {
-  if (!READ_ONLY_COMMANDS.some((allowed) => _sameArgs(allowed, args))) {
+  if (!READ_ONLY_COMMANDS.some((allowed) => JSON.stringify(allowed) === JSON.stringify(args))) {
     throw new TypeError(
       `runGit() runs only ${READ_ONLY_COMMANDS.map((a) => `"git ${a.join(" ")}"`).join(", ")} ` +
         `(got "git ${args.join(" ")}")`,
@@ -68,8 +68,4 @@ export function boundedGit(
     totalMs: Math.min(GIT_BOUND_MS, timeoutMs / 4),
   });
   return (args) => effects.programs.git(args, { timeoutMs: bound(), signal: effects.interrupt });
-}
-
-function _sameArgs(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((value, index) => value === b[index]);
 }

@@ -5,9 +5,7 @@ export type InterruptSignal = "SIGINT" | "SIGTERM" | "SIGHUP";
 
 export class Interrupted extends Error {
   override name = "Interrupted";
-  readonly signal: InterruptSignal;
-  constructor(signal: InterruptSignal) {
+  constructor(readonly signal: InterruptSignal) {
     super(`interrupted by ${signal}`);
-    this.signal = signal;
   }
 }

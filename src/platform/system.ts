@@ -1,6 +1,6 @@
 /** The real `Files` and `Programs` of `effects.ts`: files read, report files, git and CI tools. */
 
-import { FileRefused } from "../config/errors.ts";
+import { errorMessage, FileRefused, firstLine } from "../config/errors.ts";
 import { HttpFailure, readCapped } from "../http/policy.ts";
 import type { Clock, CommandOptions, CommandResult, ReportFile } from "../effects.ts";
 
@@ -60,7 +60,12 @@ export async function runCommand(
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     }).spawn();
   } catch (error) {
-    return { kind: "not-run", reason: _notRunReason(error) };
+    const reason = error instanceof Deno.errors.NotFound
+      ? "not on PATH"
+      : error instanceof Deno.errors.NotCapable
+      ? "not permitted by --allow-run"
+      : errorMessage(error);
+    return { kind: "not-run", reason };
   }
   // Written while the timer runs: a program that never reads would block a large input forever.
   const input = options.stdin === undefined
@@ -93,12 +98,6 @@ export async function runCommand(
   };
 }
 
-function _notRunReason(error: unknown): string {
-  if (error instanceof Deno.errors.NotFound) return "not on PATH";
-  if (error instanceof Deno.errors.NotCapable) return "not permitted by --allow-run";
-  return error instanceof Error ? error.message : String(error);
-}
-
 // Resolves with why the input could not be written (a program that ended without reading all
 // of it: "Broken pipe"), or undefined once it was.
 async function _writeInput(
@@ -112,7 +111,7 @@ async function _writeInput(
     return undefined;
   } catch (error) {
     await writer.abort(error).catch(() => {});
-    return error instanceof Error ? error.message : String(error);
+    return errorMessage(error);
   }
 }
 
@@ -307,6 +306,5 @@ function _pathProblem(error: unknown, path: string): string {
     return "is outside what service-ci may write (its permission set covers files, not devices)";
   }
   if (error instanceof Deno.errors.PermissionDenied) return "is not writable (permission denied)";
-  const message = error instanceof Error ? error.message : String(error);
-  return `cannot be written (${message.split("\n")[0]})`;
+  return `cannot be written (${firstLine(error)})`;
 }

@@ -36,18 +36,13 @@ export interface NativeOptions {
 /** The GitHub action's outputs that Azure, TeamCity and Buildkite set too, in this order. */
 export const CI_OUTPUTS = ["passed", "exit-code", "run-id", "url"] as const;
 
-export interface NativeTimeBounds {
-  readonly eachMs: number;
-  readonly totalMs: number;
-}
-
 /** A CI's tool or proxy that hangs holds the job up by at most these. */
-export const NATIVE_TIME_BOUNDS: NativeTimeBounds = { eachMs: 10_000, totalMs: 30_000 };
+export const NATIVE_TIME_BOUNDS = { eachMs: 10_000, totalMs: 30_000 };
 
 /** Each call gives the next program's or request's bound; the total counts from the first call. */
 export function nativeTimeBound(
   monotonic: () => number,
-  bounds: NativeTimeBounds = NATIVE_TIME_BOUNDS,
+  bounds: typeof NATIVE_TIME_BOUNDS = NATIVE_TIME_BOUNDS,
 ): () => number {
   let start: number | undefined;
   return () => {
