@@ -58,11 +58,13 @@ export class ConsoleReporter {
     }
   }
 
-  /** `text` is already safe to print. */
-  line(text: string): void {
+  /** `text` is already safe to print; without it, only the live lines are drawn again. */
+  line(text?: string): void {
     this.#clearLive();
-    this.#options.write(`${text}\n`);
-    this.#lastWrite = this.#options.monotonic();
+    if (text !== undefined) {
+      this.#options.write(`${text}\n`);
+      this.#lastWrite = this.#options.monotonic();
+    }
     this.#drawLive();
   }
 
@@ -75,13 +77,13 @@ export class ConsoleReporter {
     }
     agent.status = event.status;
     const status = event.status === null ? "(no status)" : this.#safe(event.status);
-    if (this.#options.tty) this.#redraw();
+    if (this.#options.tty) this.line();
     else this.line(`agent ${agentId}: status ${status} (${this.#times()})`);
   }
 
   tick(): void {
     const waiting = this.#waiting();
-    if (this.#options.tty) this.#redraw();
+    if (this.#options.tty) this.line();
     else if (waiting.length > 0 && this.#options.monotonic() - this.#lastWrite >= HEARTBEAT_MS) {
       const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
       this.line(`still waiting (${this.#times()}): ${list}`);
@@ -162,11 +164,6 @@ export class ConsoleReporter {
 
   #paint(text: string, kind: Outcome | "dim"): string {
     return this.#options.color ? `${_STYLE[kind][0]}${text}${_STYLE[kind][1]}` : text;
-  }
-
-  #redraw(): void {
-    this.#clearLive();
-    this.#drawLive();
   }
 
   #clearLive(): void {

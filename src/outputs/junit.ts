@@ -22,6 +22,7 @@ export function renderJunit(report: RunReport): string {
     count("unchecked", "timed_out", "interrupted"),
   ];
   const time = _seconds(report.durationMs);
+  const started = Date.parse(report.startedAt);
   const metadata = report.ciMetadata;
   const properties = {
     "service_ci.version": report.version,
@@ -46,7 +47,11 @@ export function renderJunit(report: RunReport): string {
         errors,
         skipped: count("triggered"),
         time,
-        timestamp: _timestamp(report.startedAt),
+        // What Ant and Surefire write, plus the zone, which readers that parse only the Ant form
+        // ignore.
+        timestamp: Number.isNaN(started)
+          ? null
+          : `${new Date(started).toISOString().slice(0, 19)}Z`,
       })
     }>`,
     `    <properties>`,
@@ -137,10 +142,4 @@ function _attributes(values: Readonly<Record<string, string | number | boolean |
 
 function _seconds(ms: number): string {
   return (shownMs(ms) / 1000).toFixed(3);
-}
-
-// What Ant and Surefire write, plus the zone, which readers that parse only the Ant form ignore.
-function _timestamp(startedAt: string): string | null {
-  const time = Date.parse(startedAt);
-  return Number.isNaN(time) ? null : `${new Date(time).toISOString().slice(0, 19)}Z`;
 }

@@ -84,11 +84,7 @@ export async function chooseOutputs(
       import("../forge/comment/output.ts"),
       import("../forge/target.ts"),
     ]);
-    const target = forgeTarget(
-      config,
-      { metadata: context.metadata, context: context.context },
-      "comment",
-    );
+    const target = forgeTarget(config, context, "comment");
     if ("skip" in target) output.stderr(`${target.skip}\n`);
     else {
       const comment = PullRequestComment.forTarget(target, clients.api(target), {

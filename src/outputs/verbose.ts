@@ -26,17 +26,16 @@ export const DEBUG_ENV_VARIABLES: readonly string[] = Object.values(_CI_DEBUG).m
   ci.variable
 );
 
-export const ERROR_EXCERPT_LENGTH = 200;
-
-export interface ExchangeLogOptions {
-  /** `undefined` when not given, so the CI's debug switch decides. */
-  readonly verbose: boolean | undefined;
-  readonly provider: string;
-  readonly read: (name: string) => string | undefined;
-  readonly clock: Pick<Clock, "monotonic">;
-}
-
-export function exchangeLog(output: Output, options: ExchangeLogOptions): ExchangeLog | undefined {
+export function exchangeLog(
+  output: Output,
+  options: {
+    /** `undefined` when not given, so the CI's debug switch decides. */
+    readonly verbose: boolean | undefined;
+    readonly provider: string;
+    readonly read: (name: string) => string | undefined;
+    readonly clock: Pick<Clock, "monotonic">;
+  },
+): ExchangeLog | undefined {
   const ci = _CI_DEBUG[options.provider];
   const debug = ci !== undefined && ci.on(options.read(ci.variable)?.trim() ?? "");
   if (!(options.verbose ?? debug)) return undefined;
@@ -65,7 +64,7 @@ export function exchangeLine(exchange: Exchange, secrets: readonly string[]): st
     ...(exchange.requestId === null ? [] : [`request id ${clean(exchange.requestId, 100)}`]),
     ...(exchange.errorBody === null || exchange.status === null || exchange.status < 400
       ? []
-      : [`body: ${clean(exchange.errorBody, ERROR_EXCERPT_LENGTH) || "(empty)"}`]),
+      : [`body: ${clean(exchange.errorBody, 200) || "(empty)"}`]),
   ];
   return neutralizeLine(maskSecrets(parts.join(", "), secrets));
 }
