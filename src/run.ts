@@ -62,20 +62,11 @@ export async function run(effects: RunEffects): Promise<number> {
     const started = effects.clock.monotonic();
     const { metadata, context } = await detectCiBuild(env, {
       overrides: metadataOverrides(config),
-      readTextFile: (path) =>
-        _withinBound(effects, effects.files.readTextFile(path)).catch((error) => {
-          if (error instanceof FileRefused) throw error;
-          return undefined;
-        }),
+      readTextFile: (path) => _readCiFile(effects, path),
       // Bounded, never beyond the timeout, and ended at once by an interrupt.
       git: boundedGit(effects, config.timeoutMinutes * 60_000),
     });
-    const log = exchangeLog(output, {
-      verbose: config.verbose,
-      provider: metadata.provider,
-      read: (name) => env[name],
-      clock: effects.clock,
-    });
+    const log = exchangeLog(output, config.verbose, metadata.provider, env, effects.clock);
     const http = { ...effects.http, log };
     const client = new ServiceClient({
       baseUrl: config.baseUrl,
@@ -96,7 +87,6 @@ export async function run(effects: RunEffects): Promise<number> {
       const { dryRun } = await import("./outputs/dry_run.ts");
       return dryRun(client, config, { metadata, context }, output);
     }
-    // Every report's path is checked before anything is sent: a bad one is a usage error.
     const build = { config, metadata, context, output };
     const outputs = await chooseOutputs({ ...effects, http }, { ...build, env });
     const report = await runGates(effects, { ...build, client, outputs, started });
@@ -132,8 +122,10 @@ function _fromAction(env: (name: string) => string | undefined): boolean {
 export const EVENT_READ_BOUND_MS = 10_000;
 
 // A CI's file read within EVENT_READ_BOUND_MS on the run's clock: a regular file that still does
-// not answer (a hung network mount) is refused like a pipe, before anything is sent.
-async function _withinBound(effects: Pick<RunEffects, "clock">, read: Promise<string>) {
+// not answer (a hung network mount) is refused like a pipe, before anything is sent; one that
+// cannot be read is none.
+async function _readCiFile(effects: Pick<RunEffects, "clock" | "files">, path: string) {
+  const read = effects.files.readTextFile(path);
   const done = new AbortController();
   const late = effects.clock.sleep(EVENT_READ_BOUND_MS, done.signal).then(
     () =>
@@ -142,6 +134,9 @@ async function _withinBound(effects: Pick<RunEffects, "clock">, read: Promise<st
   );
   try {
     return await Promise.race([read, late]);
+  } catch (error) {
+    if (error instanceof FileRefused) throw error;
+    return undefined;
   } finally {
     done.abort();
   }

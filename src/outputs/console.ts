@@ -53,9 +53,7 @@ export class ConsoleReporter {
     this.#options = options;
     this.#started = options.monotonic();
     this.#lastWrite = this.#started;
-    for (const agent of options.agents) {
-      this.#agents.set(agent, { status: null, done: false });
-    }
+    for (const agent of options.agents) this.#agents.set(agent, { status: null, done: false });
   }
 
   /** `text` is already safe to print; without it, only the live lines are drawn again. */

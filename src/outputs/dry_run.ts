@@ -58,28 +58,22 @@ export function dryRun(
     ),
     body: { ci_metadata: build.metadata },
   }));
+  const document = {
+    dry_run: true,
+    base_url: config.baseUrl.href,
+    base_url_source: config.sources.baseUrl,
+    api_key_source: config.sources.apiKey,
+    env_file: config.envFileRead ?? null,
+    requests,
+  };
+  const text = requests.map((request) => {
+    const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}`);
+    return `${request.method} ${request.url}\n${headers.join("\n")}\n\n${
+      JSON.stringify(request.body, null, 2)
+    }\n\n`;
+  });
   const written = config.json
-    ? output.document(`${
-      JSON.stringify(
-        {
-          dry_run: true,
-          base_url: config.baseUrl.href,
-          base_url_source: config.sources.baseUrl,
-          api_key_source: config.sources.apiKey,
-          env_file: config.envFileRead ?? null,
-          requests,
-        },
-        null,
-        2,
-      )
-    }\n`)
-    : output.stdout(
-      requests.map((request) => {
-        const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}`);
-        return `${request.method} ${request.url}\n${headers.join("\n")}\n\n${
-          JSON.stringify(request.body, null, 2)
-        }\n\n`;
-      }).join(""),
-    );
+    ? output.document(`${JSON.stringify(document, null, 2)}\n`)
+    : output.stdout(text.join(""));
   return written ? ExitCode.Passed : ExitCode.Unchecked;
 }

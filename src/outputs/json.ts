@@ -3,9 +3,6 @@
 import type { AgentOutcome, RunReport } from "../result/outcome.ts";
 import { shownMs } from "../text/words.ts";
 
-/** Changes only when a field is removed, renamed or changes meaning. */
-const REPORT_SCHEMA_VERSION = 1;
-
 /** The GitHub `agents` output uses the same objects, so both read alike. */
 export function toJsonAgent(agent: AgentOutcome): Readonly<Record<string, unknown>> {
   return {
@@ -26,7 +23,8 @@ export function toJsonAgent(agent: AgentOutcome): Readonly<Record<string, unknow
 export function renderJson(report: RunReport): string {
   const metadata = report.ciMetadata;
   const document = {
-    schema_version: REPORT_SCHEMA_VERSION,
+    // Changes only when a field is removed, renamed or changes meaning.
+    schema_version: 1,
     version: report.version,
     exit_code: report.exitCode,
     started_at: report.startedAt,

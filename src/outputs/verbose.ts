@@ -26,22 +26,20 @@ export const DEBUG_ENV_VARIABLES: readonly string[] = Object.values(_CI_DEBUG).m
   ci.variable
 );
 
+/** `verbose` is `undefined` when not given, so the CI's debug switch decides. */
 export function exchangeLog(
   output: Output,
-  options: {
-    /** `undefined` when not given, so the CI's debug switch decides. */
-    readonly verbose: boolean | undefined;
-    readonly provider: string;
-    readonly read: (name: string) => string | undefined;
-    readonly clock: Pick<Clock, "monotonic">;
-  },
+  verbose: boolean | undefined,
+  provider: string,
+  env: Readonly<Record<string, string | undefined>>,
+  clock: Pick<Clock, "monotonic">,
 ): ExchangeLog | undefined {
-  const ci = _CI_DEBUG[options.provider];
-  const debug = ci !== undefined && ci.on(options.read(ci.variable)?.trim() ?? "");
-  if (!(options.verbose ?? debug)) return undefined;
+  const ci = _CI_DEBUG[provider];
+  const debug = ci !== undefined && ci.on(env[ci.variable]?.trim() ?? "");
+  if (!(verbose ?? debug)) return undefined;
   const format = debug ? ci.format : "plain";
   return {
-    monotonic: options.clock.monotonic,
+    monotonic: clock.monotonic,
     tell: (exchange) => {
       const line = exchangeLine(exchange, output.secrets);
       if (format === "plain") output.stderr(`service-ci: ${line}\n`);

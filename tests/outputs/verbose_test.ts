@@ -36,12 +36,7 @@ Deno.test("exchangeLog() is on with --verbose, off with false, else by the detec
   const make = (verbose: boolean | undefined, provider: string, vars: Record<string, string>) => {
     let stderr = "";
     const output = new Output({ stdout: () => {}, stderr: (text) => stderr += text });
-    const log = exchangeLog(output, {
-      verbose,
-      provider,
-      read: (name) => vars[name],
-      clock: { monotonic: () => 0 },
-    });
+    const log = exchangeLog(output, verbose, provider, vars, { monotonic: () => 0 });
     log?.tell({ ...EXCHANGE, status: 200, requestId: null, errorBody: null });
     return log === undefined ? null : stderr;
   };
