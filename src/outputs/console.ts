@@ -8,7 +8,7 @@ import { describeCiMetadata } from "../ci/detect.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 import { explainExitCode, OUTCOME_LABELS } from "../text/words.ts";
 import type { GateEvent } from "../service/poll.ts";
-import type { RunOutput } from "./output.ts";
+import type { RunOutput, RunPlan } from "./output.ts";
 import { outcomeReason } from "./summary.ts";
 import { sanitize } from "../text/sanitize.ts";
 
@@ -19,8 +19,9 @@ export interface ConsoleOptions {
   /** Writes to stderr as it is (the caller masks secrets). */
   readonly write: (text: string) => void;
   readonly monotonic: () => number;
-  readonly deadline: number;
-  readonly agents: readonly string[];
+  /** Rejects when `signal` aborts. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly header: string;
   readonly tty: boolean;
   readonly color: boolean;
   /** Masked before service text is cut: a cut secret's beginning escapes the caller's masking. */
@@ -38,11 +39,14 @@ const _STYLE: Readonly<Record<Outcome | "dim", readonly [string, string]>> = {
   dim: ["\x1b[2m", "\x1b[22m"],
 };
 
-export class ConsoleReporter {
+export class ConsoleReporter implements RunOutput {
+  readonly kind = "console";
+  readonly name = "the console";
   readonly #options: ConsoleOptions;
-  readonly #started: number;
   readonly #agents = new Map<string, { status: string | null; done: boolean }>();
-  #lastWrite: number;
+  #started = 0;
+  #deadline = 0;
+  #lastWrite = 0;
   #liveLines = 0;
 
   #safe(text: string): string {
@@ -51,9 +55,29 @@ export class ConsoleReporter {
 
   constructor(options: ConsoleOptions) {
     this.#options = options;
-    this.#started = options.monotonic();
+  }
+
+  start(plan: RunPlan): void {
+    this.begin(plan.agents, plan.deadline);
+    void (async () => {
+      try {
+        for (;;) {
+          await this.#options.sleep(this.#options.tty ? 1000 : 5000, plan.ended);
+          this.tick();
+        }
+      } catch {
+        // Every gate has ended.
+      }
+    })();
+    this.line(this.#options.header);
+    this.line(describeCiMetadata(plan.metadata, plan.context));
+  }
+
+  begin(agents: readonly string[], deadline: number): void {
+    this.#started = this.#options.monotonic();
     this.#lastWrite = this.#started;
-    for (const agent of options.agents) this.#agents.set(agent, { status: null, done: false });
+    this.#deadline = deadline;
+    for (const agent of agents) this.#agents.set(agent, { status: null, done: false });
   }
 
   /** `text` is already safe to print; without it, only the live lines are drawn again. */
@@ -99,6 +123,19 @@ export class ConsoleReporter {
   }
 
   finish(report: RunReport): void {
+    this.summary(report);
+    for (const agent of report.agents) {
+      if (agent.outcome === "interrupted" && agent.runId !== null) {
+        this.#options.write(
+          `run ${agent.runId} of agent ${agent.agentId} is still going on the service${
+            agent.url === null ? "" : `: ${agent.url}`
+          }\n`,
+        );
+      }
+    }
+  }
+
+  summary(report: RunReport): void {
     this.#clearLive();
     this.#agents.forEach((agent) => agent.done = true);
     const rows = [
@@ -156,7 +193,7 @@ export class ConsoleReporter {
 
   #times(): string {
     const now = this.#options.monotonic();
-    const left = Math.max(0, this.#options.deadline - now);
+    const left = Math.max(0, this.#deadline - now);
     return `${_duration(now - this.#started)} elapsed, ${_duration(left)} left`;
   }
 
@@ -205,52 +242,4 @@ function _duration(ms: number): string {
   if (seconds < 60) return `${seconds}s`;
   const minutes = Math.floor(seconds / 60);
   return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
-}
-
-/** `sleep` rejects when its signal aborts. */
-export function consoleOutput(
-  options: Omit<ConsoleOptions, "agents" | "deadline"> & {
-    readonly header: string;
-    readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  },
-): RunOutput {
-  let reporter: ConsoleReporter | undefined;
-  return {
-    kind: "console",
-    name: "the console",
-    start(plan) {
-      const started = new ConsoleReporter({
-        ...options,
-        agents: plan.agents,
-        deadline: plan.deadline,
-      });
-      reporter = started;
-      void (async () => {
-        try {
-          for (;;) {
-            await options.sleep(options.tty ? 1000 : 5000, plan.ended);
-            started.tick();
-          }
-        } catch {
-          // Every gate has ended.
-        }
-      })();
-      started.line(options.header);
-      started.line(describeCiMetadata(plan.metadata, plan.context));
-    },
-    event: (agentId, event) => reporter?.event(agentId, event),
-    agentDone: (outcome) => reporter?.agentDone(outcome),
-    finish(report) {
-      reporter?.finish(report);
-      for (const agent of report.agents) {
-        if (agent.outcome === "interrupted" && agent.runId !== null) {
-          options.write(
-            `run ${agent.runId} of agent ${agent.agentId} is still going on the service${
-              agent.url === null ? "" : `: ${agent.url}`
-            }\n`,
-          );
-        }
-      }
-    },
-  };
 }

@@ -8,7 +8,7 @@ import { firstLine, quoteValue, UsageError } from "../config/errors.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import { formatMinutes, type RunReport } from "../result/outcome.ts";
 import type { Output } from "./streams.ts";
-import { consoleOutput } from "./console.ts";
+import { ConsoleReporter } from "./console.ts";
 import { deliverReports } from "./deliver.ts";
 import { renderJson } from "./json.ts";
 import { renderJunit } from "./junit.ts";
@@ -122,19 +122,21 @@ export async function chooseOutputs(
   if (config.json) {
     outputs.push({ kind: "report", name: `the ${json} document`, document: renderJson });
   }
-  outputs.push(consoleOutput({
-    write: (text) => output.stderr(text),
-    monotonic: effects.clock.monotonic,
-    sleep: effects.clock.sleep,
-    tty: effects.console.stderrIsTerminal,
-    color: effects.console.stderrIsTerminal && !context.env.NO_COLOR,
-    secrets: output.secrets,
-    header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
-      config.baseUrl.pathname.replace(/\/+$/, "")
-    } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
-      formatMinutes(config.timeoutMinutes * 60_000)
-    } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""}; ${describeSources(config)})`,
-  }));
+  outputs.push(
+    new ConsoleReporter({
+      write: (text) => output.stderr(text),
+      monotonic: effects.clock.monotonic,
+      sleep: effects.clock.sleep,
+      tty: effects.console.stderrIsTerminal,
+      color: effects.console.stderrIsTerminal && !context.env.NO_COLOR,
+      secrets: output.secrets,
+      header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
+        config.baseUrl.pathname.replace(/\/+$/, "")
+      } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
+        formatMinutes(config.timeoutMinutes * 60_000)
+      } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""}; ${describeSources(config)})`,
+    }),
+  );
   for (const file of outputs.flatMap((each) => each.files ?? [])) {
     const problem = file.stream === undefined
       ? await effects.files.checkReportPath(file.path, file.append)

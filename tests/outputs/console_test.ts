@@ -32,12 +32,13 @@ function reporter(
   const console = new ConsoleReporter({
     write: (text) => written += text,
     monotonic: () => now,
-    deadline: DEADLINE,
-    agents: options.agents ?? [A, B],
+    sleep: () => new Promise(() => {}),
+    header: "",
     tty: options.tty,
     color: options.color,
     ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
   });
+  console.begin(options.agents ?? [A, B], DEADLINE);
   return {
     console,
     at(ms: number) {
@@ -136,7 +137,7 @@ Deno.test("ConsoleReporter in a CI log writes one line per status change and per
   );
   r.console.agentDone(passedA);
   r.console.agentDone(failedB);
-  r.console.finish(passAndFail);
+  r.console.summary(passAndFail);
   assert.equal(
     r.take(),
     [
@@ -263,7 +264,7 @@ Deno.test("ConsoleReporter on a terminal redraws the live lines in place, withou
     "a terminal gets no heartbeat lines",
   );
   r.console.agentDone(failedB);
-  r.console.finish(passAndFail);
+  r.console.summary(passAndFail);
   assert.equal(r.take(), `\x1b[1A\x1b[Jagent ${B}: FAILED (run run_2)\n${TABLE}`);
   assert.doesNotMatch(r.all, SGR);
 });
@@ -276,7 +277,7 @@ Deno.test("ConsoleReporter colours verdicts and dims the table header only when 
     `service-ci 1.0.0\n\x1b[2m…\x1b[22m agent ${A}: waiting (0s elapsed, 30m00s left)\n`,
   );
   r.console.agentDone(passedA);
-  r.console.finish(makeReport([passedA, failedB], { exitCode: 1 }));
+  r.console.summary(makeReport([passedA, failedB], { exitCode: 1 }));
   const dim = (text: string) => `\x1b[2m${text}\x1b[22m`;
   assert.equal(
     r.take(),
@@ -319,7 +320,7 @@ Deno.test("ConsoleReporter paints every verdict that is not a pass or a failure 
 
 Deno.test("ConsoleReporter's final table shows every outcome, with - for what is not known", () => {
   const r = reporter({ tty: false, color: false });
-  r.console.finish(mixedReport);
+  r.console.summary(mixedReport);
   assert.equal(
     r.take(),
     [
@@ -428,7 +429,7 @@ Deno.test("ConsoleReporter shows hostile service text as one inert line", () => 
       exitCode: 3,
     });
     r.console.agentDone(outcome);
-    r.console.finish(makeReport([outcome], { exitCode: 3 }));
+    r.console.summary(makeReport([outcome], { exitCode: 3 }));
     assertNoWorkflowCommand(r.all);
     const escapes = r.all.replace(CURSOR_UP_AND_CLEAR, "");
     for (const c of ["\x1b", "\x9b", "\x07", "\r"]) {
@@ -449,7 +450,7 @@ Deno.test("ConsoleReporter keeps unsanitized outcome text inert too", () => {
     exitCode: 3,
   });
   r.console.agentDone(outcome);
-  r.console.finish(makeReport([outcome], { exitCode: 3 }));
+  r.console.summary(makeReport([outcome], { exitCode: 3 }));
   assertNoWorkflowCommand(r.all);
   for (const c of ["\x1b", "\x07", "\r"]) assert.ok(!r.all.includes(c), JSON.stringify(c));
   assert.equal(r.all.split("\n").length, 7, r.all);

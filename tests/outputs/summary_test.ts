@@ -64,12 +64,13 @@ async function surfaces(run: RunReport) {
   const reporter = new ConsoleReporter({
     write: (text) => console += text,
     monotonic: () => 0,
-    deadline: 60_000,
-    agents: run.agents.map((agent) => agent.agentId),
+    sleep: () => new Promise(() => {}),
+    header: "",
     tty: false,
     color: false,
     secrets: [KEY],
   });
+  reporter.begin(run.agents.map((agent) => agent.agentId), 60_000);
   for (const agent of run.agents) reporter.agentDone(agent);
   const failed = run.agents[1]!;
   return {
