@@ -16,11 +16,9 @@ export function renderJunit(report: RunReport): string {
   const agents = report.agents;
   const count = (...outcomes: Outcome[]) =>
     agents.filter((agent) => outcomes.includes(agent.outcome)).length;
-  const [tests, failures, errors] = [
-    agents.length,
-    count("failed"),
-    count("unchecked", "timed_out", "interrupted"),
-  ];
+  const tests = agents.length;
+  const failures = count("failed");
+  const errors = count("unchecked", "timed_out", "interrupted");
   const time = _seconds(report.durationMs);
   const started = Date.parse(report.startedAt);
   const metadata = report.ciMetadata;

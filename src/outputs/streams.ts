@@ -25,6 +25,7 @@ export function isCapableTerminal(isTerminal: boolean, term: string | undefined)
 export class Output {
   readonly #streams: Streams;
   readonly #secrets: string[] = [];
+  readonly secrets: readonly string[] = this.#secrets;
   #commandsOnStderr = false;
 
   constructor(streams: Streams) {
@@ -40,10 +41,6 @@ export class Output {
     if (secret !== undefined && secret !== "" && !this.#secrets.includes(secret)) {
       this.#secrets.push(secret);
     }
-  }
-
-  get secrets(): readonly string[] {
-    return this.#secrets;
   }
 
   stdout(text: string): boolean {

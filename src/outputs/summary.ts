@@ -85,13 +85,10 @@ export function gateProblems(report: RunReport): GateProblem[] {
     if (title === null) return [];
     const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
     const reason = outcomeReason(agent);
-    const parts = [
-      `Agent ${agent.agentId}: ${title} (${run}${
-        agent.status === null ? "" : `, status ${agent.status}`
-      })`,
-      ...(reason === null ? [] : [reason]),
-      ...(agent.url === null ? [] : [agent.url]),
-    ];
-    return [{ agent, title, message: parts.join(". ") }];
+    const head = `Agent ${agent.agentId}: ${title} (${run}${
+      agent.status === null ? "" : `, status ${agent.status}`
+    })`;
+    const message = [head, reason, agent.url].filter((part) => part !== null).join(". ");
+    return [{ agent, title, message }];
   });
 }
