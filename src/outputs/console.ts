@@ -3,7 +3,7 @@
  * logs one line per change and a heartbeat at most once a minute.
  */
 
-import { MAX_CONSECUTIVE_FAULTS } from "../service/backoff.ts";
+import { MAX_CONSECUTIVE_FAULTS } from "../service/timing.ts";
 import { describeCiMetadata } from "../ci/detect.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 import { explainExitCode, OUTCOME_LABELS } from "../text/words.ts";
@@ -93,14 +93,9 @@ export class ConsoleReporter implements RunOutput {
   event(agentId: string, event: GateEvent): void {
     const agent = this.#agents.get(agentId);
     if (agent === undefined) return;
-    if (event.type !== "status") {
-      this.line(`agent ${agentId}: ${this.#says(event)}`);
-      return;
-    }
-    agent.status = event.status;
-    const status = event.status === null ? "(no status)" : this.#safe(event.status);
-    if (this.#options.tty) this.line();
-    else this.line(`agent ${agentId}: status ${status} (${this.#times()})`);
+    if (event.type === "status") agent.status = event.status;
+    const says = this.#says(event);
+    this.line(says === null ? undefined : `agent ${agentId}: ${says}`);
   }
 
   tick(): void {
@@ -161,8 +156,13 @@ export class ConsoleReporter implements RunOutput {
     this.#options.write(`\n${lines.join("\n")}\n\n${explainExitCode(report)}\n`);
   }
 
-  #says(event: Exclude<GateEvent, { type: "status" }>): string {
+  // On a terminal a status is only the live line, drawn again.
+  #says(event: GateEvent): string | null {
     switch (event.type) {
+      case "status": {
+        const status = event.status === null ? "(no status)" : this.#safe(event.status);
+        return this.#options.tty ? null : `status ${status} (${this.#times()})`;
+      }
       case "triggered":
         return `triggered run ${this.#safe(event.runId)}${
           event.url === null ? "" : `: ${this.#safe(event.url)}`

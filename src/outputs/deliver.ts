@@ -74,24 +74,23 @@ export async function deliverReports(
     };
     // When a failure changes the code, what was written shows the old one: the files are rewound
     // and written again. The code changes once at most (a verdict becomes 3), so this ends.
-    const writeAll = async (rewind: boolean): Promise<void> => {
-      if (rewind) {
-        for (const entry of [...open]) {
-          await attempt(entry, () => entry.file.rewind());
-        }
-      }
+    const writeAll = async (): Promise<void> => {
       const code = current.exitCode;
       for (const entry of [...open]) {
         await attempt(entry, () => entry.file.write(output.mask(entry.report.render(current))));
-        if (current.exitCode !== code) return await writeAll(true);
+        if (current.exitCode !== code) return await rewriteAll();
       }
     };
+    const rewriteAll = async () => {
+      for (const entry of [...open]) await attempt(entry, () => entry.file.rewind());
+      await writeAll();
+    };
     try {
-      await writeAll(false);
+      await writeAll();
       if (holder?.document !== undefined && !output.document(holder.document(current))) {
         const code = current.exitCode;
         fail(holder.name, "stdout", new Error("stdout is closed"));
-        if (current.exitCode !== code) await writeAll(true);
+        if (current.exitCode !== code) await rewriteAll();
       }
       const code = current.exitCode;
       pending = [];
