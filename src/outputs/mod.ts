@@ -79,9 +79,8 @@ export async function chooseOutputs(
   if (config.prComment) {
     const clients = await forgeClients();
     // Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
-    const [{ PullRequestComment }, { commentOutput }, { forgeTarget }] = await Promise.all([
+    const [{ PullRequestComment, commentOutput }, { forgeTarget }] = await Promise.all([
       import("../forge/comment/pr_comment.ts"),
-      import("../forge/comment/output.ts"),
       import("../forge/target.ts"),
     ]);
     const target = forgeTarget(config, context, "comment");

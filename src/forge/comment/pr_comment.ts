@@ -1,22 +1,78 @@
 /**
  * Keeps one comment per gate on the pull request (GitHub) or merge request (GitLab): written
- * "in progress" once the runs are triggered, edited with the verdicts at the end. A comment that
- * cannot be written is one line of diagnostics; it never throws and never touches the verdict.
+ * "in progress" once every agent has its run (or has ended without one), edited with the verdicts
+ * at the end. A comment that cannot be written is one line of diagnostics; it never throws and
+ * never touches the verdict.
  */
 
 import { OPTIONS } from "../../config/options.ts";
 import type { RunReport } from "../../result/outcome.ts";
-import { maskSecrets } from "../../text/sanitize.ts";
-import { type CommentProgress, finalComment, progressComment } from "./content.ts";
+import { maskSecrets, sanitize } from "../../text/sanitize.ts";
+import {
+  type CommentProgress,
+  finalComment,
+  progressComment,
+  type TriggeredRun,
+} from "./content.ts";
 import type { ForgeHttp, RequestOptions } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeLimits } from "../limits.ts";
 import type { ForgeTarget } from "../target.ts";
-import type { FinishWindow } from "../../outputs/output.ts";
-import { writeQueue } from "../status/commit_status.ts";
+import type { FinishWindow, RunOutput, RunPlan } from "../../outputs/output.ts";
+import { tokenAdvice, writeQueue } from "../status/commit_status.ts";
 import { type CommentHistory, readHistory, recordRun } from "./history.ts";
 import { gateMarker } from "./marker.ts";
 import { CommentThread } from "./thread.ts";
+
+/**
+ * Service text is masked before the comment renders it: escaping for Markdown would otherwise
+ * hide a secret from the mask the outputs apply last.
+ */
+export function commentOutput(
+  comment: PullRequestComment,
+  secrets: readonly string[],
+): RunOutput {
+  let plan: RunPlan | undefined;
+  const triggered = new Map<string, TriggeredRun>();
+  const clean = (text: string | null) => text === null ? null : sanitize(text, { secrets });
+  // The first word on each agent's run counts: a run id from the trigger, or why there is none.
+  const settle = (run: TriggeredRun) => {
+    if (plan === undefined || triggered.has(run.agentId)) return;
+    triggered.set(run.agentId, {
+      ...run,
+      runId: clean(run.runId),
+      url: clean(run.url),
+      refused: clean(run.refused ?? null),
+    });
+    if (triggered.size === plan.agents.length) {
+      void comment.begin({
+        commitSha: plan.metadata.commit_sha,
+        buildUrl: plan.metadata.build_url,
+        runs: plan.agents.map((agentId) => triggered.get(agentId)!),
+      });
+    }
+  };
+  return {
+    kind: "courtesy",
+    name: "the pull-request comment",
+    start: (started) => plan = started,
+    event(agentId, event) {
+      if (event.type === "triggered") settle({ agentId, runId: event.runId, url: event.url });
+      if (event.type === "attached") settle({ agentId, runId: event.runId, url: null });
+    },
+    // A gate that ended without a run says why in the comment, not "running". The outcome's
+    // text is masked already.
+    agentDone(outcome) {
+      settle({
+        agentId: outcome.agentId,
+        runId: outcome.runId,
+        url: outcome.url,
+        refused: outcome.runId === null ? outcome.error ?? outcome.outcome : null,
+      });
+    },
+    finish: (report, window) => comment.finish(report, window),
+  };
+}
 
 export class PullRequestComment {
   readonly #thread: Pick<CommentThread, keyof CommentThread>;
@@ -47,7 +103,9 @@ export class PullRequestComment {
       } was`,
       // A refused or read-only token, or a fault of this program: another attempt would repeat it.
       final: (error) => !(error instanceof HttpFailure && error.retryable),
-      advice: (error) => error instanceof HttpFailure ? advice[error.kind] ?? "" : "",
+      advice: (error) =>
+        tokenAdvice(thread.forge, error) ??
+          (error instanceof HttpFailure ? advice[error.kind] ?? "" : ""),
     }, (line) => options.warn(maskSecrets(line, options.secrets)));
   }
 
@@ -169,19 +227,15 @@ interface _Write {
 }
 
 const _GITHUB_ADVICE: Readonly<Partial<Record<HttpFailure["kind"], string>>> = {
-  unauthorized: `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`,
   forbidden:
     "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
   not_found:
     "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
-  rate_limited: "GitHub's API rate limit is used up for now.",
 };
 
 const _GITLAB_ADVICE: Readonly<Partial<Record<HttpFailure["kind"], string>>> = {
-  unauthorized: `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`,
   forbidden:
     `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,
   not_found:
     `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
-  rate_limited: "GitLab's API rate limit is used up for now.",
 };

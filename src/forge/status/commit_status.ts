@@ -4,6 +4,7 @@
  * line.
  */
 
+import { OPTIONS } from "../../config/options.ts";
 import type { RequestOptions } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
 import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
@@ -40,6 +41,16 @@ export interface StatusForge extends ForgeWriter {
   start(start: StatusStart, options: RequestOptions): Promise<void>;
   /** Creates the status if `start` never did. */
   end(end: StatusEnd, options: RequestOptions): Promise<void>;
+}
+
+/** What a refused token or a used-up rate limit needs, said alike by the statuses and the comment. */
+export function tokenAdvice(forge: "GitHub" | "GitLab", error: unknown): string | undefined {
+  const kind = error instanceof HttpFailure ? error.kind : null;
+  if (kind === "rate_limited") return `${forge}'s API rate limit is used up for now.`;
+  if (kind !== "unauthorized") return undefined;
+  return forge === "GitHub"
+    ? `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`
+    : `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`;
 }
 
 /**

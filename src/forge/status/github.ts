@@ -3,7 +3,6 @@
  * check runs, one commit status per agent (docs/github-actions.md, "Commit statuses").
  */
 
-import { OPTIONS } from "../../config/options.ts";
 import { httpLink, inertMarkdown } from "../../text/markdown.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
 import { type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
@@ -12,7 +11,13 @@ import type { ForgeTarget } from "../target.ts";
 import { clip } from "../../text/sanitize.ts";
 import { outcomeReason } from "../../outputs/summary.ts";
 import { formatDuration, outcomeLine, outcomeText } from "../../text/words.ts";
-import { type StatusEnd, type StatusForge, statusName, type StatusStart } from "./commit_status.ts";
+import {
+  type StatusEnd,
+  type StatusForge,
+  statusName,
+  type StatusStart,
+  tokenAdvice,
+} from "./commit_status.ts";
 
 type _Ended = Exclude<Outcome, "triggered">;
 
@@ -106,17 +111,12 @@ export class GithubStatuses implements StatusForge {
 
   /** How to enable what failed; never a permission for a rate limit. */
   advice(error: unknown): string {
-    const kind = error instanceof HttpFailure ? error.kind : null;
-    if (kind === "unauthorized") {
-      return `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`;
+    if (!(error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind))) {
+      return tokenAdvice("GitHub", error) ?? "";
     }
-    if (kind === "forbidden" || kind === "not_found") {
-      return this.#mode === "checks"
-        ? "Give the job `permissions: checks: write`."
-        : "Give the job `permissions: statuses: write` (`checks: write` for check runs).";
-    }
-    if (kind === "rate_limited") return "GitHub's API rate limit is used up for now.";
-    return "";
+    return this.#mode === "checks"
+      ? "Give the job `permissions: checks: write`."
+      : "Give the job `permissions: statuses: write` (`checks: write` for check runs).";
   }
 
   /** A refused token or a refused redirect: another attempt would only repeat it. */
@@ -165,57 +165,49 @@ export class GithubStatuses implements StatusForge {
     options: RequestOptions,
   ): Promise<void> {
     const key = agentId.toLowerCase();
-    const id = this.#checkRuns.get(key) ?? (await this.#inProgress(options)).get(key);
-    if (id !== undefined) {
-      await this.#http.request("PATCH", `${this.#repo}/check-runs/${id}`, fields, options);
-      this.#checkRuns.set(key, id);
-      return;
-    }
-    const create = {
-      name: statusName(agentId),
-      head_sha: this.#sha,
-      external_id: key,
-      ...fields,
-    };
-    let answer;
-    try {
-      answer = await this.#http.request("POST", `${this.#repo}/check-runs`, create, options);
-    } catch (error) {
-      // The create may have worked with its answer lost: find it by name before another one.
-      if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
-        throw error;
+    // This run's agents' check runs still in progress on the commit, read once before the first
+    // create: a run killed before its final write left them, and this run completes them.
+    this.#existing ??= this.#find(null, options).catch(() => new Map());
+    let id = this.#checkRuns.get(key) ?? (await this.#existing).get(key);
+    if (id === undefined) {
+      const create = {
+        name: statusName(agentId),
+        head_sha: this.#sha,
+        external_id: key,
+        ...fields,
+      };
+      try {
+        const answer = await this.#http.request(
+          "POST",
+          `${this.#repo}/check-runs`,
+          create,
+          options,
+        );
+        const created = (answer.data as { id?: unknown } | null)?.id;
+        if (typeof created === "number" && Number.isSafeInteger(created)) {
+          this.#checkRuns.set(key, created);
+        }
+        return;
+      } catch (error) {
+        // The create may have worked with its answer lost: find it by name before another one.
+        if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
+          throw error;
+        }
+        const lost = await this.#find(agentId, options).catch(() => new Map<string, number>());
+        id = lost.get(key);
+        if (id === undefined) throw error;
       }
-      const lost = await this.#find(
-        `${this.#repo}/commits/${this.#sha}/check-runs?check_name=${
-          encodeURIComponent(statusName(agentId))
-        }&filter=latest&per_page=100`,
-        options,
-      ).catch(() => new Map<string, number>());
-      const found = lost.get(key);
-      if (found === undefined) throw error;
-      this.#checkRuns.set(key, found);
-      await this.#http.request("PATCH", `${this.#repo}/check-runs/${found}`, fields, options);
-      return;
     }
-    const created = (answer.data as { id?: unknown } | null)?.id;
-    if (typeof created === "number" && Number.isSafeInteger(created)) {
-      this.#checkRuns.set(key, created);
-    }
+    this.#checkRuns.set(key, id);
+    await this.#http.request("PATCH", `${this.#repo}/check-runs/${id}`, fields, options);
   }
 
-  // This run's agents' check runs still in progress on the commit, read once before the first
-  // create: a run killed before its final write left them, and this run completes them.
-  #inProgress(options: RequestOptions): Promise<Map<string, number>> {
-    this.#existing ??= this.#find(
-      `${this.#repo}/commits/${this.#sha}/check-runs?filter=latest&per_page=100`,
-      options,
-    ).catch(() => new Map());
-    return this.#existing;
-  }
-
-  async #find(first: string, options: RequestOptions): Promise<Map<string, number>> {
+  // `agentId`: only its check run, by name; `null`: every one on the commit.
+  async #find(agentId: string | null, options: RequestOptions): Promise<Map<string, number>> {
     const found = new Map<string, number>();
-    let target: string | null = first;
+    const named = agentId === null ? "" : `check_name=${encodeURIComponent(statusName(agentId))}&`;
+    let target: string | null =
+      `${this.#repo}/commits/${this.#sha}/check-runs?${named}filter=latest&per_page=100`;
     for (let page = 1; target !== null && page <= _MAX_PAGES; page++) {
       // A look-up that fails costs one attempt: the create or the update is what matters.
       const answer = await this.#http.request("GET", target, undefined, {

@@ -11,7 +11,7 @@ import type { ForgeTarget } from "../target.ts";
 import type { Outcome } from "../../result/outcome.ts";
 import { clip } from "../../text/sanitize.ts";
 import { outcomeLine } from "../../text/words.ts";
-import { type StatusForge, statusName } from "./commit_status.ts";
+import { type StatusForge, statusName, tokenAdvice } from "./commit_status.ts";
 
 // `triggered`: the state while the gate runs.
 const _STATES: Readonly<Record<"GitLab" | "Bitbucket", Readonly<Record<Outcome, string>>>> = {
@@ -87,17 +87,11 @@ export function gitlabStatuses(target: ForgeTarget, http: ForgeHttp): StatusForg
     }, options);
   }, {
     finishBy: (endsAt) => http.limits.finishBy(endsAt),
-    advice(error) {
-      const kind = error instanceof HttpFailure ? error.kind : null;
-      if (kind === "unauthorized") {
-        return `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`;
-      }
-      if (kind === "forbidden" || kind === "not_found") {
-        return `${OPTIONS.gitlabToken.variable} needs the api scope and the Developer role on this project (CI_JOB_TOKEN cannot set statuses).`;
-      }
-      if (kind === "rate_limited") return "GitLab's API rate limit is used up for now.";
-      return "";
-    },
+    advice: (error) =>
+      tokenAdvice("GitLab", error) ??
+        (error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind)
+          ? `${OPTIONS.gitlabToken.variable} needs the api scope and the Developer role on this project (CI_JOB_TOKEN cannot set statuses).`
+          : ""),
     final: (error) =>
       error instanceof HttpFailure &&
       ["unauthorized", "forbidden", "not_found", "refused"].includes(error.kind),
