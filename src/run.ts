@@ -8,7 +8,7 @@ import { metadataOverrides, parseCommandLine } from "./config/resolve.ts";
 import { FileRefused, firstLine, UsageError } from "./config/errors.ts";
 import { DEFAULT_BASE_URL } from "./config/default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
-import { ExitCode } from "./result/exit_code.ts";
+import { ExitCode } from "./result/outcome.ts";
 import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./config/options.ts";
 import { Output } from "./outputs/streams.ts";
 import { exchangeLog } from "./outputs/verbose.ts";

@@ -4,7 +4,7 @@
  * every later request.
  */
 
-import { exponentialDelay, parseRetryAfter } from "../service/backoff.ts";
+import { exponentialDelay, parseRetryAfter } from "../service/timing.ts";
 import {
   failureKind,
   fetchFollowing,

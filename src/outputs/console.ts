@@ -3,7 +3,7 @@
  * logs one line per change and a heartbeat at most once a minute.
  */
 
-import { MAX_CONSECUTIVE_FAULTS } from "../service/backoff.ts";
+import { MAX_CONSECUTIVE_FAULTS } from "../service/timing.ts";
 import { describeCiMetadata } from "../ci/detect.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 import { explainExitCode, OUTCOME_LABELS } from "../text/words.ts";

@@ -5,8 +5,7 @@
  */
 
 import type { Files, ReportFile } from "../effects.ts";
-import type { RunReport } from "../result/outcome.ts";
-import { decideExitCode } from "../result/exit_code.ts";
+import { decideExitCode, type RunReport } from "../result/outcome.ts";
 import { firstLine } from "../config/errors.ts";
 import type { RunOutput } from "./output.ts";
 import type { Output } from "./streams.ts";

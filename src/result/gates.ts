@@ -7,8 +7,7 @@
 import type { CiContext, CiMetadata } from "../ci/detect.ts";
 import type { ServiceClient } from "../service/client.ts";
 import type { Config } from "../config/resolve.ts";
-import { type AgentOutcome, type RunReport, toAgentOutcome } from "./outcome.ts";
-import { decideExitCode } from "./exit_code.ts";
+import { type AgentOutcome, decideExitCode, type RunReport, toAgentOutcome } from "./outcome.ts";
 import type { Output } from "../outputs/streams.ts";
 import { eachOutput } from "../outputs/mod.ts";
 import { DeadlineReached, type GateDeps, runGate } from "../service/poll.ts";

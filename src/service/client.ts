@@ -3,7 +3,7 @@
  * that says whether a retry may help. Retrying is the poller's job.
  */
 
-import { parseRetryAfter } from "./backoff.ts";
+import { parseRetryAfter } from "./timing.ts";
 import type { CiMetadata } from "../ci/detect.ts";
 import {
   causeChain,

@@ -4,11 +4,15 @@
  */
 
 import type { Clock } from "../effects.ts";
-import { MAX_CONSECUTIVE_FAULTS, retryDelay, UNREACHABLE_GIVE_UP_MS } from "./backoff.ts";
 import type { CiMetadata } from "../ci/detect.ts";
 import type { ServiceClient } from "./client.ts";
 import { HttpFailure, type Unreachable } from "../http/policy.ts";
-import { nextPollDelay } from "./schedule.ts";
+import {
+  MAX_CONSECUTIVE_FAULTS,
+  nextPollDelay,
+  retryDelay,
+  UNREACHABLE_GIVE_UP_MS,
+} from "./timing.ts";
 import { type GateField, readRun, type Verdict } from "./verdict.ts";
 import { hideUserinfo } from "../config/errors.ts";
 

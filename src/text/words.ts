@@ -1,7 +1,6 @@
 /** The words every surface shares, so that no two name one result two ways. */
 
-import { ExitCode } from "../result/exit_code.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
+import { type AgentOutcome, ExitCode, type Outcome, type RunReport } from "../result/outcome.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
 // `problem` is an annotation's title; `null` for an outcome that needs no attention.

@@ -9,16 +9,16 @@ import { systemClock } from "../../src/platform/clock.ts";
 import { PROVIDERS } from "../../src/ci/providers.ts";
 import { ServiceClient } from "../../src/service/client.ts";
 import { MAX_BODY_BYTES, MAX_REDIRECTS } from "../../src/http/policy.ts";
-import { MAX_CONSECUTIVE_FAULTS } from "../../src/service/backoff.ts";
 import { NEW_RUN_GRACE_MS } from "../../src/service/poll.ts";
 import {
   DEFAULT_MAX_INTERVAL_MS,
   FIRST_POLL_MS,
   GROWTH_PER_MS_OF_AGE,
   JITTER,
+  MAX_CONSECUTIVE_FAULTS,
   RETRY_AFTER_MAX_MS,
   RETRY_AFTER_MIN_MS,
-} from "../../src/service/schedule.ts";
+} from "../../src/service/timing.ts";
 import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../../src/service/verdict.ts";
 import { userAgent } from "../../src/config/version.ts";
 import { AGENTS, KEYS } from "../support/fake_service.ts";

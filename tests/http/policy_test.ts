@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Exchange } from "../../src/effects.ts";
-import { exponentialDelay, parseRetryAfter } from "../../src/service/backoff.ts";
+import { exponentialDelay, parseRetryAfter } from "../../src/service/timing.ts";
 import { ServiceClient } from "../../src/service/client.ts";
 import {
   checkHttps,
@@ -362,7 +362,7 @@ Deno.test("requestSignal() times a request out, and tells that from the caller's
 
 // Retry-After, as every client reads it
 
-Deno.test("a real answer's Retry-After is read in seconds and as an HTTP date; the forge's doubling is backoff.ts's", async () => {
+Deno.test("a real answer's Retry-After is read in seconds and as an HTTP date; the forge's doubling is timing.ts's", async () => {
   const now = Date.UTC(1994, 10, 6, 8, 49, 37);
   await using server = serve((request) =>
     new Response(null, {

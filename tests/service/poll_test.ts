@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
-import { MAX_CONSECUTIVE_FAULTS } from "../../src/service/backoff.ts";
 import type { CiMetadata } from "../../src/ci/detect.ts";
 import type { ApiAnswer, TriggerAnswer } from "../../src/service/client.ts";
 import { HttpFailure } from "../../src/http/policy.ts";
@@ -14,9 +13,10 @@ import {
 } from "../../src/service/poll.ts";
 import {
   FIRST_POLL_MS,
+  MAX_CONSECUTIVE_FAULTS,
   RETRY_AFTER_MAX_MS,
   RETRY_AFTER_MIN_MS,
-} from "../../src/service/schedule.ts";
+} from "../../src/service/timing.ts";
 
 const AGENT = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const START = 1_000_000;
