@@ -34,15 +34,13 @@ export async function run(effects: RunEffects): Promise<number> {
     }
     // The pipeline is loaded only now: --help and --version need none of it.
     const [
-      { ENV_VARIABLES },
-      { loadConfig, makeTrustingFetch },
+      { ENV_VARIABLES, loadConfig, makeTrustingFetch },
       { detectCiBuild },
       { ServiceClient },
       { chooseOutputs, finishOutputs },
       { runGates },
       { boundedGit },
     ] = await Promise.all([
-      import("./config/env_variables.ts"),
       import("./config/load.ts"),
       import("./ci/detect.ts"),
       import("./service/client.ts"),

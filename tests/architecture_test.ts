@@ -162,7 +162,7 @@ Deno.test("each option is spelled in one place in src/: its flag and variable ap
 });
 
 Deno.test("every variable src/ reads by name is declared: in the option table, a CI provider's list or a writer's, and so among ENV_VARIABLES", async () => {
-  const { ENV_VARIABLES } = await import("../src/config/env_variables.ts");
+  const { ENV_VARIABLES } = await import("../src/config/load.ts");
   const undeclared: string[] = [];
   let seen = 0;
   for (const file of await sourceFiles()) {

@@ -3,7 +3,7 @@
 import type { GitRunner } from "../effects.ts";
 import { type CiProvider, type MergeKind, PROVIDERS, type Read } from "./providers.ts";
 import { FileRefused, quoteValue, UsageError } from "../config/errors.ts";
-import { pullRequestNumber } from "./pull_request.ts";
+import { pullRequestNumber } from "../config/options.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "../text/sanitize.ts";
 import { httpLink } from "../text/markdown.ts";

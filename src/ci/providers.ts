@@ -132,26 +132,18 @@ function _slug(url: string | null): string | null {
   return url === null ? null : repositorySlug(url);
 }
 
-function _property(value: unknown, ...path: string[]): unknown {
-  let current = value;
+// A value in the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
+async function _event(
+  { readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "readJson">,
+  ...path: string[]
+): Promise<string | null> {
+  let value = await readJson("GITHUB_EVENT_PATH");
   for (const key of path) {
-    if (typeof current !== "object" || current === null) return undefined;
-    current = (current as Record<string, unknown>)[key];
+    if (typeof value !== "object" || value === null) return null;
+    value = (value as Record<string, unknown>)[key];
   }
-  return current;
-}
-
-function _text(value: unknown): string | null {
   if (typeof value === "number") return String(value);
   return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
-}
-
-// One object of the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
-async function _githubEvent(
-  { readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "readJson">,
-  key: "pull_request" | "merge_group",
-): Promise<unknown> {
-  return _property(await readJson("GITHUB_EVENT_PATH"), key);
 }
 
 // The queue's branch is `gh-readonly-queue/<base>/pr-<number>-<sha>`: the number is the pull
@@ -179,19 +171,19 @@ const GITHUB_ACTIONS = _provider({
   ],
   detect: (read) => _isTrue(read("GITHUB_ACTIONS")),
   pullRequest: async (context) =>
-    _text(_property(await _githubEvent(context, "pull_request"), "number")) ??
+    await _event(context, "pull_request", "number") ??
       /^refs\/pull\/(\d+)\//.exec(context.read("GITHUB_REF") ?? "")?.[1] ??
-      _queuedPullRequest(_text(_property(await _githubEvent(context, "merge_group"), "head_ref"))),
+      _queuedPullRequest(await _event(context, "merge_group", "head_ref")),
   // GITHUB_SHA is the synthetic merge commit on pull-request events; the event holds the head.
   // A merge group has no head of its own: its merge commit is what is tested and what lands.
   commitSha: async (context) =>
-    _text(_property(await _githubEvent(context, "pull_request"), "head", "sha")) ??
-      _text(_property(await _githubEvent(context, "merge_group"), "head_sha")) ??
+    await _event(context, "pull_request", "head", "sha") ??
+      await _event(context, "merge_group", "head_sha") ??
       context.read("GITHUB_SHA"),
   branch: async (context) => {
     const { read } = context;
-    const head = _text(_property(await _githubEvent(context, "pull_request"), "head", "ref")) ??
-      _text(_property(await _githubEvent(context, "merge_group"), "head_ref")) ??
+    const head = await _event(context, "pull_request", "head", "ref") ??
+      await _event(context, "merge_group", "head_ref") ??
       read("GITHUB_HEAD_REF");
     if (head !== null) return head;
     if (read("GITHUB_REF") !== null) return read("GITHUB_REF");
@@ -211,11 +203,11 @@ const GITHUB_ACTIONS = _provider({
   },
   merge: (read) => read("GITHUB_EVENT_NAME") === "merge_group" ? "merge_queue" : null,
   baseRef: async (context) =>
-    _text(_property(await _githubEvent(context, "merge_group"), "base_ref")) ??
-      _text(_property(await _githubEvent(context, "pull_request"), "base", "ref")) ??
+    await _event(context, "merge_group", "base_ref") ??
+      await _event(context, "pull_request", "base", "ref") ??
       context.read("GITHUB_BASE_REF"),
   mergeSha: async (context) =>
-    _text(_property(await _githubEvent(context, "merge_group"), "head_sha")) ??
+    await _event(context, "merge_group", "head_sha") ??
       context.read("GITHUB_SHA"),
 });
 

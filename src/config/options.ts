@@ -4,7 +4,6 @@
  * docs/options.md, README.md and action.yml against {@linkcode OPTIONS}.
  */
 
-import { pullRequestNumber } from "../ci/pull_request.ts";
 import { hideUserinfo, quoteValue, UsageError } from "./errors.ts";
 import { checkHttps, isLoopbackHost } from "../http/policy.ts";
 
@@ -144,6 +143,14 @@ function _apiKey(key: string, name: string): string {
     );
   }
   return key;
+}
+
+/** One rule for a pull request's number, the CI's or `--pull-request`'s. */
+export function pullRequestNumber(value: string | null): number | null {
+  const text = value?.trim() ?? "";
+  if (!/^[1-9]\d*$/.test(text)) return null;
+  const number = Number(text);
+  return Number.isSafeInteger(number) ? number : null;
 }
 
 function _pullRequest(text: string, name: string): number {

@@ -19,7 +19,7 @@ import type { OutputsContext, RunOutput } from "./output.ts";
 import type { ForgeClients } from "../forge/clients.ts";
 import type { ForgeConfig } from "../forge/target.ts";
 import { detectProvider, runnerValues } from "../ci/detect.ts";
-import { ENV_VARIABLES } from "../config/env_variables.ts";
+import { ENV_VARIABLES } from "../config/load.ts";
 import { userAgent, VERSION } from "../config/version.ts";
 
 /**

@@ -6,7 +6,7 @@
  */
 
 import { resolve } from "node:path";
-import { ENV_VARIABLES } from "../../src/config/env_variables.ts";
+import { ENV_VARIABLES } from "../../src/config/load.ts";
 import { runGit } from "../../src/platform/git.ts";
 import { makePolicyFetch } from "../../src/http/policy.ts";
 import { run } from "../../src/run.ts";
