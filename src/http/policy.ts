@@ -196,11 +196,16 @@ export function redirectMessage(
 }
 
 /**
- * The service's kinds. Only `transient` is retried (408, 425, 429, 5xx, a network error, a
- * timeout, a body that is not a JSON object), and `not_found` for a run just triggered: `tls`,
- * `plain_http` and `proxy` would meet the same certificate, server or credentials again.
+ * The service's kinds are `auth`, `not_found`, `refused`, `transient`, `tls`, `plain_http`,
+ * `proxy`, `redirect` and `unusable`. Only `transient` is retried (408, 425, 429, 5xx, a network
+ * error, a timeout, a body that is not a JSON object), and `not_found` for a run just triggered:
+ * `tls`, `plain_http` and `proxy` would meet the same certificate, server or credentials again.
+ *
+ * A forge's are `unauthorized`, `forbidden`, `not_found`, `rate_limited`, `server`, `network`,
+ * `refused` and `unusable`. `refused`: a redirect to another origin, to an address with
+ * credentials, or too many; or the proxy refused its credentials (407): no retry changes it.
  */
-export type ServiceFailure =
+export type FailureKind =
   | "auth"
   | "not_found"
   | "refused"
@@ -209,27 +214,15 @@ export type ServiceFailure =
   | "plain_http"
   | "proxy"
   | "redirect"
-  | "unusable";
-
-/**
- * A forge's kinds. `refused`: a redirect to another origin, to an address with credentials, or
- * too many; or the proxy refused its credentials (407): no retry changes it.
- */
-export type ForgeFailure =
+  | "unusable"
   | "unauthorized"
   | "forbidden"
-  | "not_found"
   | "rate_limited"
   | "server"
-  | "network"
-  | "refused"
-  | "unusable";
+  | "network";
 
 /** What an HTTP status that is no success says to the service's client, or to a forge's. */
-export function failureKind(
-  status: number,
-  to: "service" | "forge",
-): ServiceFailure | ForgeFailure {
+export function failureKind(status: number, to: "service" | "forge"): FailureKind {
   if (to === "forge") {
     if (status === 401) return "unauthorized";
     if (status === 403) return "forbidden";
@@ -246,6 +239,8 @@ export function failureKind(
 /** A transient failure marked so is most often a wrong address: it is retried only briefly. */
 export type Unreachable = "refused" | "dns";
 
+type _Detail = "status" | "retryAfterMs" | "code" | "unreachable" | "givenUp" | "redirect";
+
 const _RETRYABLE: ReadonlySet<string> = new Set(["transient", "rate_limited", "server", "network"]);
 
 /**
@@ -254,36 +249,23 @@ const _RETRYABLE: ReadonlySet<string> = new Set(["transient", "rate_limited", "s
  */
 export class HttpFailure extends Error {
   override name = "HttpFailure";
-  readonly status: number | undefined;
-  readonly retryAfterMs: number | undefined;
+  declare readonly status: number | undefined;
+  declare readonly retryAfterMs: number | undefined;
   /** The service's `{"error": {"code"}}`, or `certificate_name_mismatch`. */
-  readonly code: string | undefined;
+  declare readonly code: string | undefined;
   /** Set only while the service has not answered this client yet. */
-  readonly unreachable: Unreachable | undefined;
+  declare readonly unreachable: Unreachable | undefined;
   /** Never sent: a rate limit's pause outlasts the time left to finish. */
-  readonly givenUp: boolean;
-  readonly redirect: Redirect | undefined;
+  declare readonly givenUp: boolean | undefined;
+  declare readonly redirect: Redirect | undefined;
 
   constructor(
-    readonly kind: ServiceFailure | ForgeFailure,
+    readonly kind: FailureKind,
     message: string,
-    options: {
-      readonly status?: number | undefined;
-      readonly retryAfterMs?: number | undefined;
-      readonly code?: string | undefined;
-      readonly unreachable?: Unreachable | undefined;
-      readonly givenUp?: boolean;
-      readonly redirect?: Redirect;
-      readonly cause?: unknown;
-    } = {},
+    { cause, ...details }: Partial<Pick<HttpFailure, _Detail>> & { readonly cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.status = options.status;
-    this.retryAfterMs = options.retryAfterMs;
-    this.code = options.code;
-    this.unreachable = options.unreachable;
-    this.givenUp = options.givenUp ?? false;
-    this.redirect = options.redirect;
+    super(message, cause === undefined ? undefined : { cause });
+    Object.assign(this, details);
   }
 
   /** Whether the same request may succeed later. */
@@ -533,7 +515,7 @@ export async function readCapped(
   }
   if (response.body === null) return "";
   const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   // A stream that ignores the request's signal still stops when it aborts.
   const onAbort = () => reader.cancel().catch(() => {});
@@ -553,13 +535,7 @@ export async function readCapped(
     signal.removeEventListener("abort", onAbort);
   }
   signal.throwIfAborted();
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  return await new Blob(chunks).text();
 }
 
 function _tooLarge(status: number, maxBytes: number): HttpFailure {

@@ -6,10 +6,10 @@ import denoConfig from "../../deno.json" with { type: "json" };
 import type { CiMetadata } from "../../src/ci/detect.ts";
 import { ServiceClient, type ServiceClientOptions } from "../../src/service/client.ts";
 import {
+  type FailureKind,
   HttpFailure,
   MAX_BODY_BYTES,
   MAX_REDIRECTS,
-  type ServiceFailure,
 } from "../../src/http/policy.ts";
 import { userAgent, VERSION } from "../../src/config/version.ts";
 import { anyString } from "../support/report_fixtures.ts";
@@ -318,7 +318,7 @@ Deno.test("trigger() without a usable run_id is unusable, not transient", async 
 });
 
 Deno.test("each HTTP status becomes the error kind contract §3 gives it", async () => {
-  const expected: Array<[number, ServiceFailure]> = [
+  const expected: Array<[number, FailureKind]> = [
     [400, "refused"],
     [401, "auth"],
     [403, "auth"],
@@ -750,7 +750,7 @@ Deno.test("a declared Content-Length over 1 MiB is refused before the body is re
 });
 
 Deno.test("an oversized error answer is still classified by its status", async () => {
-  const cases: Array<[number, ServiceFailure]> = [
+  const cases: Array<[number, FailureKind]> = [
     [503, "transient"],
     [429, "transient"],
     [
