@@ -1,15 +1,9 @@
 /** Reads a run document (contract §2): still going, passed, failed, or unchecked. Pure. */
 
 /** Poll again, whatever `results` says. Statuses are folded by {@linkcode normalizeStatus}. */
-export const IN_PROGRESS: ReadonlySet<string> = new Set([
-  "queued",
-  "pending",
-  "created",
-  "scheduled",
-  "running",
-  "in_progress",
-  "evaluating",
-]);
+export const IN_PROGRESS: ReadonlySet<string> = new Set(
+  ["queued", "pending", "created", "scheduled", "running", "in_progress", "evaluating"],
+);
 
 export const ENDED_WITHOUT_VERDICT: ReadonlySet<string> = new Set([
   "error",
@@ -24,16 +18,9 @@ export const ENDED_WITHOUT_VERDICT: ReadonlySet<string> = new Set([
 ]);
 
 /** The verdict is `results.gate.passed`. */
-export const FINISHED: ReadonlySet<string> = new Set([
-  "completed",
-  "complete",
-  "succeeded",
-  "success",
-  "finished",
-  "done",
-  "passed",
-  "failed",
-]);
+export const FINISHED: ReadonlySet<string> = new Set(
+  ["completed", "complete", "succeeded", "success", "finished", "done", "passed", "failed"],
+);
 
 /**
  * How one agent's gate ended, from the answer ({@linkcode readRun}) or the wait (`runGate`) to
@@ -94,31 +81,18 @@ export function readRun(document: Readonly<Record<string, unknown>>, asked: Aske
     return { kind: "unchecked", status, reason: "the run ended without a verdict" };
   }
   if (folded !== null && FINISHED.has(folded)) {
-    if (folded === "failed" && passed === true) {
-      return {
-        kind: "unchecked",
-        status,
-        reason: "the answer contradicts itself: status failed with results.gate.passed true",
-      };
-    }
-    if (typeof passed === "boolean") return _verdict(passed, status, document);
-    return {
-      kind: "unchecked",
-      status,
-      reason: `the run finished but results.gate.passed is ${_describe(passed)}, not true or false`,
-    };
+    const reason = folded === "failed" && passed === true
+      ? "the answer contradicts itself: status failed with results.gate.passed true"
+      : typeof passed === "boolean"
+      ? undefined
+      : `the run finished but results.gate.passed is ${_describe(passed)}, not true or false`;
+    if (reason !== undefined) return { kind: "unchecked", status, reason };
   }
-  // Unknown or missing status: a boolean verdict means finished; anything else, keep waiting.
-  if (typeof passed === "boolean") return _verdict(passed, status, document);
+  // Finished, unknown or missing status: a boolean verdict means finished; else keep waiting.
+  if (typeof passed === "boolean") {
+    return { kind: passed ? "passed" : "failed", status, gate: gateFields(document) };
+  }
   return { kind: "in_progress", status };
-}
-
-function _verdict(
-  passed: boolean,
-  status: string | null,
-  document: Readonly<Record<string, unknown>>,
-): RunState {
-  return { kind: passed ? "passed" : "failed", status, gate: gateFields(document) };
 }
 
 export interface GateField {
