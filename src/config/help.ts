@@ -1,6 +1,6 @@
 /** The text of `service-ci --help`, its option list drawn from the option table. */
 
-import { optionName, OPTIONS, type OptionSpec } from "./options.ts";
+import { OPTION_LIST, optionName, OPTIONS, type OptionSpec } from "./options.ts";
 import { REPOSITORY_URL, VERSION } from "./version.ts";
 
 // Descriptions start in this column; a variable joins the last line when it stays within
@@ -39,7 +39,7 @@ Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 
 // The options that are a variable only, but for the key: a line each, with its help.
 function _variableLines(): string[] {
-  return Object.values(OPTIONS as Record<string, OptionSpec>)
+  return OPTION_LIST
     .filter((option) => option.flag === undefined && option !== OPTIONS.apiKey)
     .map((option) =>
       `  ${_variable(option)!.slice(1, -1).padEnd(COLUMN - 2)}${option.help.join(" ")}`
@@ -52,9 +52,7 @@ function _usage(option: OptionSpec): string {
 
 // One entry per option with a flag; consecutive options with the same help lines share one.
 function _optionLines(defaultBaseUrl: string | undefined): string[] {
-  const options = Object.values(OPTIONS as Record<string, OptionSpec>).filter((option) =>
-    option.flag !== undefined
-  );
+  const options = OPTION_LIST.filter((option) => option.flag !== undefined);
   const lines: string[] = [];
   for (let start = 0; start < options.length;) {
     const option = options[start]!;

@@ -4,30 +4,20 @@
  */
 
 import { type Config, resolveConfig } from "./resolve.ts";
-import type { Flags } from "./options.ts";
 import { firstLine, UsageError } from "./errors.ts";
-import {
-  CONFIG_ENV_VARIABLES,
-  ENV_FILE_VARIABLES,
-  NEAR_MISS_VARIABLES,
-  optionName,
-  OPTIONS,
-  secretValues,
-} from "./options.ts";
+import { CONFIG_ENV_VARIABLES, ENV_FILE_VARIABLES, type Flags } from "./options.ts";
+import { NEAR_MISS_VARIABLES, optionName, OPTIONS, secretValues } from "./options.ts";
 import { CI_ENV_VARIABLES, detectProvider, reader, runnerValues } from "../ci/detect.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { DEBUG_ENV_VARIABLES } from "../outputs/verbose.ts";
 
-/**
- * Every environment variable the program reads: the only ones `main.ts` asks the system for.
- * `NO_COLOR` and `TERM` are the console's (`TERM=dumb`: a terminal that shows neither cursor
- * movement nor colours).
- */
+/** Every environment variable the program reads: the only ones `main.ts` asks the system for. */
 export const ENV_VARIABLES: readonly string[] = [
   ...new Set([
     ...CONFIG_ENV_VARIABLES,
     ...NEAR_MISS_VARIABLES,
     ...CI_ENV_VARIABLES,
+    // The console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours).
     "NO_COLOR",
     "TERM",
     ...DEBUG_ENV_VARIABLES,

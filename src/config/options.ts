@@ -557,13 +557,15 @@ export type Flags = {
     FlagValue<(typeof OPTIONS)[K]>;
 };
 
-export const OPTION_NAMES: readonly string[] = Object.values(OPTIONS as Record<string, OptionSpec>)
-  .flatMap((option) => option.flag === undefined ? [] : [option.flag]);
+/** The table's rows, typed as rows. */
+export const OPTION_LIST: readonly OptionSpec[] = Object.values(OPTIONS);
+
+export const OPTION_NAMES: readonly string[] = OPTION_LIST.flatMap((option) => option.flag ?? []);
 
 /** Besides the CI metadata's. */
-export const CONFIG_ENV_VARIABLES: readonly string[] = Object.values(
-  OPTIONS as Record<string, OptionSpec>,
-).flatMap((option) => option.variable === undefined ? [] : [option.variable]);
+export const CONFIG_ENV_VARIABLES: readonly string[] = OPTION_LIST.flatMap((option) =>
+  option.variable ?? []
+);
 
 /**
  * The variables a `.env` file may give: service-ci's own `SERVICE_*` settings. Never a CI
@@ -622,7 +624,7 @@ export const NEAR_MISS_VARIABLES: readonly string[] = [
  */
 export function inActionTerms(message: string): string {
   let text = message;
-  for (const option of Object.values(OPTIONS as Record<string, OptionSpec>)) {
+  for (const option of OPTION_LIST) {
     if (option.input === undefined) continue;
     const name = option.inputVia === "variable" ? option.variable : `--${option.flag}`;
     if (name === undefined) continue;
@@ -644,7 +646,7 @@ export function inActionTerms(message: string): string {
  * ```
  */
 export function secretValues(env: (name: string) => string | undefined): string[] {
-  return Object.values(OPTIONS as Record<string, OptionSpec>).flatMap((option) => {
+  return OPTION_LIST.flatMap((option) => {
     const value = option.secret === true ? env(option.variable!) : undefined;
     if (value === undefined || value.trim() === "") return [];
     return value === value.trim() ? [value] : [value, value.trim()];

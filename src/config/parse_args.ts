@@ -4,8 +4,9 @@
  * of an immediately finished gate (docs/performance.md); the tests compare it with `node:util`.
  */
 
+/** Every type but `boolean` and `switch` takes a value. */
 export interface TokenOption {
-  readonly type: "string" | "boolean";
+  readonly type: "string" | "boolean" | "switch" | "number" | "list";
   readonly short?: string;
 }
 
@@ -32,7 +33,7 @@ export function parseArgTokens(
   const tokens: ArgToken[] = [];
   const remaining = [...args];
   const takesValue = (name: string) =>
-    Object.hasOwn(options, name) && options[name]!.type === "string";
+    Object.hasOwn(options, name) && !["boolean", "switch"].includes(options[name]!.type);
   const option = (name: string, rawName: string, value?: string, inline?: boolean): ArgToken => ({
     kind: "option",
     name,

@@ -55,10 +55,7 @@ const BY_FLAG: ReadonlyMap<string, readonly [key: string, option: OptionSpec]> =
   ),
 );
 const TOKEN_OPTIONS: Readonly<Record<string, TokenOption>> = Object.fromEntries(
-  [...BY_FLAG].map(([flag, [, option]]) => [flag, {
-    type: option.type === "boolean" || option.type === "switch" ? "boolean" : "string",
-    ...(option.short === undefined ? {} : { short: option.short }),
-  }]),
+  [...BY_FLAG].map(([flag, [, option]]) => [flag, option]),
 );
 
 // --api-key, --api_key, --apiKey, --apikey, --service-api-key, alone or with =value.

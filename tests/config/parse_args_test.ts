@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { parseArgs as nodeParseArgs } from "node:util";
 import fc from "npm:fast-check@3.23.2";
-import { parseArgTokens, type TokenOption } from "../../src/config/parse_args.ts";
+import { parseArgTokens } from "../../src/config/parse_args.ts";
 
 // Every shape of option the tokenizer treats differently: string, boolean, and one-letter
 // aliases of a boolean and of a string (config.ts uses the first two and `-h`).
-const OPTIONS: Record<string, TokenOption> = {
+const OPTIONS: Record<string, { type: "string" | "boolean"; short?: string }> = {
   agent: { type: "string" },
   "base-url": { type: "string" },
   json: { type: "boolean" },
