@@ -116,11 +116,9 @@ const _OMISSION_RESERVE = 300;
 // A link longer than this is shown as text: one row must not take the whole comment.
 const _MAX_HREF_LENGTH = 2_000;
 
-interface _Row {
-  readonly cells: readonly string[];
-  /** `null` while in progress. */
-  readonly outcome: Outcome | null;
-}
+// `outcome`: `null` while in progress.
+type _Row = { readonly cells: readonly string[]; readonly outcome: Outcome | null };
+type _History = { readonly line: string | null; readonly shown: readonly string[] };
 
 interface _Parts {
   readonly heading: string;
@@ -129,11 +127,6 @@ interface _Parts {
   readonly closing: readonly string[];
   readonly footer: string;
   readonly history: _History;
-}
-
-interface _History {
-  readonly line: string | null;
-  readonly shown: readonly string[];
 }
 
 // When rows must be left out, the ones a reviewer needs most stay: failures before passes.

@@ -14,33 +14,27 @@ export function statusName(agentId: string): string {
   return `service-ci / ${agentId.toLowerCase()}`;
 }
 
-export interface StatusStart {
-  readonly agentId: string;
-  readonly runId: string | null;
-  readonly link: string | null;
-}
-
-export interface StatusEnd {
-  readonly agent: AgentOutcome;
-  readonly report: RunReport;
-  readonly link: string | null;
-}
-
-/** What a forge writer says about a write that failed (an `HttpFailure`). */
-export interface ForgeWriter {
+/** Each method throws on failure; the output turns that into one line. */
+export interface StatusForge {
+  readonly forge: string;
+  finishBy(endsAt: number): void;
+  start(
+    start: {
+      readonly agentId: string;
+      readonly runId: string | null;
+      readonly link: string | null;
+    },
+    options: RequestOptions,
+  ): Promise<void>;
+  /** Creates the status if `start` never did. */
+  end(
+    end: { readonly agent: AgentOutcome; readonly report: RunReport; readonly link: string | null },
+    options: RequestOptions,
+  ): Promise<void>;
   /** Whether `error` would only repeat on another attempt (a refused token, a missing scope). */
   final(error: unknown): boolean;
   /** How to enable the writes after `error`, one sentence (may be empty). */
   advice(error: unknown): string;
-}
-
-/** Each method throws on failure; the output turns that into one line. */
-export interface StatusForge extends ForgeWriter {
-  readonly forge: string;
-  finishBy(endsAt: number): void;
-  start(start: StatusStart, options: RequestOptions): Promise<void>;
-  /** Creates the status if `start` never did. */
-  end(end: StatusEnd, options: RequestOptions): Promise<void>;
 }
 
 /** What a refused token or a used-up rate limit needs, said alike by the statuses and the comment. */
@@ -59,7 +53,7 @@ export function tokenAdvice(forge: "GitHub" | "GitLab", error: unknown): string 
  * was") was not written, and one that another attempt would only repeat stops every further write.
  */
 export function writeQueue(
-  writer: ForgeWriter & { readonly subject: string },
+  writer: Pick<StatusForge, "final" | "advice"> & { readonly subject: string },
   warn: (line: string) => void,
 ): (key: string, write: () => Promise<void>, last: boolean) => Promise<void> {
   const chains = new Map<string, Promise<void>>();

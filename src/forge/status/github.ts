@@ -11,13 +11,7 @@ import type { ForgeTarget } from "../target.ts";
 import { clip } from "../../text/sanitize.ts";
 import { outcomeReason } from "../../outputs/summary.ts";
 import { formatDuration, outcomeLine, outcomeText } from "../../text/words.ts";
-import {
-  type StatusEnd,
-  type StatusForge,
-  statusName,
-  type StatusStart,
-  tokenAdvice,
-} from "./commit_status.ts";
+import { type StatusForge, statusName, tokenAdvice } from "./commit_status.ts";
 
 type _Ended = Exclude<Outcome, "triggered">;
 
@@ -73,7 +67,7 @@ export class GithubStatuses implements StatusForge {
     this.#http.limits.finishBy(endsAt);
   }
 
-  async start(start: StatusStart, options: RequestOptions): Promise<void> {
+  async start(start: Parameters<StatusForge["start"]>[0], options: RequestOptions): Promise<void> {
     const summary = start.runId === null
       ? "The gate is running."
       : `Run ${inertMarkdown(start.runId)} is running; the verdict follows when the gate ends.`;
@@ -90,7 +84,10 @@ export class GithubStatuses implements StatusForge {
     }, options);
   }
 
-  async end({ agent, report, link }: StatusEnd, options: RequestOptions): Promise<void> {
+  async end(
+    { agent, report, link }: Parameters<StatusForge["end"]>[0],
+    options: RequestOptions,
+  ): Promise<void> {
     const outcome = agent.outcome as _Ended;
     await this.#write(agent.agentId, {
       check: {
