@@ -7,7 +7,6 @@
 import type { Files, ReportFile } from "../effects.ts";
 import { decideExitCode, type RunReport } from "../result/outcome.ts";
 import { firstLine } from "../config/errors.ts";
-import type { RunOutput } from "./output.ts";
 import type { Output } from "./streams.ts";
 
 export interface FileReport {
@@ -30,7 +29,11 @@ export interface FileReport {
  */
 export async function deliverReports(
   report: RunReport,
-  reports: readonly RunOutput[],
+  reports: readonly {
+    readonly name: string;
+    readonly files?: readonly FileReport[];
+    readonly document?: (report: RunReport) => string;
+  }[],
   output: Output,
   files: Pick<Files, "openReportFile">,
 ): Promise<RunReport> {
