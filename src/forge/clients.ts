@@ -2,13 +2,7 @@
 
 import type { Clock, Http } from "../effects.ts";
 import { boundedFetch } from "../http/policy.ts";
-import {
-  bitbucketApi,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  type ForgeHttp,
-  githubApi,
-  gitlabApi,
-} from "./http.ts";
+import { bitbucketApi, DEFAULT_REQUEST_TIMEOUT_MS, type ForgeHttp, tokenApi } from "./http.ts";
 import { ForgeLimits } from "./limits.ts";
 import type { ForgeName, ForgeTarget } from "./target.ts";
 
@@ -56,8 +50,7 @@ export class ForgeClients {
     const key = `${target.forge} ${target.apiUrl} ${target.token.value}`;
     let http = this.#apis.get(key);
     if (http === undefined) {
-      const make = target.forge === "GitHub" ? githubApi : gitlabApi;
-      http = make({
+      http = tokenApi(target.forge, {
         token: target.token.value,
         apiUrl: target.apiUrl,
         userAgent: this.#options.userAgent,

@@ -279,14 +279,8 @@ export class ForgeHttp {
       try {
         return { data: text === "" ? null : JSON.parse(text), headers: response.headers, url };
       } catch (cause) {
-        throw new HttpFailure(
-          "unusable",
-          `${forge} answered ${method} with ${status} but not JSON`,
-          {
-            status,
-            cause,
-          },
-        );
+        const message = `${forge} answered ${method} with ${status} but not JSON`;
+        throw new HttpFailure("unusable", message, { status, cause });
       }
     }
     const detail = this.#detail(text);
@@ -338,10 +332,7 @@ export class ForgeHttp {
 }
 
 /** `null` when the token may not read it (403, 404: GitHub's workflow token). */
-export async function tokenUser(
-  http: ForgeHttp,
-  options: RequestOptions = {},
-): Promise<unknown> {
+export async function tokenUser(http: ForgeHttp, options: RequestOptions = {}): Promise<unknown> {
   try {
     return (await http.request("GET", "/user", undefined, options)).data;
   } catch (error) {
@@ -352,25 +343,30 @@ export async function tokenUser(
   }
 }
 
-export interface ForgeApiOptions extends ForgeEffects {
-  readonly token: string;
-  readonly apiUrl: string;
-  /** GitHub requires one. */
-  readonly userAgent: string;
-}
-
-export function githubApi(options: ForgeApiOptions): ForgeHttp {
+/** GitHub's or GitLab's REST API with a token. */
+export function tokenApi(
+  forge: "GitHub" | "GitLab",
+  options: ForgeEffects & {
+    readonly token: string;
+    readonly apiUrl: string;
+    /** GitHub requires one. */
+    readonly userAgent: string;
+  },
+): ForgeHttp {
+  const { token, userAgent } = options;
   return new ForgeHttp({
     ...options,
-    forge: "GitHub",
+    forge,
     baseUrl: options.apiUrl,
-    headers: {
-      Authorization: `Bearer ${options.token}`,
-      Accept: "application/vnd.github+json",
-      "X-GitHub-Api-Version": "2022-11-28",
-      "User-Agent": options.userAgent,
-    },
-    secrets: [options.token],
+    headers: forge === "GitHub"
+      ? {
+        Authorization: `Bearer ${token}`,
+        Accept: "application/vnd.github+json",
+        "X-GitHub-Api-Version": "2022-11-28",
+        "User-Agent": userAgent,
+      }
+      : { "PRIVATE-TOKEN": token, Accept: "application/json", "User-Agent": userAgent },
+    secrets: [token],
   });
 }
 
@@ -385,20 +381,6 @@ export function bitbucketApi(
     headers: {},
     secrets: [],
     timeout: undefined,
-  });
-}
-
-export function gitlabApi(options: ForgeApiOptions): ForgeHttp {
-  return new ForgeHttp({
-    ...options,
-    forge: "GitLab",
-    baseUrl: options.apiUrl,
-    headers: {
-      "PRIVATE-TOKEN": options.token,
-      Accept: "application/json",
-      "User-Agent": options.userAgent,
-    },
-    secrets: [options.token],
   });
 }
 

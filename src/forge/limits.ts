@@ -26,12 +26,6 @@ export const FORGE_CONCURRENCY: Readonly<Record<string, Concurrency>> = {
 /** The shortest pause after a rate limit that gives no time (GitHub: "at least one minute"). */
 export const MIN_RATE_LIMIT_PAUSE_MS = 60_000;
 
-export interface ForgeLimitsOptions {
-  readonly forge: string;
-  readonly concurrency?: Concurrency;
-  readonly clock: Pick<Clock, "now" | "sleep">;
-}
-
 const _RANK: Readonly<Record<Priority, number>> = { final: 0, progress: 1, background: 2 };
 
 /** One forge's limits for the whole run: every client of that forge asks it before each request. */
@@ -43,10 +37,16 @@ export class ForgeLimits {
   #deadline = Infinity;
   #deadlineMoved = Promise.withResolvers<void>();
   #refused: HttpFailure | undefined = undefined;
-  #givenUp = 0;
-  #givenUpWhy = "";
+  /** The requests given up because a pause outlasted the time left, and the last pause's why. */
+  readonly givenUp: { count: number; why: string } = { count: 0, why: "" };
 
-  constructor(options: ForgeLimitsOptions) {
+  constructor(
+    options: {
+      readonly forge: string;
+      readonly concurrency?: Concurrency;
+      readonly clock: Pick<Clock, "now" | "sleep">;
+    },
+  ) {
     this.forge = options.forge;
     const concurrency = options.concurrency ?? FORGE_CONCURRENCY[options.forge] ??
       { inFlight: 4, writes: 1 };
@@ -59,10 +59,6 @@ export class ForgeLimits {
 
   get peak(): number {
     return this.#slots.peak;
-  }
-
-  get givenUp(): { readonly count: number; readonly why: string } {
-    return { count: this.#givenUp, why: this.#givenUpWhy };
   }
 
   /** Epoch ms: a pause that ends later gives up its waiting requests and all later ones. */
@@ -125,8 +121,8 @@ export class ForgeLimits {
       if (pause === null) return;
       // Some time to send once the pause is over.
       if (pause.until + 1_000 > this.#deadline) {
-        this.#givenUp++;
-        this.#givenUpWhy = pause.why;
+        this.givenUp.count++;
+        this.givenUp.why = pause.why;
         throw new HttpFailure(
           "rate_limited",
           `${this.forge} asked to wait until past the time left to finish (${pause.why})`,

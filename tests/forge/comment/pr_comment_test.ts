@@ -7,7 +7,7 @@ import { MAX_ATTEMPTS } from "../../../src/forge/http.ts";
 import { readHistory } from "../../../src/forge/comment/history.ts";
 import { gateMarker, hasMarker } from "../../../src/forge/comment/marker.ts";
 import { PullRequestComment } from "../../../src/forge/comment/pr_comment.ts";
-import { type ForgeEffects, githubApi, gitlabApi } from "../../../src/forge/http.ts";
+import { type ForgeEffects, tokenApi } from "../../../src/forge/http.ts";
 import { type ForgeConfig, type ForgeSkip, forgeTarget } from "../../../src/forge/target.ts";
 import type { CiContext } from "../../../src/ci/detect.ts";
 import {
@@ -58,8 +58,12 @@ function fromEnv(
 ): PullRequestComment | ForgeSkip {
   const target = forgeTarget(config, options, "comment");
   if ("skip" in target) return target;
-  const make = target.forge === "GitLab" ? gitlabApi : githubApi;
-  const http = make({ token: target.token?.value ?? "", apiUrl: target.apiUrl, ...options });
+  const forge = target.forge === "GitLab" ? "GitLab" : "GitHub";
+  const http = tokenApi(forge, {
+    token: target.token?.value ?? "",
+    apiUrl: target.apiUrl,
+    ...options,
+  });
   return PullRequestComment.forTarget(target, http, options);
 }
 
