@@ -173,24 +173,6 @@ function _notAFile(info: Deno.FileInfo): string | null {
   return null;
 }
 
-function _writer(file: Deno.FsFile): (text: string) => Promise<void> {
-  const encoder = new TextEncoder();
-  return async (text) => {
-    const bytes = encoder.encode(text);
-    for (let written = 0; written < bytes.length;) {
-      written += await file.write(bytes.subarray(written));
-    }
-  };
-}
-
-function _closeQuietly(file: Deno.FsFile): void {
-  try {
-    file.close();
-  } catch {
-    // Already closed.
-  }
-}
-
 async function _openInPlace(path: string, append: boolean): Promise<ReportFile> {
   const file = await Deno.open(path, { write: true, create: true, append, truncate: !append });
   let start = 0;
@@ -199,22 +181,10 @@ async function _openInPlace(path: string, append: boolean): Promise<ReportFile> 
   } catch {
     // Not a regular file (a pipe, /dev/full): there is no length to go back to.
   }
-  const rewind = async () => {
+  return _reportFile(file, async () => {
     await file.truncate(start);
     if (!append) await file.seek(0, Deno.SeekMode.Start);
-  };
-  return {
-    write: _writer(file),
-    rewind,
-    close: () => {
-      _closeQuietly(file);
-      return Promise.resolve();
-    },
-    discard: async () => {
-      await rewind().catch(() => {});
-      _closeQuietly(file);
-    },
-  };
+  });
 }
 
 function _nameStart(path: string): number {
@@ -241,27 +211,52 @@ async function _openReplacing(path: string, mode: number | null): Promise<Report
   if (mode !== null && Deno.build.os !== "windows") {
     await Deno.chmod(temporary, mode & 0o777).catch(() => {});
   }
-  const remove = () => Deno.remove(temporary).catch(() => {});
+  return _reportFile(file, async () => {
+    await file.truncate(0);
+    await file.seek(0, Deno.SeekMode.Start);
+  }, { path, temporary });
+}
+
+// `moved`: the file is `temporary`, moved over `path` on close.
+function _reportFile(
+  file: Deno.FsFile,
+  rewind: () => Promise<void>,
+  moved?: { readonly path: string; readonly temporary: string },
+): ReportFile {
+  const encoder = new TextEncoder();
+  const close = () => {
+    try {
+      file.close();
+    } catch {
+      // Already closed.
+    }
+  };
+  const remove = (path: string) => Deno.remove(path).catch(() => {});
   return {
-    write: _writer(file),
-    rewind: async () => {
-      await file.truncate(0);
-      await file.seek(0, Deno.SeekMode.Start);
+    write: async (text) => {
+      const bytes = encoder.encode(text);
+      for (let written = 0; written < bytes.length;) {
+        written += await file.write(bytes.subarray(written));
+      }
     },
+    rewind,
     close: async () => {
-      _closeQuietly(file);
+      close();
+      if (moved === undefined) return;
       try {
-        await Deno.rename(temporary, path);
+        await Deno.rename(moved.temporary, moved.path);
       } catch (error) {
-        await remove();
+        await remove(moved.temporary);
         throw error;
       }
     },
     // Nothing half-written stays, nor a report of an earlier run that would now be stale.
     discard: async () => {
-      _closeQuietly(file);
-      await remove();
-      await Deno.remove(path).catch(() => {});
+      if (moved === undefined) await rewind().catch(() => {});
+      close();
+      if (moved === undefined) return;
+      await remove(moved.temporary);
+      await remove(moved.path);
     },
   };
 }

@@ -12,7 +12,6 @@ import {
   type NativeWriter,
   oneLine,
   printLines,
-  writeOrWarn,
 } from "./native_io.ts";
 
 /**
@@ -52,20 +51,17 @@ export function createAzureWriter(
         io.config.runner?.AGENT_TEMPDIRECTORY || options.workingDirectory,
         azureSummaryFile(options.uuid()),
       );
-      const written = await writeOrWarn(
-        io,
-        path,
-        summaryMarkdown(report),
-        (error) =>
-          `Azure Pipelines: could not write the job summary to ${path} (${oneLine(error)})`,
-      );
-      if (written) {
-        printLines(
-          io,
-          [azureCommand("task.uploadsummary", {}, path)],
-          "Azure Pipelines: could not attach the job summary",
-        );
+      try {
+        await io.writeTextFile(path, summaryMarkdown(report), false);
+      } catch (error) {
+        io.warn(`Azure Pipelines: could not write the job summary to ${path} (${oneLine(error)})`);
+        return;
       }
+      printLines(
+        io,
+        [azureCommand("task.uploadsummary", {}, path)],
+        "Azure Pipelines: could not attach the job summary",
+      );
     },
   };
 }

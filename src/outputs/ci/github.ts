@@ -3,7 +3,7 @@
 import type { RunReport } from "../../result/outcome.ts";
 import { cannotWrite } from "../deliver.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
-import { LOG_CONTROLS, type NativeOptions, type NativeWriter, writeOrWarn } from "./native_io.ts";
+import { LOG_CONTROLS, type NativeOptions, type NativeWriter } from "./native_io.ts";
 
 /** `uuid`: a fresh UUID v4 for the step outputs' heredoc delimiter. */
 export function createGithubWriter({ uuid }: Pick<NativeOptions, "uuid">): NativeWriter {
@@ -35,13 +35,11 @@ export function createGithubWriter({ uuid }: Pick<NativeOptions, "uuid">): Nativ
       io.command(_errorAnnotation("service-ci: usage error", message), "stderr");
       const path = io.config.runner?.GITHUB_OUTPUT;
       if (!path) return;
-      await writeOrWarn(
-        io,
-        path,
-        outputs,
-        (error) => cannotWrite("GITHUB_OUTPUT", path, error),
-        true,
-      );
+      try {
+        await io.writeTextFile(path, outputs, true);
+      } catch (error) {
+        io.warn(cannotWrite("GITHUB_OUTPUT", path, error));
+      }
     },
   };
 }

@@ -7,7 +7,7 @@ import type { RunReport } from "../../result/outcome.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { outcomeText } from "../../text/words.ts";
 import { outputValues } from "../summary.ts";
-import { type NativeOptions, type NativeWriter, writeOrWarn } from "./native_io.ts";
+import type { NativeOptions, NativeWriter } from "./native_io.ts";
 import { errorMessage } from "../../config/errors.ts";
 import { sanitize } from "../../text/sanitize.ts";
 
@@ -37,12 +37,11 @@ export function createGitlabWriter({ now }: Pick<NativeOptions, "now">): NativeW
         [GITLAB_ANNOTATIONS_FILE, gitlabAnnotations(report)],
       ] as const;
       for (const [path, text] of files) {
-        await writeOrWarn(
-          io,
-          path,
-          text,
-          (error) => `GitLab CI: could not write ${path} (${errorMessage(error)})`,
-        );
+        try {
+          await io.writeTextFile(path, text, false);
+        } catch (error) {
+          io.warn(`GitLab CI: could not write ${path} (${errorMessage(error)})`);
+        }
       }
     },
   };

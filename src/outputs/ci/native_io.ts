@@ -86,20 +86,3 @@ export function printLines(io: NativeIo, lines: readonly string[], failure: stri
     }
   }
 }
-
-/** Resolves `false`, after the one warning `warning(error)` gives, when it could not write. */
-export async function writeOrWarn(
-  io: NativeIo,
-  path: string,
-  text: string,
-  warning: (error: unknown) => string,
-  append = false,
-): Promise<boolean> {
-  try {
-    await io.writeTextFile(path, text, append);
-    return true;
-  } catch (error) {
-    io.warn(warning(error));
-    return false;
-  }
-}
