@@ -615,12 +615,6 @@ export const NEAR_MISS_VARIABLES: readonly string[] = [
 /**
  * A message as the GitHub action's user reads it: each flag or variable the action sets from one
  * of its inputs ({@linkcode OptionSpec.inputVia}) named as that input, `timeout-minutes:`.
- *
- * @example
- * ```ts
- * inActionTerms("--timeout-minutes must be a positive number of minutes (got \"soon\")");
- * // "timeout-minutes: must be a positive number of minutes (got \"soon\")"
- * ```
  */
 export function inActionTerms(message: string): string {
   let text = message;
@@ -636,15 +630,7 @@ export function inActionTerms(message: string): string {
   return text;
 }
 
-/**
- * The values of the secret variables set in `env`, as given and trimmed: what every output masks.
- *
- * @example
- * ```ts
- * secretValues((name) => ({ GITHUB_TOKEN: " ghs_example\n" })[name]);
- * // [" ghs_example\n", "ghs_example"]
- * ```
- */
+/** The values of the secret variables set in `env`, as given and trimmed: what every output masks. */
 export function secretValues(env: (name: string) => string | undefined): string[] {
   return OPTION_LIST.flatMap((option) => {
     const value = option.secret === true ? env(option.variable!) : undefined;

@@ -279,12 +279,8 @@ function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions)
 export function metadataOverrides(
   config: Pick<Config, "commitSha" | "branch" | "pullRequest" | "repository" | "actor">,
 ): MetadataOverrides {
-  const { commitSha, branch, pullRequest, repository, actor } = config;
-  return {
-    ...(commitSha === undefined ? {} : { commitSha }),
-    ...(branch === undefined ? {} : { branch }),
-    ...(pullRequest === undefined ? {} : { pullRequest }),
-    ...(repository === undefined ? {} : { repository }),
-    ...(actor === undefined ? {} : { actor }),
-  };
+  const keys = ["commitSha", "branch", "pullRequest", "repository", "actor"] as const;
+  return Object.fromEntries(
+    keys.flatMap((key) => config[key] === undefined ? [] : [[key, config[key]]]),
+  );
 }

@@ -86,11 +86,8 @@ export function forgeTarget(
     : metadata.provider === "bitbucket" && use !== "comment"
     ? "Bitbucket"
     : null;
-  const skip = (why: string): ForgeSkip => ({
-    skip: use === "insights"
-      ? `Bitbucket Pipelines: ${_NOTHING[use](forge)}: ${why}`
-      : `service-ci: ${_NOTHING[use](forge)}: ${why}`,
-  });
+  const who = use === "insights" ? "Bitbucket Pipelines" : "service-ci";
+  const skip = (why: string): ForgeSkip => ({ skip: `${who}: ${_NOTHING[use](forge)}: ${why}` });
   if (forge === null) {
     return skip(
       use === "comment"
