@@ -75,7 +75,11 @@ export interface ForgeAnswer {
 export class ForgeHttp {
   readonly #options: ForgeHttpOptions;
   readonly #base: URL;
-  readonly #limits: ForgeLimits;
+  readonly forge: string;
+  /** The API's origin: the only place the token is sent. */
+  readonly origin: string;
+  readonly limits: ForgeLimits;
+  readonly proxy: string | undefined;
 
   /** @throws {TypeError} If `baseUrl` is not an http(s) URL. */
   constructor(options: ForgeHttpOptions) {
@@ -88,25 +92,10 @@ export class ForgeHttp {
     }
     this.#options = options;
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
-    this.#limits = options.limits ??
-      new ForgeLimits({ forge: options.forge, clock: options.clock });
-  }
-
-  /** The API's origin: the only place the token is sent. */
-  get origin(): string {
-    return this.#base.origin;
-  }
-
-  get forge(): string {
-    return this.#options.forge;
-  }
-
-  get limits(): ForgeLimits {
-    return this.#limits;
-  }
-
-  get proxy(): string | undefined {
-    return this.#options.proxy;
+    this.forge = options.forge;
+    this.origin = this.#base.origin;
+    this.limits = options.limits ?? new ForgeLimits({ forge: options.forge, clock: options.clock });
+    this.proxy = options.proxy;
   }
 
   /**
@@ -128,7 +117,7 @@ export class ForgeHttp {
     for (let attempt = 1;;) {
       const priority = options.priority ?? "background";
       // No slot comes once a 401 has ended the run's requests to this forge.
-      const slot = await this.#limits.acquire({ write, priority }, options.signal).catch(
+      const slot = await this.limits.acquire({ write, priority }, options.signal).catch(
         (cause: unknown) => {
           if (cause instanceof HttpFailure) throw cause;
           if (this.proxy === undefined) throw this.#unreached(cause);
@@ -143,7 +132,7 @@ export class ForgeHttp {
         });
       } catch (error) {
         if (!(error instanceof HttpFailure)) throw error;
-        if (error.kind === "unauthorized") this.#limits.refuse(error);
+        if (error.kind === "unauthorized") this.limits.refuse(error);
         if (!error.retryable) throw error;
         failure = error;
       } finally {
@@ -152,7 +141,7 @@ export class ForgeHttp {
       if (failure.kind === "rate_limited") {
         // The proxy gives up on its last rate limit without another pause.
         if (this.proxy !== undefined && limited === MAX_RATE_LIMITED) throw failure;
-        this.#limits.pause(failure.retryAfterMs ?? MIN_RATE_LIMIT_PAUSE_MS, failure.message);
+        this.limits.pause(failure.retryAfterMs ?? MIN_RATE_LIMIT_PAUSE_MS, failure.message);
         if (++limited > MAX_RATE_LIMITED) throw failure;
         continue;
       }
@@ -170,10 +159,10 @@ export class ForgeHttp {
       : URL.canParse(target)
       ? new URL(target)
       : null;
-    if (url === null || url.origin !== this.#base.origin) {
+    if (url === null || url.origin !== this.origin) {
       throw new HttpFailure(
         "refused",
-        `${this.#options.forge} gave a link outside ${this.#base.origin}; the token is only sent there`,
+        `${this.forge} gave a link outside ${this.origin}; the token is only sent there`,
       );
     }
     return url;
@@ -186,7 +175,7 @@ export class ForgeHttp {
     body: unknown,
     { bounds, attempt }: { bounds: (AbortSignal | undefined)[]; attempt: number },
   ): Promise<ForgeAnswer> {
-    const forge = this.#options.forge;
+    const forge = this.forge;
     const timer = this.#options.timeout?.(
       this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     );
@@ -215,7 +204,7 @@ export class ForgeHttp {
         const refused = ["other_origin", "credentials", "too_many"].includes(redirect.reason);
         const message = redirectMessage(redirect, (address) => address, {
           name: forge,
-          origin: this.#base.origin,
+          origin: this.origin,
         });
         throw new HttpFailure(refused ? "refused" : "unusable", message, {
           status: redirect.status,
@@ -252,7 +241,7 @@ export class ForgeHttp {
     const shown = (line: string) =>
       sanitize(line, { maxLength: 200, secrets: this.#options.secrets });
     const message = this.proxy === undefined
-      ? `${this.#options.forge} could not be reached (${
+      ? `${this.forge} could not be reached (${
         shown(cause instanceof Error ? `${cause.name}: ${text}` : text)
       })`
       : shown(text);
@@ -273,7 +262,7 @@ export class ForgeHttp {
   }
 
   #read(response: Response, text: string, url: URL, method: string): ForgeAnswer {
-    const forge = this.#options.forge;
+    const forge = this.forge;
     const status = response.status;
     if (status >= 200 && status < 300) {
       try {

@@ -34,8 +34,7 @@ export async function runGates(
   context: GatesContext,
 ): Promise<RunReport> {
   const { clock } = effects;
-  const { config, metadata, output, outputs } = context;
-  const { started } = context;
+  const { config, metadata, output, outputs, started } = context;
   const startedAt = new Date(clock.now() - (clock.monotonic() - started)).toISOString();
   const deadline = started + config.timeoutMinutes * 60_000;
   // Ends the deadline's timer and the outputs' own timers once every gate has ended.
@@ -56,12 +55,7 @@ export async function runGates(
     ended: done.signal,
   };
   eachOutput(outputs, output, (each) => each.start?.(plan));
-  const gateDeps: GateDeps = {
-    client: context.client,
-    clock,
-    random: effects.random,
-    uuid: effects.uuid,
-  };
+  const gateDeps: GateDeps = { ...effects, client: context.client };
   let outcomes: AgentOutcome[];
   try {
     outcomes = await Promise.all(config.agents.map(async (agentId) => {

@@ -20,6 +20,7 @@ export function withHint(
 }
 
 function _hint(error: HttpFailure, context: HintContext): string | undefined {
+  const baseUrl = optionName(OPTIONS.baseUrl);
   const code = (error.code ?? "").toLowerCase();
   if (error.status === 401) {
     return `check that ${OPTIONS.apiKey.variable} holds a current API key of this service`;
@@ -32,9 +33,7 @@ function _hint(error: HttpFailure, context: HintContext): string | undefined {
   }
   if (error.kind === "not_found") {
     if (context.duringTrigger) {
-      return `check the agent UUID and ${
-        optionName(OPTIONS.baseUrl)
-      }: the service knows no such agent`;
+      return `check the agent UUID and ${baseUrl}: the service knows no such agent`;
     }
     return context.runIdGiven
       ? `check the run id given with ${
@@ -50,25 +49,17 @@ function _hint(error: HttpFailure, context: HintContext): string | undefined {
     return "the agent's system has no reachable endpoint: configure it on the system";
   }
   if (code === "certificate_name_mismatch") {
-    return `give ${
-      optionName(OPTIONS.baseUrl)
-    } the host name the certificate was issued for, or have the service's certificate list this name`;
+    return `give ${baseUrl} the host name the certificate was issued for, or have the service's certificate list this name`;
   }
   switch (error.kind) {
     case "tls":
       return `trust the service's CA with ${
         optionName(OPTIONS.caCert)
-      } <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${
-        optionName(OPTIONS.baseUrl)
-      }'s host name`;
+      } <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${baseUrl}'s host name`;
     case "plain_http":
-      return `check ${
-        optionName(OPTIONS.baseUrl)
-      }'s scheme and port (http:// is allowed only for loopback hosts)`;
+      return `check ${baseUrl}'s scheme and port (http:// is allowed only for loopback hosts)`;
     case "redirect":
-      return `check ${
-        optionName(OPTIONS.baseUrl)
-      }: redirects are only followed within the API on the same origin`;
+      return `check ${baseUrl}: redirects are only followed within the API on the same origin`;
     default:
       return undefined;
   }

@@ -71,13 +71,8 @@ export interface GateResult {
 
 /** Never throws for a service or network failure: every way it can end is a {@linkcode Verdict}. */
 export async function runGate(deps: GateDeps, options: GateOptions): Promise<GateResult> {
-  const state = {
-    runId: null as string | null,
-    status: null as string | null,
-    url: null as string | null,
-    passed: null as boolean | null,
-    gate: [] as readonly GateField[],
-  };
+  type Learnt = { -readonly [K in keyof Omit<GateResult, "end">]: GateResult[K] };
+  const state: Learnt = { runId: null, status: null, url: null, passed: null, gate: [] };
   const finish = (end: Verdict<HttpFailure>): GateResult => ({ end, ...state });
   // The last transient fault, while no answer has come since: a timeout names it as the cause.
   const faults = { last: null as string | null };
