@@ -234,11 +234,8 @@ export class ServiceClient {
         const type = response.headers.get("content-type")?.split(";")[0]?.trim();
         const kind = type ? this.#shown(type, 60) : "no content type";
         const content = text === "" ? `empty, ${kind}` : `${kind}, ${text.length} characters`;
-        throw new HttpFailure(
-          "transient",
-          `${what} with a body that is not a JSON object (${content})`,
-          { status, retryAfterMs },
-        );
+        const message = `${what} with a body that is not a JSON object (${content})`;
+        throw new HttpFailure("transient", message, { status, retryAfterMs });
       }
       return { document, status, retryAfterMs, duplicate: duplicateMember(text) };
     }
@@ -301,54 +298,39 @@ export class ServiceClient {
       url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY"
     }/ALL_PROXY`;
     // Before the service has answered, most often a wrong address; after, an outage.
-    if (CONNECTION_REFUSED_ERROR.test(reason)) {
-      return new HttpFailure(
-        "transient",
-        this.#answered
+    const refused = CONNECTION_REFUSED_ERROR.test(reason);
+    if (refused || DNS_ERROR.test(reason)) {
+      const message = refused
+        ? this.#answered
           ? `connection refused by ${url.host}, which answered before: check that the service (and ${proxy}) is up`
-          : `connection refused by ${url.host}${from}: check the address and its port, that the service is up, and ${proxy}`,
-        { cause: error, unreachable: this.#answered ? undefined : "refused" },
-      );
-    }
-    if (DNS_ERROR.test(reason)) {
-      return new HttpFailure(
-        "transient",
-        this.#answered
-          ? `could not resolve host ${url.hostname}, which resolved before: check this machine's DNS (and ${proxy})`
-          : `could not resolve host ${url.hostname}${from}: check the address, this machine's DNS, and ${proxy}`,
-        { cause: error, unreachable: this.#answered ? undefined : "dns" },
-      );
+          : `connection refused by ${url.host}${from}: check the address and its port, that the service is up, and ${proxy}`
+        : this.#answered
+        ? `could not resolve host ${url.hostname}, which resolved before: check this machine's DNS (and ${proxy})`
+        : `could not resolve host ${url.hostname}${from}: check the address, this machine's DNS, and ${proxy}`;
+      const unreachable = this.#answered ? undefined : refused ? "refused" : "dns";
+      return new HttpFailure("transient", message, { cause: error, unreachable });
     }
     // A plain-HTTP port and a refused certificate are configuration errors, the same on every
     // retry. What rustls says is kept, without the layers of the HTTP stack it came through.
     const tlsReason = reason.replace(/^(?:fetch failed: )?(?:client error \([^)]*\): )?/, "");
     if (PLAIN_HTTP_ERROR.test(reason)) {
-      return new HttpFailure(
-        "plain_http",
-        `TLS handshake with ${url.host} failed: the port answers in plain HTTP`,
-        { cause: error },
-      );
+      const message = `TLS handshake with ${url.host} failed: the port answers in plain HTTP`;
+      return new HttpFailure("plain_http", message, { cause: error });
     }
     if (NAME_MISMATCH_ERROR.test(reason)) {
-      const names = /only valid for (.*)$/i.exec(reason)?.[1];
-      return new HttpFailure(
-        "tls",
-        `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}${
-          names === undefined
-            ? ""
-            : ` (it names ${
-              shown(names.replace(/DnsName\("([^"]*)"\)|IpAddress\(([^)]*)\)/g, "$1$2"))
-            })`
-        }`,
-        { cause: error, code: "certificate_name_mismatch" },
-      );
+      const names = /only valid for (.*)$/i.exec(reason)?.[1]
+        ?.replace(/DnsName\("([^"]*)"\)|IpAddress\(([^)]*)\)/g, "$1$2");
+      const named = names === undefined ? "" : ` (it names ${shown(names)})`;
+      const message =
+        `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}`;
+      return new HttpFailure("tls", `${message}${named}`, {
+        cause: error,
+        code: "certificate_name_mismatch",
+      });
     }
     if (CERTIFICATE_ERROR.test(reason)) {
-      return new HttpFailure(
-        "tls",
-        `the TLS certificate of ${url.host} was refused: ${shown(tlsReason)}`,
-        { cause: error },
-      );
+      const message = `the TLS certificate of ${url.host} was refused: ${shown(tlsReason)}`;
+      return new HttpFailure("tls", message, { cause: error });
     }
     return new HttpFailure("transient", `network error: ${shown(reason)}`, { cause: error });
   }

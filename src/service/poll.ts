@@ -74,8 +74,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
   type Learnt = { -readonly [K in keyof Omit<GateResult, "end">]: GateResult[K] };
   const state: Learnt = { runId: null, status: null, url: null, passed: null, gate: [] };
   const finish = (end: Verdict<HttpFailure>): GateResult => ({ end, ...state });
-  // The last transient fault, while no answer has come since: a timeout names it as the cause.
-  const faults = { last: null as string | null };
+  const gate: _Gate = { deps, options, lastFault: null };
   try {
     let bornAt: number;
     let retryAfterMs: number | undefined;
@@ -83,13 +82,9 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     if (options.runId === undefined) {
       // One idempotency key per trigger, the same on every retry of it.
       const idempotencyKey = deps.uuid();
-      const answer = await _withRetries(deps, options, "trigger", faults, () =>
-        deps.client.trigger(
-          options.agentId,
-          options.metadata,
-          idempotencyKey,
-          options.signal,
-        ));
+      const trigger = () =>
+        deps.client.trigger(options.agentId, options.metadata, idempotencyKey, options.signal);
+      const answer = await _withRetries(gate, "trigger", trigger);
       state.runId = answer.runId;
       state.url = _link(answer.document.url);
       state.status = _stringOrNull(answer.document.status);
@@ -122,15 +117,9 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
           : { maxIntervalMs: options.maxPollIntervalMs }),
       });
       pollNow = false;
-      await _sleepUntilDeadline(deps, options, delay);
-      const answer = await _withRetries(
-        deps,
-        options,
-        "read",
-        faults,
-        () => deps.client.readRun(options.agentId, runId, options.signal),
-        bornAt,
-      );
+      await _sleepUntilDeadline(gate, delay);
+      const read = () => deps.client.readRun(options.agentId, runId, options.signal);
+      const answer = await _withRetries(gate, "read", read, bornAt);
       retryAfterMs = answer.retryAfterMs;
       const run = readRun(answer.document, {
         runId,
@@ -157,7 +146,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     }
   } catch (error) {
     if (error instanceof DeadlineReached || options.signal.reason instanceof DeadlineReached) {
-      return finish({ kind: "timed_out", lastFault: faults.last });
+      return finish({ kind: "timed_out", lastFault: gate.lastFault });
     }
     if (error instanceof HttpFailure) {
       return finish({ kind: "unchecked", reason: error.message, error });
@@ -180,11 +169,14 @@ export class DeadlineReached extends Error {
   }
 }
 
-async function _sleepUntilDeadline(
-  deps: GateDeps,
-  options: GateOptions,
-  ms: number,
-): Promise<void> {
+interface _Gate {
+  readonly deps: GateDeps;
+  readonly options: GateOptions;
+  /** The last transient fault, while no answer has come since: a timeout names it as the cause. */
+  lastFault: string | null;
+}
+
+async function _sleepUntilDeadline({ deps, options }: _Gate, ms: number): Promise<void> {
   const remaining = options.deadline - deps.clock.monotonic();
   if (remaining <= 0) throw new DeadlineReached();
   await deps.clock.sleep(Math.min(ms, remaining), options.signal);
@@ -197,20 +189,19 @@ async function _sleepUntilDeadline(
  * than {@linkcode NEW_RUN_GRACE_MS} (by `bornAt`) is retried without counting.
  */
 async function _withRetries<T>(
-  deps: GateDeps,
-  options: GateOptions,
+  gate: _Gate,
   operation: "trigger" | "read",
-  faults: { last: string | null },
   attempt: () => Promise<T>,
   bornAt?: number,
 ): Promise<T> {
+  const { deps, options } = gate;
   let consecutive = 0;
   let unreachableSince: number | undefined;
   for (;;) {
     if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
     try {
       const answer = await attempt();
-      faults.last = null;
+      gate.lastFault = null;
       return answer;
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
@@ -224,11 +215,11 @@ async function _withRetries<T>(
           random: 0.5 + deps.random() / 2,
         });
         options.onEvent?.({ type: "not_visible_yet", delayMs });
-        await _sleepUntilDeadline(deps, options, delayMs);
+        await _sleepUntilDeadline(gate, delayMs);
         continue;
       }
       if (!error.retryable) throw error;
-      faults.last = error.message;
+      gate.lastFault = error.message;
       consecutive++;
       // A service that has never answered and cannot be reached is tried for a short window:
       // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
@@ -269,7 +260,7 @@ async function _withRetries<T>(
           : { unreachable: error.unreachable, giveUpAfterMs: UNREACHABLE_GIVE_UP_MS }),
         delayMs,
       });
-      await _sleepUntilDeadline(deps, options, delayMs);
+      await _sleepUntilDeadline(gate, delayMs);
     }
   }
 }
