@@ -4,7 +4,7 @@
 # is terminal, and exits 0 only when results.gate.passed is exactly the JSON value true. It is
 # short so that you can read it before you run it; service-ci is the full gate, and
 # docs/recipes/direct-api.md says what this script leaves out. Requires curl 7.55 or later, sh,
-# awk, sed, tr, date, mktemp, uname, cat, rm and a sleep that takes decimals; reads JSON with
+# awk, sed, tr, date, mktemp, uname, rm and a sleep that takes decimals; reads JSON with
 # python3 if present, else with jq, else with its own reader.
 #
 # Options and variables (an option wins over its variable):
@@ -26,6 +26,15 @@ tab=$(printf '\t')
 say() {
   printf 'direct-api.sh: %s\n' "$*" >&2
 }
+# lower TEXT: sets lower to TEXT with A-Z as a-z, as tr '[:upper:]' '[:lower:]' would, without a process.
+lower() {
+  lower='' rest=$1 pairs=AaBbCcDdEeFfGgHhIiJjKkLlMmNnOoPpQqRrSsTtUuVvWwXxYyZz
+  while [ -n "$rest" ]; do
+    c=${rest%"${rest#?}"} rest=${rest#?}
+    case $c in [[:upper:]]) c=${pairs#*"$c"} c=${c%"${c#?}"} ;; esac
+    lower=$lower$c
+  done
+}
 usage() {
   say "$* (usage: direct-api.sh --agent <uuid> --base-url <url> [--timeout-minutes <n>])"
   exit 2
@@ -45,7 +54,7 @@ done
 h4='[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]'
 # shellcheck disable=SC2254 # a pattern on purpose
 case $agent in
-  $h4$h4-$h4-$h4-$h4-$h4$h4$h4) agent=$(printf '%s' "$agent" | tr '[:upper:]' '[:lower:]') ;;
+  $h4$h4-$h4-$h4-$h4-$h4$h4$h4) lower "$agent" && agent=$lower ;;
   *) usage "--agent (or SERVICE_AGENT_ID) must be one agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got \"$agent\")" ;;
 esac
 case ${SERVICE_API_KEY:-} in
@@ -61,8 +70,7 @@ case ${base_url%%://*}:$host in
   *) host='' ;;
 esac
 case $base_url in *[!!-~]* | *'?'* | *'#'* | *@*) host='' ;; esac
-[ -n "$host" ] ||
-  usage "--base-url (or SERVICE_BASE_URL) must be https:// (http:// only for localhost, 127.0.0.0/8 and [::1]), with no query, fragment or credentials (got \"$base_url\")"
+[ -n "$host" ] || usage "--base-url (or SERVICE_BASE_URL) must be https:// (http:// only for localhost, 127.0.0.0/8 and [::1]), with no query, fragment or credentials (got \"$base_url\")"
 seconds=$(awk -v m="$minutes" 'BEGIN { if (m !~ /^[0-9]*\.?[0-9]+$/ || m * 60 <= 0) exit 1
   print int(m * 60) + (m * 60 > int(m * 60)) }') ||
   usage "--timeout-minutes must be a positive number of minutes (got \"$minutes\")"
@@ -144,7 +152,7 @@ END {
   if (ws() == "{") value("", 0)
   if (ws() != "" || !objects || bad) { print "doc\tother"; exit }
   print "doc\t" (twice ? "twice" : "object")
-  for (i = 1; i <= n; i++) if ((p = want[i]) in type) print p "\t" type[p] "\t" (type[p] ~ /^[oa]/ ? "" : text[p])
+  for (i = 1; i <= n; i++) if ((p = want[i]) in type) field(p, type[p], type[p] ~ /^[oa]/ ? "" : text[p])
 }
 function ws() {
   while (index(" \t\n\r", substr(s, pos, 1)) && pos <= length(s)) pos++
@@ -218,13 +226,15 @@ function hex(x,    i, n) {
   return n
 }'
 
-# Shows what a reader printed as data: strings decoded, without escape sequences and control
-# characters, the key masked, at most 300 bytes; a status folded as contract §2 compares it.
-show_awk='BEGIN { FS = OFS = "\t"; key = ENVIRON["SERVICE_API_KEY"] }
-$2 == "string" { $3 = show(decode($3)) }
-$1 == "agent_id" || $1 == "status" { $3 = tolower($3) }
-$1 == "status" { gsub(/[- ]/, "_", $3) }
-{ print }
+# field shows a reader's "path<TAB>type<TAB>JSON text" (read_awk's; python3's and jq's through shown_awk) as data: strings
+# decoded, no escape sequences or control characters, the key masked, at most 300 bytes; a status folded as contract §2 compares it.
+show_awk='BEGIN { key = ENVIRON["SERVICE_API_KEY"] }
+function field(at, kind, shown) {
+  if (kind == "string") shown = show(decode(shown))
+  if (at == "agent_id" || at == "status") shown = tolower(shown)
+  if (at == "status") gsub(/[- ]/, "_", shown)
+  print at "\t" kind "\t" shown
+}
 function show(x,    i) {
   gsub(/\033\[[0-?]*[ -\/]*[@-~]|\033\][^\007\033]*(\007|\033\\)/, "", x)
   gsub(/[\t\n\r]/, " ", x)
@@ -235,15 +245,16 @@ function show(x,    i) {
   while (key != "" && (i = index(x, key)) > 0) x = substr(x, 1, i - 1) "***" substr(x, i + length(key))
   return length(x) > 300 ? substr(x, 1, 300) "..." : x
 }'
+shown_awk='split($0, f, "\t") < 3 { print; next } { field(f[1], f[2], f[3]) }'
 
 # read_answer: reads the last answer into doc and the variables below ("type:value", or empty).
 read_answer() {
   doc=other id='' agent_id='' status='' passed='' link='' message=''
   case $reader in
-    python3) python3 -c "$read_py" "$paths" ;;
-    jq) jq -n -r --stream --arg paths "$paths" "$read_jq" ;;
-    own) JSON_PATHS=$paths awk "$read_awk$decode_awk" ;;
-  esac <"$tmp/body" 2>/dev/null | awk "$show_awk$decode_awk" >"$tmp/fields" || :
+    python3) python3 -c "$read_py" "$paths" 2>/dev/null | awk "$shown_awk$show_awk$decode_awk" ;;
+    jq) jq -n -r --stream --arg paths "$paths" "$read_jq" 2>/dev/null | awk "$shown_awk$show_awk$decode_awk" ;;
+    own) JSON_PATHS=$paths awk "$read_awk$show_awk$decode_awk" 2>/dev/null ;;
+  esac <"$tmp/body" >"$tmp/fields" || :
   while IFS=$tab read -r name type value; do
     case $name in
       doc) doc=$type ;;
@@ -259,18 +270,19 @@ read_answer() {
 
 time=$(date +%s) triggered=0 faults=0 again=1
 deadline=$((time + seconds))
-user_agent="service-ci/$VERSION+direct-api ($(uname -s | tr '[:upper:]' '[:lower:]'); $(uname -m))"
-idempotency_key=$(cat /proc/sys/kernel/random/uuid 2>/dev/null || uuidgen | tr '[:upper:]' '[:lower:]')
+user_agent=$(uname -sm) # the system, a space, the machine (which may hold spaces)
+lower "${user_agent%% *}"; user_agent="service-ci/$VERSION+direct-api ($lower; ${user_agent#* })"
+{ read -r idempotency_key </proc/sys/kernel/random/uuid; } 2>/dev/null || idempotency_key=$(uuidgen | tr '[:upper:]' '[:lower:]')
 
 unchecked() {
   say "NOT CHECKED: the gate of agent $agent could not be checked: $*"
   exit 3
 }
 
-# pause N: waits as Retry-After says (seconds, bounded to 0.5 … 300); else after fault N, 50–100 %
-# of min(30, 0.5 × 2^(N−1)) s; else (polling) 1 s + 15 % of the run's age ±10 %, at most 10 s.
+# pause N [NOW]: waits as Retry-After says (seconds, bounded to 0.5 … 300); else after fault N, 50–100 %
+# of min(30, 0.5 × 2^(N−1)) s; else (polling) 1 s + 15 % of the run's age ±10 %, at most 10 s (from NOW, date's reading just before, if given).
 pause() {
-  time=$(date +%s)
+  time=${2:-$(date +%s)}
   [ "$time" -ge "$deadline" ] || sleep "$(awk -v n="$1" -v age=$((time - triggered)) -v left=$((deadline - time)) -v seed="$$$time$1" '
     tolower($1) == "retry-after:" && $2 ~ /^[0-9]+\r?$/ { s = $2 + 0 }
     END {
@@ -300,8 +312,7 @@ exchange() {
     set -- "$@" --header 'Content-Type: application/json' --header "Idempotency-Key: $idempotency_key" \
       --data-binary '{"ci_metadata":{"commit_sha":null,"branch":null,"pull_request_number":null,"repository":null,"actor":null,"provider":"local","build_url":null}}'
   fi
-  : >"$tmp/body"
-  : >"$tmp/headers"
+  : >"$tmp/body"; : >"$tmp/headers"
   code=$(curl "$@" 2>"$tmp/curl-error") || :
   read_answer
   [ "$code" != 000 ] || message=$(tr -d '\000-\037' <"$tmp/curl-error")
@@ -323,7 +334,8 @@ fault() {
 
 # refused: an answer that is not retried, with what to fix where the cause is known.
 refused() {
-  case $code:$method:$(printf '%s' "$message" | tr '[:upper:]' '[:lower:]') in
+  lower "$message"
+  case $code:$method:$lower in
     3??:*) hint="check --base-url: this script follows no redirect" ;;
     401:*) hint="check that SERVICE_API_KEY holds a current API key of this service" ;;
     404:POST:*) hint="check the agent UUID and --base-url: the service knows no such agent" ;;
@@ -340,9 +352,7 @@ state() {
   shown=${status#string:}
   case $shown in
     queued | pending | created | scheduled | running | in_progress | evaluating) state=going ;;
-    error | errored | cancelled | canceled | aborted | timed_out | timeout | expired | rejected)
-      state=ended
-      ;;
+    error | errored | cancelled | canceled | aborted | timed_out | timeout | expired | rejected) state=ended ;;
     completed | complete | succeeded | success | finished | done | passed | failed) state=finished ;;
     *) case $passed in boolean:*) state=finished ;; *) state=going ;; esac ;;
   esac
@@ -356,20 +366,17 @@ while [ -n "$again" ]; do exchange POST "$base_url/api/v1/agents/$agent/runs"; d
 run_id=.
 [ "$doc:${id%%:*}" != object:string ] || run_id=${id#string:}
 case $run_id in
-  '' | . | .. | *[!A-Za-z0-9._~-]*)
-    unchecked "HTTP $code without a run_id of letters, digits and -._~ (not retried: a run may have started)"
-    ;;
+  '' | . | .. | *[!A-Za-z0-9._~-]*) unchecked "HTTP $code without a run_id of letters, digits and -._~ (not retried: a run may have started)" ;;
 esac
 triggered=$(date +%s) run_link=$link faults=0 time=$triggered
 say "triggered run $run_id${run_link:+: $run_link}"
 state
-[ "$state" != going ] || pause 0
+[ "$state" != going ] || pause 0 "$triggered"
 while :; do
   exchange GET "$base_url/api/v1/agents/$agent/runs/$run_id"
   [ -z "$again" ] || continue
   faults=0
-  [ "$doc" != twice ] ||
-    unchecked "the answer gives a member of the verdict's path twice, which JSON readers read differently"
+  [ "$doc" != twice ] || unchecked "the answer gives a member of the verdict's path twice, which JSON readers read differently"
   case $id in
     '' | null:* | "string:$run_id") ;;
     *) unchecked "the answer is about run ${id#*:}, not the run asked for ($run_id)" ;;
@@ -387,14 +394,7 @@ where="run $run_id, status ${shown:-none}${run_link:+, $run_link}"
 [ "$state" != ended ] || unchecked "the run ended without a verdict ($where)"
 case $shown:$passed in
   failed:boolean:true) unchecked "the answer contradicts itself: status failed, passed true ($where)" ;;
-  *:boolean:true)
-    say "PASSED: the quality gate of agent $agent passed ($where)"
-    exit 0
-    ;;
-  *:boolean:false)
-    say "FAILED: the quality gate of agent $agent failed ($where)"
-    failed=1
-    exit 1
-    ;;
+  *:boolean:true) say "PASSED: the quality gate of agent $agent passed ($where)"; exit 0 ;;
+  *:boolean:false) say "FAILED: the quality gate of agent $agent failed ($where)"; failed=1; exit 1 ;;
 esac
 unchecked "results.gate.passed is ${passed:-missing}, not true or false ($where)"

@@ -146,21 +146,24 @@ function _expected(text: string, twice: boolean): string[] {
 }
 const _MISSING = Symbol("missing");
 
+/** The command read_answer runs for `reader`: its branch of the `case $reader in` there. */
+function _readCommand(reader: DirectApiReader): string {
+  const body = /\nread_answer\(\) \{\n([\s\S]*?)\n\}\n/.exec(SCRIPT_TEXT)?.[1] ?? "";
+  const found = new RegExp(`^ {4}${reader}\\) (.+) ;;$`, "m").exec(body);
+  assert.ok(found, `read_answer has a branch for ${reader}`);
+  return found[1]!;
+}
+
 async function _read(reader: DirectApiReader, text: string): Promise<string[]> {
   const path = await directApiPath(reader);
-  const program = reader === "python3"
-    ? `python3 -c "$read_py" "$paths"`
-    : reader === "jq"
-    ? `jq -n -r --stream --arg paths "$paths" "$read_jq"`
-    : `JSON_PATHS=$paths awk "$read_awk$decode_awk"`;
   const child = new Deno.Command(join(path, "sh"), {
-    args: ["-c", `${program} 2>/dev/null | awk "$show_awk$decode_awk"`],
+    args: ["-c", _readCommand(reader)],
     env: {
       PATH: path,
       LC_ALL: "C",
       paths: PATHS,
       ...Object.fromEntries(
-        ["read_py", "read_jq", "read_awk", "decode_awk", "show_awk"].map((name) => [
+        ["read_py", "read_jq", "read_awk", "decode_awk", "show_awk", "shown_awk"].map((name) => [
           name,
           _program(name),
         ]),

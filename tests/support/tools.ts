@@ -168,7 +168,6 @@ export const DIRECT_API_TOOLS: readonly string[] = [
   "date",
   "mktemp",
   "uname",
-  "cat",
   "rm",
   "sleep",
 ];
