@@ -175,10 +175,8 @@ export class ForgeHttp {
     body: unknown,
     { bounds, attempt }: { bounds: (AbortSignal | undefined)[]; attempt: number },
   ): Promise<ForgeAnswer> {
-    const forge = this.forge;
-    const timer = this.#options.timeout?.(
-      this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    );
+    const { timeout, requestTimeoutMs } = this.#options;
+    const timer = timeout?.(requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
     const signal = AbortSignal.any([...bounds, timer].filter((bound) => bound !== undefined));
     const sendsBody = body !== undefined && method !== "GET";
     const answer = await fetchFollowing(start, {
@@ -202,17 +200,14 @@ export class ForgeHttp {
       if (cause instanceof HttpFailure) {
         const redirect = cause.redirect!;
         const refused = ["other_origin", "credentials", "too_many"].includes(redirect.reason);
-        const message = redirectMessage(redirect, (address) => address, {
-          name: forge,
-          origin: this.origin,
-        });
+        const message = redirectMessage(redirect, (address) => address, this);
         throw new HttpFailure(refused ? "refused" : "unusable", message, {
           status: redirect.status,
         });
       }
       const proxyRefusal = this.proxy === undefined ? proxyAuthRefusal(cause, start) : null;
       if (proxyRefusal !== null) {
-        throw new HttpFailure("refused", `${forge}: ${proxyRefusal}`, { cause });
+        throw new HttpFailure("refused", `${this.forge}: ${proxyRefusal}`, { cause });
       }
       throw this.#unreached(cause);
     });
@@ -228,7 +223,7 @@ export class ForgeHttp {
         if (!(cause instanceof HttpFailure)) throw this.#unreached(cause);
         throw new HttpFailure(
           "unusable",
-          `${forge} answered ${answer.method} with ${response.status} and more than ${MAX_FORGE_BODY_BYTES} bytes`,
+          `${this.forge} answered ${answer.method} with ${response.status} and more than ${MAX_FORGE_BODY_BYTES} bytes`,
           { status: response.status, cause },
         );
       },
@@ -262,18 +257,17 @@ export class ForgeHttp {
   }
 
   #read(response: Response, text: string, url: URL, method: string): ForgeAnswer {
-    const forge = this.forge;
     const status = response.status;
     if (status >= 200 && status < 300) {
       try {
         return { data: text === "" ? null : JSON.parse(text), headers: response.headers, url };
       } catch (cause) {
-        const message = `${forge} answered ${method} with ${status} but not JSON`;
+        const message = `${this.forge} answered ${method} with ${status} but not JSON`;
         throw new HttpFailure("unusable", message, { status, cause });
       }
     }
     const detail = this.#detail(text);
-    const what = `${forge} answered ${method} ${url.pathname} with ${status}${detail}`;
+    const what = `${this.forge} answered ${method} ${url.pathname} with ${status}${detail}`;
     const now = this.#options.clock.now();
     const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), now);
     const exhausted = response.headers.get("x-ratelimit-remaining") === "0";
@@ -288,11 +282,9 @@ export class ForgeHttp {
       const reset = known
         ? ` (the limit resets in ${Math.max(0, Math.ceil(left / 60_000))} min)`
         : "";
-      const waitMs = retryAfterMs ?? (known && exhausted && left > 0 ? left : undefined);
-      throw new HttpFailure("rate_limited", `${what}${reset}`, {
-        status,
-        retryAfterMs: waitMs ?? MIN_RATE_LIMIT_PAUSE_MS,
-      });
+      const waitMs = retryAfterMs ??
+        (known && exhausted && left > 0 ? left : MIN_RATE_LIMIT_PAUSE_MS);
+      throw new HttpFailure("rate_limited", `${what}${reset}`, { status, retryAfterMs: waitMs });
     }
     // Only a 5xx is retried, and never after a longer wait than this.
     const shortWait = retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS;

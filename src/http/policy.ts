@@ -169,18 +169,18 @@ export interface Redirect {
 export function redirectMessage(
   redirect: Redirect,
   shown: (address: string) => string,
-  forge?: { readonly name: string; readonly origin: string },
+  api?: { readonly forge: string; readonly origin: string },
 ): string {
   const { method, status, reason } = redirect;
-  if (forge !== undefined) {
-    const by = `${forge.name} redirected`;
+  if (api !== undefined) {
+    const by = `${api.forge} redirected`;
     const words: Partial<Record<RedirectRefusal, string>> = {
-      other_origin: `${by} to ${redirect.to?.origin}; the token is only sent to ${forge.origin}`,
+      other_origin: `${by} to ${redirect.to?.origin}; the token is only sent to ${api.origin}`,
       credentials: `${by} to an address with credentials`,
       too_many: `${by} more than ${MAX_REDIRECTS} times`,
-      not_followed: `${forge.name} answered ${method} ${redirect.from.pathname} with ${status}`,
+      not_followed: `${api.forge} answered ${method} ${redirect.from.pathname} with ${status}`,
     };
-    return words[reason] ?? `${forge.name} answered ${status} without a usable Location`;
+    return words[reason] ?? `${api.forge} answered ${status} without a usable Location`;
   }
   const what = `${method} answered ${status} redirect`;
   const to = redirect.to === undefined ? "" : shown(redirect.to.origin + redirect.to.pathname);
