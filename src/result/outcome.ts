@@ -31,11 +31,7 @@ export interface AgentOutcome {
 }
 
 /** Enough for a rule, a score, a threshold and a summary; a table row stays readable. */
-export const GATE_LIMITS: Readonly<{ fields: number; name: number; value: number }> = {
-  fields: 6,
-  name: 40,
-  value: 200,
-};
+export const GATE_LIMITS = { fields: 6, name: 40, value: 200 } as const;
 
 export interface RunReport {
   readonly version: string;
@@ -135,15 +131,8 @@ export const ExitCode = {
 
 // With several agents the first code of this list that any agent has is the process's code:
 // an interrupt, then 2, 3, 4, 1, 0 (contract §5).
-const PRECEDENCE: readonly number[] = [
-  ExitCode.Sigterm,
-  ExitCode.Sigint,
-  ExitCode.Usage,
-  ExitCode.Unchecked,
-  ExitCode.TimedOut,
-  ExitCode.Failed,
-  ExitCode.Passed,
-];
+const { Sigterm, Sigint, Usage, Unchecked, TimedOut, Failed, Passed } = ExitCode;
+const PRECEDENCE: readonly number[] = [Sigterm, Sigint, Usage, Unchecked, TimedOut, Failed, Passed];
 
 export function combineExitCodes(codes: readonly number[]): number {
   if (codes.length === 0) throw new RangeError("combineExitCodes() needs at least one code");
@@ -161,11 +150,9 @@ export function decideExitCode(
   options: { readonly warnOnly: boolean; readonly reportUndelivered: boolean },
 ): number {
   const combined = combineExitCodes(agents.map((agent) => agent.exitCode));
-  const code = options.warnOnly && combined === ExitCode.Failed ? ExitCode.Passed : combined;
+  const code = options.warnOnly && combined === Failed ? Passed : combined;
   // A verdict that did not reach a report asked for is a gate that could not be checked.
-  return options.reportUndelivered && (code === ExitCode.Passed || code === ExitCode.Failed)
-    ? ExitCode.Unchecked
-    : code;
+  return options.reportUndelivered && (code === Passed || code === Failed) ? Unchecked : code;
 }
 
 export function exitCodeOf(verdict: Verdict<unknown>): number {
