@@ -17,24 +17,19 @@ export interface ForgeClientsOptions {
 
 export class ForgeClients {
   readonly #options: ForgeClientsOptions;
+  readonly clock: Pick<Clock, "now" | "sleep">;
   readonly #limits = new Map<ForgeName, ForgeLimits>();
   readonly #apis = new Map<string, ForgeHttp>();
   #fetch: typeof fetch | undefined;
 
   constructor(options: ForgeClientsOptions) {
     this.#options = options;
-  }
-
-  get clock(): Pick<Clock, "now" | "sleep"> {
-    return this.#options.clock;
+    this.clock = options.clock;
   }
 
   limits(forge: ForgeName): ForgeLimits {
-    let limits = this.#limits.get(forge);
-    if (limits === undefined) {
-      limits = new ForgeLimits({ forge, clock: this.#options.clock });
-      this.#limits.set(forge, limits);
-    }
+    const limits = this.#limits.get(forge) ?? new ForgeLimits({ forge, clock: this.clock });
+    this.#limits.set(forge, limits);
     return limits;
   }
 
@@ -48,21 +43,18 @@ export class ForgeClients {
       throw new TypeError(`${target.forge} has no REST client with a token here`);
     }
     const key = `${target.forge} ${target.apiUrl} ${target.token.value}`;
-    let http = this.#apis.get(key);
-    if (http === undefined) {
-      http = tokenApi(target.forge, {
-        token: target.token.value,
-        apiUrl: target.apiUrl,
-        userAgent: this.#options.userAgent,
-        fetch: this.#fetch ??= this.#options.http.makeFetch({}),
-        clock: this.#options.clock,
-        timeout: this.#options.http.timeout,
-        limits: this.limits(target.forge),
-        log: this.#options.http.log,
-        requestTimeoutMs: this.#options.requestTimeoutMs,
-      });
-      this.#apis.set(key, http);
-    }
+    const http = this.#apis.get(key) ?? tokenApi(target.forge, {
+      token: target.token.value,
+      apiUrl: target.apiUrl,
+      userAgent: this.#options.userAgent,
+      fetch: this.#fetch ??= this.#options.http.makeFetch({}),
+      clock: this.clock,
+      timeout: this.#options.http.timeout,
+      limits: this.limits(target.forge),
+      log: this.#options.http.log,
+      requestTimeoutMs: this.#options.requestTimeoutMs,
+    });
+    this.#apis.set(key, http);
     return http;
   }
 
@@ -78,7 +70,7 @@ export class ForgeClients {
         http.timeout,
       ),
       limits: this.limits("Bitbucket"),
-      clock: this.#options.clock,
+      clock: this.clock,
       log: http.log,
     });
   }

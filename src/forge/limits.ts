@@ -104,10 +104,8 @@ export class ForgeLimits {
   ): Promise<Slot> {
     for (;;) {
       await this.#unpaused(signal);
-      const slot = await this.#slots.acquire(
-        { write: request.write, rank: _RANK[request.priority] },
-        signal,
-      );
+      const rank = _RANK[request.priority];
+      const slot = await this.#slots.acquire({ write: request.write, rank }, signal);
       // A pause that began while this request waited for its slot holds it too.
       if (this.#pause === null && this.#refused === undefined) return slot;
       slot.release();
@@ -129,10 +127,9 @@ export class ForgeLimits {
           { givenUp: true },
         );
       }
-      const moved = this.#deadlineMoved.promise;
       await Promise.race([
         pause.over,
-        moved,
+        this.#deadlineMoved.promise,
         ...(signal === undefined ? [] : [
           new Promise<never>((_, reject) => {
             if (signal.aborted) reject(signal.reason);
