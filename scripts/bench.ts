@@ -6,7 +6,9 @@
  * Start-up and overhead are given as ratios to Deno's own floor, `deno eval 0`, measured in the
  * same loop: absolute milliseconds change from machine to machine, the ratios much less.
  *
- * Options: `--long` adds the 120 s runs; `--reps <n>` repeats each measurement (default 5);
+ * Options: `--long` adds the 120 s runs; `--reps <n>` repeats each measurement (default 5) and
+ * runs 3 × n rounds of start-up and overhead (15 by default; `--reps 1`, 3 rounds, for a quick
+ * check of the script);
  * `--quick` runs 1 repetition of the 3 s case only (a smoke test of the script itself);
  * `--startup` measures only the floor, start-up and overhead; `--forge` only the forge run (300
  * agents with `--commit-status --pr-comment` against a fake GitHub: time, peak memory, requests
@@ -202,8 +204,9 @@ function _phase(runner: Runner, rep: number): number {
 
 // `deno run` exactly as `deno task start` runs the program, less the prompt and Deno's own output.
 const RUN_FLAGS = ["--quiet", "--no-prompt", ...PERMISSIONS];
-// Single processes vary by tens of milliseconds on a busy machine: more rounds than `reps`.
-const START_ROUNDS = Math.max(3 * reps, 15);
+// Single processes vary by tens of milliseconds on a busy machine: more rounds than `reps` (15 at
+// the default 5; a smaller `--reps` lowers them, so that a test of the script starts few processes).
+const START_ROUNDS = 3 * reps;
 
 /** Wall time of one `deno` process, from spawn to exit. */
 async function _timeDeno(
