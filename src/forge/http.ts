@@ -13,7 +13,6 @@ import {
   MAX_FORGE_BODY_BYTES,
   proxyAuthRefusal,
   readCapped,
-  redirectMessage,
 } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
@@ -192,19 +191,13 @@ export class ForgeHttp {
       log: this.#options.log,
       attempt,
       maxBytes: this.proxy === undefined ? MAX_FORGE_BODY_BYTES : MAX_BODY_BYTES,
+      ...(this.proxy === undefined ? { api: this } : {}),
     }).catch((cause: unknown) => {
-      // A redirect the policy did not follow: the proxy's words, or the forge's.
+      // A redirect the policy did not follow: the proxy's words are the policy's, refused.
       if (cause instanceof HttpFailure && this.proxy !== undefined) {
         throw new HttpFailure("refused", cause.message, { cause });
       }
-      if (cause instanceof HttpFailure) {
-        const redirect = cause.redirect!;
-        const refused = ["other_origin", "credentials", "too_many"].includes(redirect.reason);
-        const message = redirectMessage(redirect, (address) => address, this);
-        throw new HttpFailure(refused ? "refused" : "unusable", message, {
-          status: redirect.status,
-        });
-      }
+      if (cause instanceof HttpFailure) throw cause;
       const proxyRefusal = this.proxy === undefined ? proxyAuthRefusal(cause, start) : null;
       if (proxyRefusal !== null) {
         throw new HttpFailure("refused", `${this.forge}: ${proxyRefusal}`, { cause });

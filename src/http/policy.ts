@@ -15,12 +15,12 @@ export const MAX_FORGE_BODY_BYTES = 16 * 1024 * 1024;
 /** The Fetch standard's list; any other 3xx is not followed. */
 export const REDIRECT_STATUSES: readonly number[] = [301, 302, 303, 307, 308];
 
-// Plain http:// stays on this machine: anyone on the path would read every header.
-const _LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
-
-/** `hostname` as `URL.hostname` spells it (IPv6 in brackets). */
+/**
+ * `hostname` as `URL.hostname` spells it (IPv6 in brackets). Plain http:// stays on this machine:
+ * anyone on the path would read every header.
+ */
 export function isLoopbackHost(hostname: string): boolean {
-  return _LOOPBACK_HOST.test(hostname);
+  return /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(hostname);
 }
 
 /** What is wrong with `url` (from the variable `name`) as a token's address, or `null`. */
@@ -166,7 +166,7 @@ export interface Redirect {
  * The one wording of a refused redirect: the policy's and the service's (`shown`: the address
  * sanitized and cut), or a forge's, which names itself and where its token goes.
  */
-export function redirectMessage(
+function _redirectMessage(
   redirect: Redirect,
   shown: (address: string) => string,
   api?: { readonly forge: string; readonly origin: string },
@@ -330,8 +330,7 @@ export class Slots {
         reject(signal?.reason);
       };
       const waiter: _Waiter = {
-        write: request.write,
-        rank: request.rank,
+        ...request,
         seq: this.#seq++,
         grant: (slot) => {
           signal?.removeEventListener("abort", onAbort);
@@ -409,6 +408,8 @@ export async function fetchFollowing(
     readonly attempt?: number;
     /** Of an error answer's body read for `log`. */
     readonly maxBytes?: number;
+    /** A forge's client: a refused redirect is worded as the forge's, `refused` or `unusable`. */
+    readonly api?: { readonly forge: string; readonly origin: string };
   },
 ): Promise<{ readonly response: Response; readonly url: URL; readonly method: string }> {
   const send = options.fetch;
@@ -469,8 +470,15 @@ export async function fetchFollowing(
       };
       const shown = (text: string) =>
         sanitize(text, { maxLength: 200, secrets: options.secrets ?? [] });
+      if (options.api !== undefined) {
+        const refused = ["other_origin", "credentials", "too_many"].includes(reason);
+        const message = _redirectMessage(redirect, shown, options.api);
+        return new HttpFailure(refused ? "refused" : "unusable", message, {
+          status: redirect.status,
+        });
+      }
       const kind = reason === "no_location" ? "unusable" : "redirect";
-      return new HttpFailure(kind, redirectMessage(redirect, shown), {
+      return new HttpFailure(kind, _redirectMessage(redirect, shown), {
         status: response.status,
         redirect,
       });

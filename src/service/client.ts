@@ -184,10 +184,8 @@ export class ServiceClient {
     const request = options.idempotencyKey ?? `${method} ${url.href}`;
     const attempt = (this.#attempts.get(request) ?? 0) + 1;
     this.#attempts.set(request, attempt);
-    const { signal, timeout } = requestSignal(
-      this.#options.timeout(this.#options.requestTimeoutMs),
-      options.signal,
-    );
+    const timer = this.#options.timeout(this.#options.requestTimeoutMs);
+    const { signal, timeout } = requestSignal(timer, options.signal);
     try {
       // The key is never sent to another origin, nor outside the agent's runs.
       const { response } = await fetchFollowing(url, {
