@@ -48,7 +48,7 @@ export async function run(effects: RunEffects): Promise<number> {
       import("./result/gates.ts"),
       import("./platform/git.ts"),
     ]);
-    const { config, env, caCerts, warning } = await loadConfig(invocation.flags, ENV_VARIABLES, {
+    const { config, caCerts, warning } = await loadConfig(invocation.flags, ENV_VARIABLES, {
       env: ask(ENV_VARIABLES),
       ...(effects.env.refused === undefined ? {} : { envRefused: effects.env.refused }),
       readTextFile: effects.files.readTextFile,
@@ -58,13 +58,13 @@ export async function run(effects: RunEffects): Promise<number> {
     if (warning !== undefined) output.stderr(`service-ci: warning: ${warning}\n`);
     // The deadline starts here: detection (git among it) counts toward --timeout-minutes.
     const started = effects.clock.monotonic();
-    const { metadata, context } = await detectCiBuild(env, {
+    const { metadata, context } = await detectCiBuild(config.ci, {
       overrides: metadataOverrides(config),
       readTextFile: (path) => _readCiFile(effects, path),
       // Bounded, never beyond the timeout, and ended at once by an interrupt.
       git: boundedGit(effects, config.timeoutMinutes * 60_000),
     });
-    const log = exchangeLog(output, config.verbose, metadata.provider, env, effects.clock);
+    const log = exchangeLog(output, config.verbose, metadata.provider, config.ci, effects.clock);
     const http = { ...effects.http, log };
     const client = new ServiceClient({
       baseUrl: config.baseUrl,
@@ -86,7 +86,7 @@ export async function run(effects: RunEffects): Promise<number> {
       return dryRun(client, config, { metadata, context }, output);
     }
     const build = { config, metadata, context, output };
-    const outputs = await chooseOutputs({ ...effects, http }, { ...build, env });
+    const outputs = await chooseOutputs({ ...effects, http }, build);
     const report = await runGates(effects, { ...build, client, outputs, started });
     return await finishOutputs(effects, outputs, report, output);
   } catch (error) {

@@ -24,6 +24,9 @@ export const ENV_VARIABLES: readonly string[] = [
   ]),
 ];
 
+// What detection (ci/detect.ts) and the verbose mode read, once loaded: from Config only.
+const CI_READS = [...CI_ENV_VARIABLES, ...DEBUG_ENV_VARIABLES];
+
 export interface LoadDeps {
   readonly env: (name: string) => string | undefined;
   /** Whether Deno's permission list refused reading the variable `env` said was unset. */
@@ -37,8 +40,6 @@ export interface LoadDeps {
 
 export interface LoadedConfig {
   readonly config: Config;
-  /** Every variable the program reads, with `.env` values under the ones that were unset. */
-  readonly env: Readonly<Record<string, string | undefined>>;
   readonly caCerts: string | undefined;
   /** Names the variables a `.env` file set that a file may not give, which were ignored. */
   readonly warning?: string;
@@ -74,6 +75,8 @@ export async function loadConfig(
       fromDotenv,
       envFileNote: file.note,
       runner: runnerValues(env),
+      ci: Object.fromEntries(CI_READS.map((name) => [name, env[name]])),
+      noColor: Boolean(env.NO_COLOR),
       ...(file.shown === undefined ? {} : { envFileRead: file.shown }),
     });
   } catch (error) {
@@ -83,7 +86,6 @@ export async function loadConfig(
   const ignored = names.filter((name) => name in file.values && !(name in dotenv));
   return {
     config,
-    env,
     caCerts,
     ...(ignored.length === 0 || file.shown === undefined ? {} : {
       warning: `${file.shown} sets ${

@@ -29,6 +29,10 @@ export type Config = OptionValues & {
   /** As the messages show it. */
   readonly envFileRead: string | undefined;
   readonly runner: RunnerValues;
+  /** Every CI variable detection and the verbose mode read, as the environment gave it. */
+  readonly ci: Readonly<Record<string, string | undefined>>;
+  /** `NO_COLOR` is set and not empty. */
+  readonly noColor: boolean;
 };
 
 export interface ResolveOptions {
@@ -41,6 +45,8 @@ export interface ResolveOptions {
   readonly envFileRead?: string;
   /** The CI runner's variables, read by `loadConfig`. */
   readonly runner?: RunnerValues;
+  readonly ci?: Readonly<Record<string, string | undefined>>;
+  readonly noColor?: boolean;
 }
 
 export type Invocation =
@@ -195,6 +201,8 @@ export function resolveConfig(
     sources: Object.freeze(sources),
     envFileRead: options.envFileRead,
     runner: options.runner ?? {},
+    ci: options.ci ?? {},
+    noColor: options.noColor ?? false,
   }) as Config;
   const o = OPTIONS;
   if (config.runId !== undefined) {

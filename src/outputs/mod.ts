@@ -127,7 +127,7 @@ export async function chooseOutputs(
       monotonic: effects.clock.monotonic,
       sleep: effects.clock.sleep,
       tty: effects.console.stderrIsTerminal,
-      color: effects.console.stderrIsTerminal && !context.env.NO_COLOR,
+      color: effects.console.stderrIsTerminal && !config.noColor,
       secrets: output.secrets,
       header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
         config.baseUrl.pathname.replace(/\/+$/, "")

@@ -46,7 +46,6 @@ export interface RunOutput {
 
 export interface OutputsContext {
   readonly config: Config;
-  readonly env: Readonly<Record<string, string | undefined>>;
   readonly metadata: CiMetadata;
   readonly context: CiContext;
   readonly output: Output;
