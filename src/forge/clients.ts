@@ -82,10 +82,9 @@ export class ForgeClients {
       limits.close();
       const { count, why } = limits.givenUp;
       if (count === 0) continue;
+      const requests = count === 1 ? "1 request was" : `${count} requests were`;
       lines.push(
-        `service-ci: ${limits.forge} asked to wait out a rate limit past the time left to finish (${why}); ${count} ${
-          count === 1 ? "request was" : "requests were"
-        } given up. The gate's verdict and exit code are not affected.`,
+        `service-ci: ${limits.forge} asked to wait out a rate limit past the time left to finish (${why}); ${requests} given up. The gate's verdict and exit code are not affected.`,
       );
     }
     return lines;

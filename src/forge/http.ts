@@ -83,11 +83,8 @@ export class ForgeHttp {
   /** @throws {TypeError} If `baseUrl` is not an http(s) URL. */
   constructor(options: ForgeHttpOptions) {
     if (!URL.canParse(options.baseUrl) || !/^https?:$/.test(new URL(options.baseUrl).protocol)) {
-      throw new TypeError(
-        `The ${options.forge} API address must be an http(s) URL (got ${
-          JSON.stringify(options.baseUrl)
-        })`,
-      );
+      const got = JSON.stringify(options.baseUrl);
+      throw new TypeError(`The ${options.forge} API address must be an http(s) URL (got ${got})`);
     }
     this.#options = options;
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
@@ -228,10 +225,9 @@ export class ForgeHttp {
     const text = cause instanceof Error ? cause.message : String(cause);
     const shown = (line: string) =>
       sanitize(line, { maxLength: 200, secrets: this.#options.secrets });
+    const named = cause instanceof Error ? `${cause.name}: ${text}` : text;
     const message = this.proxy === undefined
-      ? `${this.forge} could not be reached (${
-        shown(cause instanceof Error ? `${cause.name}: ${text}` : text)
-      })`
+      ? `${this.forge} could not be reached (${shown(named)})`
       : shown(text);
     return new HttpFailure("network", message, { cause });
   }

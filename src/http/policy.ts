@@ -40,9 +40,8 @@ export function checkHttps(url: URL, name: string, given: string = url.href): st
     return `${name} must be an https:// URL (got ${JSON.stringify(given)})`;
   }
   if (isLoopbackHost(url.hostname)) return null;
-  return `${name} must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got ${
-    JSON.stringify(given)
-  })`;
+  const got = JSON.stringify(given);
+  return `${name} must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got ${got})`;
 }
 
 /**

@@ -107,12 +107,10 @@ export class ServiceClient {
       );
     }
     if (url.href.length > MAX_RUN_URL_LENGTH) {
-      throw new HttpFailure(
-        "unusable",
-        `run id ${
-          JSON.stringify(this.#shown(runId, 40))
-        } makes an address of ${url.href.length} characters; at most ${MAX_RUN_URL_LENGTH} are usable`,
-      );
+      const shown = JSON.stringify(this.#shown(runId, 40));
+      const length = `an address of ${url.href.length} characters`;
+      const message = `run id ${shown} makes ${length}; at most ${MAX_RUN_URL_LENGTH} are usable`;
+      throw new HttpFailure("unusable", message);
     }
     return url;
   }
@@ -223,9 +221,8 @@ export class ServiceClient {
       if (status < 300 || !(error instanceof HttpFailure)) throw error;
       return "";
     });
-    const what = `${method} answered ${status}${
-      response.statusText ? ` ${this.#shown(response.statusText, 60)}` : ""
-    }`;
+    const statusText = response.statusText ? ` ${this.#shown(response.statusText, 60)}` : "";
+    const what = `${method} answered ${status}${statusText}`;
     if (status >= 200 && status < 300) {
       const document = _parseObject(text);
       if (document === undefined) {
@@ -292,9 +289,7 @@ export class ServiceClient {
       : ` (from ${this.#options.baseUrlSource})`;
     // Deno reports a failing proxy in the same words, naming the service's URL: the proxy is a
     // suspect too. Kept short: a progress line shows 200 characters.
-    const proxy = `any proxy in ${
-      url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY"
-    }/ALL_PROXY`;
+    const proxy = `any proxy in ${url.protocol === "https:" ? "HTTPS" : "HTTP"}_PROXY/ALL_PROXY`;
     // Before the service has answered, most often a wrong address; after, an outage.
     const refused = CONNECTION_REFUSED_ERROR.test(reason);
     if (refused || DNS_ERROR.test(reason)) {

@@ -21,6 +21,7 @@ export function withHint(
 
 function _hint(error: HttpFailure, context: HintContext): string | undefined {
   const baseUrl = optionName(OPTIONS.baseUrl);
+  const caCert = optionName(OPTIONS.caCert);
   const code = (error.code ?? "").toLowerCase();
   if (error.status === 401) {
     return `check that ${OPTIONS.apiKey.variable} holds a current API key of this service`;
@@ -35,10 +36,9 @@ function _hint(error: HttpFailure, context: HintContext): string | undefined {
     if (context.duringTrigger) {
       return `check the agent UUID and ${baseUrl}: the service knows no such agent`;
     }
+    const runId = optionName(OPTIONS.runId);
     return context.runIdGiven
-      ? `check the run id given with ${
-        optionName(OPTIONS.runId)
-      }: the service knows no such run of this agent`
+      ? `check the run id given with ${runId}: the service knows no such run of this agent`
       : "the run is no longer readable on the service";
   }
   if (code.includes("inactive")) {
@@ -53,9 +53,7 @@ function _hint(error: HttpFailure, context: HintContext): string | undefined {
   }
   switch (error.kind) {
     case "tls":
-      return `trust the service's CA with ${
-        optionName(OPTIONS.caCert)
-      } <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${baseUrl}'s host name`;
+      return `trust the service's CA with ${caCert} <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${baseUrl}'s host name`;
     case "plain_http":
       return `check ${baseUrl}'s scheme and port (http:// is allowed only for loopback hosts)`;
     case "redirect":

@@ -138,9 +138,8 @@ function _ambiguity(document: Readonly<Record<string, unknown>>, asked: AskedRun
     agentId !== null &&
     (typeof agentId !== "string" || agentId.toLowerCase() !== asked.agentId.toLowerCase())
   ) {
-    return `the answer is about agent ${
-      _describe(agentId)
-    }, not the agent asked for (${asked.agentId})`;
+    const about = `the answer is about agent ${_describe(agentId)}`;
+    return `${about}, not the agent asked for (${asked.agentId})`;
   }
   return undefined;
 }
