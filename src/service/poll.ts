@@ -75,6 +75,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
   const state: Learnt = { runId: null, status: null, url: null, passed: null, gate: [] };
   const finish = (end: Verdict<HttpFailure>): GateResult => ({ end, ...state });
   const gate: _Gate = { deps, options, lastFault: null };
+  const { agentId, signal } = options;
   try {
     let bornAt: number;
     let retryAfterMs: number | undefined;
@@ -82,8 +83,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     if (options.runId === undefined) {
       // One idempotency key per trigger, the same on every retry of it.
       const idempotencyKey = deps.uuid();
-      const trigger = () =>
-        deps.client.trigger(options.agentId, options.metadata, idempotencyKey, options.signal);
+      const trigger = () => deps.client.trigger(agentId, options.metadata, idempotencyKey, signal);
       const answer = await _withRetries(gate, "trigger", trigger);
       state.runId = answer.runId;
       state.url = _link(answer.document.url);
@@ -92,8 +92,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       retryAfterMs = answer.retryAfterMs;
       // A trigger that already reports a finished run is confirmed at once, not a second later.
       pollNow = retryAfterMs === undefined &&
-        readRun(answer.document, { runId: answer.runId, agentId: options.agentId }).kind !==
-          "in_progress";
+        readRun(answer.document, { runId: answer.runId, agentId }).kind !== "in_progress";
       options.onEvent?.({ type: "triggered", runId: answer.runId, url: state.url });
       if (options.noWait) return finish({ kind: "triggered" });
     } else {
@@ -112,20 +111,14 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
         remainingMs: options.deadline - now,
         retryAfterMs,
         random: deps.random(),
-        ...(options.maxPollIntervalMs === undefined
-          ? {}
-          : { maxIntervalMs: options.maxPollIntervalMs }),
+        maxIntervalMs: options.maxPollIntervalMs,
       });
       pollNow = false;
       await _sleepUntilDeadline(gate, delay);
-      const read = () => deps.client.readRun(options.agentId, runId, options.signal);
+      const read = () => deps.client.readRun(agentId, runId, signal);
       const answer = await _withRetries(gate, "read", read, bornAt);
       retryAfterMs = answer.retryAfterMs;
-      const run = readRun(answer.document, {
-        runId,
-        agentId: options.agentId,
-        duplicate: answer.duplicate,
-      });
+      const run = readRun(answer.document, { runId, agentId, duplicate: answer.duplicate });
       const url = _link(answer.document.url) ?? state.url;
       if (run.status !== state.status || url !== state.url) {
         state.status = run.status;
@@ -145,15 +138,13 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       }
     }
   } catch (error) {
-    if (error instanceof DeadlineReached || options.signal.reason instanceof DeadlineReached) {
+    if (error instanceof DeadlineReached || signal.reason instanceof DeadlineReached) {
       return finish({ kind: "timed_out", lastFault: gate.lastFault });
     }
     if (error instanceof HttpFailure) {
       return finish({ kind: "unchecked", reason: error.message, error });
     }
-    if (options.signal.aborted) {
-      return finish({ kind: "interrupted", reason: options.signal.reason });
-    }
+    if (signal.aborted) return finish({ kind: "interrupted", reason: signal.reason });
     throw error;
   }
 }
@@ -234,13 +225,10 @@ async function _withRetries<T>(
       if (unreachable || consecutive >= MAX_CONSECUTIVE_FAULTS) {
         const seconds = Math.round((deps.clock.monotonic() - (unreachableSince ?? 0)) / 1000);
         const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
-        throw new HttpFailure(
-          "transient",
-          unreachable
-            ? `${error.message}; gave up after ${attempts} over ${seconds} s`
-            : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`,
-          { status: error.status, cause: error },
-        );
+        const message = unreachable
+          ? `${error.message}; gave up after ${attempts} over ${seconds} s`
+          : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`;
+        throw new HttpFailure("transient", message, { status: error.status, cause: error });
       }
       const backoff = retryDelay({
         attempt: consecutive,

@@ -31,7 +31,7 @@ export function nextPollDelay(
   input: _Wait & {
     /** Since the trigger answered, or since attaching to a run. */
     readonly ageMs: number;
-    readonly maxIntervalMs?: number;
+    readonly maxIntervalMs?: number | undefined;
   },
 ): number {
   return _retryAfterOr(input, () => {
