@@ -34,16 +34,15 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export interface ForgeEffects {
   readonly fetch: typeof fetch;
   readonly clock: Pick<Clock, "now" | "sleep">;
-  readonly timeout: Http["timeout"];
+  /** None for Bitbucket's proxy: its fetch bounds each request itself. */
+  readonly timeout: Http["timeout"] | undefined;
   readonly requestTimeoutMs?: number | undefined;
   /** Shared by every client of the run; default limits of its own. */
   readonly limits?: ForgeLimits;
   readonly log?: ExchangeLog | undefined;
 }
 
-export interface ForgeHttpOptions extends Omit<ForgeEffects, "timeout"> {
-  /** None for Bitbucket's proxy: its fetch bounds each request itself. */
-  readonly timeout: Http["timeout"] | undefined;
+export interface ForgeHttpOptions extends ForgeEffects {
   readonly forge: string;
   readonly baseUrl: string;
   readonly headers: Readonly<Record<string, string>>;

@@ -162,14 +162,14 @@ export interface Redirect {
 }
 
 /**
- * The one wording of a refused redirect: the policy's and the service's (`shown`: the address
- * sanitized and cut), or a forge's, which names itself and where its token goes.
+ * The one wording of a refused redirect: the policy's and the service's (the address sanitized
+ * and cut, without the secrets), or a forge's, which names itself and where its token goes.
  */
-function _redirectMessage(
-  redirect: Redirect,
-  shown: (address: string) => string,
-  api?: { readonly forge: string; readonly origin: string },
-): string {
+function _refused(
+  refusal: Omit<Redirect, "within">,
+  { within, secrets = [], api }: Parameters<typeof fetchFollowing>[2],
+): HttpFailure {
+  const redirect: Redirect = { ...refusal, within };
   const { method, status, reason } = redirect;
   if (api !== undefined) {
     const by = `${api.forge} redirected`;
@@ -179,11 +179,14 @@ function _redirectMessage(
       too_many: `${by} more than ${MAX_REDIRECTS} times`,
       not_followed: `${api.forge} answered ${method} ${redirect.from.pathname} with ${status}`,
     };
-    return words[reason] ?? `${api.forge} answered ${status} without a usable Location`;
+    const message = words[reason] ?? `${api.forge} answered ${status} without a usable Location`;
+    const refused = ["other_origin", "credentials", "too_many"].includes(reason);
+    return new HttpFailure(refused ? "refused" : "unusable", message, { status });
   }
   const what = `${method} answered ${status} redirect`;
-  const to = redirect.to === undefined ? "" : shown(redirect.to.origin + redirect.to.pathname);
-  return {
+  const address = redirect.to === undefined ? "" : redirect.to.origin + redirect.to.pathname;
+  const to = sanitize(address, { maxLength: 200, secrets });
+  const message = {
     no_location: `${what} without a Location header`,
     not_followed: `${what}; only ${redirect.follows.join("/")} are followed`,
     invalid: `${what} to an invalid address`,
@@ -192,6 +195,10 @@ function _redirectMessage(
     outside: `${what} outside ${redirect.within} (${to}); refused`,
     too_many: `${what}: more than ${MAX_REDIRECTS} redirects; refused`,
   }[reason];
+  return new HttpFailure(reason === "no_location" ? "unusable" : "redirect", message, {
+    status,
+    redirect,
+  });
 }
 
 /**
@@ -457,31 +464,8 @@ export async function fetchFollowing(
       return { response, url: target, method };
     }
     await response.body?.cancel();
-    const refuse = (reason: RedirectRefusal, to?: URL) => {
-      const redirect = {
-        reason,
-        method,
-        status: response.status,
-        from: target,
-        to,
-        follows,
-        within: options.within,
-      };
-      const shown = (text: string) =>
-        sanitize(text, { maxLength: 200, secrets: options.secrets ?? [] });
-      if (options.api !== undefined) {
-        const refused = ["other_origin", "credentials", "too_many"].includes(reason);
-        const message = _redirectMessage(redirect, shown, options.api);
-        return new HttpFailure(refused ? "refused" : "unusable", message, {
-          status: redirect.status,
-        });
-      }
-      const kind = reason === "no_location" ? "unusable" : "redirect";
-      return new HttpFailure(kind, _redirectMessage(redirect, shown), {
-        status: response.status,
-        redirect,
-      });
-    };
+    const refuse = (reason: RedirectRefusal, to?: URL) =>
+      _refused({ reason, method, status: response.status, from: target, to, follows }, options);
     const location = response.headers.get("location");
     if (location === null) throw refuse("no_location");
     if (!follows.includes(response.status)) throw refuse("not_followed");

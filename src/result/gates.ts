@@ -15,8 +15,6 @@ import type { RunEffects } from "../effects.ts";
 import type { RunOutput, RunPlan } from "../outputs/output.ts";
 import { VERSION } from "../config/version.ts";
 
-export type GatesEffects = Pick<RunEffects, "clock" | "interrupt" | "random" | "uuid">;
-
 export interface GatesContext {
   readonly config: Config;
   readonly metadata: CiMetadata;
@@ -30,7 +28,7 @@ export interface GatesContext {
 }
 
 export async function runGates(
-  effects: GatesEffects,
+  effects: Pick<RunEffects, "clock" | "interrupt" | "random" | "uuid">,
   context: GatesContext,
 ): Promise<RunReport> {
   const { clock } = effects;

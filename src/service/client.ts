@@ -136,11 +136,8 @@ export class ServiceClient {
     signal: AbortSignal,
   ): Promise<TriggerAnswer> {
     const body = JSON.stringify({ ci_metadata: metadata });
-    const answer = await this.#request("POST", this.runsUrl(agentId), agentId, {
-      body,
-      idempotencyKey,
-      signal,
-    });
+    const request = { body, idempotencyKey, signal };
+    const answer = await this.#request("POST", this.runsUrl(agentId), agentId, request);
     const runId = answer.document.run_id;
     let problem: string | undefined;
     if (typeof runId !== "string" || runId === "" || runId === "." || runId === "..") {
