@@ -68,9 +68,13 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
   );
   for (const report of REPORTS) {
     for (const agent of report.agents) {
-      await statuses.start({ agentId: agent.agentId, runId: agent.runId, link: null }, {});
+      await statuses.write(agent.agentId, { runId: agent.runId, link: null }, {});
       if (agent.outcome !== "triggered") {
-        await statuses.end({ agent, report, link: agent.url }, {});
+        await statuses.write(agent.agentId, {
+          runId: agent.runId,
+          link: agent.url,
+          ended: { agent, report },
+        }, {});
       }
     }
   }

@@ -7,7 +7,8 @@
 import { OPTIONS } from "../../config/options.ts";
 import type { RequestOptions } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
-import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
+import { outcomeLine } from "../../text/words.ts";
 
 /** Stable from run to run, so branch protection can require it. */
 export function statusName(agentId: string): string {
@@ -18,23 +19,30 @@ export function statusName(agentId: string): string {
 export interface StatusForge {
   readonly forge: string;
   finishBy(endsAt: number): void;
-  start(
-    start: {
-      readonly agentId: string;
+  /** In progress until `ended` is given; creates the status if no earlier write did. */
+  write(
+    agentId: string,
+    status: {
       readonly runId: string | null;
       readonly link: string | null;
+      readonly ended?: { readonly agent: AgentOutcome; readonly report: RunReport };
     },
-    options: RequestOptions,
-  ): Promise<void>;
-  /** Creates the status if `start` never did. */
-  end(
-    end: { readonly agent: AgentOutcome; readonly report: RunReport; readonly link: string | null },
     options: RequestOptions,
   ): Promise<void>;
   /** Whether `error` would only repeat on another attempt (a refused token, a missing scope). */
   final(error: unknown): boolean;
   /** How to enable the writes after `error`, one sentence (may be empty). */
   advice(error: unknown): string;
+}
+
+/** A commit status's description: the verdict, or that it is still to come. */
+export function statusDescription(outcome: Outcome): string {
+  return outcome === "triggered" ? "waiting for the verdict" : outcomeLine(outcome);
+}
+
+/** GitHub and GitLab answer a token without the permission 403 or 404. */
+export function lacksPermission(error: unknown): error is HttpFailure {
+  return error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind);
 }
 
 /** What a refused token or a used-up rate limit needs, said alike by the statuses and the comment. */

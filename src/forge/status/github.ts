@@ -11,7 +11,13 @@ import type { ForgeTarget } from "../target.ts";
 import { clip } from "../../text/sanitize.ts";
 import { outcomeReason } from "../../outputs/summary.ts";
 import { formatDuration, outcomeLine, outcomeText } from "../../text/words.ts";
-import { type StatusForge, statusName, tokenAdvice } from "./commit_status.ts";
+import {
+  lacksPermission,
+  statusDescription,
+  type StatusForge,
+  statusName,
+  tokenAdvice,
+} from "./commit_status.ts";
 
 type _Ended = Exclude<Outcome, "triggered">;
 
@@ -24,7 +30,8 @@ const _CHECK_CONCLUSIONS: Readonly<Record<_Ended, string>> = {
   interrupted: "cancelled",
 };
 
-const _COMMIT_STATES: Readonly<Record<_Ended, string>> = {
+const _COMMIT_STATES: Readonly<Record<Outcome, string>> = {
+  triggered: "pending",
   passed: "success",
   failed: "failure",
   unchecked: "error",
@@ -37,180 +44,28 @@ const _SUMMARY_MAX = 65_535;
 const _DESCRIPTION_MAX = 140;
 const _MAX_PAGES = 10;
 
-/** Commit statuses once check runs are refused. */
-export class GithubStatuses implements StatusForge {
-  readonly forge = "GitHub";
-  readonly #http: ForgeHttp;
-  readonly #repo: string;
-  readonly #sha: string;
-  readonly #warn: (line: string) => void;
-  readonly #now: () => number;
-  readonly #checkRuns = new Map<string, number>();
-  #existing: Promise<Map<string, number>> | null = null;
-  #mode: "checks" | "statuses" = "checks";
-
-  /** `target`: the pull request's or the merge group's head. */
-  constructor(
-    target: ForgeTarget,
-    http: ForgeHttp,
-    effects: { readonly warn: (line: string) => void; readonly now: () => number },
-  ) {
-    this.#repo = `/repos/${target.repository.split("/").map(encodeURIComponent).join("/")}`;
-    this.#sha = target.commit.sha;
-    this.#warn = effects.warn;
-    this.#now = effects.now;
-    this.#http = http;
-  }
-
-  /** Stops GitHub's requests waiting out a rate limit that ends after `endsAt`. */
-  finishBy(endsAt: number): void {
-    this.#http.limits.finishBy(endsAt);
-  }
-
-  async start(start: Parameters<StatusForge["start"]>[0], options: RequestOptions): Promise<void> {
-    const summary = start.runId === null
-      ? "The gate is running."
-      : `Run ${inertMarkdown(start.runId)} is running; the verdict follows when the gate ends.`;
-    await this.#write(start.agentId, {
-      check: {
-        status: "in_progress",
-        started_at: new Date(this.#now()).toISOString(),
-        ...(start.link === null ? {} : { details_url: start.link }),
-        output: { title: "waiting for the verdict", summary },
-      },
-      state: "pending",
-      description: "waiting for the verdict",
-      link: start.link,
-    }, options);
-  }
-
-  async end(
-    { agent, report, link }: Parameters<StatusForge["end"]>[0],
-    options: RequestOptions,
-  ): Promise<void> {
-    const outcome = agent.outcome as _Ended;
-    await this.#write(agent.agentId, {
-      check: {
-        status: "completed",
-        conclusion: _CHECK_CONCLUSIONS[outcome],
-        completed_at: new Date(this.#now()).toISOString(),
-        ...(link === null ? {} : { details_url: link }),
-        output: {
-          title: outcomeText(agent.outcome),
-          summary: clip(agentSummary(agent, report), _SUMMARY_MAX),
-        },
-      },
-      state: _COMMIT_STATES[outcome],
-      description: outcomeLine(agent.outcome),
-      link,
-    }, options);
-  }
-
-  /** How to enable what failed; never a permission for a rate limit. */
-  advice(error: unknown): string {
-    if (!(error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind))) {
-      return tokenAdvice("GitHub", error) ?? "";
-    }
-    return this.#mode === "checks"
-      ? "Give the job `permissions: checks: write`."
-      : "Give the job `permissions: statuses: write` (`checks: write` for check runs).";
-  }
-
-  /** A refused token or a refused redirect: another attempt would only repeat it. */
-  final(error: unknown): boolean {
-    return error instanceof HttpFailure &&
-      ["unauthorized", "forbidden", "not_found", "refused", "unusable"].includes(error.kind);
-  }
-
-  async #write(
-    agentId: string,
-    write: {
-      readonly check: Record<string, unknown>;
-      readonly state: string;
-      readonly description: string;
-      readonly link: string | null;
-    },
-    options: RequestOptions,
-  ): Promise<void> {
-    if (this.#mode === "checks") {
-      try {
-        await this.#checkRun(agentId, write.check, options);
-        return;
-      } catch (error) {
-        if (!(error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind))) {
-          throw error;
-        }
-        if (this.#mode === "checks") {
-          this.#mode = "statuses";
-          this.#warn(
-            `service-ci: GitHub did not let the token create check runs (${error.message}); commit statuses instead — give the job \`checks: write\` for check runs`,
-          );
-        }
-      }
-    }
-    await this.#http.request("POST", `${this.#repo}/statuses/${this.#sha}`, {
-      state: write.state,
-      context: statusName(agentId),
-      description: clip(write.description, _DESCRIPTION_MAX),
-      ...(write.link === null ? {} : { target_url: write.link }),
-    }, options);
-  }
-
-  async #checkRun(
-    agentId: string,
-    fields: Record<string, unknown>,
-    options: RequestOptions,
-  ): Promise<void> {
-    const key = agentId.toLowerCase();
-    // This run's agents' check runs still in progress on the commit, read once before the first
-    // create: a run killed before its final write left them, and this run completes them.
-    this.#existing ??= this.#find(null, options).catch(() => new Map());
-    let id = this.#checkRuns.get(key) ?? (await this.#existing).get(key);
-    if (id === undefined) {
-      const create = {
-        name: statusName(agentId),
-        head_sha: this.#sha,
-        external_id: key,
-        ...fields,
-      };
-      try {
-        const answer = await this.#http.request(
-          "POST",
-          `${this.#repo}/check-runs`,
-          create,
-          options,
-        );
-        const created = (answer.data as { id?: unknown } | null)?.id;
-        if (typeof created === "number" && Number.isSafeInteger(created)) {
-          this.#checkRuns.set(key, created);
-        }
-        return;
-      } catch (error) {
-        // The create may have worked with its answer lost: find it by name before another one.
-        if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
-          throw error;
-        }
-        const lost = await this.#find(agentId, options).catch(() => new Map<string, number>());
-        id = lost.get(key);
-        if (id === undefined) throw error;
-      }
-    }
-    this.#checkRuns.set(key, id);
-    await this.#http.request("PATCH", `${this.#repo}/check-runs/${id}`, fields, options);
-  }
+/** `target`: the pull request's or the merge group's head. */
+export function githubStatuses(
+  target: ForgeTarget,
+  http: ForgeHttp,
+  effects: { readonly warn: (line: string) => void; readonly now: () => number },
+): StatusForge {
+  const repo = `/repos/${target.repository.split("/").map(encodeURIComponent).join("/")}`;
+  const sha = target.commit.sha;
+  const checkRuns = new Map<string, number>();
+  let existing: Promise<Map<string, number>> | null = null;
+  // Commit statuses once check runs are refused.
+  let mode: "checks" | "statuses" = "checks";
 
   // `agentId`: only its check run, by name; `null`: every one on the commit.
-  async #find(agentId: string | null, options: RequestOptions): Promise<Map<string, number>> {
+  const find = async (agentId: string | null, options: RequestOptions) => {
     const found = new Map<string, number>();
     const named = agentId === null ? "" : `check_name=${encodeURIComponent(statusName(agentId))}&`;
-    let target: string | null =
-      `${this.#repo}/commits/${this.#sha}/check-runs?${named}filter=latest&per_page=100`;
-    for (let page = 1; target !== null && page <= _MAX_PAGES; page++) {
+    let page: string | null =
+      `${repo}/commits/${sha}/check-runs?${named}filter=latest&per_page=100`;
+    for (let count = 1; page !== null && count <= _MAX_PAGES; count++) {
       // A look-up that fails costs one attempt: the create or the update is what matters.
-      const answer = await this.#http.request("GET", target, undefined, {
-        ...options,
-        attempts: 1,
-      });
+      const answer = await http.request("GET", page, undefined, { ...options, attempts: 1 });
       const runs = (answer.data as { check_runs?: unknown } | null)?.check_runs;
       if (!Array.isArray(runs)) break;
       for (const run of runs as unknown[]) {
@@ -221,10 +76,107 @@ export class GithubStatuses implements StatusForge {
           name === statusName(external) && status !== "completed" && !found.has(external)
         ) found.set(external, id);
       }
-      target = nextLink(answer.headers.get("link"));
+      page = nextLink(answer.headers.get("link"));
     }
     return found;
-  }
+  };
+
+  const checkRun = async (
+    agentId: string,
+    fields: Record<string, unknown>,
+    options: RequestOptions,
+  ) => {
+    const key = agentId.toLowerCase();
+    // This run's agents' check runs still in progress on the commit, read once before the first
+    // create: a run killed before its final write left them, and this run completes them.
+    existing ??= find(null, options).catch(() => new Map());
+    let id = checkRuns.get(key) ?? (await existing).get(key);
+    if (id === undefined) {
+      const create = { name: statusName(agentId), head_sha: sha, external_id: key, ...fields };
+      try {
+        const answer = await http.request("POST", `${repo}/check-runs`, create, options);
+        const created = (answer.data as { id?: unknown } | null)?.id;
+        if (typeof created === "number" && Number.isSafeInteger(created)) {
+          checkRuns.set(key, created);
+        }
+        return;
+      } catch (error) {
+        // The create may have worked with its answer lost: find it by name before another one.
+        if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
+          throw error;
+        }
+        const lost = await find(agentId, options).catch(() => new Map<string, number>());
+        id = lost.get(key);
+        if (id === undefined) throw error;
+      }
+    }
+    checkRuns.set(key, id);
+    await http.request("PATCH", `${repo}/check-runs/${id}`, fields, options);
+  };
+
+  return {
+    forge: "GitHub",
+    // Stops GitHub's requests waiting out a rate limit that ends after `endsAt`.
+    finishBy: (endsAt) => http.limits.finishBy(endsAt),
+    async write(agentId, { runId, link, ended }, options) {
+      const at = new Date(effects.now()).toISOString();
+      const details = link === null ? {} : { details_url: link };
+      const outcome = ended?.agent.outcome ?? "triggered";
+      const check = ended === undefined
+        ? {
+          status: "in_progress",
+          started_at: at,
+          ...details,
+          output: {
+            title: "waiting for the verdict",
+            summary: runId === null
+              ? "The gate is running."
+              : `Run ${inertMarkdown(runId)} is running; the verdict follows when the gate ends.`,
+          },
+        }
+        : {
+          status: "completed",
+          conclusion: _CHECK_CONCLUSIONS[outcome as _Ended],
+          completed_at: at,
+          ...details,
+          output: {
+            title: outcomeText(outcome),
+            summary: clip(agentSummary(ended.agent, ended.report), _SUMMARY_MAX),
+          },
+        };
+      if (mode === "checks") {
+        try {
+          await checkRun(agentId, check, options);
+          return;
+        } catch (error) {
+          if (!lacksPermission(error)) throw error;
+          if (mode === "checks") {
+            mode = "statuses";
+            effects.warn(
+              `service-ci: GitHub did not let the token create check runs (${error.message}); commit statuses instead — give the job \`checks: write\` for check runs`,
+            );
+          }
+        }
+      }
+      await http.request("POST", `${repo}/statuses/${sha}`, {
+        state: _COMMIT_STATES[outcome],
+        context: statusName(agentId),
+        description: clip(statusDescription(outcome), _DESCRIPTION_MAX),
+        ...(link === null ? {} : { target_url: link }),
+      }, options);
+    },
+    // How to enable what failed; never a permission for a rate limit.
+    advice: (error) => {
+      if (!lacksPermission(error)) return tokenAdvice("GitHub", error) ?? "";
+      return mode === "checks"
+        ? "Give the job `permissions: checks: write`."
+        : "Give the job `permissions: statuses: write` (`checks: write` for check runs).";
+    },
+    // A refused token or a refused redirect: another attempt would only repeat it.
+    final: (error) =>
+      error instanceof HttpFailure &&
+      ["unauthorized", "forbidden", "not_found", "refused", "unusable"].includes(error.kind),
+  };
 }
 
 /** That agent's verdict alone, and one line pointing to the job's summary for the others. */

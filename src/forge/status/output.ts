@@ -9,10 +9,9 @@ import { forgeTarget } from "../target.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
 import type { OutputsContext, RunOutput, RunPlan } from "../../outputs/output.ts";
-import type { Output } from "../../outputs/streams.ts";
 import { maskSecrets, sanitize } from "../../text/sanitize.ts";
-import { type StatusForge, writeQueue } from "./commit_status.ts";
-import { GithubStatuses } from "./github.ts";
+import { writeQueue } from "./commit_status.ts";
+import { githubStatuses } from "./github.ts";
 import { bitbucketStatuses, gitlabStatuses } from "./posted.ts";
 
 /**
@@ -29,58 +28,38 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
     output.stderr(`${target.skip}\n`);
     return [];
   }
-  let forge: StatusForge;
-  switch (target.forge) {
-    case "GitHub": {
-      const token = target.token?.value ?? "";
-      forge = new GithubStatuses(target, clients.api(target), {
-        warn: (line) => output.stderr(`${maskSecrets(line, [token])}\n`),
-        now: clients.clock.now,
-      });
-      break;
-    }
-    case "GitLab":
-      forge = gitlabStatuses(target, clients.api(target));
-      break;
-    case "Bitbucket":
-      forge = bitbucketStatuses(
-        target,
-        clients.bitbucket(target),
-        httpLink(metadata.build_url) ?? target.web ?? "",
-      );
-  }
-  return [statusOutput(forge, output)];
-}
-
-export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
-  if (!config.noWait) return null;
-  return `service-ci: no commit statuses: ${
-    optionName(OPTIONS.noWait)
-  } leaves each run without a verdict, and a status completed without one could let a required check pass`;
-}
-
-function statusOutput(forge: StatusForge, output: Output): RunOutput {
+  const forge = target.forge === "GitHub"
+    ? githubStatuses(target, clients.api(target), {
+      warn: (line) => output.stderr(`${maskSecrets(line, [target.token?.value ?? ""])}\n`),
+      now: clients.clock.now,
+    })
+    : target.forge === "GitLab"
+    ? gitlabStatuses(target, clients.api(target))
+    : bitbucketStatuses(
+      target,
+      clients.bitbucket(target),
+      httpLink(metadata.build_url) ?? target.web ?? "",
+    );
   let plan: RunPlan | undefined;
   const started = new Set<string>();
   // Agents whose final write is queued: an in-progress write not yet sent is skipped.
   const ending = new Set<string>();
-  const enqueue = writeQueue({
-    subject: `the ${forge.forge} commit statuses were`,
-    final: (error) => forge.final(error),
-    advice: (error) => forge.advice(error),
-  }, (line) => output.stderr(`${maskSecrets(line, output.secrets)}\n`));
+  const enqueue = writeQueue(
+    { ...forge, subject: `the ${forge.forge} commit statuses were` },
+    (line) => output.stderr(`${maskSecrets(line, output.secrets)}\n`),
+  );
   const clean = (text: string | null) =>
     text === null ? null : sanitize(text, { secrets: output.secrets });
   const begin = (agentId: string, runId: string | null, url: string | null) => {
     if (plan === undefined || started.has(agentId)) return;
     started.add(agentId);
     const link = httpLink(clean(url)) ?? httpLink(plan.metadata.build_url);
-    const start = { agentId, runId: clean(runId), link };
+    const status = { runId: clean(runId), link };
     void enqueue(agentId, async () => {
-      if (!ending.has(agentId)) await forge.start(start, { priority: "progress" });
+      if (!ending.has(agentId)) await forge.write(agentId, status, { priority: "progress" });
     }, false);
   };
-  return {
+  return [{
     kind: "courtesy",
     name: `the ${forge.forge} commit statuses`,
     decidesMerges: true,
@@ -97,8 +76,16 @@ function statusOutput(forge: StatusForge, output: Output): RunOutput {
         if (agent.outcome === "triggered") return enqueue(agent.agentId, async () => {}, true);
         ending.add(agent.agentId);
         const link = httpLink(agent.url) ?? httpLink(report.ciMetadata.build_url);
-        return enqueue(agent.agentId, () => forge.end({ agent, report, link }, request), true);
+        const status = { runId: agent.runId, link, ended: { agent, report } };
+        return enqueue(agent.agentId, () => forge.write(agent.agentId, status, request), true);
       }));
     },
-  };
+  }];
+}
+
+export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
+  if (!config.noWait) return null;
+  return `service-ci: no commit statuses: ${
+    optionName(OPTIONS.noWait)
+  } leaves each run without a verdict, and a status completed without one could let a required check pass`;
 }

@@ -5,13 +5,18 @@
  */
 
 import { OPTIONS } from "../../config/options.ts";
-import type { ForgeHttp, RequestOptions } from "../http.ts";
+import type { ForgeHttp } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
 import type { Outcome } from "../../result/outcome.ts";
 import { clip } from "../../text/sanitize.ts";
-import { outcomeLine } from "../../text/words.ts";
-import { type StatusForge, statusName, tokenAdvice } from "./commit_status.ts";
+import {
+  lacksPermission,
+  statusDescription,
+  type StatusForge,
+  statusName,
+  tokenAdvice,
+} from "./commit_status.ts";
 
 // `triggered`: the state while the gate runs.
 const _STATES: Readonly<Record<"GitLab" | "Bitbucket", Readonly<Record<Outcome, string>>>> = {
@@ -37,36 +42,6 @@ const _STATES: Readonly<Record<"GitLab" | "Bitbucket", Readonly<Record<Outcome, 
 // description.
 const _FIELD_MAX = 255;
 
-type _Post = (
-  agentId: string,
-  fields: { readonly state: string; readonly description: string; readonly link: string | null },
-  options: RequestOptions,
-) => Promise<void>;
-
-function _posted(
-  forge: "GitLab" | "Bitbucket",
-  post: _Post,
-  writer: Pick<StatusForge, "finishBy" | "advice" | "final">,
-): StatusForge {
-  const states = _STATES[forge];
-  return {
-    forge,
-    ...writer,
-    start: ({ agentId, link }, options) =>
-      post(
-        agentId,
-        { state: states.triggered, description: "waiting for the verdict", link },
-        options,
-      ),
-    end: ({ agent, link }, options) =>
-      post(agent.agentId, {
-        state: states[agent.outcome],
-        description: outcomeLine(agent.outcome),
-        link,
-      }, options),
-  };
-}
-
 /**
  * Each status carries the pipeline's `ref` and, when the commit is the pipeline's own, its
  * `pipeline_id`, so a commit with several pipelines gets the statuses on this one.
@@ -76,26 +51,29 @@ export function gitlabStatuses(target: ForgeTarget, http: ForgeHttp): StatusForg
     encodeURIComponent(target.repository.trim())
   }/statuses/${target.commit.sha}`;
   const { ref, pipelineId } = target;
-  return _posted("GitLab", async (agentId, { state, description, link }, options) => {
-    await http.request("POST", path, {
-      state,
-      name: statusName(agentId),
-      ...(ref === null || ref.length > _FIELD_MAX ? {} : { ref }),
-      ...(pipelineId === null ? {} : { pipeline_id: pipelineId }),
-      description: clip(description, _FIELD_MAX),
-      ...(link === null || link.length > _FIELD_MAX ? {} : { target_url: link }),
-    }, options);
-  }, {
+  return {
+    forge: "GitLab",
     finishBy: (endsAt) => http.limits.finishBy(endsAt),
+    async write(agentId, { link, ended }, options) {
+      const outcome = ended?.agent.outcome ?? "triggered";
+      await http.request("POST", path, {
+        state: _STATES.GitLab[outcome],
+        name: statusName(agentId),
+        ...(ref === null || ref.length > _FIELD_MAX ? {} : { ref }),
+        ...(pipelineId === null ? {} : { pipeline_id: pipelineId }),
+        description: clip(statusDescription(outcome), _FIELD_MAX),
+        ...(link === null || link.length > _FIELD_MAX ? {} : { target_url: link }),
+      }, options);
+    },
     advice: (error) =>
       tokenAdvice("GitLab", error) ??
-        (error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind)
+        (lacksPermission(error)
           ? `${OPTIONS.gitlabToken.variable} needs the api scope and the Developer role on this project (CI_JOB_TOKEN cannot set statuses).`
           : ""),
     final: (error) =>
       error instanceof HttpFailure &&
       ["unauthorized", "forbidden", "not_found", "refused"].includes(error.kind),
-  });
+  };
 }
 
 /**
@@ -108,33 +86,36 @@ export function bitbucketStatuses(
   fallbackLink: string,
 ): StatusForge {
   const url = `${target.apiUrl}/statuses/build`;
-  return _posted("Bitbucket", async (agentId, { state, description, link }, options) => {
-    try {
-      await bitbucket.request("POST", url, {
-        key: agentId.toLowerCase(),
-        state,
-        name: statusName(agentId),
-        url: link ?? fallbackLink,
-        description: clip(description, _FIELD_MAX),
-      }, options);
-    } catch (error) {
-      if (!(error instanceof HttpFailure) || error.status === undefined || error.givenUp) {
-        throw error;
-      }
-      throw new HttpFailure(
-        error.kind,
-        `Bitbucket answered POST …/statuses/build with ${error.status} through the proxy ${bitbucket.proxy}`,
-        { status: error.status, cause: error },
-      );
-    }
-  }, {
+  return {
+    forge: "Bitbucket",
     // Bitbucket's proxy answers at once or not at all: nothing waits for a rate limit here.
     finishBy: () => {},
+    async write(agentId, { link, ended }, options) {
+      const outcome = ended?.agent.outcome ?? "triggered";
+      try {
+        await bitbucket.request("POST", url, {
+          key: agentId.toLowerCase(),
+          state: _STATES.Bitbucket[outcome],
+          name: statusName(agentId),
+          url: link ?? fallbackLink,
+          description: clip(statusDescription(outcome), _FIELD_MAX),
+        }, options);
+      } catch (error) {
+        if (!(error instanceof HttpFailure) || error.status === undefined || error.givenUp) {
+          throw error;
+        }
+        throw new HttpFailure(
+          error.kind,
+          `Bitbucket answered POST …/statuses/build with ${error.status} through the proxy ${bitbucket.proxy}`,
+          { status: error.status, cause: error },
+        );
+      }
+    },
     advice: () =>
       `Run the step in Bitbucket Pipelines, whose proxy (${bitbucket.proxy}, ${OPTIONS.bitbucketProxy.variable}) writes build statuses for the step's own repository.`,
     // A 4xx from the proxy would only repeat; no answer or a 5xx might not.
     final: (error) =>
       error instanceof HttpFailure && error.status !== undefined && error.status < 500 &&
       error.kind !== "rate_limited",
-  });
+  };
 }
