@@ -98,37 +98,31 @@ export interface GitOptions {
 
 export type GitRunner = (args: readonly string[]) => Promise<string | undefined>;
 
-export interface Programs {
-  /** Read-only: the trimmed stdout, or undefined on any failure, timeout or interrupt. */
-  readonly git: (args: readonly string[], options: GitOptions) => Promise<string | undefined>;
-  /** Never rejects: the result says how the program ended. */
-  readonly runCommand: (
-    program: string,
-    args: readonly string[],
-    options: CommandOptions,
-  ) => Promise<CommandResult>;
-}
-
-export interface Env {
-  readonly get: (name: string) => string | undefined;
-  /** Whether Deno's permission list refused reading a variable `get` said was unset. */
-  readonly refused?: (name: string) => boolean;
-}
-
-export interface Console extends Streams {
-  /** Moves its cursor and shows colours (not `TERM=dumb`): a live status line, not log lines. */
-  readonly stderrIsTerminal: boolean;
-}
-
 /** Only the pipeline (`run.ts`) holds all of them; it hands each module its views. */
 export interface RunEffects {
   readonly args: readonly string[];
-  readonly env: Env;
+  readonly env: {
+    readonly get: (name: string) => string | undefined;
+    /** Whether Deno's permission list refused reading a variable `get` said was unset. */
+    readonly refused?: (name: string) => boolean;
+  };
   readonly clock: Clock;
   readonly http: Http;
   readonly files: Files;
-  readonly programs: Programs;
-  readonly console: Console;
+  readonly programs: {
+    /** Read-only: the trimmed stdout, or undefined on any failure, timeout or interrupt. */
+    readonly git: (args: readonly string[], options: GitOptions) => Promise<string | undefined>;
+    /** Never rejects: the result says how the program ended. */
+    readonly runCommand: (
+      program: string,
+      args: readonly string[],
+      options: CommandOptions,
+    ) => Promise<CommandResult>;
+  };
+  readonly console: Streams & {
+    /** Moves its cursor and shows colours (not `TERM=dumb`): a live status line, not log lines. */
+    readonly stderrIsTerminal: boolean;
+  };
   /** Aborts with an `Interrupted` reason on SIGINT, SIGTERM or SIGHUP. */
   readonly interrupt: AbortSignal;
   readonly random: () => number;

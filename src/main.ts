@@ -46,20 +46,6 @@ function readEnv(name: string): string | undefined {
   }
 }
 
-// SIGHUP (a closed terminal, a CI agent stopping the job) would otherwise end the process
-// before any report is written.
-function listenForSignals(controller: AbortController): void {
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    try {
-      Deno.addSignalListener(signal, () => {
-        if (!controller.signal.aborted) controller.abort(new Interrupted(signal));
-      });
-    } catch {
-      // Windows has no SIGTERM or SIGHUP listener; Ctrl-C still arrives as SIGINT.
-    }
-  }
-}
-
 // A pipe may take part of a write at a time.
 function writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: string): void {
   const bytes = new TextEncoder().encode(text);
@@ -69,18 +55,24 @@ function writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: string
 }
 
 const interrupt = new AbortController();
-listenForSignals(interrupt);
+// SIGHUP (a closed terminal, a CI agent stopping the job) would otherwise end the process
+// before any report is written.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  try {
+    Deno.addSignalListener(signal, () => {
+      if (!interrupt.signal.aborted) interrupt.abort(new Interrupted(signal));
+    });
+  } catch {
+    // Windows has no SIGTERM or SIGHUP listener; Ctrl-C still arrives as SIGINT.
+  }
+}
 
 const code = await run({
   args: Deno.args,
   env: { get: readEnv, refused: (name) => refusedEnv.has(name) },
   clock: systemClock,
   http: { makeFetch: makePolicyFetch, timeout: systemClock.timeout },
-  files: {
-    readTextFile: system.readTextFile,
-    checkReportPath: system.checkReportPath,
-    openReportFile: system.openReportFile,
-  },
+  files: system,
   programs: {
     git: (args, options) => runGit(args, { ...options, clock: systemClock }),
     runCommand: (program, args, options) => system.runCommand(program, args, options, systemClock),

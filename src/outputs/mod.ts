@@ -42,11 +42,7 @@ export async function chooseOutputs(
   const stdoutHeldBy = config.json ? json : junitStream === "stdout" ? `the ${junit} report` : null;
   if (stdoutHeldBy !== null) output.commandsToStderr();
   const outputs: RunOutput[] = [];
-  const writer = await nativeWriter(context.metadata.provider, {
-    workingDirectory: effects.cwd,
-    now: effects.clock.now,
-    uuid: effects.uuid,
-  });
+  const writer = await nativeWriter(context.metadata.provider, effects);
   // One client per forge for every writer, made when the first writer asks, on the run's clock
   // and fetch; an interrupt must not stop the last writes, so their waits end only by their own
   // signals.
@@ -231,11 +227,7 @@ export async function reportUsageError(
   output: Output,
 ): Promise<void> {
   const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, effects.env.get(name)]));
-  const writer = await nativeWriter(detectProvider(env), {
-    workingDirectory: effects.cwd,
-    now: effects.clock.now,
-    uuid: effects.uuid,
-  });
+  const writer = await nativeWriter(detectProvider(env), effects);
   await writer?.usageError?.(
     message,
     _nativeIo(

@@ -119,7 +119,7 @@ async function surfaces(
   why: (agent: AgentOutcome) => string = (agent) => agent.error!,
 ): Promise<Surface[]> {
   const azure = recordingIo({ env: { AGENT_TEMPDIRECTORY: "/tmp/agent" } });
-  await createAzureWriter({ workingDirectory: "/work", uuid: () => "1" }).finish(report, azure.io);
+  await createAzureWriter({ cwd: "/work", uuid: () => "1" }).finish(report, azure.io);
   let annotation = "";
   const buildkite = recordingIo({
     runCommand: (_program, args, stdin) => {

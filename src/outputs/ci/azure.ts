@@ -5,14 +5,8 @@
 
 import { neutralizeLine } from "../../text/log_commands.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
-import {
-  CI_OUTPUTS,
-  LOG_CONTROLS,
-  type NativeOptions,
-  type NativeWriter,
-  oneLine,
-  printLines,
-} from "./native_io.ts";
+import { CI_OUTPUTS, LOG_CONTROLS, type NativeWriter, oneLine, printLines } from "./native_io.ts";
+import type { RunEffects } from "../../effects.ts";
 
 /**
  * One per step: the agent uploads the file after the command, not at once, so a second
@@ -27,9 +21,7 @@ export function azureSummaryFile(id: string): string {
  * read them too. Azure allows only letters, digits, `.` and `_` in variable names, so GitHub's
  * `exit-code` and `run-id` are spelled with `_`.
  */
-export function createAzureWriter(
-  options: Pick<NativeOptions, "workingDirectory" | "uuid">,
-): NativeWriter {
+export function createAzureWriter({ cwd, uuid }: Pick<RunEffects, "cwd" | "uuid">): NativeWriter {
   return {
     ci: "Azure Pipelines",
     progressStart: (title) => [`##[group]${neutralizeLine(title.replace(/[\r\n]+/g, " "))}`],
@@ -48,8 +40,8 @@ export function createAzureWriter(
         ),
       ], "Azure Pipelines: could not print a logging command");
       const path = _join(
-        io.config.runner?.AGENT_TEMPDIRECTORY || options.workingDirectory,
-        azureSummaryFile(options.uuid()),
+        io.config.runner?.AGENT_TEMPDIRECTORY || cwd,
+        azureSummaryFile(uuid()),
       );
       try {
         await io.writeTextFile(path, summaryMarkdown(report), false);

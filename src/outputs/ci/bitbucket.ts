@@ -60,7 +60,6 @@ export function createBitbucketWriter(): NativeWriter {
         io.warn(target.skip);
         return;
       }
-      const proxy = target.proxy ?? "";
       const bitbucket = (await io.forgeClients()).bitbucket(target, io.requestBound);
       const url = `${target.apiUrl}/reports/${BITBUCKET_REPORT_ID}`;
       try {
@@ -77,7 +76,7 @@ export function createBitbucketWriter(): NativeWriter {
       } catch (error) {
         io.warn(
           `Bitbucket Pipelines: the Code Insights report could not be sent through the proxy ` +
-            `${proxy} (${errorMessage(error)})`,
+            `${target.proxy ?? ""} (${errorMessage(error)})`,
         );
       }
     },

@@ -28,21 +28,15 @@ export function createBuildkiteWriter(): NativeWriter {
         ["annotate", "--style", buildkiteAnnotationStyle(report), "--context", BUILDKITE_CONTEXT],
         summaryMarkdown(report),
       );
-      if (annotated.kind === "not-run") {
-        io.warn(
-          `Buildkite: buildkite-agent could not be run (${annotated.reason}); ` +
-            "no annotation or meta-data was written, only the log group",
-        );
-        return;
-      }
       // An agent that hangs once would hang on every call: the meta-data is not tried.
-      if (annotated.kind === "timed-out") {
-        io.warn(
-          `Buildkite: buildkite-agent annotate did not finish within ${
-            formatBound(annotated.afterMs)
-          } and was stopped; the annotation may be missing and no meta-data was set`,
+      if (annotated.kind !== "exited") {
+        return io.warn(
+          annotated.kind === "not-run"
+            ? `Buildkite: buildkite-agent could not be run (${annotated.reason}); no annotation or meta-data was written, only the log group`
+            : `Buildkite: buildkite-agent annotate did not finish within ${
+              formatBound(annotated.afterMs)
+            } and was stopped; the annotation may be missing and no meta-data was set`,
         );
-        return;
       }
       // Every call that failed goes in one line: an agent that refuses one call refuses all.
       const problem = _failure(annotated);

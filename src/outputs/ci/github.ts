@@ -3,10 +3,11 @@
 import type { RunReport } from "../../result/outcome.ts";
 import { cannotWrite } from "../deliver.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
-import { LOG_CONTROLS, type NativeOptions, type NativeWriter } from "./native_io.ts";
+import { LOG_CONTROLS, type NativeWriter } from "./native_io.ts";
+import type { RunEffects } from "../../effects.ts";
 
 /** `uuid`: a fresh UUID v4 for the step outputs' heredoc delimiter. */
-export function createGithubWriter({ uuid }: Pick<NativeOptions, "uuid">): NativeWriter {
+export function createGithubWriter({ uuid }: Pick<RunEffects, "uuid">): NativeWriter {
   const delimiter = () => `ghadelimiter_${uuid()}`;
   return {
     ci: "GitHub Actions",

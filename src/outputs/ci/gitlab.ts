@@ -7,7 +7,8 @@ import type { RunReport } from "../../result/outcome.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { outcomeText } from "../../text/words.ts";
 import { outputValues } from "../summary.ts";
-import type { NativeOptions, NativeWriter } from "./native_io.ts";
+import type { NativeWriter } from "./native_io.ts";
+import type { Clock } from "../../effects.ts";
 import { errorMessage } from "../../config/errors.ts";
 import { sanitize } from "../../text/sanitize.ts";
 
@@ -15,7 +16,7 @@ export const GITLAB_DOTENV_FILE = "service-ci.env";
 
 export const GITLAB_ANNOTATIONS_FILE = "service-ci-annotations.json";
 
-export function createGitlabWriter({ now }: Pick<NativeOptions, "now">): NativeWriter {
+export function createGitlabWriter({ now }: Pick<Clock, "now">): NativeWriter {
   const seconds = () => Math.floor(now() / 1000);
   return {
     ci: "GitLab CI",
@@ -51,10 +52,7 @@ export function createGitlabWriter({ now }: Pick<NativeOptions, "now">): NativeW
  * GitLab's limits on a dotenv report: under 5 KB, and 20 variables (the lowest of GitLab.com's
  * plan limits and self-managed instances' long-time default).
  */
-export const GITLAB_DOTENV_LIMITS: { readonly bytes: number; readonly variables: number } = {
-  bytes: 5119,
-  variables: 20,
-};
+export const GITLAB_DOTENV_LIMITS = { bytes: 5119, variables: 20 } as const;
 
 /**
  * Values are unquoted, because GitLab keeps quotes as part of the value, and percent-encoded, so

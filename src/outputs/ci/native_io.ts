@@ -25,14 +25,6 @@ export interface NativeIo {
   readonly config: ForgeConfig;
 }
 
-/** What `native.ts` passes each writer: the writers take the part they need. */
-export interface NativeOptions {
-  readonly workingDirectory: string;
-  /** Epoch milliseconds. */
-  readonly now: () => number;
-  readonly uuid: () => string;
-}
-
 /** The GitHub action's outputs that Azure, TeamCity and Buildkite set too, in this order. */
 export const CI_OUTPUTS = ["passed", "exit-code", "run-id", "url"] as const;
 

@@ -3,8 +3,8 @@
  * a build problem per gate that could not be checked, and build parameters for the outputs.
  */
 
-import type { AgentOutcome, Outcome } from "../../result/outcome.ts";
-import { OUTCOME_LABELS, outcomeText } from "../../text/words.ts";
+import type { AgentOutcome } from "../../result/outcome.ts";
+import { outcomeText } from "../../text/words.ts";
 import { type GateProblem, gateProblems, outputValues } from "../summary.ts";
 import { CI_OUTPUTS, type NativeWriter, printLines } from "./native_io.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
@@ -35,13 +35,13 @@ export function createTeamcityWriter(): NativeWriter {
         teamcityMessage("testSuiteStarted", { name: TEAMCITY_SUITE }),
         ...report.agents.flatMap((agent) => _test(agent, problems.get(agent))),
         teamcityMessage("testSuiteFinished", { name: TEAMCITY_SUITE }),
+        // A failed gate is a failed test; one with no verdict is also a build problem.
         ...report.agents.flatMap((agent) => {
-          const kind = _PROBLEMS[agent.outcome];
           const problem = problems.get(agent);
-          if (kind === undefined || problem === undefined) return [];
+          if (agent.outcome === "failed" || problem === undefined) return [];
           return [teamcityMessage("buildProblem", {
             description: problem.message.slice(0, _MAX_DESCRIPTION),
-            identity: teamcityProblemIdentity(agent.agentId, kind),
+            identity: teamcityProblemIdentity(agent.agentId, agent.outcome.replace("_", "-")),
           })];
         }),
         ...CI_OUTPUTS.map((name) =>
@@ -93,23 +93,14 @@ const _ESCAPES: Readonly<Record<string, string>> = {
 const _MAX_IDENTITY = 60;
 const _MAX_DESCRIPTION = 4000;
 
-const _PROBLEMS: Readonly<Partial<Record<Outcome, string>>> = {
-  unchecked: "unchecked",
-  timed_out: "timed-out",
-  interrupted: "interrupted",
-};
-
+// Every gate but a passed or triggered one has a problem (gateProblems).
 function _test(agent: AgentOutcome, problem: GateProblem | undefined): string[] {
   const name = agent.agentId;
   const duration = String(Math.max(0, Math.round(agent.durationMs)));
   const verdict = agent.outcome === "passed"
     ? []
     : agent.outcome === "failed"
-    ? [teamcityMessage("testFailed", {
-      name,
-      message: problem?.title ?? OUTCOME_LABELS.failed.problem!,
-      details: problem?.message ?? "",
-    })]
+    ? [teamcityMessage("testFailed", { name, message: problem!.title, details: problem!.message })]
     : [teamcityMessage("testIgnored", {
       name,
       message: problem?.message ??

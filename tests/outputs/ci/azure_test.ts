@@ -26,7 +26,7 @@ import {
 const WORKDIR = "/work/dir";
 const STEP = "3d9f7a1c-5b2e-4f60-8a71-0c4e9b6d2f13";
 const SUMMARY_FILE = azureSummaryFile(STEP);
-const writer = createAzureWriter({ workingDirectory: WORKDIR, uuid: () => STEP });
+const writer = createAzureWriter({ cwd: WORKDIR, uuid: () => STEP });
 
 /** The commands a writer printed, parsed back by azure-pipelines-task-lib. */
 function parsed(commands: readonly string[]): TaskCommand[] {
@@ -120,7 +120,7 @@ Deno.test("two steps of one job write two summary files and upload each", async 
   const ids = ["0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"];
   const { io, record } = fakeNativeIo({ env: { AGENT_TEMPDIRECTORY: "/agent/_temp" } });
   for (const id of ids) {
-    await createAzureWriter({ workingDirectory: WORKDIR, uuid: () => id }).finish(
+    await createAzureWriter({ cwd: WORKDIR, uuid: () => id }).finish(
       id === ids[0] ? passingReport : mixedReport,
       io,
     );
