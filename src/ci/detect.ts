@@ -1,7 +1,7 @@
 /** The CI metadata sent with each run: commit, branch, pull request, repository, actor. */
 
 import type { GitRunner } from "../effects.ts";
-import { type CiProvider, type MergeKind, PROVIDERS, type Read } from "./providers.ts";
+import { type CiProvider, fieldValue, type MergeKind, PROVIDERS, type Read } from "./providers.ts";
 import { FileRefused, quoteValue, UsageError } from "../config/errors.ts";
 import { pullRequestNumber } from "../config/options.ts";
 import { repositorySlug } from "./git_url.ts";
@@ -115,6 +115,9 @@ export async function detectCiBuild(
   const found = provider === undefined
     ? { metadata: await _fromLocalCheckout(git), merge: null, baseRef: null, mergeSha: null }
     : await _fromProvider(provider, read, git, options.readTextFile);
+  const almostDetected = provider === undefined
+    ? PROVIDERS.map((each) => each.almostDetected?.(read)).find((why) => typeof why === "string")
+    : undefined;
   const metadata = _applyOverrides(found.metadata, options.overrides ?? {});
   const context: CiContext = Object.freeze({
     kind: found.merge ??
@@ -123,7 +126,7 @@ export async function detectCiBuild(
     evaluatedSha: found.merge === null
       ? metadata.commit_sha
       : found.mergeSha ?? metadata.commit_sha,
-    ...(provider !== undefined ? {} : _almostDetected(read)),
+    ...(almostDetected ? { almostDetected } : {}),
   });
   return { metadata, context };
 }
@@ -150,7 +153,9 @@ export function reader(env: Readonly<Record<string, string | undefined>>): Read 
 function _detect(read: Read): CiProvider | undefined {
   return read("CI")?.toLowerCase() === "false"
     ? undefined
-    : PROVIDERS.find((candidate) => candidate.detect(read));
+    : PROVIDERS.find(({ detect }) =>
+      typeof detect === "function" ? detect(read) : read(detect.true)?.toLowerCase() === "true"
+    );
 }
 
 /**
@@ -206,18 +211,18 @@ async function _fromProvider(
     if (!files.has(path)) files.set(path, _readJson(variable, path, readTextFile));
     return files.get(path) as Promise<unknown>;
   };
-  const base = { read, git, readJson };
-  const pullRequest = pullRequestNumber(await provider.pullRequest?.(base) ?? null);
+  const base = { read, git, readJson, pullRequest: null };
+  const pullRequest = pullRequestNumber(await fieldValue(provider.pullRequest, base));
   const context = { ...base, pullRequest };
   const merge = provider.merge?.(read) ?? null;
   const [commit, branch, repository, actor, buildUrl, baseRef, mergeSha] = await Promise.all([
-    provider.commitSha(context),
-    provider.branch?.(context) ?? null,
-    provider.repository?.(context) ?? null,
-    provider.actor?.(context) ?? null,
-    provider.buildUrl(context),
-    provider.baseRef?.(context) ?? null,
-    merge === null ? null : provider.mergeSha?.(context) ?? null,
+    fieldValue(provider.commitSha, context),
+    fieldValue(provider.branch, context),
+    fieldValue(provider.repository, context),
+    fieldValue(provider.actor, context),
+    fieldValue(provider.buildUrl, context),
+    fieldValue(provider.baseRef, context),
+    merge === null ? null : fieldValue(provider.mergeSha, context),
   ]);
   return {
     metadata: {
@@ -253,14 +258,6 @@ async function _fromLocalCheckout(git: GitRunner): Promise<CiMetadata> {
     provider: "local",
     build_url: null,
   };
-}
-
-function _almostDetected(read: Read): { almostDetected?: string } {
-  for (const provider of PROVIDERS) {
-    const why = provider.almostDetected?.(read) ?? null;
-    if (why !== null) return { almostDetected: why };
-  }
-  return {};
 }
 
 function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): CiMetadata {

@@ -15,12 +15,15 @@ export interface ProviderContext<V extends string = string> {
    * not a regular file, or too large, is a usage error naming the variable.
    */
   readonly readJson: (variable: V) => Promise<unknown>;
-  /** Found first, so commit and branch can pick the change's head. */
+  /** Found first (`null` while it is), so commit and branch can pick the change's head. */
   readonly pullRequest: number | null;
 }
 
 /** As the provider keeps it (a full ref, a number as text); `detectCiBuild()` normalizes it. */
 export type RawValue = string | null | Promise<string | null>;
+
+/** Its variables (the first that is set), or how it is found. */
+type Field<V extends string> = readonly V[] | ((context: ProviderContext<V>) => RawValue);
 
 /**
  * A change merged with its target before it lands: GitHub's merge queue, a GitLab merge train or
@@ -36,22 +39,27 @@ export interface CiProvider<V extends string = string> {
   /** The `provider` value sent to the service. */
   readonly id: string;
   readonly name: string;
+  /** Every name the provider gives: its fields', `detect`'s and `reads` (what only functions read). */
   readonly variables: readonly V[];
-  readonly detect: (read: Read<V>) => boolean;
+  /** Its variable set to `true` (any case), or a test. */
+  readonly detect: { true: V } | ((read: Read<V>) => boolean);
   /** Absent where the CI does not keep the field (as `--pull-request`, `--actor`, … can give it). */
-  readonly pullRequest?: (context: Omit<ProviderContext<V>, "pullRequest">) => RawValue;
+  readonly pullRequest?: Field<V>;
   /** The change's head on a pull request. */
-  readonly commitSha: (context: ProviderContext<V>) => RawValue;
-  /** The source branch on a pull request. */
-  readonly branch?: (context: ProviderContext<V>) => RawValue;
-  readonly repository?: (context: ProviderContext<V>) => RawValue;
-  readonly actor?: (context: ProviderContext<V>) => RawValue;
-  readonly buildUrl: (context: ProviderContext<V>) => RawValue;
+  readonly commitSha: Field<V>;
+  /**
+   * The source branch on a pull request. As data: the branch and tag variables (none on a tag
+   * build), with the source branch of a pull request when the branch is then the target.
+   */
+  readonly branch?: Field<V> | { branch: V; tag: V; source?: V };
+  readonly repository?: Field<V>;
+  readonly actor?: Field<V>;
+  readonly buildUrl: Field<V>;
   /** Reads variables only, so the answer needs no file (the pull-request comment asks it too). */
   readonly merge?: (read: Read<V>) => MergeKind | null;
-  readonly baseRef?: (context: ProviderContext<V>) => RawValue;
+  readonly baseRef?: Field<V>;
   /** Not sent: contract §1. */
-  readonly mergeSha?: (context: ProviderContext<V>) => RawValue;
+  readonly mergeSha?: Field<V>;
   /** Default `PR #7`. */
   readonly changeLabel?: (number: number) => string;
   /**
@@ -61,54 +69,29 @@ export interface CiProvider<V extends string = string> {
   readonly almostDetected?: (read: Read<V>) => string | null;
 }
 
-const _FIELDS = [
-  "pullRequest",
-  "commitSha",
-  "repository",
-  "actor",
-  "buildUrl",
-  "baseRef",
-  "mergeSha",
-] as const;
-
-/**
- * A provider as the table declares it: a field may be its variables (the first that is set), and
- * `branch` its branch and tag variables (none on a tag build) with the source branch of a pull
- * request, when the branch is then the target. `reads` names the variables only functions read.
- */
-type _Declared<V extends string> =
-  & Omit<CiProvider<V>, "variables" | "branch" | (typeof _FIELDS)[number]>
-  & {
-    readonly [K in keyof Pick<CiProvider<V>, (typeof _FIELDS)[number]>]:
-      | CiProvider<V>[K]
-      | readonly V[];
-  }
-  & {
-    readonly reads?: readonly V[];
-    readonly branch?: CiProvider<V>["branch"] | { branch: V; tag: V; source?: V };
-  };
-
 // `const V` makes the names the declaration gives the exact set its functions may read.
-function _provider<const V extends string>(declared: _Declared<V>): CiProvider {
-  const variables = new Set<string>(declared.reads);
-  const provider: Record<string, unknown> = { ...declared };
-  delete provider.reads;
-  for (const field of _FIELDS) {
-    const names = declared[field];
-    if (!Array.isArray(names)) continue;
-    names.forEach((name) => variables.add(name));
-    provider[field] = ({ read }: { read: Read }) => _first(read, names);
-  }
-  const branch = declared.branch;
-  if (branch !== undefined && typeof branch !== "function") {
-    const { branch: name, tag, source } = branch;
-    [name, tag, source ?? name].forEach((each) => variables.add(each));
-    provider.branch = ({ read, pullRequest }: ProviderContext) =>
-      source !== undefined && pullRequest !== null
-        ? read(source)
-        : _unlessTag(read(name), read(tag));
-  }
-  return { ...provider, variables: [...variables] } as unknown as CiProvider;
+function _provider<const V extends string>(
+  declared: Omit<CiProvider<V>, "variables"> & { readonly reads?: readonly V[] },
+): CiProvider {
+  const names = Object.values(declared).flatMap((value) =>
+    typeof value === "object" ? Object.values(value) : []
+  );
+  return { ...declared, variables: [...new Set(names)] } as unknown as CiProvider;
+}
+
+/** A field's value: its first variable that is set, or what its function finds. */
+export function fieldValue(
+  field: CiProvider["branch"],
+  context: ProviderContext,
+): RawValue {
+  const { read, pullRequest } = context;
+  if (field === undefined) return null;
+  if (typeof field === "function") return field(context);
+  if (Array.isArray(field)) return _first(read, field);
+  const { branch, tag, source } = field as Exclude<typeof field, readonly string[]>;
+  return source !== undefined && pullRequest !== null
+    ? read(source)
+    : _unlessTag(read(branch), read(tag));
 }
 
 function _first<V extends string>(read: Read<V>, names: readonly V[]): string | null {
@@ -117,10 +100,6 @@ function _first<V extends string>(read: Read<V>, names: readonly V[]): string | 
     if (value !== null) return value;
   }
   return null;
-}
-
-function _isTrue(value: string | null): boolean {
-  return value?.toLowerCase() === "true";
 }
 
 // Several providers put the tag's name in their branch variable on tag builds: a tag has no branch.
@@ -157,7 +136,6 @@ const GITHUB_ACTIONS = _provider({
   id: "github_actions",
   name: "GitHub Actions",
   reads: [
-    "GITHUB_ACTIONS",
     "GITHUB_EVENT_NAME",
     "GITHUB_EVENT_PATH",
     "GITHUB_SHA",
@@ -169,7 +147,7 @@ const GITHUB_ACTIONS = _provider({
     "GITHUB_SERVER_URL",
     "GITHUB_RUN_ID",
   ],
-  detect: (read) => _isTrue(read("GITHUB_ACTIONS")),
+  detect: { true: "GITHUB_ACTIONS" },
   pullRequest: async (context) =>
     await _event(context, "pull_request", "number") ??
       /^refs\/pull\/(\d+)\//.exec(context.read("GITHUB_REF") ?? "")?.[1] ??
@@ -215,7 +193,6 @@ const GITLAB = _provider({
   id: "gitlab",
   name: "GitLab CI",
   reads: [
-    "GITLAB_CI",
     "CI_COMMIT_BRANCH",
     "CI_COMMIT_REF_NAME",
     "CI_COMMIT_TAG",
@@ -223,7 +200,7 @@ const GITLAB = _provider({
     "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME",
     "CI_MERGE_REQUEST_EVENT_TYPE",
   ],
-  detect: (read) => _isTrue(read("GITLAB_CI")),
+  detect: { true: "GITLAB_CI" },
   changeLabel: (number) => `MR !${number}`,
   // gitlab-ci-local sets GITLAB_CI=false and the rest of GitLab's variables.
   almostDetected: (read) =>
@@ -264,14 +241,13 @@ const CIRCLECI = _provider({
   id: "circleci",
   name: "CircleCI",
   reads: [
-    "CIRCLECI",
     "CIRCLE_PULL_REQUEST",
     "CIRCLE_PR_NUMBER",
     "CIRCLE_PROJECT_USERNAME",
     "CIRCLE_PROJECT_REPONAME",
     "CIRCLE_REPOSITORY_URL",
   ],
-  detect: (read) => _isTrue(read("CIRCLECI")),
+  detect: { true: "CIRCLECI" },
   // CIRCLE_PR_NUMBER is set only for pull requests from forks; the URL always ends in the number.
   pullRequest: ({ read }) =>
     /\/(\d+)\/?$/.exec(read("CIRCLE_PULL_REQUEST") ?? "")?.[1] ?? read("CIRCLE_PR_NUMBER"),
@@ -353,7 +329,6 @@ const AZURE_PIPELINES = _provider({
   id: "azure_pipelines",
   name: "Azure Pipelines",
   reads: [
-    "TF_BUILD",
     "BUILD_SOURCEVERSION",
     "BUILD_SOURCEBRANCH",
     "SYSTEM_PULLREQUEST_SOURCECOMMITID",
@@ -362,7 +337,7 @@ const AZURE_PIPELINES = _provider({
     "SYSTEM_TEAMPROJECTID",
     "BUILD_BUILDID",
   ],
-  detect: (read) => _isTrue(read("TF_BUILD")),
+  detect: { true: "TF_BUILD" },
   // For GitHub repositories the ID is GitHub's internal one and the NUMBER is the one people see.
   pullRequest: ["SYSTEM_PULLREQUEST_PULLREQUESTNUMBER", "SYSTEM_PULLREQUEST_PULLREQUESTID"],
   commitSha: ({ read, pullRequest }) =>
@@ -388,8 +363,8 @@ const AZURE_PIPELINES = _provider({
 const BUILDKITE = _provider({
   id: "buildkite",
   name: "Buildkite",
-  reads: ["BUILDKITE", "BUILDKITE_COMMIT", "BUILDKITE_REPO"],
-  detect: (read) => _isTrue(read("BUILDKITE")),
+  reads: ["BUILDKITE_COMMIT", "BUILDKITE_REPO"],
+  detect: { true: "BUILDKITE" },
   pullRequest: ["BUILDKITE_PULL_REQUEST"],
   // A build started from the UI without a commit reports the word HEAD: ask the checkout.
   commitSha: async ({ read, git }) => {
@@ -405,8 +380,8 @@ const BUILDKITE = _provider({
 const TRAVIS = _provider({
   id: "travis",
   name: "Travis CI",
-  reads: ["TRAVIS", "TRAVIS_COMMIT", "TRAVIS_PULL_REQUEST_SHA"],
-  detect: (read) => _isTrue(read("TRAVIS")),
+  reads: ["TRAVIS_COMMIT", "TRAVIS_PULL_REQUEST_SHA"],
+  detect: { true: "TRAVIS" },
   pullRequest: ["TRAVIS_PULL_REQUEST"],
   // On PR builds TRAVIS_COMMIT is the merge and TRAVIS_BRANCH the target.
   commitSha: ({ read, pullRequest }) =>
@@ -461,8 +436,7 @@ const WOODPECKER = _provider({
 const DRONE = _provider({
   id: "drone",
   name: "Drone",
-  reads: ["DRONE"],
-  detect: (read) => _isTrue(read("DRONE")),
+  detect: { true: "DRONE" },
   pullRequest: ["DRONE_PULL_REQUEST"],
   commitSha: ["DRONE_COMMIT_SHA"],
   // DRONE_BRANCH is the target on PR builds.
