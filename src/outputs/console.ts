@@ -15,7 +15,7 @@ import { sanitize } from "../text/sanitize.ts";
 /** In CI logs, a "still waiting" line comes after this long without any other line. */
 export const HEARTBEAT_MS = 60_000;
 
-export interface ConsoleOptions {
+interface ConsoleOptions {
   /** Writes to stderr as it is (the caller masks secrets). */
   readonly write: (text: string) => void;
   readonly monotonic: () => number;

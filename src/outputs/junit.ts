@@ -133,8 +133,7 @@ function _details(agent: AgentOutcome): string {
 
 function _attributes(values: Readonly<Record<string, string | number | boolean | null>>): string {
   return Object.entries(values)
-    .filter((entry): entry is [string, string | number | boolean] => entry[1] !== null)
-    .map(([name, value]) => ` ${name}="${escapeXml(String(value))}"`)
+    .map(([name, value]) => value === null ? "" : ` ${name}="${escapeXml(String(value))}"`)
     .join("");
 }
 

@@ -73,13 +73,9 @@ export function gateReason(agent: AgentOutcome): string | null {
   return agent.gate.map(({ name, value }) => `${name}: ${value}`).join("; ");
 }
 
-export interface GateProblem {
-  readonly agent: AgentOutcome;
-  readonly title: string;
-  readonly message: string;
-}
-
-export function gateProblems(report: RunReport): GateProblem[] {
+export function gateProblems(
+  report: RunReport,
+): { agent: AgentOutcome; title: string; message: string }[] {
   return report.agents.flatMap((agent) => {
     const title = OUTCOME_LABELS[agent.outcome].problem;
     if (title === null) return [];

@@ -5,7 +5,7 @@
 
 import type { AgentOutcome } from "../../result/outcome.ts";
 import { outcomeText } from "../../text/words.ts";
-import { type GateProblem, gateProblems, outputValues } from "../summary.ts";
+import { gateProblems, outputValues } from "../summary.ts";
 import { CI_OUTPUTS, type NativeWriter, printLines } from "./native_io.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";
 
@@ -94,7 +94,7 @@ const _MAX_IDENTITY = 60;
 const _MAX_DESCRIPTION = 4000;
 
 // Every gate but a passed or triggered one has a problem (gateProblems).
-function _test(agent: AgentOutcome, problem: GateProblem | undefined): string[] {
+function _test(agent: AgentOutcome, problem?: { title: string; message: string }): string[] {
   const name = agent.agentId;
   const duration = String(Math.max(0, Math.round(agent.durationMs)));
   const verdict = agent.outcome === "passed"
