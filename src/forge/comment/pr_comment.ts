@@ -6,6 +6,7 @@
  */
 
 import { OPTIONS } from "../../config/options.ts";
+import { errorMessage } from "../../config/errors.ts";
 import type { RunReport } from "../../result/outcome.ts";
 import { maskSecrets, sanitize } from "../../text/sanitize.ts";
 import {
@@ -16,13 +17,12 @@ import {
 } from "./content.ts";
 import type { ForgeHttp, RequestOptions } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
-import type { ForgeLimits } from "../limits.ts";
 import type { ForgeTarget } from "../target.ts";
 import type { FinishWindow, RunOutput, RunPlan } from "../../outputs/output.ts";
 import { tokenAdvice, writeQueue } from "../status/commit_status.ts";
 import { type CommentHistory, readHistory, recordRun } from "./history.ts";
 import { gateMarker } from "./marker.ts";
-import { CommentThread } from "./thread.ts";
+import { type CommentThread, commentThread } from "./thread.ts";
 
 /**
  * Service text is masked before the comment renders it: escaping for Markdown would otherwise
@@ -75,25 +75,22 @@ export function commentOutput(
 }
 
 export class PullRequestComment {
-  readonly #thread: Pick<CommentThread, keyof CommentThread>;
+  readonly #thread: CommentThread;
   readonly #marker: string;
   readonly #queue: ReturnType<typeof writeQueue>;
-  readonly #limits: ForgeLimits | undefined;
   #commentId: number | null = null;
   // The history the comment held before this run; the verdicts add this run to it.
   #earlier: CommentHistory | null = null;
 
   constructor(
-    thread: Pick<CommentThread, keyof CommentThread>,
+    thread: CommentThread,
     options: {
       readonly marker: string;
       /** One line, without its newline. */
       readonly warn: (line: string) => void;
       readonly secrets: readonly string[];
-      readonly limits?: ForgeLimits;
     },
   ) {
-    this.#limits = options.limits;
     this.#thread = thread;
     this.#marker = options.marker;
     const advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
@@ -119,26 +116,20 @@ export class PullRequestComment {
       readonly warn: (line: string) => void;
     },
   ): PullRequestComment {
-    const marker = gateMarker({
-      workflow: target.gate.workflow,
-      job: target.gate.job,
-      agents: options.agents,
-      key: options.key,
-    });
-    return new PullRequestComment(new CommentThread(target, http), {
-      marker,
+    return new PullRequestComment(commentThread(target, http), {
+      marker: gateMarker({ ...target.gate, agents: options.agents, key: options.key }),
       warn: options.warn,
       secrets: target.token === null ? [] : [target.token.value],
-      limits: http.limits,
     });
   }
 
   /** Never rejects; nobody need wait for it, as {@linkcode finish} does. */
   begin(progress: CommentProgress): Promise<void> {
-    return this.#enqueue({
-      agents: progress.runs.map((run) => run.agentId),
-      body: (history) => progressComment(this.#marker, progress, { history }),
-    }, false);
+    return this.#enqueue(
+      progress.runs.map((run) => run.agentId),
+      (history) => progressComment(this.#marker, progress, { history }),
+      false,
+    );
   }
 
   /**
@@ -146,36 +137,39 @@ export class PullRequestComment {
    * one, and only the oldest is kept. Never rejects.
    */
   finish(report: RunReport, window?: FinishWindow): Promise<void> {
-    if (window !== undefined) this.#limits?.finishBy(window.endsAt);
+    if (window !== undefined) this.#thread.finishBy(window.endsAt);
     return this.#enqueue(
-      {
-        agents: report.agents.map((agent) => agent.agentId),
-        body: (history) =>
-          finalComment(this.#marker, report, { history: recordRun(history, report) }),
-      },
+      report.agents.map((agent) => agent.agentId),
+      (history) => finalComment(this.#marker, report, { history: recordRun(history, report) }),
       true,
       { priority: "background", signal: window?.signal },
     );
   }
 
   // Runs writes one after the other, so the verdicts never land before the "in progress" text.
-  #enqueue(write: _Write, last: boolean, options: RequestOptions = {}): Promise<void> {
-    return this.#queue("comment", async () => {
-      try {
-        await this.#write(write, last, options);
-      } catch (error) {
+  // `agents`: those whose history may be read.
+  #enqueue(
+    agents: readonly string[],
+    body: (earlier: CommentHistory) => string,
+    last: boolean,
+    options: RequestOptions = {},
+  ): Promise<void> {
+    return this.#queue("comment", () =>
+      this.#write(agents, body, last, options).catch((error) => {
         if (error instanceof HttpFailure) throw error;
-        throw new Error(
-          `internal error: ${error instanceof Error ? error.message : String(error)}`,
-        );
-      }
-    }, last);
+        throw new Error(`internal error: ${errorMessage(error)}`);
+      }), last);
   }
 
-  async #write(write: _Write, last: boolean, options: RequestOptions): Promise<void> {
+  async #write(
+    agents: readonly string[],
+    render: (earlier: CommentHistory) => string,
+    last: boolean,
+    options: RequestOptions,
+  ): Promise<void> {
     if (this.#commentId !== null && this.#earlier !== null && !last) {
       try {
-        await this.#thread.update(this.#commentId, write.body(this.#earlier), options);
+        await this.#thread.update(this.#commentId, render(this.#earlier), options);
         return;
       } catch (error) {
         // Someone deleted the comment since: write a new one (the history read stays).
@@ -188,8 +182,8 @@ export class PullRequestComment {
     // read once: the verdicts build on what the comment held before this run.
     this.#earlier ??= found === undefined
       ? new Map()
-      : readHistory(found.body, { marker: this.#marker, agents: write.agents });
-    const body = write.body(this.#earlier);
+      : readHistory(found.body, { marker: this.#marker, agents });
+    const body = render(this.#earlier);
     if (found !== undefined) {
       await this.#thread.update(found.id, body, options);
       this.#commentId = found.id;
@@ -218,12 +212,6 @@ export class PullRequestComment {
       }
     }
   }
-}
-
-// `agents`: those whose history may be read.
-interface _Write {
-  readonly agents: readonly string[];
-  readonly body: (earlier: CommentHistory) => string;
 }
 
 const _GITHUB_ADVICE: Readonly<Partial<Record<HttpFailure["kind"], string>>> = {

@@ -669,6 +669,7 @@ Deno.test("PullRequestComment turns an unexpected error into one line and stops"
   let calls = 0;
   const thread = {
     forge: "GitHub" as const,
+    finishBy: () => {},
     find: () => {
       calls++;
       return Promise.reject(new Error(`boom with ${FORGE_TOKENS.github}`));
