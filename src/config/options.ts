@@ -20,11 +20,10 @@ export interface OptionSpec {
   readonly valueName?: string;
   /** Also read from `.env`. */
   readonly variable?: string;
+  /** The GitHub action's input, where it is not the flag's name ({@linkcode actionInput}). */
   readonly input?: string;
   /** As the flag (the default) or the variable; messages in the action name the input. */
   readonly inputVia?: "flag" | "variable";
-  /** Where it is not the one derived from the option's. */
-  readonly inputDefault?: string;
   /** Masked in every output, usage errors included, from the moment the program starts. */
   readonly secret?: boolean;
   readonly default?: number | boolean;
@@ -48,6 +47,10 @@ export interface OptionSpec {
 }
 
 export const AGENT_UUID: RegExp = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function _refused(name: string, rule: string, text: string): UsageError {
+  return new UsageError(`${name} must ${rule} (got ${quoteValue(text)})`);
+}
 
 function _text(expected: string) {
   return {
@@ -74,9 +77,7 @@ function _number(limits: { unit: string; default: number; max: number; min?: num
       const valid = /^(\d+(\.\d*)?|\.\d+)$/.test(text.trim());
       const value = valid ? Number(text) : NaN;
       if (!(value > 0) || value < min || value > limits.max) {
-        throw new UsageError(
-          `${name} must be ${expected} ${range}, decimals allowed (got ${quoteValue(text)})`,
-        );
+        throw _refused(name, `be ${expected} ${range}, decimals allowed`, text);
       }
       return value;
     },
@@ -89,9 +90,7 @@ function _onOff(text: string, name: string): boolean | undefined {
   if (word === "") return undefined;
   if (["true", "1", "yes", "on"].includes(word)) return true;
   if (["false", "0", "no", "off"].includes(word)) return false;
-  throw new UsageError(
-    `${name} must be true or false (also 1/0, yes/no, on/off) (got ${quoteValue(text)})`,
-  );
+  throw _refused(name, "be true or false (also 1/0, yes/no, on/off)", text);
 }
 
 function _switch(flagSets: boolean, fallback: boolean) {
@@ -112,11 +111,7 @@ function _agents(items: readonly string[], name: string): string[] {
       );
     }
     if (!AGENT_UUID.test(agent)) {
-      throw new UsageError(
-        `${name} must be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10 (got ${
-          quoteValue(agent)
-        })`,
-      );
+      throw _refused(name, "be an agent UUID like 0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10", agent);
     }
     const key = agent.toLowerCase();
     if (seen.has(key)) throw new UsageError(`${name} names agent ${agent} twice`);
@@ -155,11 +150,7 @@ export function pullRequestNumber(value: string | null): number | null {
 
 function _pullRequest(text: string, name: string): number {
   const number = pullRequestNumber(text);
-  if (number === null) {
-    throw new UsageError(
-      `${name} must be a pull request number like 42 (got ${quoteValue(text)})`,
-    );
-  }
+  if (number === null) throw _refused(name, "be a pull request number like 42", text);
   return number;
 }
 
@@ -225,7 +216,7 @@ export function parseBaseUrl(text: string, name: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`${name} must be an https:// URL (got ${quoteValue(text)})`);
+    throw _refused(name, "be an https:// URL", text);
   }
   const insecure = checkHttps(url, name, hideUserinfo(text));
   if (insecure !== null) throw new UsageError(insecure);
@@ -235,17 +226,17 @@ export function parseBaseUrl(text: string, name: string): URL {
     );
   }
   if (url.search !== "" || url.hash !== "") {
-    throw new UsageError(
-      `${name} must not have a query or fragment; give the address and optional path prefix only (got ${
-        quoteValue(text)
-      })`,
+    throw _refused(
+      name,
+      "not have a query or fragment; give the address and optional path prefix only",
+      text,
     );
   }
   if (text.length > MAX_BASE_URL_LENGTH) {
-    throw new UsageError(
-      `${name} must be at most ${MAX_BASE_URL_LENGTH} characters, the address and optional path prefix only (got ${
-        quoteValue(text)
-      })`,
+    throw _refused(
+      name,
+      `be at most ${MAX_BASE_URL_LENGTH} characters, the address and optional path prefix only`,
+      text,
     );
   }
   // The service's API lives under /api/v1 of its address, which service-ci adds itself: given
@@ -253,26 +244,24 @@ export function parseBaseUrl(text: string, name: string): URL {
   const apiPath = /\/api(?:\/v1)?\/*$/i.exec(url.pathname);
   if (apiPath !== null) {
     const fixed = `${url.origin}${url.pathname.slice(0, apiPath.index)}`;
-    throw new UsageError(
-      `${name} must be the service's address without its API path: service-ci adds /api/v1 itself; give ${fixed} (got ${
-        quoteValue(text)
-      })`,
+    throw _refused(
+      name,
+      `be the service's address without its API path: service-ci adds /api/v1 itself; give ${fixed}`,
+      text,
     );
   }
   if (url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))) {
-    throw new UsageError(
-      `${name} must not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port (got ${
-        quoteValue(text)
-      })`,
+    throw _refused(
+      name,
+      `not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port`,
+      text,
     );
   }
   return url;
 }
 
 // A value forge/target.ts judges, trimmed; blank counts as unset.
-function _forge(text: string): string | undefined {
-  return text.trim() || undefined;
-}
+const _FORGE = { type: "string", parse: (text: string) => text.trim() || undefined } as const;
 
 // The five metadata overrides share one help entry and one row of docs/options.md.
 const _METADATA = {
@@ -290,7 +279,6 @@ export const OPTIONS = {
     flag: "agent",
     valueName: "<uuid>",
     variable: "SERVICE_AGENT_ID",
-    input: "agent",
     defaultText: "required",
     help: ["agent to run; repeatable, all run concurrently"],
     expected: "an agent UUID",
@@ -304,7 +292,6 @@ export const OPTIONS = {
     flag: "base-url",
     valueName: "<url>",
     variable: "SERVICE_BASE_URL",
-    input: "base-url",
     defaultText: "built-in",
     help: ["the service's address; https:// (http:// only for localhost)"],
     expected: "the service's https:// address",
@@ -315,7 +302,6 @@ export const OPTIONS = {
   timeoutMinutes: {
     flag: "timeout-minutes",
     variable: "SERVICE_TIMEOUT_MINUTES",
-    input: "timeout-minutes",
     help: ["bounds the whole wait; decimals allowed"],
     ..._number({ unit: "minutes", default: 30, max: 7 * 24 * 60 }),
   },
@@ -332,41 +318,36 @@ export const OPTIONS = {
     parse: _apiKey,
   },
   githubToken: {
-    type: "string",
     variable: "GITHUB_TOKEN",
     defaultText: "none",
     secret: true,
     help: ["GitHub's token for --pr-comment and --commit-status"],
-    parse: _forge,
+    ..._FORGE,
   },
   gitlabToken: {
-    type: "string",
     variable: "SERVICE_GITLAB_TOKEN",
     defaultText: "none",
     secret: true,
     help: ["a GitLab project access token for --pr-comment and --commit-status"],
-    parse: _forge,
+    ..._FORGE,
   },
   githubApiUrl: {
-    type: "string",
     variable: "GITHUB_API_URL",
     defaultText: "`https://api.github.com`",
     help: ["GitHub's API address for --pr-comment and --commit-status"],
-    parse: _forge,
+    ..._FORGE,
   },
   gitlabApiUrl: {
-    type: "string",
     variable: "CI_API_V4_URL",
     defaultText: "set by GitLab CI",
     help: ["GitLab's API address for --pr-comment and --commit-status"],
-    parse: _forge,
+    ..._FORGE,
   },
   bitbucketProxy: {
-    type: "string",
     variable: "SERVICE_BITBUCKET_PROXY",
     defaultText: "`http://localhost:29418`",
     help: ["the Bitbucket Pipelines proxy that signs Bitbucket's requests"],
-    parse: _forge,
+    ..._FORGE,
   },
   json: {
     type: "boolean",
@@ -378,21 +359,18 @@ export const OPTIONS = {
     type: "string",
     flag: "junit",
     valueName: "<file>",
-    input: "junit",
     help: ["write a JUnit XML report, one test case per agent"],
     ..._text("a file path"),
   },
   noWait: {
     type: "boolean",
     flag: "no-wait",
-    input: "no-wait",
     default: false,
     help: ["trigger the runs, print their ids, exit 0 without waiting"],
   },
   runId: {
     type: "string",
     flag: "run-id",
-    input: "run-id",
     valueName: "<id>",
     help: ["attach to an existing run of the one --agent and wait for it"],
     expected: "a run id",
@@ -401,7 +379,6 @@ export const OPTIONS = {
   warnOnly: {
     type: "boolean",
     flag: "warn-only",
-    input: "warn-only",
     default: false,
     help: ["report a failed gate but exit 0 (unchecked and timeout keep", "their codes)"],
   },
@@ -416,8 +393,6 @@ export const OPTIONS = {
     type: "switch",
     flag: "verbose",
     variable: "SERVICE_VERBOSE",
-    input: "verbose",
-    inputDefault: "false",
     flagSets: true,
     defaultText: "off; on in a CI's debug mode",
     help: [
@@ -443,16 +418,12 @@ export const OPTIONS = {
     flag: "ca-cert",
     valueName: "<file>",
     variable: "SERVICE_CA_CERT",
-    input: "ca-cert",
     help: ["also trust the certificates in this PEM file"],
     ..._text("a PEM file path"),
   },
   requestTimeoutSeconds: {
     flag: "request-timeout-seconds",
     variable: "SERVICE_REQUEST_TIMEOUT_SECONDS",
-    input: "request-timeout-seconds",
-    // Empty, so that the variable in the job's env: still counts.
-    inputDefault: "",
     help: ["one request's limit"],
     ..._number({ unit: "seconds", default: 30, max: 3600 }),
   },
@@ -474,10 +445,7 @@ export const OPTIONS = {
   prComment: {
     flag: "pr-comment",
     variable: "SERVICE_PR_COMMENT",
-    input: "pr-comment",
     inputVia: "variable",
-    // The action's auto: on for pull_request events (scripts/action.sh).
-    inputDefault: "auto",
     help: ["keep one comment with the verdicts on the pull/merge request"],
     ..._switch(true, false),
   },
@@ -486,7 +454,6 @@ export const OPTIONS = {
     flag: "pr-comment-key",
     valueName: "<name>",
     variable: "SERVICE_PR_COMMENT_KEY",
-    input: "pr-comment-key",
     help: ["a comment of its own for this job, e.g. a matrix leg"],
     expected: "a name",
     parse: _key,
@@ -494,9 +461,7 @@ export const OPTIONS = {
   commitStatus: {
     flag: "commit-status",
     variable: "SERVICE_COMMIT_STATUS",
-    input: "commit-status",
     inputVia: "variable",
-    inputDefault: "false",
     help: [
       "one commit status per agent on the forge (GitHub check run,",
       "GitLab/Bitbucket status)",
@@ -509,22 +474,31 @@ export const OPTIONS = {
     help: ["set by the GitHub action: messages name its inputs, not flags"],
     ..._switch(true, false),
   },
-  commitSha: { flag: "commit-sha", input: "commit-sha", ..._METADATA },
-  branch: { flag: "branch", input: "branch", ..._METADATA },
+  commitSha: { flag: "commit-sha", ..._METADATA },
+  branch: { flag: "branch", ..._METADATA },
   pullRequest: {
     flag: "pull-request",
-    input: "pull-request",
     ..._METADATA,
     expected: "a pull request number",
     parse: _pullRequest,
   },
-  repository: { flag: "repository", input: "repository", ..._METADATA },
-  actor: { flag: "actor", input: "actor", ..._METADATA },
+  repository: { flag: "repository", ..._METADATA },
+  actor: { flag: "actor", ..._METADATA },
   help: { type: "boolean", flag: "help", short: "h", help: ["print this help and exit 0"] },
   version: { type: "boolean", flag: "version", help: ["print the version and exit 0"] },
 } as const satisfies Record<string, OptionSpec>;
 
 export type OptionKey = keyof typeof OPTIONS;
+
+// The flags the GitHub action has no input for.
+const _NO_INPUT = "json dry-run env-file max-poll-interval-seconds no-ci-native help version";
+
+/** The action.yml input that gives the option, if any: its `input`, else its flag's name. */
+export function actionInput(option: OptionSpec): string | undefined {
+  const flag = option.flag;
+  if (option.input !== undefined || flag === undefined) return option.input;
+  return _NO_INPUT.split(" ").includes(flag) ? undefined : flag;
+}
 
 /** The action.yml inputs scripts/action.sh reads to choose, check and install the release. */
 export const ACTION_ONLY_INPUTS: readonly string[] = [
@@ -619,12 +593,12 @@ export const NEAR_MISS_VARIABLES: readonly string[] = [
 export function inActionTerms(message: string): string {
   let text = message;
   for (const option of OPTION_LIST) {
-    if (option.input === undefined) continue;
+    const input = actionInput(option);
     const name = option.inputVia === "variable" ? option.variable : `--${option.flag}`;
-    if (name === undefined) continue;
+    if (input === undefined || name === undefined) continue;
     text = text.replace(
       new RegExp(`(?<![\\w-])${name.replaceAll("-", "\\-")}(?![\\w-])`, "g"),
-      `${option.input}:`,
+      `${input}:`,
     );
   }
   return text;

@@ -4,11 +4,10 @@
  * of an immediately finished gate (docs/performance.md); the tests compare it with `node:util`.
  */
 
+import type { OptionSpec } from "./options.ts";
+
 /** Every type but `boolean` and `switch` takes a value. */
-export interface TokenOption {
-  readonly type: "string" | "boolean" | "switch" | "number" | "list";
-  readonly short?: string;
-}
+type TokenOption = Pick<OptionSpec, "type" | "short">;
 
 /**
  * As Node's, without `index`. An option's `value` followed it (`inlineValue: false`) or its `=`

@@ -17,7 +17,7 @@ import {
   parseBaseUrl,
 } from "./options.ts";
 import { QUOTE_MAX, quoteValue, UsageError } from "./errors.ts";
-import { parseArgTokens, type TokenOption } from "./parse_args.ts";
+import { parseArgTokens } from "./parse_args.ts";
 
 /**
  * Each option of {@linkcode OPTIONS}, typed by the table, and where each came from: its flag
@@ -55,13 +55,10 @@ export type Invocation =
   | { readonly kind: "run"; readonly flags: Flags };
 
 // The parser's view: the table spells a switch such as --no-ci-native as a flag alone.
-const BY_FLAG: ReadonlyMap<string, readonly [key: string, option: OptionSpec]> = new Map(
+const BY_FLAG: ReadonlyMap<string, OptionSpec & { readonly key: string }> = new Map(
   Object.entries(OPTIONS as Record<string, OptionSpec>).flatMap(([key, option]) =>
-    option.flag === undefined ? [] : [[option.flag, [key, option] as const]]
+    option.flag === undefined ? [] : [[option.flag, { ...option, key }]]
   ),
-);
-const TOKEN_OPTIONS: Readonly<Record<string, TokenOption>> = Object.fromEntries(
-  [...BY_FLAG].map(([flag, [, option]]) => [flag, option]),
 );
 
 // --api-key, --api_key, --apiKey, --apikey, --service-api-key, alone or with =value.
@@ -80,58 +77,51 @@ const HELP = `run \`service-ci ${optionName(OPTIONS.help)}\` for the valid optio
 export function parseCommandLine(args: readonly string[]): Invocation {
   // Before the tokenizer: the key given after the flag must not reach any message.
   if (args.some((arg) => API_KEY_FLAG.test(arg))) throw new UsageError(API_KEY_REFUSED);
-  const tokens = parseArgTokens(args, TOKEN_OPTIONS);
-  // First, what the tokenizer took as a value but is an option: `--pr-comment-key --version`
-  // with an empty variable before it must never print the version and exit 0.
-  for (const token of tokens) {
-    if (token.kind !== "option" || token.inlineValue !== false || token.value === undefined) {
+  // The first of --help and --version wins over every other refusal but one: a value the
+  // tokenizer took that is an option (`--pr-comment-key --version` with an empty variable
+  // before it must never print the version and exit 0).
+  let asked: "help" | "version" | undefined;
+  let refusal: UsageError | undefined;
+  const flags: Record<string, string | boolean | string[]> = {};
+  for (const token of parseArgTokens(args, Object.fromEntries(BY_FLAG))) {
+    if (token.kind === "option-terminator") continue;
+    if (token.kind === "positional") {
+      refusal ??= new UsageError(
+        `unexpected argument ${quoteValue(token.value)}: service-ci takes only options; ${HELP}`,
+      );
       continue;
     }
-    if (token.value.length > 1 && token.value.startsWith("-")) {
-      const [, option] = BY_FLAG.get(token.name)!;
-      const name = optionName(option);
+    const option = BY_FLAG.get(token.name);
+    if (option === undefined) {
+      refusal ??= new UsageError(_unknownOption(token.rawName));
+      continue;
+    }
+    const { key } = option;
+    const name = optionName(option);
+    const expected = option.expected ?? "a non-empty value";
+    if (token.inlineValue === false && token.value!.length > 1 && token.value!.startsWith("-")) {
       // The value as it would be written after `=`; one too long to quote whole is elided.
-      const written = token.value.length <= QUOTE_MAX
+      const written = token.value!.length <= QUOTE_MAX
         ? JSON.stringify(token.value).slice(1, -1)
         : "…";
       throw new UsageError(
-        `${name} needs a value (${option.expected ?? "a non-empty value"}), but the next argument ${
-          quoteValue(token.value)
+        `${name} needs a value (${expected}), but the next argument ${
+          quoteValue(token.value!)
         } looks like an option; write ${name}=${written} if it is the value, or check that the variable meant to give ${name} its value is set`,
       );
     }
-  }
-  for (const token of tokens) {
-    if (token.kind !== "option") continue;
-    const option = BY_FLAG.get(token.name)?.[1];
-    if (option === OPTIONS.help) return { kind: "help" };
-    if (option === OPTIONS.version) return { kind: "version" };
-  }
-  const flags: Record<string, string | boolean | string[]> = {};
-  for (const token of tokens) {
-    if (token.kind === "option-terminator") continue;
-    if (token.kind === "positional") {
-      throw new UsageError(
-        `unexpected argument ${quoteValue(token.value)}: service-ci takes only options; ${HELP}`,
-      );
-    }
-    const entry = BY_FLAG.get(token.name);
-    if (entry === undefined) throw new UsageError(_unknownOption(token.rawName));
-    const [key, option] = entry;
-    const name = optionName(option);
-    if (option.type === "boolean" || option.type === "switch") {
-      if (token.value !== undefined) throw new UsageError(`${name} takes no value; ${HELP}`);
-      flags[key] = option.flagSets ?? true;
-      continue;
-    }
-    if (token.value === undefined) {
-      throw new UsageError(`${name} needs a value (${option.expected ?? "a non-empty value"})`);
-    }
+    if (key === "help" || key === "version") asked ??= key;
+    if (asked !== undefined || refusal !== undefined) continue;
     const earlier = flags[key];
-    if (option.type === "list") {
+    if (option.type === "boolean" || option.type === "switch") {
+      if (token.value === undefined) flags[key] = option.flagSets ?? true;
+      else refusal = new UsageError(`${name} takes no value; ${HELP}`);
+    } else if (token.value === undefined) {
+      refusal = new UsageError(`${name} needs a value (${expected})`);
+    } else if (option.type === "list") {
       flags[key] = Array.isArray(earlier) ? [...earlier, token.value] : [token.value];
     } else if (typeof earlier === "string") {
-      throw new UsageError(
+      refusal = new UsageError(
         `${name} is given twice (${quoteValue(earlier)} and ${
           quoteValue(token.value)
         }); give it once`,
@@ -140,6 +130,8 @@ export function parseCommandLine(args: readonly string[]): Invocation {
       flags[key] = token.value;
     }
   }
+  if (asked !== undefined) return { kind: asked };
+  if (refusal !== undefined) throw refusal;
   return { kind: "run", flags: flags as Flags };
 }
 

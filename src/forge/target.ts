@@ -43,21 +43,10 @@ export interface ForgeTarget {
 }
 
 /** Why nothing is written to a forge, as one line for the user. */
-export interface ForgeSkip {
-  /** E.g. `service-ci: no commit statuses: GITHUB_TOKEN is not set; …`. */
-  readonly skip: string;
-}
+export type ForgeSkip = { readonly skip: string };
 
-/** What the target reads from `Config`: the forge's settings and the runner's variables. */
-export type ForgeConfig = Partial<
-  Pick<
-    Config,
-    "githubToken" | "gitlabToken" | "githubApiUrl" | "gitlabApiUrl" | "bitbucketProxy" | "runner"
-  >
->;
-
-/** `GITHUB_API_URL` points elsewhere on GitHub Enterprise Server. */
-export const GITHUB_DEFAULT_API = "https://api.github.com";
+/** The target reads the forge's settings and the runner's variables. */
+export type ForgeConfig = Partial<Config>;
 
 /** Every Bitbucket Pipelines step has it: it signs requests to `http://api.bitbucket.org`. */
 export const BITBUCKET_PROXY = "http://localhost:29418";
@@ -123,13 +112,12 @@ export function forgeTarget(
         "this pipeline is for an external pull request, which has no GitLab merge request to comment on",
       );
     }
-    const iid = iidText === null ? metadata.pull_request_number : Number(iidText);
-    if (iid === null || !Number.isSafeInteger(iid) || iid < 1) {
+    change = iidText === null ? metadata.pull_request_number : Number(iidText);
+    if (change === null || !Number.isSafeInteger(change) || change < 1) {
       return skip(
         'this pipeline is not for a merge request (CI_MERGE_REQUEST_IID is set in merge request pipelines: `rules: - if: $CI_PIPELINE_SOURCE == "merge_request_event"`)',
       );
     }
-    change = iid;
   }
   // The metadata already picks the pull or merge request's head over the merge commit. Code
   // Insights takes an abbreviated SHA.
@@ -175,7 +163,8 @@ export function forgeTarget(
           }: write\``,
         );
       }
-      const apiUrl = config.githubApiUrl ?? GITHUB_DEFAULT_API;
+      // GITHUB_API_URL points elsewhere on GitHub Enterprise Server.
+      const apiUrl = config.githubApiUrl ?? "https://api.github.com";
       const problem = tokenUrlProblem(apiUrl, OPTIONS.githubApiUrl.variable);
       if (problem !== null) return skip(problem);
       const slug = metadata.repository ?? read("GITHUB_REPOSITORY");

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { helpText } from "../../src/config/help.ts";
 import {
   ACTION_ONLY_INPUTS,
+  actionInput,
   CONFIG_ENV_VARIABLES,
   OPTION_NAMES,
   optionName,
@@ -21,6 +22,16 @@ import { parseYaml } from "../support/yaml.ts";
 const read = (path: string) => Deno.readTextFileSync(new URL(`../../${path}`, import.meta.url));
 const ENTRIES = Object.entries(OPTIONS as Record<string, OptionSpec>);
 const ALL = ENTRIES.map(([, option]) => option);
+
+// The action's defaults that are not the option's own.
+const INPUT_DEFAULTS: Readonly<Record<string, string>> = {
+  verbose: "false",
+  // Empty, so that the variable in the job's env: still counts.
+  "request-timeout-seconds": "",
+  // The action's auto: on for pull_request events (scripts/action.sh).
+  "pr-comment": "auto",
+  "commit-status": "false",
+};
 
 interface Row {
   readonly flags: string;
@@ -97,30 +108,30 @@ Deno.test("action.yml's inputs are the table's inputs and the action's own, with
   // The step's commands, without its comments.
   const script = read("scripts/action.sh").split("\n").filter((line) => !/^\s*#/.test(line))
     .join("\n");
-  const fromTable = ALL.filter((option) => option.input !== undefined);
+  const fromTable = ALL.filter((option) => actionInput(option) !== undefined);
   assert.deepEqual(
     Object.keys(action.inputs).sort(),
-    [...fromTable.map((option) => option.input!), ...ACTION_ONLY_INPUTS].sort(),
+    [...fromTable.map((option) => actionInput(option)!), ...ACTION_ONLY_INPUTS].sort(),
   );
   for (const option of fromTable) {
-    const input = action.inputs[option.input!]!;
+    const input = action.inputs[actionInput(option)!]!;
     const required = option.defaultText === "required";
-    assert.equal(input.required, required, `input ${option.input} required`);
+    assert.equal(input.required, required, `input ${actionInput(option)} required`);
     const expected = required
       ? undefined
-      : option.inputDefault ?? (option.type === "number"
+      : INPUT_DEFAULTS[actionInput(option)!] ?? (option.type === "number"
         ? String(option.default)
         : option.type === "boolean"
         ? "false"
         : "");
-    assert.equal(input.default, expected, `input ${option.input}'s default`);
+    assert.equal(input.default, expected, `input ${actionInput(option)}'s default`);
     // The step hands the input to service-ci as the flag or as the variable.
     const handed = (option.flag !== undefined &&
       new RegExp(`(?<![\\w-])--${option.flag}(?![\\w-])`).test(script)) ||
       (option.variable !== undefined && new RegExp(`\\b${option.variable}=`).test(script)) ||
       (option.variable !== undefined &&
-        read("action.yml").includes(`${option.variable}: \${{ inputs.${option.input} }}`));
-    assert.ok(handed, `scripts/action.sh passes the input ${option.input} on`);
+        read("action.yml").includes(`${option.variable}: \${{ inputs.${actionInput(option)} }}`));
+    assert.ok(handed, `scripts/action.sh passes the input ${actionInput(option)} on`);
   }
 });
 
@@ -135,7 +146,10 @@ Deno.test("--help lists every flag and variable, and every line of the table's h
 
 Deno.test("OPTIONS spells each flag, short alias, variable and input once", () => {
   for (const field of ["flag", "short", "variable", "input"] as const) {
-    const values = ALL.flatMap((option) => option[field] === undefined ? [] : [option[field]]);
+    const values = ALL.flatMap((option) => {
+      const value = field === "input" ? actionInput(option) : option[field];
+      return value === undefined ? [] : [value];
+    });
     assert.equal(new Set(values).size, values.length, `${field}: ${values.join(" ")}`);
   }
   for (const option of ALL) {
