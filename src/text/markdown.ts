@@ -1,6 +1,7 @@
 /** Markdown that shows service text as text: the one rule for every Markdown surface. */
 
 import { removeIgnorable } from "./ignorable.ts";
+import { XML_ENTITIES } from "./sanitize.ts";
 
 /**
  * Any text as inert Markdown on one line. A zero-width space follows every character that starts
@@ -26,7 +27,7 @@ export function inertMarkdown(text: string): string {
     .replace(/(gh-)(?=\d)/gi, "$1\u200b");
   return broken
     .replace(/[!-%'-/:;=?@[-`{-~]/g, "\\$&")
-    .replace(/[&<>\u200b]/g, (char) => _ENTITIES[char] ?? "");
+    .replace(/[&<>\u200b]/g, (char) => XML_ENTITIES[char] ?? "&#8203;");
 }
 
 /**
@@ -57,12 +58,5 @@ export function httpLink(url: string | null): string | null {
   parsed.password = "";
   return parsed.href;
 }
-
-const _ENTITIES: Readonly<Record<string, string>> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  "\u200b": "&#8203;",
-};
 
 const _UTF8 = new TextEncoder();

@@ -21,19 +21,17 @@ const WORKFLOW_COMMAND = /^\s*(?:::|##\[)/;
 
 export const DEFAULT_MAX_LENGTH = 500;
 
-export interface SanitizeOptions {
-  /** In characters, ellipsis included. */
-  readonly maxLength?: number;
-  readonly secrets?: readonly string[];
-}
-
 /**
  * Service text as data: no escape sequence or control character, one line, secrets masked,
- * length-capped, and unable to form a CI log command on any CI.
+ * length-capped (in characters, ellipsis included), and unable to form a CI log command on any CI.
  */
-export function sanitize(text: string, options: SanitizeOptions = {}): string {
-  const maxLength = options.maxLength ?? DEFAULT_MAX_LENGTH;
-  const secrets = options.secrets ?? [];
+export function sanitize(
+  text: string,
+  { maxLength = DEFAULT_MAX_LENGTH, secrets = [] }: {
+    readonly maxLength?: number;
+    readonly secrets?: readonly string[];
+  } = {},
+): string {
   // Masked before removing escapes, which could eat a secret's first character ("\x1b[" + key
   // reads as a CSI sequence ending in it), and again after, which can join a secret split by a
   // removed character. Invisible characters go first, so none can split an escape sequence.
@@ -72,30 +70,29 @@ const _MIN_PREFIX = 4;
 
 function _maskSecretPrefixAtEnd(text: string, secrets: readonly string[]): string {
   let longest = 0;
-  for (const secret of secrets) {
-    if (secret.length < MIN_SECRET_LENGTH) continue;
-    for (const form of secretForms(secret)) {
-      for (let length = Math.min(form.length - 1, text.length); length > longest; length--) {
-        if (length >= _MIN_PREFIX && text.endsWith(form.slice(0, length))) {
-          longest = length;
-          break;
-        }
+  for (const form of secrets.flatMap(secretForms)) {
+    for (let length = Math.min(form.length - 1, text.length); length > longest; length--) {
+      if (length >= _MIN_PREFIX && text.endsWith(form.slice(0, length))) {
+        longest = length;
+        break;
       }
     }
   }
   return longest === 0 ? text : `${text.slice(0, text.length - longest)}***`;
 }
 
-/** Secrets shorter than this are not masked: masking them would garble ordinary text. */
-export const MIN_SECRET_LENGTH = 4;
+// Secrets shorter than this are not masked: masking them would garble ordinary text.
+const MIN_SECRET_LENGTH = 4;
 
 const _formsCache = new Map<string, readonly string[]>();
 
 /**
- * Every spelling of `secret` that output could carry, longest first. Percent-encoding is also
- * strict RFC 3986 (`! ' ( ) *` too, as Python's `quote` and Go do) and lower-case hex.
+ * Every spelling of `secret` that output could carry, longest first; none for a secret too short
+ * to mask. Percent-encoding is also strict RFC 3986 (`! ' ( ) *` too, as Python's `quote` and Go
+ * do) and lower-case hex.
  */
 export function secretForms(secret: string): readonly string[] {
+  if (secret.length < MIN_SECRET_LENGTH) return [];
   const cached = _formsCache.get(secret);
   if (cached !== undefined) return cached;
   const forms = new Set<string>([secret]);
@@ -150,12 +147,9 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
   let masked = text;
   // A secret with invisible characters between its characters reads as the secret.
   const hidden = _HAS_IGNORABLE.test(text);
-  for (const secret of secrets) {
-    if (secret.length < MIN_SECRET_LENGTH) continue;
-    for (const form of secretForms(secret)) {
-      if (hidden) masked = masked.replace(_seenThrough(form), "***");
-      else if (masked.includes(form)) masked = masked.split(form).join("***");
-    }
+  for (const form of secrets.flatMap(secretForms)) {
+    if (hidden) masked = masked.replace(_seenThrough(form), "***");
+    else if (masked.includes(form)) masked = masked.split(form).join("***");
   }
   // A value cut short (`clip`, `quoteValue`) may end in the start of a secret.
   if (!masked.includes("…")) return masked;
