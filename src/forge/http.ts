@@ -155,10 +155,8 @@ export class ForgeHttp {
       ? new URL(target)
       : null;
     if (url === null || url.origin !== this.origin) {
-      throw new HttpFailure(
-        "refused",
-        `${this.forge} gave a link outside ${this.origin}; the token is only sent there`,
-      );
+      const outside = `gave a link outside ${this.origin}; the token is only sent there`;
+      throw new HttpFailure("refused", `${this.forge} ${outside}`);
     }
     return url;
   }
@@ -210,11 +208,9 @@ export class ForgeHttp {
         // An error answer is classified by its status, whatever became of its body.
         if (!response.ok) return "";
         if (!(cause instanceof HttpFailure)) throw this.#unreached(cause);
-        throw new HttpFailure(
-          "unusable",
-          `${this.forge} answered ${answer.method} with ${response.status} and more than ${MAX_FORGE_BODY_BYTES} bytes`,
-          { status: response.status, cause },
-        );
+        const what = `${this.forge} answered ${answer.method} with ${response.status}`;
+        const message = `${what} and more than ${MAX_FORGE_BODY_BYTES} bytes`;
+        throw new HttpFailure("unusable", message, { status: response.status, cause });
       },
     );
     return this.#read(response, text, url, answer.method);
@@ -276,7 +272,8 @@ export class ForgeHttp {
     }
     // Only a 5xx is retried, and never after a longer wait than this.
     const shortWait = retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS;
-    throw new HttpFailure(failureKind(status, "forge"), what, {
+    const kind = failureKind(status, "forge");
+    throw new HttpFailure(kind, what, {
       status,
       retryAfterMs: shortWait ? retryAfterMs : undefined,
     });

@@ -121,11 +121,8 @@ export class ForgeLimits {
       if (pause.until + 1_000 > this.#deadline) {
         this.givenUp.count++;
         this.givenUp.why = pause.why;
-        throw new HttpFailure(
-          "rate_limited",
-          `${this.forge} asked to wait until past the time left to finish (${pause.why})`,
-          { givenUp: true },
-        );
+        const message = `${this.forge} asked to wait until past the time left to finish`;
+        throw new HttpFailure("rate_limited", `${message} (${pause.why})`, { givenUp: true });
       }
       await Promise.race([
         pause.over,

@@ -71,11 +71,8 @@ export function makePolicyFetch(setup: FetchSetup = {}): typeof fetch {
     // own proxy, the service gets a direct connection: a plain-http proxy is only sent the
     // absolute URL, which servers must accept (RFC 9112 §3.2.2). (Deno 2.1 has no "tcp" transport,
     // which would do the same.)
-    let loopback = direct.get(url.host);
-    if (loopback === undefined) {
-      loopback = Deno.createHttpClient({ proxy: { url: url.origin } });
-      direct.set(url.host, loopback);
-    }
+    const loopback = direct.get(url.host) ?? Deno.createHttpClient({ proxy: { url: url.origin } });
+    direct.set(url.host, loopback);
     return fetch(input, { ...init, client: loopback });
   };
 }
@@ -371,14 +368,11 @@ export class Slots {
       this.#holders.set(waiter, controller);
       if (waiter.write) writes++;
       this.#peak = Math.max(this.#peak, this.#holders.size);
-      let released = false;
       waiter.grant({
         signal: controller.signal,
+        // Once: a second call finds no holder.
         release: () => {
-          if (released) return;
-          released = true;
-          this.#holders.delete(waiter);
-          this.#pump();
+          if (this.#holders.delete(waiter)) this.#pump();
         },
       });
     }

@@ -101,10 +101,8 @@ export class ServiceClient {
     const segment = runId.isWellFormed() ? encodeURIComponent(runId) : "";
     url.pathname = `${collection.pathname}/${segment}`;
     if (segment === "" || url.pathname !== `${collection.pathname}/${segment}`) {
-      throw new HttpFailure(
-        "unusable",
-        `run id ${JSON.stringify(this.#shown(runId))} is not usable`,
-      );
+      const shown = JSON.stringify(this.#shown(runId));
+      throw new HttpFailure("unusable", `run id ${shown} is not usable`);
     }
     if (url.href.length > MAX_RUN_URL_LENGTH) {
       const shown = JSON.stringify(this.#shown(runId, 40));
@@ -157,11 +155,9 @@ export class ServiceClient {
         problem = `with an unusable run_id: ${(error as Error).message}`;
       }
     }
-    throw new HttpFailure(
-      "unusable",
-      `the trigger answered ${answer.status} ${problem}; a run may have started: look in the agent's dashboard`,
-      { status: answer.status },
-    );
+    const message =
+      `the trigger answered ${answer.status} ${problem}; a run may have started: look in the agent's dashboard`;
+    throw new HttpFailure("unusable", message, { status: answer.status });
   }
 
   readRun(agentId: string, runId: string, signal: AbortSignal): Promise<ApiAnswer> {
@@ -246,11 +242,8 @@ export class ServiceClient {
     const message = this.#shown(words, 300);
     const code = typeof inner?.code === "string" ? this.#shown(inner.code, 300) : undefined;
     const detail = message ? `: ${message}` : "";
-    throw new HttpFailure(failureKind(status, "service"), `${what}${detail}`, {
-      status,
-      retryAfterMs,
-      code,
-    });
+    const kind = failureKind(status, "service");
+    throw new HttpFailure(kind, `${what}${detail}`, { status, retryAfterMs, code });
   }
 
   // Every piece of service text this module prints goes through here, as one safe line: the key
@@ -313,10 +306,8 @@ export class ServiceClient {
       const named = names === undefined ? "" : ` (it names ${shown(names)})`;
       const message =
         `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}`;
-      return new HttpFailure("tls", `${message}${named}`, {
-        cause: error,
-        code: "certificate_name_mismatch",
-      });
+      const code = "certificate_name_mismatch";
+      return new HttpFailure("tls", `${message}${named}`, { cause: error, code });
     }
     if (CERTIFICATE_ERROR.test(reason)) {
       const message = `the TLS certificate of ${url.host} was refused: ${shown(tlsReason)}`;
