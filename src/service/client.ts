@@ -274,9 +274,8 @@ export class ServiceClient {
       "",
     );
     const shown = (text: string) => this.#shown(text, 200);
-    const from = this.#options.baseUrlSource === undefined
-      ? ""
-      : ` (from ${this.#options.baseUrlSource})`;
+    const source = this.#options.baseUrlSource;
+    const from = source === undefined ? "" : ` (from ${source})`;
     // Deno reports a failing proxy in the same words, naming the service's URL: the proxy is a
     // suspect too. Kept short: a progress line shows 200 characters.
     const proxy = `any proxy in ${url.protocol === "https:" ? "HTTPS" : "HTTP"}_PROXY/ALL_PROXY`;
