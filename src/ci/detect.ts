@@ -154,7 +154,11 @@ function _detect(read: Read): CiProvider | undefined {
   return read("CI")?.toLowerCase() === "false"
     ? undefined
     : PROVIDERS.find(({ detect }) =>
-      typeof detect === "function" ? detect(read) : read(detect.true)?.toLowerCase() === "true"
+      typeof detect === "function"
+        ? detect(read)
+        : "set" in detect
+        ? read(detect.set) !== null
+        : read(detect.true)?.toLowerCase() === "true"
     );
 }
 

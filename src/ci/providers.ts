@@ -41,8 +41,8 @@ export interface CiProvider<V extends string = string> {
   readonly name: string;
   /** Every name the provider gives: its fields', `detect`'s and `reads` (what only functions read). */
   readonly variables: readonly V[];
-  /** Its variable set to `true` (any case), or a test. */
-  readonly detect: { true: V } | ((read: Read<V>) => boolean);
+  /** Its variable set to `true` (any case), its variable set at all, or a test. */
+  readonly detect: { true: V } | { set: V } | ((read: Read<V>) => boolean);
   /** Absent where the CI does not keep the field (as `--pull-request`, `--actor`, … can give it). */
   readonly pullRequest?: Field<V>;
   /** The change's head on a pull request. */
@@ -266,8 +266,7 @@ const CIRCLECI = _provider({
 const BITBUCKET = _provider({
   id: "bitbucket",
   name: "Bitbucket Pipelines",
-  reads: ["BITBUCKET_BUILD_NUMBER"],
-  detect: (read) => read("BITBUCKET_BUILD_NUMBER") !== null,
+  detect: { set: "BITBUCKET_BUILD_NUMBER" },
   pullRequest: ["BITBUCKET_PR_ID"],
   commitSha: ["BITBUCKET_COMMIT"],
   branch: { branch: "BITBUCKET_BRANCH", tag: "BITBUCKET_TAG" },
@@ -285,7 +284,6 @@ const JENKINS = _provider({
   id: "jenkins",
   name: "Jenkins",
   reads: [
-    "JENKINS_URL",
     "GIT_COMMIT",
     "GIT_BRANCH",
     "GIT_LOCAL_BRANCH",
@@ -295,7 +293,7 @@ const JENKINS = _provider({
     "CHANGE_BRANCH",
   ],
   // Not BUILD_ID: every Jenkins build has it, and so do other systems (Cloud Build).
-  detect: (read) => read("JENKINS_URL") !== null,
+  detect: { set: "JENKINS_URL" },
   pullRequest: ["CHANGE_ID"],
   // A multibranch PR build that merges the change with its target reports the merge in
   // GIT_COMMIT and keeps the head nowhere but in the merge's second parent.
@@ -356,7 +354,7 @@ const AZURE_PIPELINES = _provider({
       read("BUILD_BUILDID"),
     ];
     if (server === null || project === null || build === null) return null;
-    return `${server.replace(/\/*$/, "/")}${project}/_build/results?buildId=${build}`;
+    return `${server.replace(/\/+$/, "")}/${project}/_build/results?buildId=${build}`;
   },
 });
 
@@ -398,8 +396,7 @@ const TRAVIS = _provider({
 const TEAMCITY = _provider({
   id: "teamcity",
   name: "TeamCity",
-  reads: ["TEAMCITY_VERSION"],
-  detect: (read) => read("TEAMCITY_VERSION") !== null,
+  detect: { set: "TEAMCITY_VERSION" },
   commitSha: ["BUILD_VCS_NUMBER"],
   buildUrl: ["BUILD_URL"],
 });
@@ -408,8 +405,7 @@ const TEAMCITY = _provider({
 const HARNESS = _provider({
   id: "harness",
   name: "Harness CI",
-  reads: ["HARNESS_BUILD_ID"],
-  detect: (read) => read("HARNESS_BUILD_ID") !== null,
+  detect: { set: "HARNESS_BUILD_ID" },
   pullRequest: ["DRONE_PULL_REQUEST"],
   commitSha: ["DRONE_COMMIT_SHA", "CI_COMMIT_SHA"],
   // DRONE_BRANCH is the target on PR builds.
@@ -450,13 +446,12 @@ const CODEBUILD = _provider({
   id: "codebuild",
   name: "AWS CodeBuild",
   reads: [
-    "CODEBUILD_BUILD_ID",
     "CODEBUILD_WEBHOOK_HEAD_REF",
     "CODEBUILD_WEBHOOK_TRIGGER",
     "CODEBUILD_SOURCE_VERSION",
     "CODEBUILD_SOURCE_REPO_URL",
   ],
-  detect: (read) => read("CODEBUILD_BUILD_ID") !== null,
+  detect: { set: "CODEBUILD_BUILD_ID" },
   // Webhook builds say `pr/12` in the trigger; builds started for a PR by hand, in the source version.
   pullRequest: ({ read }) =>
     /^pr\/(\d+)$/.exec(read("CODEBUILD_WEBHOOK_TRIGGER") ?? "")?.[1] ??
@@ -473,8 +468,8 @@ const CODEBUILD = _provider({
 const BITRISE = _provider({
   id: "bitrise",
   name: "Bitrise",
-  reads: ["BITRISE_IO", "GIT_REPOSITORY_URL"],
-  detect: (read) => read("BITRISE_IO") !== null,
+  reads: ["GIT_REPOSITORY_URL"],
+  detect: { set: "BITRISE_IO" },
   pullRequest: ["BITRISE_PULL_REQUEST"],
   commitSha: ["BITRISE_GIT_COMMIT", "GIT_CLONE_COMMIT_HASH"],
   branch: { branch: "BITRISE_GIT_BRANCH", tag: "BITRISE_GIT_TAG" },
