@@ -9,7 +9,7 @@ import { CONFIG_ENV_VARIABLES, ENV_FILE_VARIABLES, type Flags } from "./options.
 import { NEAR_MISS_VARIABLES, optionName, OPTIONS, secretValues } from "./options.ts";
 import { CI_ENV_VARIABLES, detectProvider, reader, runnerValues } from "../ci/detect.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
-import { DEBUG_ENV_VARIABLES } from "../outputs/verbose.ts";
+import { DEBUG_ENV_VARIABLES } from "../outputs/streams.ts";
 
 /** Every environment variable the program reads: the only ones `main.ts` asks the system for. */
 export const ENV_VARIABLES: readonly string[] = [
@@ -27,7 +27,7 @@ export const ENV_VARIABLES: readonly string[] = [
 // What detection (ci/detect.ts) and the verbose mode read, once loaded: from Config only.
 const CI_READS = [...CI_ENV_VARIABLES, ...DEBUG_ENV_VARIABLES];
 
-export interface LoadDeps {
+interface LoadDeps {
   readonly env: (name: string) => string | undefined;
   /** Whether Deno's permission list refused reading the variable `env` said was unset. */
   readonly envRefused?: (name: string) => boolean;
@@ -38,7 +38,7 @@ export interface LoadDeps {
   readonly cwd?: string;
 }
 
-export interface LoadedConfig {
+interface LoadedConfig {
   readonly config: Config;
   readonly caCerts: string | undefined;
   /** Names the variables a `.env` file set that a file may not give, which were ignored. */

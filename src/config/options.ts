@@ -18,7 +18,6 @@ export interface OptionSpec {
   readonly flag?: string;
   readonly short?: string;
   readonly valueName?: string;
-  /** Also read from `.env`. */
   readonly variable?: string;
   /** The GitHub action's input, where it is not the flag's name ({@linkcode actionInput}). */
   readonly input?: string;
@@ -185,7 +184,7 @@ export const FETCH_BLOCKED_PORTS: readonly number[] = [
  * The longest service address accepted. fetch refuses a URL of about 64 KiB ("Invalid URL"), and
  * servers refuse far shorter ones; an address this long is a mistake, not an installation.
  */
-export const MAX_BASE_URL_LENGTH = 2048;
+const MAX_BASE_URL_LENGTH = 2048;
 
 /**
  * Checks a service address by the `--base-url` rules; a path prefix is kept. `name` is the
@@ -469,7 +468,6 @@ export const OPTIONS = {
     ..._switch(true, false),
   },
   action: {
-    // Set by scripts/action.sh, never by hand.
     variable: "SERVICE_CI_ACTION",
     help: ["set by the GitHub action: messages name its inputs, not flags"],
     ..._switch(true, false),
@@ -488,7 +486,7 @@ export const OPTIONS = {
   version: { type: "boolean", flag: "version", help: ["print the version and exit 0"] },
 } as const satisfies Record<string, OptionSpec>;
 
-export type OptionKey = keyof typeof OPTIONS;
+type OptionKey = keyof typeof OPTIONS;
 
 // The flags the GitHub action has no input for.
 const _NO_INPUT = "json dry-run env-file max-poll-interval-seconds no-ci-native help version";
@@ -507,12 +505,12 @@ export const ACTION_ONLY_INPUTS: readonly string[] = [
   "github-token",
 ];
 
-export type ParsedValue<O> = O extends { readonly type: "boolean" } ? boolean
+type ParsedValue<O> = O extends { readonly type: "boolean" } ? boolean
   : O extends { readonly parse: (input: never, name: string) => infer T } ? Exclude<T, undefined>
   : never;
 
 /** Never `undefined` when the option has a default or is required. */
-export type OptionValue<O> = O extends { readonly default: unknown } | { readonly missing: unknown }
+type OptionValue<O> = O extends { readonly default: unknown } | { readonly missing: unknown }
   ? ParsedValue<O>
   : ParsedValue<O> | undefined;
 
@@ -521,7 +519,7 @@ export type ConfigKey = Exclude<OptionKey, "help" | "version">;
 /** The `Config` type, derived from the table. */
 export type OptionValues = { readonly [K in ConfigKey]: OptionValue<(typeof OPTIONS)[K]> };
 
-export type FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
+type FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
   : O extends { readonly type: "list" } ? readonly string[]
   : string;
 
@@ -531,7 +529,6 @@ export type Flags = {
     FlagValue<(typeof OPTIONS)[K]>;
 };
 
-/** The table's rows, typed as rows. */
 export const OPTION_LIST: readonly OptionSpec[] = Object.values(OPTIONS);
 
 export const OPTION_NAMES: readonly string[] = OPTION_LIST.flatMap((option) => option.flag ?? []);

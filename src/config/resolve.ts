@@ -35,11 +35,9 @@ export type Config = OptionValues & {
   readonly noColor: boolean;
 };
 
-export interface ResolveOptions {
+interface ResolveOptions {
   /** The variables whose value in `env` came from the `.env` file. */
   readonly fromDotenv?: ReadonlySet<string>;
-  /** Default {@linkcode DEFAULT_BASE_URL}; given as `undefined`, there is none. */
-  readonly defaultBaseUrl?: string | undefined;
   /** For a missing setting's message: `"read ./.env"`, `"no .env in the working directory"`. */
   readonly envFileNote?: string;
   readonly envFileRead?: string;
@@ -196,15 +194,14 @@ export function resolveConfig(
     ci: options.ci ?? {},
     noColor: options.noColor ?? false,
   }) as Config;
-  const o = OPTIONS;
   if (config.runId !== undefined) {
-    const [name, agent] = [optionName(o.runId), optionName(o.agents)];
+    const [name, agent] = [optionName(OPTIONS.runId), optionName(OPTIONS.agents)];
     if (config.agents.length !== 1) {
       throw new UsageError(`${name} needs exactly one ${agent} (got ${config.agents.length})`);
     }
     if (config.noWait) {
       throw new UsageError(
-        `${name} waits for a run; it cannot be used with ${optionName(o.noWait)}`,
+        `${name} waits for a run; it cannot be used with ${optionName(OPTIONS.noWait)}`,
       );
     }
   }
@@ -219,7 +216,7 @@ export function describeSources(config: Pick<Config, "sources" | "envFileRead">)
 }
 
 /** The variables, with `.env` values under the names that were unset (`mergeEnv`). */
-export type ConfigEnv = Readonly<Record<string, string | undefined>>;
+type ConfigEnv = Readonly<Record<string, string | undefined>>;
 
 function _resolve(
   key: string,
@@ -246,14 +243,11 @@ function _resolve(
       return { value, source: options.fromDotenv?.has(variable) ? ".env" : variable };
     }
   }
-  if (option === OPTIONS.baseUrl) {
-    const builtIn = "defaultBaseUrl" in options ? options.defaultBaseUrl : DEFAULT_BASE_URL;
-    if (builtIn !== undefined) {
-      return {
-        value: parseBaseUrl(builtIn, "the built-in default service address"),
-        source: "built-in default",
-      };
-    }
+  if (option === OPTIONS.baseUrl && DEFAULT_BASE_URL !== undefined) {
+    return {
+      value: parseBaseUrl(DEFAULT_BASE_URL, "the built-in default service address"),
+      source: "built-in default",
+    };
   }
   if (option.default !== undefined) return { value: option.default, source: "default" };
   if (option.missing !== undefined) {

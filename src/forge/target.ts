@@ -11,13 +11,13 @@ import { maskSecrets } from "../text/sanitize.ts";
 
 export type ForgeName = "GitHub" | "GitLab" | "Bitbucket";
 
-export type ForgeUse = "comment" | "statuses" | "insights";
+type ForgeUse = "comment" | "statuses" | "insights";
 
 /**
  * A merge group is GitHub's merge queue; a merge request's head is also the commit in a GitLab
  * merge train or merged-results pipeline, whose merge result is another commit.
  */
-export type CommitOf = "pull_request_head" | "merge_group_head" | "merge_request_head" | "build";
+type CommitOf = "pull_request_head" | "merge_group_head" | "merge_request_head" | "build";
 
 export interface ForgeTarget {
   readonly forge: ForgeName;
