@@ -3,7 +3,11 @@
  * {@linkcode RunEffects}. It imports only types of leaf modules, so every module may import it.
  */
 
-import type { Streams } from "./outputs/streams.ts";
+/** Each may throw (`BrokenPipe` on a closed pipe). */
+export interface Streams {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
 
 /** A report file, opened before anything is rendered so that most failures come first. */
 export interface ReportFile {

@@ -10,8 +10,7 @@ import { DEFAULT_BASE_URL } from "./config/default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
 import { ExitCode } from "./result/outcome.ts";
 import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./config/options.ts";
-import { Output } from "./outputs/streams.ts";
-import { exchangeLog } from "./outputs/verbose.ts";
+import { exchangeLog, Output } from "./outputs/streams.ts";
 import { userAgent, VERSION } from "./config/version.ts";
 
 /** Never throws: every failure is a line on stderr and a code. */

@@ -1,17 +1,13 @@
 /**
  * The program's two streams, as every other module sees them: every text masked of the
  * secrets known so far, every line unable to form a CI log command, and a stream that cannot
- * be written (a closed pipe) reported rather than thrown.
+ * be written (a closed pipe) reported rather than thrown. The verbose mode writes one inert line
+ * per HTTP exchange to stderr.
  */
 
-import { escapeJsonForLogs, neutralizeText } from "../text/log_commands.ts";
-import { maskSecrets } from "../text/sanitize.ts";
-
-/** Each may throw (`BrokenPipe` on a closed pipe). */
-export interface Streams {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-}
+import type { Clock, Exchange, ExchangeLog, Streams } from "../effects.ts";
+import { escapeJsonForLogs, neutralizeLine, neutralizeText } from "../text/log_commands.ts";
+import { maskSecrets, sanitize } from "../text/sanitize.ts";
 
 /** `TERM=dumb` (Emacs' shell, some CI agents) shows cursor movement and colours as they are. */
 export function isCapableTerminal(isTerminal: boolean, term: string | undefined): boolean {
@@ -76,4 +72,66 @@ function _write(stream: (text: string) => void, text: string): boolean {
   } catch {
     return false;
   }
+}
+
+// GitHub shows `::debug::` lines only with RUNNER_DEBUG=1 (a re-run with debug logging), Azure
+// shows `##[debug]` in grey; GitLab's CI_DEBUG_TRACE has no format of its own.
+const _CI_DEBUG: Readonly<
+  Record<
+    string,
+    { variable: string; on: (value: string) => boolean; format: "github" | "azure" | "plain" }
+  >
+> = {
+  github_actions: { variable: "RUNNER_DEBUG", on: (value) => value === "1", format: "github" },
+  gitlab: { variable: "CI_DEBUG_TRACE", on: (value) => value === "true", format: "plain" },
+  azure_pipelines: {
+    variable: "SYSTEM_DEBUG",
+    on: (value) => value.toLowerCase() === "true",
+    format: "azure",
+  },
+};
+
+export const DEBUG_ENV_VARIABLES: readonly string[] = Object.values(_CI_DEBUG).map((ci) =>
+  ci.variable
+);
+
+/** `verbose` is `undefined` when not given, so the CI's debug switch decides. */
+export function exchangeLog(
+  output: Output,
+  verbose: boolean | undefined,
+  provider: string,
+  env: Readonly<Record<string, string | undefined>>,
+  clock: Pick<Clock, "monotonic">,
+): ExchangeLog | undefined {
+  const ci = _CI_DEBUG[provider];
+  const debug = ci !== undefined && ci.on(env[ci.variable]?.trim() ?? "");
+  if (!(verbose ?? debug)) return undefined;
+  const format = debug ? ci.format : "plain";
+  return {
+    monotonic: clock.monotonic,
+    tell: (exchange) => {
+      const line = exchangeLine(exchange, output.secrets);
+      if (format === "plain") output.stderr(`service-ci: ${line}\n`);
+      // Our own command: its data is inert already (exchangeLine), `%` escaped for GitHub.
+      else if (format === "github") {
+        output.command(`::debug::${line.replaceAll("%", "%25")}`, "stderr");
+      } else output.command(`##[debug]${line}`, "stderr");
+    },
+  };
+}
+
+export function exchangeLine(exchange: Exchange, secrets: readonly string[]): string {
+  const clean = (text: string, maxLength: number) => sanitize(text, { secrets, maxLength });
+  const status = exchange.status === null ? "no answer" : String(exchange.status);
+  const parts = [
+    `${exchange.method} ${clean(exchange.host + exchange.path, 300)} → ${status} in ${
+      Math.round(exchange.durationMs)
+    } ms`,
+    `attempt ${exchange.attempt}`,
+    ...(exchange.requestId === null ? [] : [`request id ${clean(exchange.requestId, 100)}`]),
+    ...(exchange.errorBody === null || exchange.status === null || exchange.status < 400
+      ? []
+      : [`body: ${clean(exchange.errorBody, 200) || "(empty)"}`]),
+  ];
+  return neutralizeLine(maskSecrets(parts.join(", "), secrets));
 }

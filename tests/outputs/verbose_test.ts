@@ -2,8 +2,7 @@
 
 import assert from "node:assert/strict";
 import type { Exchange } from "../../src/effects.ts";
-import { exchangeLine, exchangeLog } from "../../src/outputs/verbose.ts";
-import { Output } from "../../src/outputs/streams.ts";
+import { exchangeLine, exchangeLog, Output } from "../../src/outputs/streams.ts";
 
 const EXCHANGE: Exchange = {
   method: "POST",
