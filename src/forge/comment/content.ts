@@ -37,7 +37,7 @@ export interface CommentProgress {
   readonly runs: readonly TriggeredRun[];
 }
 
-export interface CommentOptions {
+interface _Options {
   readonly maxLength?: number;
   /** For {@linkcode finalComment}, with this run already recorded; left out first to fit. */
   readonly history?: CommentHistory;
@@ -46,7 +46,7 @@ export interface CommentOptions {
 export function progressComment(
   marker: string,
   progress: CommentProgress,
-  options: CommentOptions = {},
+  options: _Options = {},
 ): string {
   const refused = progress.runs.filter((run) => _isRefused(run)).length;
   const triggered = progress.runs.length - refused;
@@ -83,7 +83,7 @@ function _isRefused(run: TriggeredRun): boolean {
 export function finalComment(
   marker: string,
   report: RunReport,
-  options: CommentOptions = {},
+  options: _Options = {},
 ): string {
   return _comment(marker, {
     heading: headline(report),
@@ -142,67 +142,61 @@ const _KEEP_FIRST: readonly (Outcome | null)[] = [
 
 // The history never costs a row: what is shown of it goes first, then the hidden line.
 function _comment(marker: string, parts: _Parts, maxLength: number): string {
-  const bare = _packed(marker, parts, { line: null, shown: [] }, maxLength);
+  const packed = (history: _History): { text: string; omitted: number } => {
+    const head = [
+      marker,
+      ...(history.line === null ? [] : [history.line]),
+      "",
+      `### ${parts.heading}`,
+      "",
+      parts.summary,
+      "",
+      _HEADER,
+      _DIVIDER,
+    ];
+    const tail = [
+      "",
+      ...history.shown.flatMap((line) => [line, ""]),
+      ...parts.closing.flatMap((line) => [line, ""]),
+      parts.footer,
+      "",
+    ];
+    const lines = parts.rows.map((row) => `| ${row.cells.join(" | ")} |`);
+    let budget = maxLength - [...head, ...tail].join("\n").length - _OMISSION_RESERVE;
+    const order = parts.rows
+      .map((row, index) => ({ index, rank: _KEEP_FIRST.indexOf(row.outcome) }))
+      .sort((a, b) => a.rank - b.rank || a.index - b.index);
+    const shown = new Set<number>();
+    for (const { index } of order) {
+      const cost = lines[index]!.length + 1;
+      if (cost > budget) break;
+      budget -= cost;
+      shown.add(index);
+    }
+    const omitted = parts.rows.filter((_, index) => !shown.has(index));
+    const omission = omitted.length === 0 ? [] : [
+      "",
+      `… and ${omitted.length} more ${omitted.length === 1 ? "agent" : "agents"}${
+        _omittedCounts(omitted)
+      }, left out to stay under the comment size limit; the CI job lists every agent.`,
+    ];
+    const text = [
+      ...head,
+      ...lines.filter((_, index) => shown.has(index)),
+      ...omission,
+      ...tail,
+    ].join("\n");
+    return { text, omitted: omitted.length };
+  };
+  const bare = packed({ line: null, shown: [] });
   const { line, shown } = parts.history;
   if (line === null) return bare.text;
   const tries = shown.length === 0 ? [parts.history] : [parts.history, { line, shown: [] }];
   for (const history of tries) {
-    const body = _packed(marker, parts, history, maxLength);
+    const body = packed(history);
     if (body.omitted <= bare.omitted && body.text.length <= maxLength) return body.text;
   }
   return bare.text;
-}
-
-function _packed(
-  marker: string,
-  parts: _Parts,
-  history: _History,
-  maxLength: number,
-): { text: string; omitted: number } {
-  const head = [
-    marker,
-    ...(history.line === null ? [] : [history.line]),
-    "",
-    `### ${parts.heading}`,
-    "",
-    parts.summary,
-    "",
-    _HEADER,
-    _DIVIDER,
-  ];
-  const tail = [
-    "",
-    ...history.shown.flatMap((line) => [line, ""]),
-    ...parts.closing.flatMap((line) => [line, ""]),
-    parts.footer,
-    "",
-  ];
-  const lines = parts.rows.map((row) => `| ${row.cells.join(" | ")} |`);
-  let budget = maxLength - [...head, ...tail].join("\n").length - _OMISSION_RESERVE;
-  const order = parts.rows
-    .map((row, index) => ({ index, rank: _KEEP_FIRST.indexOf(row.outcome) }))
-    .sort((a, b) => a.rank - b.rank || a.index - b.index);
-  const shown = new Set<number>();
-  for (const { index } of order) {
-    const cost = lines[index]!.length + 1;
-    if (cost > budget) break;
-    budget -= cost;
-    shown.add(index);
-  }
-  const omitted = parts.rows.filter((_, index) => !shown.has(index));
-  const omission = omitted.length === 0 ? [] : [
-    "",
-    `… and ${omitted.length} more ${omitted.length === 1 ? "agent" : "agents"}${
-      _omittedCounts(omitted)
-    }, left out to stay under the comment size limit; the CI job lists every agent.`,
-  ];
-  const text = [
-    ...head,
-    ...lines.filter((_, index) => shown.has(index)),
-    ...omission,
-    ...tail,
-  ].join("\n");
-  return { text, omitted: omitted.length };
 }
 
 // Only agents whose history says more than the table (another commit than `current`).

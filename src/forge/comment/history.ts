@@ -17,7 +17,7 @@ export const HISTORY_LENGTH = 5;
 export const MAX_HISTORY_SIZE = 8_192;
 
 /** A longer run link is kept as no link. */
-export const MAX_HISTORY_URL_LENGTH = 2_000;
+const _MAX_URL_LENGTH = 2_000;
 
 export interface HistoryEntry {
   /** Lower-case hex, 7 to 40 digits. */
@@ -42,9 +42,8 @@ export function readHistory(
   try {
     if (!hasMarker(body, options.marker)) return _EMPTY;
     const line = body.split("\n", 2)[1]?.replace(/\r$/, "") ?? "";
-    const match = _LINE.exec(line);
-    if (match === null) return _EMPTY;
-    const encoded = match[1]!;
+    const encoded = _LINE.exec(line)?.[1];
+    if (encoded === undefined) return _EMPTY;
     const bytes = Uint8Array.fromBase64(encoded, { alphabet: "base64url" });
     // Only the one spelling historyLine writes: no padding, no stray bits in the last digit.
     if (_base64url(bytes) !== encoded) return _EMPTY;
@@ -60,7 +59,8 @@ export function readHistory(
  * without a hex commit leaves its agents' history as it is.
  */
 export function recordRun(history: CommentHistory, report: RunReport): CommentHistory {
-  const sha = _sha(report.ciMetadata.commit_sha);
+  const given = report.ciMetadata.commit_sha?.trim().toLowerCase() ?? "";
+  const sha = _SHA.test(given) ? given : null;
   const next = new Map<string, readonly HistoryEntry[]>();
   for (const agent of report.agents) {
     const id = agent.agentId.trim().toLowerCase();
@@ -71,14 +71,9 @@ export function recordRun(history: CommentHistory, report: RunReport): CommentHi
       continue;
     }
     const link = httpLink(agent.url);
-    const url = link !== null && link.length <= MAX_HISTORY_URL_LENGTH ? link : null;
-    next.set(
-      id,
-      [
-        ...earlier.filter((entry) => entry.sha !== sha),
-        { sha, outcome: agent.outcome, url },
-      ].slice(-HISTORY_LENGTH),
-    );
+    const url = link !== null && link.length <= _MAX_URL_LENGTH ? link : null;
+    const entry = { sha, outcome: agent.outcome, url };
+    next.set(id, [...earlier.filter((old) => old.sha !== sha), entry].slice(-HISTORY_LENGTH));
   }
   return next;
 }
@@ -99,19 +94,16 @@ export function historyLine(history: CommentHistory): string | null {
     const gone = new Set(order.slice(0, dropped).map(({ agent, index }) => `${agent}/${index}`));
     const kept = agents
       .map(([id, entries], agent) =>
-        [id, entries.filter((_, index) => !gone.has(`${agent}/${index}`))] as const
+        [
+          id,
+          entries.flatMap(({ sha, outcome, url }, index) =>
+            gone.has(`${agent}/${index}`) ? [] : [{ sha, outcome, url }]
+          ),
+        ] as const
       )
       .filter(([, entries]) => entries.length > 0);
     if (kept.length === 0) return null;
-    const data = {
-      v: _VERSION,
-      agents: Object.fromEntries(
-        kept.map(([id, entries]) => [
-          id,
-          entries.map(({ sha, outcome, url }) => ({ sha, outcome, url })),
-        ]),
-      ),
-    };
+    const data = { v: _VERSION, agents: Object.fromEntries(kept) };
     return _base64url(_UTF8.encode(JSON.stringify(data)));
   };
   // Fewer entries never encode longer: find the fewest to drop.
@@ -137,28 +129,21 @@ function _base64url(bytes: Uint8Array): string {
   return bytes.toBase64({ alphabet: "base64url", omitPadding: true });
 }
 
-function _sha(text: string | null): string | null {
-  const sha = text?.trim().toLowerCase() ?? "";
-  return _SHA.test(sha) ? sha : null;
-}
-
 function _validHistory(data: unknown, agents: readonly string[]): CommentHistory | null {
   if (!_isRecord(data) || !_hasKeys(data, ["v", "agents"]) || data.v !== _VERSION) return null;
-  const stored = data.agents;
-  if (!_isRecord(stored)) return null;
+  if (!_isRecord(data.agents)) return null;
   const known = new Set(agents.map((agent) => agent.trim().toLowerCase()));
   const history = new Map<string, readonly HistoryEntry[]>();
-  for (const [id, entries] of Object.entries(stored)) {
+  for (const [id, entries] of Object.entries(data.agents)) {
     // Stored lower-case, as recordRun writes them; `known` is lower-case too.
     if (!AGENT_UUID.test(id) || !known.has(id)) return null;
     if (!Array.isArray(entries) || entries.length < 1 || entries.length > HISTORY_LENGTH) {
       return null;
     }
-    const valid = entries.map(_validEntry);
-    if (valid.some((entry) => entry === null)) return null;
-    const kept = valid as HistoryEntry[];
-    if (new Set(kept.map((entry) => entry.sha)).size !== kept.length) return null;
-    history.set(id, kept);
+    const kept = entries.map(_validEntry);
+    if (new Set(kept.map((entry) => entry?.sha)).size !== kept.length) return null;
+    if (kept.includes(null)) return null;
+    history.set(id, kept as HistoryEntry[]);
   }
   return history;
 }
@@ -170,7 +155,7 @@ function _validEntry(entry: unknown): HistoryEntry | null {
   if (typeof outcome !== "string" || !Object.hasOwn(OUTCOME_LABELS, outcome)) return null;
   // Only a link as recordRun stores it: an http(s) URL in its normalised form.
   if (url !== null) {
-    if (typeof url !== "string" || url.length > MAX_HISTORY_URL_LENGTH) return null;
+    if (typeof url !== "string" || url.length > _MAX_URL_LENGTH) return null;
     if (!/^https?:\/\//.test(url) || httpLink(url) !== url) return null;
   }
   return { sha, outcome: outcome as Outcome, url };

@@ -2,16 +2,16 @@
 
 import { createHash } from "node:crypto";
 
-export interface GateIdentity {
+/**
+ * Only hex digits come from the inputs: no name can end the comment or copy another gate's.
+ * `key`: `--pr-comment-key`, one comment per matrix leg; none gives the marker of 1.1.
+ */
+export function gateMarker(identity: {
   readonly workflow: string;
   readonly job: string;
   readonly agents: readonly string[];
-  /** `--pr-comment-key`: one comment per matrix leg; none gives the marker of 1.1. */
   readonly key?: string | undefined;
-}
-
-/** Only hex digits come from the inputs: no name can end the comment or copy another gate's. */
-export function gateMarker(identity: GateIdentity): string {
+}): string {
   const agents = [...new Set(identity.agents.map((agent) => agent.trim().toLowerCase()))].sort();
   // JSON keeps the three parts apart: no workflow name can shift text into the job's place.
   const digest = createHash("sha256")
