@@ -151,7 +151,14 @@ export async function openReportFile(path: string, append: boolean): Promise<Rep
   if (info?.isCharDevice) return await _openInPlace(path, false);
   const problem = info === null ? null : _notAFile(info);
   if (problem !== null) throw new Error(problem);
-  return await _openReplacing(path, info?.isFile ? info.mode : null);
+  // Created only if nothing is there, so never through a link.
+  const temporary = _temporaryPath(path);
+  const file = await Deno.open(temporary, { write: true, createNew: true });
+  const mode = info?.isFile ? info.mode : null;
+  if (mode !== null && Deno.build.os !== "windows") {
+    await Deno.chmod(temporary, mode & 0o777).catch(() => {});
+  }
+  return _reportFile(file, 0, false, { path, temporary });
 }
 
 // What is at `path`, the link itself unless `follow`; `null` when nothing is.
@@ -181,10 +188,7 @@ async function _openInPlace(path: string, append: boolean): Promise<ReportFile> 
   } catch {
     // Not a regular file (a pipe, /dev/full): there is no length to go back to.
   }
-  return _reportFile(file, async () => {
-    await file.truncate(start);
-    if (!append) await file.seek(0, Deno.SeekMode.Start);
-  });
+  return _reportFile(file, start, append);
 }
 
 function _nameStart(path: string): number {
@@ -204,23 +208,12 @@ function _temporaryPath(path: string): string {
   }.service-ci.tmp`;
 }
 
-// Created only if nothing is there, so never through a link.
-async function _openReplacing(path: string, mode: number | null): Promise<ReportFile> {
-  const temporary = _temporaryPath(path);
-  const file = await Deno.open(temporary, { write: true, createNew: true });
-  if (mode !== null && Deno.build.os !== "windows") {
-    await Deno.chmod(temporary, mode & 0o777).catch(() => {});
-  }
-  return _reportFile(file, async () => {
-    await file.truncate(0);
-    await file.seek(0, Deno.SeekMode.Start);
-  }, { path, temporary });
-}
-
-// `moved`: the file is `temporary`, moved over `path` on close.
+// Rewound to `start` (an appended file's length); `moved`: the file is `temporary`, moved over
+// `path` on close.
 function _reportFile(
   file: Deno.FsFile,
-  rewind: () => Promise<void>,
+  start: number,
+  append: boolean,
   moved?: { readonly path: string; readonly temporary: string },
 ): ReportFile {
   const encoder = new TextEncoder();
@@ -232,6 +225,10 @@ function _reportFile(
     }
   };
   const remove = (path: string) => Deno.remove(path).catch(() => {});
+  const rewind = async () => {
+    await file.truncate(start);
+    if (!append) await file.seek(0, Deno.SeekMode.Start);
+  };
   return {
     write: async (text) => {
       const bytes = encoder.encode(text);
@@ -280,26 +277,22 @@ export async function checkReportPath(path: string, append: boolean): Promise<st
     await Deno.remove(probe);
     return null;
   } catch (error) {
-    return _pathProblem(error, path);
+    if (error instanceof Deno.errors.NotFound) {
+      // The separator itself for a file at the root; "." for a bare name.
+      const start = _nameStart(path);
+      const directory = start === 0 ? "." : path.slice(0, Math.max(start - 1, 1));
+      return `is in a directory that does not exist; create it first (mkdir -p '${
+        directory.replaceAll("'", "'\\''")
+      }')`;
+    }
+    if (error instanceof Deno.errors.NotADirectory) {
+      return "a part of its directory is not a directory";
+    }
+    if (error instanceof Deno.errors.IsADirectory) return "is a directory";
+    if (error instanceof Deno.errors.NotCapable) {
+      return "is outside what service-ci may write (its permission set covers files, not devices)";
+    }
+    if (error instanceof Deno.errors.PermissionDenied) return "is not writable (permission denied)";
+    return `cannot be written (${firstLine(error)})`;
   }
-}
-
-function _pathProblem(error: unknown, path: string): string {
-  if (error instanceof Deno.errors.NotFound) {
-    // The separator itself for a file at the root; "." for a bare name.
-    const start = _nameStart(path);
-    const directory = start === 0 ? "." : path.slice(0, Math.max(start - 1, 1));
-    return `is in a directory that does not exist; create it first (mkdir -p '${
-      directory.replaceAll("'", "'\\''")
-    }')`;
-  }
-  if (error instanceof Deno.errors.NotADirectory) {
-    return "a part of its directory is not a directory";
-  }
-  if (error instanceof Deno.errors.IsADirectory) return "is a directory";
-  if (error instanceof Deno.errors.NotCapable) {
-    return "is outside what service-ci may write (its permission set covers files, not devices)";
-  }
-  if (error instanceof Deno.errors.PermissionDenied) return "is not writable (permission denied)";
-  return `cannot be written (${firstLine(error)})`;
 }
