@@ -120,12 +120,10 @@ export async function detectCiBuild(
     : undefined;
   const metadata = _applyOverrides(found.metadata, options.overrides ?? {});
   const context: CiContext = Object.freeze({
-    kind: found.merge ??
-      (metadata.pull_request_number === null ? "other" : "pull_request"),
+    kind: found.merge ?? (metadata.pull_request_number === null ? "other" : "pull_request"),
     baseRef: found.baseRef,
-    evaluatedSha: found.merge === null
-      ? metadata.commit_sha
-      : found.mergeSha ?? metadata.commit_sha,
+    // Found only for a merge build.
+    evaluatedSha: found.mergeSha ?? metadata.commit_sha,
     ...(almostDetected ? { almostDetected } : {}),
   });
   return { metadata, context };
@@ -178,8 +176,7 @@ export function describeCiMetadata(
     })`
     : `detected ${provider?.name ?? metadata.provider}`;
   const kind = context?.kind;
-  const baseRef = context?.baseRef ?? null;
-  const into = baseRef === null ? "" : ` into ${baseRef}`;
+  const into = context?.baseRef ? ` into ${context.baseRef}` : "";
   // A merge group is named by its target: its branch is the queue's, its number only the last
   // pull request in it.
   let what = kind === "merge_queue"
@@ -271,14 +268,14 @@ function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): Ci
       `overrides.pullRequest must be a positive whole number (got ${JSON.stringify(pullRequest)})`,
     );
   }
-  const set = (value: string | undefined) => value === undefined || value === "" ? null : value;
+  // An empty override is none.
   return {
     ...detected,
-    commit_sha: set(overrides.commitSha) ?? detected.commit_sha,
-    branch: set(overrides.branch) ?? detected.branch,
+    commit_sha: overrides.commitSha || detected.commit_sha,
+    branch: overrides.branch || detected.branch,
     pull_request_number: pullRequest ?? detected.pull_request_number,
-    repository: set(overrides.repository) ?? detected.repository,
-    actor: set(overrides.actor) ?? detected.actor,
+    repository: overrides.repository || detected.repository,
+    actor: overrides.actor || detected.actor,
   };
 }
 

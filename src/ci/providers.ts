@@ -125,13 +125,6 @@ async function _event(
   return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
 }
 
-// The queue's branch is `gh-readonly-queue/<base>/pr-<number>-<sha>`: the number is the pull
-// request the group was made for, the last one in it.
-function _queuedPullRequest(headRef: string | null): string | null {
-  return /^(?:refs\/heads\/)?gh-readonly-queue\/.+\/pr-(\d+)-[^/]*$/.exec(headRef ?? "")?.[1] ??
-    null;
-}
-
 const GITHUB_ACTIONS = _provider({
   id: "github_actions",
   name: "GitHub Actions",
@@ -151,7 +144,11 @@ const GITHUB_ACTIONS = _provider({
   pullRequest: async (context) =>
     await _event(context, "pull_request", "number") ??
       /^refs\/pull\/(\d+)\//.exec(context.read("GITHUB_REF") ?? "")?.[1] ??
-      _queuedPullRequest(await _event(context, "merge_group", "head_ref")),
+      // The queue's branch is `gh-readonly-queue/<base>/pr-<number>-<sha>`: the number is the
+      // pull request the group was made for, the last one in it.
+      /^(?:refs\/heads\/)?gh-readonly-queue\/.+\/pr-(\d+)-[^/]*$/.exec(
+        await _event(context, "merge_group", "head_ref") ?? "",
+      )?.[1] ?? null,
   // GITHUB_SHA is the synthetic merge commit on pull-request events; the event holds the head.
   // A merge group has no head of its own: its merge commit is what is tested and what lands.
   commitSha: async (context) =>
