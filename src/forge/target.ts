@@ -13,12 +13,6 @@ export type ForgeName = "GitHub" | "GitLab" | "Bitbucket";
 
 type ForgeUse = "comment" | "statuses" | "insights";
 
-/**
- * A merge group is GitHub's merge queue; a merge request's head is also the commit in a GitLab
- * merge train or merged-results pipeline, whose merge result is another commit.
- */
-type CommitOf = "pull_request_head" | "merge_group_head" | "merge_request_head" | "build";
-
 export interface ForgeTarget {
   readonly forge: ForgeName;
   /** The API root (GitHub, GitLab), or the commit's API address through the proxy (Bitbucket). */
@@ -28,8 +22,8 @@ export interface ForgeTarget {
   readonly proxy: string | null;
   /** GitHub's `owner/name`, GitLab's project id, Bitbucket's `workspace/slug`. */
   readonly repository: string;
-  /** Lower-case hex. */
-  readonly commit: { readonly sha: string; readonly of: CommitOf };
+  /** Lower-case hex, and which commit it is as `--dry-run` says it: "the commit built". */
+  readonly commit: { readonly sha: string; readonly of: string };
   /** The pull request's number or the merge request's iid. */
   readonly change: number | null;
   /** GitLab: the pipeline's ref (a status carries it). */
@@ -134,15 +128,15 @@ export function forgeTarget(
         } gives one)`,
     );
   }
-  const of: CommitOf = forge === "GitHub"
-    ? mergeQueue
-      ? "merge_group_head"
-      : metadata.pull_request_number === null
-      ? "build"
-      : "pull_request_head"
+  // A merge group is GitHub's merge queue; a merge request's head is also the commit in a GitLab
+  // merge train or merged-results pipeline, whose merge result is another commit.
+  const of = forge === "GitHub" && mergeQueue
+    ? "the merge group's head"
+    : forge === "GitHub" && metadata.pull_request_number !== null
+    ? "the pull request's head"
     : forge === "GitLab" && read("CI_MERGE_REQUEST_IID") !== null
-    ? "merge_request_head"
-    : "build";
+    ? "the merge request's head"
+    : "the commit built";
   const base = {
     forge,
     commit: { sha: commit ?? "", of },
@@ -235,13 +229,6 @@ export function forgeTarget(
   }
 }
 
-const _COMMIT_OF: Readonly<Record<CommitOf, string>> = {
-  pull_request_head: "the pull request's head",
-  merge_group_head: "the merge group's head",
-  merge_request_head: "the merge request's head",
-  build: "the commit built",
-};
-
 /** One phrase for `--dry-run`; it names the token's variable, never its value. */
 export function describeTarget(target: ForgeTarget): string {
   const change = target.change === null
@@ -252,7 +239,7 @@ export function describeTarget(target: ForgeTarget): string {
   const how = target.token !== null
     ? `with ${target.token.variable} to ${target.apiUrl}`
     : `through the pipeline's proxy ${target.proxy ?? BITBUCKET_PROXY}`;
-  return `on ${target.forge}${change} commit ${target.commit.sha.slice(0, 7)} (${
-    _COMMIT_OF[target.commit.of]
-  }) of ${target.repository}, ${how}`;
+  return `on ${target.forge}${change} commit ${
+    target.commit.sha.slice(0, 7)
+  } (${target.commit.of}) of ${target.repository}, ${how}`;
 }
