@@ -120,13 +120,11 @@ export class ConsoleReporter implements RunOutput {
   finish(report: RunReport): void {
     this.summary(report);
     for (const agent of report.agents) {
-      if (agent.outcome === "interrupted" && agent.runId !== null) {
-        this.#options.write(
-          `run ${agent.runId} of agent ${agent.agentId} is still going on the service${
-            agent.url === null ? "" : `: ${agent.url}`
-          }\n`,
-        );
-      }
+      if (agent.outcome !== "interrupted" || agent.runId === null) continue;
+      const where = agent.url === null ? "" : `: ${agent.url}`;
+      this.#options.write(
+        `run ${agent.runId} of agent ${agent.agentId} is still going on the service${where}\n`,
+      );
     }
   }
 
@@ -175,18 +173,14 @@ export class ConsoleReporter implements RunOutput {
         }`;
     }
     const what = event.operation === "trigger" ? "trigger" : "reading the run";
+    const failed = `${what} failed: ${this.#safe(event.message)}`;
     const next = `next in ${_seconds(event.delayMs)}`;
     if (event.unreachable === undefined || event.giveUpAfterMs === undefined) {
-      return `${what} failed: ${
-        this.#safe(event.message)
-      }; attempt ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS}, ${next}`;
+      return `${failed}; attempt ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS}, ${next}`;
     }
     // Said in full once: the address, what went wrong, what to check.
-    if (event.consecutive === 1) {
-      return `${what} failed: ${this.#safe(event.message)}; trying for up to ${
-        Math.round(event.giveUpAfterMs / 1000)
-      } s, ${next}`;
-    }
+    const giveUpAfter = Math.round(event.giveUpAfterMs / 1000);
+    if (event.consecutive === 1) return `${failed}; trying for up to ${giveUpAfter} s, ${next}`;
     const why = event.unreachable === "refused" ? "connection refused" : "host not found";
     return `${what} failed again (${why}); attempt ${event.consecutive}, ${next}`;
   }
@@ -219,7 +213,6 @@ export class ConsoleReporter implements RunOutput {
     this.#liveLines = waiting.length;
   }
 
-  // Each agent still without a verdict, with its last status.
   #waiting(): [string, string][] {
     return [...this.#agents].flatMap(([id, agent]) =>
       agent.done ? [] : [[id, agent.status === null ? "waiting" : this.#safe(agent.status)]]

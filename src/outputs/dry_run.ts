@@ -18,10 +18,10 @@ export function dryRun(
   output: Output,
 ): number {
   if (config.json) output.commandsToStderr();
+  const ci = describeCiMetadata(build.metadata, build.context);
+  const sources = describeSources(config);
   output.stderr(
-    `service-ci ${VERSION}: dry run, nothing is sent; ${
-      describeCiMetadata(build.metadata, build.context)
-    }; service address ${config.baseUrl.href}; ${describeSources(config)}\n`,
+    `service-ci ${VERSION}: dry run, nothing is sent; ${ci}; service address ${config.baseUrl.href}; ${sources}\n`,
   );
   const off = (option: { flag?: string; variable?: string }, what: string) =>
     `service-ci: ${optionName(option)} is off: ${what} would be written`;
@@ -33,19 +33,16 @@ export function dryRun(
     : off(OPTIONS.commitStatus, "no commit status");
   const statuses = skipped === null ? forgeTarget(config, build, "statuses") : { skip: skipped };
   const count = config.agents.length;
-  output.stderr(
-    `${
-      "skip" in comment
-        ? comment.skip
-        : `service-ci: the comment would be kept ${describeTarget(comment)}`
-    }\n${
-      "skip" in statuses
-        ? statuses.skip
-        : `service-ci: ${count} commit status${
-          count === 1 ? "" : "es"
-        } (one per agent) would be written ${describeTarget(statuses)}`
-    }\n`,
-  );
+  const es = count === 1 ? "" : "es";
+  const commentLine = "skip" in comment
+    ? comment.skip
+    : `service-ci: the comment would be kept ${describeTarget(comment)}`;
+  const statusLine = "skip" in statuses
+    ? statuses.skip
+    : `service-ci: ${count} commit status${es} (one per agent) would be written ${
+      describeTarget(statuses)
+    }`;
+  output.stderr(`${commentLine}\n${statusLine}\n`);
   const requests = config.agents.map((agent) => ({
     method: "POST",
     url: client.runsUrl(agent).href,
@@ -68,9 +65,8 @@ export function dryRun(
   };
   const text = requests.map((request) => {
     const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}`);
-    return `${request.method} ${request.url}\n${headers.join("\n")}\n\n${
-      JSON.stringify(request.body, null, 2)
-    }\n\n`;
+    const body = JSON.stringify(request.body, null, 2);
+    return `${request.method} ${request.url}\n${headers.join("\n")}\n\n${body}\n\n`;
   });
   const written = config.json
     ? output.document(`${JSON.stringify(document, null, 2)}\n`)

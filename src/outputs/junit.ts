@@ -107,11 +107,8 @@ function _verdict(agent: AgentOutcome): string[] {
     : ["error", agent.outcome];
   const why = outcomeReason(agent);
   const message = `${OUTCOME_LABELS[agent.outcome].problem}${why === null ? "" : `: ${why}`}`;
-  return [
-    `      <${name}${_attributes({ message, type })}>${
-      escapeXml(`${message}\n${_details(agent)}`)
-    }</${name}>`,
-  ];
+  const text = escapeXml(`${message}\n${_details(agent)}`);
+  return [`      <${name}${_attributes({ message, type })}>${text}</${name}>`];
 }
 
 // One "label: value" line per known fact.

@@ -138,10 +138,9 @@ export async function chooseOutputs(
       : null;
     if (problem !== null) {
       const fix = problem.includes("create it first") ? " or" : ":";
+      const path = quoteValue(file.path);
       throw new UsageError(
-        `${file.source} ${
-          quoteValue(file.path)
-        } ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
+        `${file.source} ${path} ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
       );
     }
   }

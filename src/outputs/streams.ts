@@ -123,10 +123,9 @@ export function exchangeLog(
 export function exchangeLine(exchange: Exchange, secrets: readonly string[]): string {
   const clean = (text: string, maxLength: number) => sanitize(text, { secrets, maxLength });
   const status = exchange.status === null ? "no answer" : String(exchange.status);
+  const ms = Math.round(exchange.durationMs);
   const parts = [
-    `${exchange.method} ${clean(exchange.host + exchange.path, 300)} → ${status} in ${
-      Math.round(exchange.durationMs)
-    } ms`,
+    `${exchange.method} ${clean(exchange.host + exchange.path, 300)} → ${status} in ${ms} ms`,
     `attempt ${exchange.attempt}`,
     ...(exchange.requestId === null ? [] : [`request id ${clean(exchange.requestId, 100)}`]),
     ...(exchange.errorBody === null || exchange.status === null || exchange.status < 400

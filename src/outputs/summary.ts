@@ -81,9 +81,8 @@ export function gateProblems(
     if (title === null) return [];
     const run = agent.runId === null ? "no run id" : `run ${agent.runId}`;
     const reason = outcomeReason(agent);
-    const head = `Agent ${agent.agentId}: ${title} (${run}${
-      agent.status === null ? "" : `, status ${agent.status}`
-    })`;
+    const status = agent.status === null ? "" : `, status ${agent.status}`;
+    const head = `Agent ${agent.agentId}: ${title} (${run}${status})`;
     const message = [head, reason, agent.url].filter((part) => part !== null).join(". ");
     return [{ agent, title, message }];
   });
