@@ -129,14 +129,6 @@ export async function detectCiBuild(
   return { metadata, context };
 }
 
-/** {@linkcode detectCiBuild}'s merge rule, for callers that have the environment only. */
-export function detectMergeKind(
-  env: Readonly<Record<string, string | undefined>>,
-): MergeKind | null {
-  const read = reader(env);
-  return _detect(read)?.merge?.(read) ?? null;
-}
-
 /** The first provider of {@linkcode PROVIDERS} whose variables are set: the one answer used. */
 export function detectProvider(env: Readonly<Record<string, string | undefined>>): string {
   return _detect(reader(env))?.id ?? "local";

@@ -55,7 +55,7 @@ export interface CiProvider<V extends string = string> {
   readonly repository?: Field<V>;
   readonly actor?: Field<V>;
   readonly buildUrl: Field<V>;
-  /** Reads variables only, so the answer needs no file (the pull-request comment asks it too). */
+  /** Reads variables only: the answer needs no file. */
   readonly merge?: (read: Read<V>) => MergeKind | null;
   readonly baseRef?: Field<V>;
   /** Not sent: contract §1. */

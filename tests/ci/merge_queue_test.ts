@@ -11,7 +11,6 @@ import {
   type CiMetadata,
   describeCiMetadata,
   detectCiBuild,
-  detectMergeKind,
   type DetectOptions,
 } from "../../src/ci/detect.ts";
 import { RUNNER_VARIABLES as FORGE_ENV_VARIABLES } from "../../src/ci/detect.ts";
@@ -25,6 +24,12 @@ type Env = Record<string, string | undefined>;
 
 const detectCiMetadata = async (env: Env, options?: DetectOptions): Promise<CiMetadata> =>
   (await detectCiBuild(env, options)).metadata;
+
+// The merge build detected from the variables alone (no file, no git), or null.
+const detectMergeKind = async (env: Env): Promise<string | null> => {
+  const { kind } = (await detectCiBuild(env)).context;
+  return kind === "pull_request" || kind === "other" ? null : kind;
+};
 
 const FIXTURE = new URL("../fixtures/github_merge_group_event.json", import.meta.url);
 const EVENT_PATH = "/home/runner/work/_temp/_github_workflow/event.json";
@@ -314,7 +319,7 @@ for (const [type, env] of Object.entries(GITLAB_EVENTS)) {
     assert.deepStrictEqual(metadata, GITLAB_METADATA);
     assert.deepStrictEqual(Object.keys(metadata).toSorted(), SEVEN_FIELDS);
     assert.deepStrictEqual(context, expected);
-    assert.equal(detectMergeKind(env), type === "detached" ? null : type);
+    assert.equal(await detectMergeKind(env), type === "detached" ? null : type);
   });
 }
 
@@ -343,14 +348,14 @@ Deno.test("detectCiBuild() calls a GitLab branch pipeline and a local run neithe
   assert.deepStrictEqual(local.context, { kind: "other", baseRef: null, evaluatedSha: null });
 });
 
-Deno.test("detectMergeKind() answers from the variables, and only for the CI detected", () => {
-  assert.equal(detectMergeKind(GITHUB_MERGE_GROUP), "merge_queue");
-  assert.equal(detectMergeKind({ ...GITHUB_MERGE_GROUP, GITHUB_EVENT_NAME: "push" }), null);
-  assert.equal(detectMergeKind({ ...GITHUB_MERGE_GROUP, CI: "false" }), null);
+Deno.test("detectMergeKind() answers from the variables, and only for the CI detected", async () => {
+  assert.equal(await detectMergeKind(GITHUB_MERGE_GROUP), "merge_queue");
+  assert.equal(await detectMergeKind({ ...GITHUB_MERGE_GROUP, GITHUB_EVENT_NAME: "push" }), null);
+  assert.equal(await detectMergeKind({ ...GITHUB_MERGE_GROUP, CI: "false" }), null);
   // Another CI's leftovers are not this build's.
-  assert.equal(detectMergeKind({ TRAVIS: "true", GITHUB_EVENT_NAME: "merge_group" }), null);
+  assert.equal(await detectMergeKind({ TRAVIS: "true", GITHUB_EVENT_NAME: "merge_group" }), null);
   assert.equal(
-    detectMergeKind({ ...GITLAB_EVENTS.merge_train, CI_MERGE_REQUEST_EVENT_TYPE: "other" }),
+    await detectMergeKind({ ...GITLAB_EVENTS.merge_train, CI_MERGE_REQUEST_EVENT_TYPE: "other" }),
     null,
   );
 });
