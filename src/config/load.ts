@@ -6,7 +6,7 @@
 import { type Config, resolveConfig } from "./resolve.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { CONFIG_ENV_VARIABLES, ENV_FILE_VARIABLES, type Flags } from "./options.ts";
-import { NEAR_MISS_VARIABLES, optionName, OPTIONS, secretValues } from "./options.ts";
+import { nearMissNames, optionName, OPTIONS, secretValues } from "./options.ts";
 import { CI_ENV_VARIABLES, detectProvider, reader, runnerValues } from "../ci/detect.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { DEBUG_ENV_VARIABLES } from "../outputs/streams.ts";
@@ -15,7 +15,10 @@ import { DEBUG_ENV_VARIABLES } from "../outputs/streams.ts";
 export const ENV_VARIABLES: readonly string[] = [
   ...new Set([
     ...CONFIG_ENV_VARIABLES,
-    ...NEAR_MISS_VARIABLES,
+    // Read only to say "did you mean" when a required variable is unset.
+    ...[OPTIONS.apiKey.variable, OPTIONS.agents.variable, OPTIONS.baseUrl.variable].flatMap(
+      nearMissNames,
+    ),
     ...CI_ENV_VARIABLES,
     // The console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours).
     "NO_COLOR",
@@ -71,13 +74,15 @@ export async function loadConfig(
   );
   let config: Config;
   try {
-    config = resolveConfig(flags, env, {
-      fromDotenv,
-      envFileNote: file.note,
+    config = Object.freeze({
+      ...resolveConfig(flags, env, {
+        fromDotenv,
+        envFileNote: file.note,
+        ...(file.shown === undefined ? {} : { envFileRead: file.shown }),
+      }),
       runner: runnerValues(env),
       ci: Object.fromEntries(CI_READS.map((name) => [name, env[name]])),
       noColor: Boolean(env.NO_COLOR),
-      ...(file.shown === undefined ? {} : { envFileRead: file.shown }),
     });
   } catch (error) {
     throw refusedReadError(flags, env, deps.envRefused) ?? error;
@@ -131,7 +136,6 @@ async function _readDotenv(
     };
   }
   const path = explicit ?? ".env";
-  const where = deps.cwd === undefined ? "the working directory" : deps.cwd;
   try {
     const values = await parseEnvFile(await deps.readTextFile(path));
     const cwd = deps.cwd;
@@ -142,8 +146,9 @@ async function _readDotenv(
     if (explicit === undefined && error instanceof Deno.errors.NotFound) {
       return {
         values: {},
-        note:
-          `no .env in ${where}; only the working directory's .env is read, so run from the directory that holds it or pass ${envFile}`,
+        note: `no .env in ${
+          deps.cwd ?? "the working directory"
+        }; only the working directory's .env is read, so run from the directory that holds it or pass ${envFile}`,
       };
     }
     const name = explicit === undefined ? "the .env file in the working directory" : envFile;

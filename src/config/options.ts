@@ -574,15 +574,6 @@ export function nearMissNames(variable: string): string[] {
   return [...names].filter((name) => !CONFIG_ENV_VARIABLES.includes(name));
 }
 
-/** Read only to say "did you mean" when a required variable is unset. */
-export const NEAR_MISS_VARIABLES: readonly string[] = [
-  ...new Set(
-    [OPTIONS.apiKey.variable, OPTIONS.agents.variable, OPTIONS.baseUrl.variable].flatMap(
-      nearMissNames,
-    ),
-  ),
-];
-
 /**
  * A message as the GitHub action's user reads it: each flag or variable the action sets from one
  * of its inputs ({@linkcode OptionSpec.inputVia}) named as that input, `timeout-minutes:`.

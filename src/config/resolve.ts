@@ -41,10 +41,6 @@ interface ResolveOptions {
   /** For a missing setting's message: `"read ./.env"`, `"no .env in the working directory"`. */
   readonly envFileNote?: string;
   readonly envFileRead?: string;
-  /** The CI runner's variables, read by `loadConfig`. */
-  readonly runner?: RunnerValues;
-  readonly ci?: Readonly<Record<string, string | undefined>>;
-  readonly noColor?: boolean;
 }
 
 export type Invocation =
@@ -177,7 +173,7 @@ export function resolveConfig(
   flags: Flags,
   env: ConfigEnv,
   options: ResolveOptions = {},
-): Config {
+): Omit<Config, "runner" | "ci" | "noColor"> {
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
   for (const [key, option] of Object.entries(OPTIONS as Record<string, OptionSpec>)) {
@@ -190,10 +186,7 @@ export function resolveConfig(
     ...values,
     sources: Object.freeze(sources),
     envFileRead: options.envFileRead,
-    runner: options.runner ?? {},
-    ci: options.ci ?? {},
-    noColor: options.noColor ?? false,
-  }) as Config;
+  }) as Omit<Config, "runner" | "ci" | "noColor">;
   if (config.runId !== undefined) {
     const [name, agent] = [optionName(OPTIONS.runId), optionName(OPTIONS.agents)];
     if (config.agents.length !== 1) {
