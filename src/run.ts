@@ -99,9 +99,8 @@ export async function run(effects: RunEffects): Promise<number> {
       return ExitCode.Usage;
     }
     // No stack trace: one line, and a code that never reads as a verdict.
-    output.stderr(
-      `service-ci: internal error, the gate could not be checked: ${firstLine(error)}\n`,
-    );
+    const why = firstLine(error);
+    output.stderr(`service-ci: internal error, the gate could not be checked: ${why}\n`);
     return ExitCode.Unchecked;
   }
 }

@@ -40,11 +40,8 @@ export async function deliverReports(
   let current = report;
   const fail = (what: string, path: string, error: unknown) => {
     output.stderr(`${cannotWrite(what, path, error)}\n`);
-    const exitCode = decideExitCode(current.agents, {
-      warnOnly: current.warnOnly,
-      reportUndelivered: true,
-    });
-    current = { ...current, exitCode };
+    const undelivered = { warnOnly: current.warnOnly, reportUndelivered: true };
+    current = { ...current, exitCode: decideExitCode(current.agents, undelivered) };
   };
   let holder = reports.find((each) => each.document !== undefined);
   let pending = reports.flatMap((each) => each.files ?? []);

@@ -98,9 +98,8 @@ const _ENTITIES: Readonly<Record<string, string>> = {
 function _verdict(agent: AgentOutcome): string[] {
   if (agent.outcome === "passed") return [];
   if (agent.outcome === "triggered") {
-    return [
-      `      <skipped>${escapeXml(`not waited for (${optionName(OPTIONS.noWait)})`)}</skipped>`,
-    ];
+    const why = escapeXml(`not waited for (${optionName(OPTIONS.noWait)})`);
+    return [`      <skipped>${why}</skipped>`];
   }
   const [name, type] = agent.outcome === "failed"
     ? ["failure", "gate_failed"]

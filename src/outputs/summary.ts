@@ -38,16 +38,15 @@ export function summaryMarkdown(report: RunReport): string {
   const rows = report.agents.map((agent) => {
     const why = outcomeReason(agent);
     const link = markdownDestination(agent.url, Infinity);
-    return `| ${
-      [
-        inertMarkdown(agent.agentId),
-        agent.runId === null ? "—" : inertMarkdown(agent.runId),
-        agent.status === null ? "—" : inertMarkdown(agent.status),
-        `${markedOutcome(agent.outcome)}${why === null ? "" : `: ${inertMarkdown(why)}`}`,
-        formatDuration(agent.durationMs),
-        link === null ? "—" : `[open](<${link}>)`,
-      ].join(" | ")
-    } |`;
+    const cells = [
+      inertMarkdown(agent.agentId),
+      agent.runId === null ? "—" : inertMarkdown(agent.runId),
+      agent.status === null ? "—" : inertMarkdown(agent.status),
+      `${markedOutcome(agent.outcome)}${why === null ? "" : `: ${inertMarkdown(why)}`}`,
+      formatDuration(agent.durationMs),
+      link === null ? "—" : `[open](<${link}>)`,
+    ];
+    return `| ${cells.join(" | ")} |`;
   });
   return [
     `### ${headline(report)}`,

@@ -66,12 +66,8 @@ export function createBitbucketWriter(): NativeWriter {
         await bitbucket.request("DELETE", url);
         await bitbucket.request("PUT", url, bitbucketReport(report));
         const annotations = bitbucketAnnotations(report);
-        for (let start = 0; start < annotations.length; start += 100) {
-          await bitbucket.request(
-            "POST",
-            `${url}/annotations`,
-            annotations.slice(start, start + 100),
-          );
+        for (let i = 0; i < annotations.length; i += 100) {
+          await bitbucket.request("POST", `${url}/annotations`, annotations.slice(i, i + 100));
         }
       } catch (error) {
         io.warn(

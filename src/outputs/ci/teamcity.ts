@@ -63,11 +63,8 @@ export function createTeamcityWriter(): NativeWriter {
  * // "##teamcity[testStarted name='it|'s |[x|]']"
  * ```
  */
-export function teamcityMessage(
-  name: string,
-  attributes: Readonly<Record<string, string>>,
-): string {
-  const pairs = Object.entries(attributes).map(([key, value]) =>
+export function teamcityMessage(name: string, attrs: Readonly<Record<string, string>>): string {
+  const pairs = Object.entries(attrs).map(([key, value]) =>
     `${key}='${escapeTeamcityValue(value)}'`
   );
   return `##teamcity[${[name, ...pairs].join(" ")}]`;
