@@ -97,8 +97,9 @@ export function secretForms(secret: string): readonly string[] {
   if (cached !== undefined) return cached;
   const forms = new Set<string>([secret]);
   const hexLower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
-  const component = _tryEncode(encodeURIComponent, secret);
-  if (component !== undefined) {
+  // A lone surrogate has no percent-encoding.
+  if (secret.isWellFormed()) {
+    const component = encodeURIComponent(secret);
     const strict = component.replace(
       /[!'()*]/g,
       (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
@@ -106,9 +107,9 @@ export function secretForms(secret: string): readonly string[] {
     for (const form of [component, strict]) forms.add(form).add(hexLower(form));
     forms.add(strict.replaceAll("%20", "+"));
     forms.add(new URLSearchParams({ k: secret }).toString().slice(2));
+    const uri = encodeURI(secret);
+    forms.add(uri).add(hexLower(uri));
   }
-  const uri = _tryEncode(encodeURI, secret);
-  if (uri !== undefined) forms.add(uri).add(hexLower(uri));
   const json = JSON.stringify(secret);
   forms.add(json.slice(1, -1)).add(escapeJsonForLogs(json).slice(1, -1));
   forms.add(
@@ -132,15 +133,6 @@ export const XML_ENTITIES: Readonly<Record<string, string>> = {
   '"': "&quot;",
   "'": "&apos;",
 };
-
-function _tryEncode(encode: (text: string) => string, text: string): string | undefined {
-  try {
-    return encode(text);
-  } catch {
-    // A lone surrogate has no percent-encoding.
-    return undefined;
-  }
-}
 
 /** Every spelling of each secret becomes `***`, and so does the start of one cut before a `…`. */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
