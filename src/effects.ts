@@ -86,19 +86,10 @@ export type CommandResult =
     readonly stdout?: string;
     readonly inputError?: string;
   }
-  | {
-    readonly kind: "not-run";
-    readonly reason: string;
-  }
-  | {
-    readonly kind: "timed-out";
-    readonly afterMs: number;
-  };
+  | { readonly kind: "not-run"; readonly reason: string }
+  | { readonly kind: "timed-out"; readonly afterMs: number };
 
-export interface GitOptions {
-  readonly timeoutMs: number;
-  readonly signal: AbortSignal;
-}
+export type GitOptions = { readonly timeoutMs: number; readonly signal: AbortSignal };
 
 export type GitRunner = (args: readonly string[]) => Promise<string | undefined>;
 

@@ -23,10 +23,7 @@ export interface RunPlan {
   readonly ended: AbortSignal;
 }
 
-export interface FinishWindow {
-  readonly endsAt: number;
-  readonly signal: AbortSignal;
-}
+export type FinishWindow = { readonly endsAt: number; readonly signal: AbortSignal };
 
 export interface RunOutput {
   /** A `report` that cannot be written gives exit 3; a `courtesy` is never fatal, bounded in time. */
