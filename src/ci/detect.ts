@@ -245,7 +245,7 @@ async function _fromLocalCheckout(git: GitRunner): Promise<CiMetadata> {
     commit_sha: commit !== undefined && /^[0-9a-f]{40,64}$/i.test(commit) ? commit : null,
     branch: branch ?? null,
     pull_request_number: null,
-    repository: origin === undefined ? null : repositorySlug(origin),
+    repository: repositorySlug(origin),
     // git's user.name is a person's name, not an account: better none than a wrong one.
     actor: null,
     provider: "local",

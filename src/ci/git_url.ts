@@ -8,9 +8,9 @@ const GIT_SCHEMES = new Set(["http", "https", "ssh", "git", "git+ssh", "ssh+git"
 // deno-lint-ignore no-control-regex
 const UNSAFE_SEGMENT = /[\s\x00-\x1f\x7f:@?#\\%]/;
 
-/** GitLab subgroups are kept (`group/sub/name`). */
-export function repositorySlug(url: string): string | null {
-  const text = url.trim();
+/** GitLab subgroups are kept (`group/sub/name`); none for no URL. */
+export function repositorySlug(url: string | null | undefined): string | null {
+  const text = url?.trim() ?? "";
   const scheme = SCHEME_URL.exec(text);
   if (scheme) {
     const [, protocol = "", hostAndPort = "", path = ""] = scheme;

@@ -80,10 +80,7 @@ function _provider<const V extends string>(
 }
 
 /** A field's value: its first variable that is set, or what its function finds. */
-export function fieldValue(
-  field: CiProvider["branch"],
-  context: ProviderContext,
-): RawValue {
+export function fieldValue(field: CiProvider["branch"], context: ProviderContext): RawValue {
   const { read, pullRequest } = context;
   if (field === undefined) return null;
   if (typeof field === "function") return field(context);
@@ -95,20 +92,12 @@ export function fieldValue(
 }
 
 function _first<V extends string>(read: Read<V>, names: readonly V[]): string | null {
-  for (const name of names) {
-    const value = read(name);
-    if (value !== null) return value;
-  }
-  return null;
+  return names.map(read).find((value) => value !== null) ?? null;
 }
 
 // Several providers put the tag's name in their branch variable on tag builds: a tag has no branch.
 function _unlessTag(branch: string | null, tag: string | null): string | null {
   return tag === null ? branch : null;
-}
-
-function _slug(url: string | null): string | null {
-  return url === null ? null : repositorySlug(url);
 }
 
 // A value in the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
@@ -254,7 +243,7 @@ const CIRCLECI = _provider({
     const [owner, name] = [read("CIRCLE_PROJECT_USERNAME"), read("CIRCLE_PROJECT_REPONAME")];
     return owner !== null && name !== null
       ? `${owner}/${name}`
-      : _slug(read("CIRCLE_REPOSITORY_URL"));
+      : repositorySlug(read("CIRCLE_REPOSITORY_URL"));
   },
   actor: ["CIRCLE_USERNAME"],
   buildUrl: ["CIRCLE_BUILD_URL"],
@@ -315,7 +304,7 @@ const JENKINS = _provider({
       read("TAG_NAME"),
     );
   },
-  repository: ({ read }) => _slug(read("GIT_URL")),
+  repository: ({ read }) => repositorySlug(read("GIT_URL")),
   actor: ["CHANGE_AUTHOR", "BUILD_USER_ID"],
   buildUrl: ["BUILD_URL"],
 });
@@ -367,7 +356,7 @@ const BUILDKITE = _provider({
     return commit?.toUpperCase() === "HEAD" ? (await git(["rev-parse", "HEAD"])) ?? null : commit;
   },
   branch: { branch: "BUILDKITE_BRANCH", tag: "BUILDKITE_TAG" },
-  repository: ({ read }) => _slug(read("BUILDKITE_REPO")),
+  repository: ({ read }) => repositorySlug(read("BUILDKITE_REPO")),
   actor: ["BUILDKITE_BUILD_CREATOR"],
   buildUrl: ["BUILDKITE_BUILD_URL"],
 });
@@ -457,7 +446,7 @@ const CODEBUILD = _provider({
   branch: ({ read }) =>
     read("CODEBUILD_WEBHOOK_HEAD_REF") ??
       /^branch\/(.+)$/.exec(read("CODEBUILD_WEBHOOK_TRIGGER") ?? "")?.[1] ?? null,
-  repository: ({ read }) => _slug(read("CODEBUILD_SOURCE_REPO_URL")),
+  repository: ({ read }) => repositorySlug(read("CODEBUILD_SOURCE_REPO_URL")),
   actor: ["CODEBUILD_WEBHOOK_ACTOR_ACCOUNT_ID"],
   buildUrl: ["CODEBUILD_PUBLIC_BUILD_URL", "CODEBUILD_BUILD_URL"],
 });
@@ -470,7 +459,7 @@ const BITRISE = _provider({
   pullRequest: ["BITRISE_PULL_REQUEST"],
   commitSha: ["BITRISE_GIT_COMMIT", "GIT_CLONE_COMMIT_HASH"],
   branch: { branch: "BITRISE_GIT_BRANCH", tag: "BITRISE_GIT_TAG" },
-  repository: ({ read }) => _slug(read("GIT_REPOSITORY_URL")),
+  repository: ({ read }) => repositorySlug(read("GIT_REPOSITORY_URL")),
   buildUrl: ["BITRISE_BUILD_URL"],
 });
 
