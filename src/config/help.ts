@@ -71,13 +71,11 @@ function _optionLines(defaultBaseUrl: string | undefined): string[] {
       text.push(...(COLUMN + joined.length <= VARIABLE_WIDTH ? [joined] : [last, variable]));
     }
     if (option === OPTIONS.baseUrl) text.push(`built-in default: ${defaultBaseUrl ?? "none"}`);
-    const indent = " ".repeat(COLUMN);
-    if (label.length <= COLUMN - 2) {
-      lines.push(label.padEnd(COLUMN) + text[0]);
-      lines.push(...text.slice(1).map((line) => indent + line));
-    } else {
-      lines.push(label, ...text.map((line) => indent + line));
-    }
+    const indented = text.map((line) => " ".repeat(COLUMN) + line);
+    // A label too long for the column takes a line of its own.
+    if (label.length > COLUMN - 2) lines.push(label);
+    else indented[0] = label.padEnd(COLUMN) + text[0];
+    lines.push(...indented);
     start = end;
   }
   return lines;

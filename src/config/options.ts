@@ -155,18 +155,12 @@ function _pullRequest(text: string, name: string): number {
 
 // Part of the comment's marker: the blanks around it would only tell two markers apart.
 function _key(text: string, name: string): string {
-  const key = text.trim();
-  if (key === "") throw new UsageError(`${name} must be a name (got an empty value)`);
-  return key;
+  return _text("a name").parse(text, name).trim();
 }
 
 function _runId(text: string, name: string): string {
-  if (text.trim() === "" || text === "." || text === "..") {
-    throw new UsageError(
-      `${name} must be a run id (got ${text.trim() === "" ? "an empty value" : quoteValue(text)})`,
-    );
-  }
-  return text;
+  if (text === "." || text === "..") throw _refused(name, "be a run id", text);
+  return _text("a run id").parse(text, name);
 }
 
 /**

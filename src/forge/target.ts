@@ -72,11 +72,10 @@ export function forgeTarget(
   const who = use === "insights" ? "Bitbucket Pipelines" : "service-ci";
   const skip = (why: string): ForgeSkip => ({ skip: `${who}: ${_NOTHING[use](forge)}: ${why}` });
   if (forge === null) {
-    return skip(
-      use === "comment"
-        ? `comments are written from GitHub Actions and GitLab CI only (this build: ${metadata.provider})`
-        : `commit statuses are written from GitHub Actions, GitLab CI and Bitbucket Pipelines only (this build: ${metadata.provider})`,
-    );
+    const from = use === "comment"
+      ? "comments are written from GitHub Actions and GitLab CI"
+      : "commit statuses are written from GitHub Actions, GitLab CI and Bitbucket Pipelines";
+    return skip(`${from} only (this build: ${metadata.provider})`);
   }
   const mergeQueue = (build.context?.kind ?? null) === "merge_queue" ||
     (forge === "GitHub" && read("GITHUB_EVENT_NAME") === "merge_group");
