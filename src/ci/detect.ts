@@ -273,10 +273,9 @@ function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): Ci
 
 // A runner that throws or rejects counts as a failed git command, like any other.
 function _neverFailing(git: DetectOptions["git"]): GitRunner {
-  if (git === undefined) return () => Promise.resolve(undefined);
   return async (args) => {
     try {
-      return (await git(args))?.trim() || undefined;
+      return (await git?.(args))?.trim() || undefined;
     } catch {
       return undefined;
     }

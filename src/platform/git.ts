@@ -8,7 +8,7 @@ import { runCommand } from "./system.ts";
  * How long detection's git commands may take together. git answers in milliseconds; one that does
  * not (a lock, a hung network file system, a prompt) would otherwise hold the run without end.
  */
-export const GIT_BOUND_MS = 10_000;
+const GIT_BOUND_MS = 10_000;
 
 // A commit, a branch or a remote's URL: anything longer is not an answer to trust.
 const MAX_ANSWER_BYTES = 64 * 1024;

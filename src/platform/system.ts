@@ -27,7 +27,7 @@ export async function readTextFile(path: string): Promise<string> {
   }
 }
 
-export interface ProcessOptions extends CommandOptions {
+interface ProcessOptions extends CommandOptions {
   readonly cwd?: string;
   /** Keeps stdout up to this many bytes; none when it writes more. */
   readonly stdoutMaxBytes?: number;
