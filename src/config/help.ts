@@ -11,6 +11,12 @@ const VARIABLE_WIDTH = 90;
 /** Names the built-in service address of this build (or none). */
 export function helpText(defaultBaseUrl: string | undefined): string {
   const { agents, baseUrl, timeoutMinutes, apiKey } = OPTIONS;
+  // The options that are a variable only, but for the key: a line each, with its help.
+  const variables = OPTION_LIST
+    .filter((option) => option.flag === undefined && option !== apiKey)
+    .map((option) =>
+      `  ${_variable(option)!.slice(1, -1).padEnd(COLUMN - 2)}${option.help.join(" ")}`
+    );
   return `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
 turn its verdict into an exit code.
 
@@ -22,7 +28,7 @@ Usage:
 
 The API key is read from ${apiKey.variable} (environment or .env file), never from a flag.
 Variables without a flag (environment or .env); the tokens are masked in all output like the key:
-${_variableLines().join("\n")}
+${variables.join("\n")}
 
 Options ([VARIABLE] sets the same):
 ${_optionLines(defaultBaseUrl).join("\n")}
@@ -35,15 +41,6 @@ Exit codes:
 
 Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 `;
-}
-
-// The options that are a variable only, but for the key: a line each, with its help.
-function _variableLines(): string[] {
-  return OPTION_LIST
-    .filter((option) => option.flag === undefined && option !== OPTIONS.apiKey)
-    .map((option) =>
-      `  ${_variable(option)!.slice(1, -1).padEnd(COLUMN - 2)}${option.help.join(" ")}`
-    );
 }
 
 function _usage(option: OptionSpec): string {
