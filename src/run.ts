@@ -64,7 +64,6 @@ export async function run(effects: RunEffects): Promise<number> {
       git: boundedGit(effects, config.timeoutMinutes * 60_000),
     });
     const log = exchangeLog(output, config.verbose, metadata.provider, config.ci, effects.clock);
-    const http = { ...effects.http, log };
     const client = new ServiceClient({
       baseUrl: config.baseUrl,
       apiKey: config.apiKey,
@@ -85,7 +84,7 @@ export async function run(effects: RunEffects): Promise<number> {
       return dryRun(client, config, { metadata, context }, output);
     }
     const build = { config, metadata, context, output };
-    const outputs = await chooseOutputs({ ...effects, http }, build);
+    const outputs = await chooseOutputs({ ...effects, http: { ...effects.http, log } }, build);
     const report = await runGates(effects, { ...build, client, outputs, started });
     return await finishOutputs(effects, outputs, report, output);
   } catch (error) {

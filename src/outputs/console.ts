@@ -42,7 +42,6 @@ const _STYLE: Readonly<Record<Outcome | "dim", readonly [string, string]>> = {
 export class ConsoleReporter implements RunOutput {
   readonly kind = "console";
   readonly name = "the console";
-  readonly #options: ConsoleOptions;
   readonly #agents = new Map<string, { status: string | null; done: boolean }>();
   #started = 0;
   #deadline = 0;
@@ -50,31 +49,29 @@ export class ConsoleReporter implements RunOutput {
   #liveLines = 0;
 
   #safe(text: string): string {
-    return sanitize(text, { maxLength: 200, secrets: this.#options.secrets ?? [] });
+    return sanitize(text, { maxLength: 200, secrets: this.options.secrets ?? [] });
   }
 
-  constructor(options: ConsoleOptions) {
-    this.#options = options;
-  }
+  constructor(private readonly options: ConsoleOptions) {}
 
   start(plan: RunPlan): void {
     this.begin(plan.agents, plan.deadline);
     void (async () => {
       try {
         for (;;) {
-          await this.#options.sleep(this.#options.tty ? 1000 : 5000, plan.ended);
+          await this.options.sleep(this.options.tty ? 1000 : 5000, plan.ended);
           this.tick();
         }
       } catch {
         // Every gate has ended.
       }
     })();
-    this.line(this.#options.header);
+    this.line(this.options.header);
     this.line(describeCiMetadata(plan.metadata, plan.context));
   }
 
   begin(agents: readonly string[], deadline: number): void {
-    this.#started = this.#options.monotonic();
+    this.#started = this.options.monotonic();
     this.#lastWrite = this.#started;
     this.#deadline = deadline;
     for (const agent of agents) this.#agents.set(agent, { status: null, done: false });
@@ -84,8 +81,8 @@ export class ConsoleReporter implements RunOutput {
   line(text?: string): void {
     this.#clearLive();
     if (text !== undefined) {
-      this.#options.write(`${text}\n`);
-      this.#lastWrite = this.#options.monotonic();
+      this.options.write(`${text}\n`);
+      this.#lastWrite = this.options.monotonic();
     }
     this.#drawLive();
   }
@@ -100,8 +97,8 @@ export class ConsoleReporter implements RunOutput {
 
   tick(): void {
     const waiting = this.#waiting();
-    if (this.#options.tty) this.line();
-    else if (waiting.length > 0 && this.#options.monotonic() - this.#lastWrite >= HEARTBEAT_MS) {
+    if (this.options.tty) this.line();
+    else if (waiting.length > 0 && this.options.monotonic() - this.#lastWrite >= HEARTBEAT_MS) {
       const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
       this.line(`still waiting (${this.#times()}): ${list}`);
     }
@@ -122,7 +119,7 @@ export class ConsoleReporter implements RunOutput {
     for (const agent of report.agents) {
       if (agent.outcome !== "interrupted" || agent.runId === null) continue;
       const where = agent.url === null ? "" : `: ${agent.url}`;
-      this.#options.write(
+      this.options.write(
         `run ${agent.runId} of agent ${agent.agentId} is still going on the service${where}\n`,
       );
     }
@@ -151,7 +148,7 @@ export class ConsoleReporter implements RunOutput {
         return padded;
       }).join("  ").trimEnd()
     );
-    this.#options.write(`\n${lines.join("\n")}\n\n${explainExitCode(report)}\n`);
+    this.options.write(`\n${lines.join("\n")}\n\n${explainExitCode(report)}\n`);
   }
 
   // On a terminal a status is only the live line, drawn again.
@@ -159,7 +156,7 @@ export class ConsoleReporter implements RunOutput {
     switch (event.type) {
       case "status": {
         const status = event.status === null ? "(no status)" : this.#safe(event.status);
-        return this.#options.tty ? null : `status ${status} (${this.#times()})`;
+        return this.options.tty ? null : `status ${status} (${this.#times()})`;
       }
       case "triggered":
         return `triggered run ${this.#safe(event.runId)}${
@@ -186,28 +183,28 @@ export class ConsoleReporter implements RunOutput {
   }
 
   #times(): string {
-    const now = this.#options.monotonic();
+    const now = this.options.monotonic();
     const left = Math.max(0, this.#deadline - now);
     return `${_duration(now - this.#started)} elapsed, ${_duration(left)} left`;
   }
 
   #paint(text: string, kind: Outcome | "dim"): string {
-    return this.#options.color ? `${_STYLE[kind][0]}${text}${_STYLE[kind][1]}` : text;
+    return this.options.color ? `${_STYLE[kind][0]}${text}${_STYLE[kind][1]}` : text;
   }
 
   #clearLive(): void {
-    if (!this.#options.tty || this.#liveLines === 0) return;
-    this.#options.write(`\x1b[${this.#liveLines}A\x1b[J`);
+    if (!this.options.tty || this.#liveLines === 0) return;
+    this.options.write(`\x1b[${this.#liveLines}A\x1b[J`);
     this.#liveLines = 0;
   }
 
   #drawLive(): void {
-    if (!this.#options.tty) return;
+    if (!this.options.tty) return;
     const waiting = this.#waiting();
     if (waiting.length === 0) return;
     const times = this.#times();
     const mark = this.#paint("…", "dim");
-    this.#options.write(
+    this.options.write(
       waiting.map(([id, status]) => `${mark} agent ${id}: ${status} (${times})\n`).join(""),
     );
     this.#liveLines = waiting.length;

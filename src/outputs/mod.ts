@@ -227,15 +227,9 @@ export async function reportUsageError(
 ): Promise<void> {
   const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, effects.env.get(name)]));
   const writer = await nativeWriter(detectProvider(env), effects);
-  await writer?.usageError?.(
-    message,
-    _nativeIo(
-      effects,
-      output,
-      { runner: runnerValues(env) },
-      () => Promise.reject(new Error("nothing is sent on a usage error")),
-    ),
-  );
+  const refuse = () => Promise.reject(new Error("nothing is sent on a usage error"));
+  const io = _nativeIo(effects, output, { runner: runnerValues(env) }, refuse);
+  await writer?.usageError?.(message, io);
 }
 
 // `--junit` names that mean one of the program's own streams: written through it, not opened

@@ -19,14 +19,11 @@ export function isCapableTerminal(isTerminal: boolean, term: string | undefined)
  * are masked but not neutralised; a `document` is escaped so that it cannot form a command.
  */
 export class Output {
-  readonly #streams: Streams;
   readonly #secrets: string[] = [];
   readonly secrets: readonly string[] = this.#secrets;
   #commandsOnStderr = false;
 
-  constructor(streams: Streams) {
-    this.#streams = streams;
-  }
+  constructor(private readonly streams: Streams) {}
 
   /** From now on, CI commands go to stderr: stdout holds the `--json` document. */
   commandsToStderr(): void {
@@ -40,23 +37,23 @@ export class Output {
   }
 
   stdout(text: string): boolean {
-    return _write(this.#streams.stdout, neutralizeText(this.mask(text)));
+    return _write(this.streams.stdout, neutralizeText(this.mask(text)));
   }
 
   /** A closed stderr is ignored: nothing can be told there. */
   stderr(text: string): void {
-    _write(this.#streams.stderr, neutralizeText(this.mask(text)));
+    _write(this.streams.stderr, neutralizeText(this.mask(text)));
   }
 
   /** `line` has no newline; the CI's runner reads both streams. */
   command(line: string, stream?: "stderr"): void {
     const toStderr = stream === "stderr" || this.#commandsOnStderr;
-    _write(toStderr ? this.#streams.stderr : this.#streams.stdout, `${this.mask(line)}\n`);
+    _write(toStderr ? this.streams.stderr : this.streams.stdout, `${this.mask(line)}\n`);
   }
 
   /** Masked before the escaping, which could otherwise split a secret so the mask misses it. */
   document(json: string): boolean {
-    return _write(this.#streams.stdout, escapeJsonForLogs(this.mask(json)));
+    return _write(this.streams.stdout, escapeJsonForLogs(this.mask(json)));
   }
 
   /** For files, which do not pass through here. */
