@@ -9,6 +9,7 @@ import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
 import { explainExitCode, OUTCOME_LABELS } from "../text/words.ts";
 import type { GateEvent } from "../service/poll.ts";
 import type { RunOutput, RunPlan } from "./output.ts";
+import type { Clock } from "../effects.ts";
 import { outcomeReason } from "./summary.ts";
 import { sanitize } from "../text/sanitize.ts";
 
@@ -18,9 +19,7 @@ export const HEARTBEAT_MS = 60_000;
 interface ConsoleOptions {
   /** Writes to stderr as it is (the caller masks secrets). */
   readonly write: (text: string) => void;
-  readonly monotonic: () => number;
-  /** Rejects when `signal` aborts. */
-  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly clock: Pick<Clock, "monotonic" | "sleep">;
   readonly header: string;
   readonly tty: boolean;
   readonly color: boolean;
@@ -59,7 +58,7 @@ export class ConsoleReporter implements RunOutput {
     void (async () => {
       try {
         for (;;) {
-          await this.options.sleep(this.options.tty ? 1000 : 5000, plan.ended);
+          await this.options.clock.sleep(this.options.tty ? 1000 : 5000, plan.ended);
           this.tick();
         }
       } catch {
@@ -71,7 +70,7 @@ export class ConsoleReporter implements RunOutput {
   }
 
   begin(agents: readonly string[], deadline: number): void {
-    this.#started = this.options.monotonic();
+    this.#started = this.options.clock.monotonic();
     this.#lastWrite = this.#started;
     this.#deadline = deadline;
     for (const agent of agents) this.#agents.set(agent, { status: null, done: false });
@@ -82,7 +81,7 @@ export class ConsoleReporter implements RunOutput {
     this.#clearLive();
     if (text !== undefined) {
       this.options.write(`${text}\n`);
-      this.#lastWrite = this.options.monotonic();
+      this.#lastWrite = this.options.clock.monotonic();
     }
     this.#drawLive();
   }
@@ -98,7 +97,9 @@ export class ConsoleReporter implements RunOutput {
   tick(): void {
     const waiting = this.#waiting();
     if (this.options.tty) this.line();
-    else if (waiting.length > 0 && this.options.monotonic() - this.#lastWrite >= HEARTBEAT_MS) {
+    else if (
+      waiting.length > 0 && this.options.clock.monotonic() - this.#lastWrite >= HEARTBEAT_MS
+    ) {
       const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
       this.line(`still waiting (${this.#times()}): ${list}`);
     }
@@ -183,7 +184,7 @@ export class ConsoleReporter implements RunOutput {
   }
 
   #times(): string {
-    const now = this.options.monotonic();
+    const now = this.options.clock.monotonic();
     const left = Math.max(0, this.#deadline - now);
     return `${_duration(now - this.#started)} elapsed, ${_duration(left)} left`;
   }

@@ -43,16 +43,13 @@ export function dryRun(
       describeTarget(statuses)
     }`;
   output.stderr(`${commentLine}\n${statusLine}\n`);
+  const headers = Object.fromEntries(client.headers("<a new UUID v4 for each trigger>"));
+  // The key shown as `***`.
+  headers["x-api-key"] = "***";
   const requests = config.agents.map((agent) => ({
     method: "POST",
     url: client.runsUrl(agent).href,
-    // The key shown as `***`.
-    headers: Object.fromEntries(
-      [...client.headers("<a new UUID v4 for each trigger>")].map(([name, value]) => [
-        name,
-        name === "x-api-key" ? "***" : value,
-      ]),
-    ),
+    headers,
     body: { ci_metadata: build.metadata },
   }));
   const document = {

@@ -120,8 +120,7 @@ export async function chooseOutputs(
   outputs.push(
     new ConsoleReporter({
       write: (text) => output.stderr(text),
-      monotonic: effects.clock.monotonic,
-      sleep: effects.clock.sleep,
+      clock: effects.clock,
       tty: effects.console.stderrIsTerminal,
       color: effects.console.stderrIsTerminal && !config.noColor,
       secrets: output.secrets,

@@ -31,8 +31,7 @@ function reporter(
   let taken = 0;
   const console = new ConsoleReporter({
     write: (text) => written += text,
-    monotonic: () => now,
-    sleep: () => new Promise(() => {}),
+    clock: { monotonic: () => now, sleep: () => new Promise(() => {}) },
     header: "",
     tty: options.tty,
     color: options.color,

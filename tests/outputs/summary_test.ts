@@ -63,8 +63,7 @@ async function surfaces(run: RunReport) {
   let console = "";
   const reporter = new ConsoleReporter({
     write: (text) => console += text,
-    monotonic: () => 0,
-    sleep: () => new Promise(() => {}),
+    clock: { monotonic: () => 0, sleep: () => new Promise(() => {}) },
     header: "",
     tty: false,
     color: false,
