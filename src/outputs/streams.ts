@@ -88,9 +88,7 @@ const _CI_DEBUG: Readonly<
   },
 };
 
-export const DEBUG_ENV_VARIABLES: readonly string[] = Object.values(_CI_DEBUG).map((ci) =>
-  ci.variable
-);
+export const DEBUG_ENV_VARIABLES = Object.values(_CI_DEBUG).map((ci) => ci.variable);
 
 /** `verbose` is `undefined` when not given, so the CI's debug switch decides. */
 export function exchangeLog(

@@ -56,10 +56,7 @@ export function createBitbucketWriter(): NativeWriter {
     progressEnd: () => [],
     finish: async (report, io) => {
       const target = forgeTarget(io.config, { metadata: report.ciMetadata }, "insights");
-      if ("skip" in target) {
-        io.warn(target.skip);
-        return;
-      }
+      if ("skip" in target) return io.warn(target.skip);
       const bitbucket = (await io.forgeClients()).bitbucket(target, io.requestBound);
       const url = `${target.apiUrl}/reports/${BITBUCKET_REPORT_ID}`;
       try {

@@ -73,8 +73,7 @@ export function printLines(io: NativeIo, lines: readonly string[], failure: stri
     try {
       io.command(line);
     } catch (error) {
-      io.warn(`${failure} (${oneLine(error)})`);
-      return;
+      return io.warn(`${failure} (${oneLine(error)})`);
     }
   }
 }
