@@ -150,12 +150,8 @@ export type RedirectRefusal =
 /** A redirect {@linkcode fetchFollowing} did not follow. */
 export interface Redirect {
   readonly reason: RedirectRefusal;
-  readonly method: string;
-  readonly status: number;
   readonly from: URL;
   readonly to: URL | undefined;
-  readonly follows: readonly number[];
-  readonly within: string | undefined;
 }
 
 /**
@@ -163,11 +159,11 @@ export interface Redirect {
  * and cut, without the secrets), or a forge's, which names itself and where its token goes.
  */
 function _refused(
-  refusal: Omit<Redirect, "within">,
+  redirect: Redirect,
+  { method, status, follows }: { method: string; status: number; follows: readonly number[] },
   { within, secrets = [], api }: Parameters<typeof fetchFollowing>[2],
 ): HttpFailure {
-  const redirect: Redirect = { ...refusal, within };
-  const { method, status, reason } = redirect;
+  const reason = redirect.reason;
   if (api !== undefined) {
     const by = `${api.forge} redirected`;
     const words: Partial<Record<RedirectRefusal, string>> = {
@@ -185,17 +181,15 @@ function _refused(
   const to = sanitize(address, { maxLength: 200, secrets });
   const message = {
     no_location: `${what} without a Location header`,
-    not_followed: `${what}; only ${redirect.follows.join("/")} are followed`,
+    not_followed: `${what}; only ${follows.join("/")} are followed`,
     invalid: `${what} to an invalid address`,
     other_origin: `${what} to another origin (${to}); refused`,
     credentials: `${what} to an address with credentials (${to}); refused`,
-    outside: `${what} outside ${redirect.within} (${to}); refused`,
+    outside: `${what} outside ${within} (${to}); refused`,
     too_many: `${what}: more than ${MAX_REDIRECTS} redirects; refused`,
   }[reason];
-  return new HttpFailure(reason === "no_location" ? "unusable" : "redirect", message, {
-    status,
-    redirect,
-  });
+  const kind = reason === "no_location" ? "unusable" : "redirect";
+  return new HttpFailure(kind, message, { status, redirect });
 }
 
 /**
@@ -303,23 +297,15 @@ interface _Waiter {
  * write slot ends a rank-2 write in flight, which retries later.
  */
 export class Slots {
-  readonly #concurrency: Concurrency;
-  readonly #name: string;
   readonly #waiters: _Waiter[] = [];
   // Each holder's controller aborts it when a more urgent write takes its slot.
   readonly #holders = new Map<_Waiter, AbortController>();
   #seq = 0;
-  #peak = 0;
+  /** The most requests ever in flight at once. */
+  peak = 0;
 
   /** `name` says who the preempted write gave way on. */
-  constructor(concurrency: Concurrency, name: string) {
-    this.#concurrency = concurrency;
-    this.#name = name;
-  }
-
-  get peak(): number {
-    return this.#peak;
-  }
+  constructor(private readonly concurrency: Concurrency, private readonly name: string) {}
 
   acquire(
     request: { readonly write: boolean; readonly rank: number },
@@ -351,12 +337,12 @@ export class Slots {
     let writes = [...this.#holders.keys()].filter((holder) => holder.write).length;
     for (let index = 0; index < this.#waiters.length;) {
       const waiter = this.#waiters[index]!;
-      if (this.#holders.size >= this.#concurrency.inFlight) break;
-      if (waiter.write && writes >= this.#concurrency.writes) {
+      if (this.#holders.size >= this.concurrency.inFlight) break;
+      if (waiter.write && writes >= this.concurrency.writes) {
         if (waiter.rank === 0) {
           for (const [holder, controller] of this.#holders) {
             if (holder.write && holder.rank === 2) {
-              controller.abort(new Error(`gave way to the final statuses on ${this.#name}`));
+              controller.abort(new Error(`gave way to the final statuses on ${this.name}`));
             }
           }
         }
@@ -367,7 +353,7 @@ export class Slots {
       const controller = new AbortController();
       this.#holders.set(waiter, controller);
       if (waiter.write) writes++;
-      this.#peak = Math.max(this.#peak, this.#holders.size);
+      this.peak = Math.max(this.peak, this.#holders.size);
       waiter.grant({
         signal: controller.signal,
         // Once: a second call finds no holder.
@@ -412,27 +398,33 @@ export async function fetchFollowing(
     readonly api?: { readonly forge: string; readonly origin: string };
   },
 ): Promise<{ readonly response: Response; readonly url: URL; readonly method: string }> {
-  const send = options.fetch;
   const follows = options.follows ?? REDIRECT_STATUSES;
+  const log = options.log;
   let target = url;
   let method = request.method;
   let body = request.body;
   const headers = new Headers(request.headers);
-  const attempt = options.attempt ?? 1;
   for (let redirects = 0;; redirects++) {
-    const log = options.log;
     const started = log?.monotonic() ?? 0;
-    // The `x-github-request-id` and the like of an answer, first found first.
-    const tell = (answer: Response | null, durationMs: number, errorBody: string | null) => {
+    // Only in the verbose mode; a copy of an error's body (the one worth showing), so the caller
+    // still reads its own.
+    const tell = async (log: ExchangeLog, answer: Response | null) => {
+      const durationMs = log.monotonic() - started;
+      const errorBody = answer === null || answer.status < 400 ? null : await readCapped(
+        answer.clone(),
+        { signal: request.signal, maxBytes: options.maxBytes ?? MAX_BODY_BYTES },
+      ).catch(() => null);
+      // The `x-github-request-id` and the like of an answer, first found first.
       const requestId = ["x-request-id", "x-github-request-id", "x-correlation-id", "request-id"]
         .map((name) => answer?.headers.get(name) ?? "").find((value) => value !== "") ?? null;
       const { host, pathname: path } = target;
       const status = answer?.status ?? null;
-      log?.tell({ method, host, path, status, durationMs, attempt, requestId, errorBody });
+      const attempt = options.attempt ?? 1;
+      log.tell({ method, host, path, status, durationMs, attempt, requestId, errorBody });
     };
     let response: Response;
     try {
-      response = await send(target, {
+      response = await options.fetch(target, {
         method,
         headers,
         ...(body === undefined ? {} : { body }),
@@ -440,26 +432,17 @@ export async function fetchFollowing(
         ...(request.signal === undefined ? {} : { signal: request.signal }),
       });
     } catch (error) {
-      if (log !== undefined) tell(null, log.monotonic() - started, null);
+      if (log !== undefined) await tell(log, null);
       throw error;
     }
     options.onAnswer?.(response);
-    if (log !== undefined) {
-      const durationMs = log.monotonic() - started;
-      // A copy of the body, so the caller still reads its own: only an error's, the one worth
-      // showing, and only in the verbose mode.
-      const errorBody = response.status < 400 ? null : await readCapped(response.clone(), {
-        signal: request.signal,
-        maxBytes: options.maxBytes ?? MAX_BODY_BYTES,
-      }).catch(() => null);
-      tell(response, durationMs, errorBody);
-    }
+    if (log !== undefined) await tell(log, response);
     if (response.status < 300 || response.status >= 400) {
       return { response, url: target, method };
     }
     await response.body?.cancel();
     const refuse = (reason: RedirectRefusal, to?: URL) =>
-      _refused({ reason, method, status: response.status, from: target, to, follows }, options);
+      _refused({ reason, from: target, to }, { method, status: response.status, follows }, options);
     const location = response.headers.get("location");
     if (location === null) throw refuse("no_location");
     if (!follows.includes(response.status)) throw refuse("not_followed");
