@@ -4,7 +4,7 @@
  * named here: each CI's writer sits behind the one output interface.
  */
 
-import { metadataOverrides, parseCommandLine } from "./config/resolve.ts";
+import { parseCommandLine } from "./config/resolve.ts";
 import { FileRefused, firstLine, UsageError } from "./config/errors.ts";
 import { DEFAULT_BASE_URL } from "./config/default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
@@ -58,7 +58,7 @@ export async function run(effects: RunEffects): Promise<number> {
     // The deadline starts here: detection (git among it) counts toward --timeout-minutes.
     const started = effects.clock.monotonic();
     const { metadata, context } = await detectCiBuild(config.ci, {
-      overrides: metadataOverrides(config),
+      overrides: config,
       readTextFile: (path) => _readCiFile(effects, path),
       // Bounded, never beyond the timeout, and ended at once by an interrupt.
       git: boundedGit(effects, config.timeoutMinutes * 60_000),

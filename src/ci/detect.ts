@@ -42,11 +42,11 @@ export interface CiContext {
 
 /** The command line's `--commit-sha` …: each one that is set wins over detection. */
 export interface MetadataOverrides {
-  readonly commitSha?: string;
-  readonly branch?: string;
-  readonly pullRequest?: number;
-  readonly repository?: string;
-  readonly actor?: string;
+  readonly commitSha?: string | undefined;
+  readonly branch?: string | undefined;
+  readonly pullRequest?: number | undefined;
+  readonly repository?: string | undefined;
+  readonly actor?: string | undefined;
 }
 
 /**

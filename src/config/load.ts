@@ -69,17 +69,12 @@ export async function loadConfig(
   for (const read of [(name: string) => env[name], (name: string) => file.values[name]]) {
     for (const secret of secretValues(read)) deps.addSecret?.(secret);
   }
-  const fromDotenv = new Set(
-    names.filter((name) => env[name] !== undefined && !deps.env(name) && name in dotenv),
-  );
+  const fromDotenv = new Set(names.filter((name) => name in dotenv && !deps.env(name)));
   let config: Config;
   try {
     config = Object.freeze({
-      ...resolveConfig(flags, env, {
-        fromDotenv,
-        envFileNote: file.note,
-        ...(file.shown === undefined ? {} : { envFileRead: file.shown }),
-      }),
+      ...resolveConfig(flags, env, { fromDotenv, envFileNote: file.note }),
+      envFileRead: file.shown,
       runner: runnerValues(env),
       ci: Object.fromEntries(CI_READS.map((name) => [name, env[name]])),
       noColor: Boolean(env.NO_COLOR),

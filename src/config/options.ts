@@ -192,12 +192,8 @@ export function parseBaseUrl(text: string, name: string): URL {
     // The address as it was probably meant: without a scheme short of its slashes (`https:/h`)
     // and without credentials, which the suggestion must not echo (and would be refused).
     const meant = text.replace(/^[a-z][a-z0-9+.-]*:[\\/]+/i, "").replace(/^[^\\/?#]*@/, "");
-    let host = "";
-    try {
-      host = new URL(`http://${meant}`).hostname;
-    } catch {
-      // Not even a host: the plain message below says what is expected.
-    }
+    // Not even a host: the plain message says what is expected.
+    const host = URL.parse(`http://${meant}`)?.hostname ?? "";
     const scheme = isLoopbackHost(host) ? "http" : "https";
     throw new UsageError(
       `${name} must be an https:// URL (http:// for loopback hosts) (got ${quoteValue(text)}${
@@ -205,12 +201,8 @@ export function parseBaseUrl(text: string, name: string): URL {
       })`,
     );
   }
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw _refused(name, "be an https:// URL", text);
-  }
+  const url = URL.parse(text);
+  if (url === null) throw _refused(name, "be an https:// URL", text);
   const insecure = checkHttps(url, name, hideUserinfo(text));
   if (insecure !== null) throw new UsageError(insecure);
   if (url.username !== "" || url.password !== "") {

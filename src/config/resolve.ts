@@ -3,7 +3,7 @@
  * {@linkcode UsageError}. Precedence: flag, then environment, then `.env`, then default.
  */
 
-import type { MetadataOverrides, RunnerValues } from "../ci/detect.ts";
+import type { RunnerValues } from "../ci/detect.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import {
   type ConfigKey,
@@ -24,8 +24,7 @@ import { parseArgTokens } from "./parse_args.ts";
  * (`--base-url`), its variable (`SERVICE_BASE_URL`), `.env`, the release's `built-in default`
  * address, the table's `default`, or `unset`.
  */
-export type Config = OptionValues & {
-  readonly sources: { readonly [K in ConfigKey]: string };
+export type Config = Resolved & {
   /** As the messages show it. */
   readonly envFileRead: string | undefined;
   readonly runner: RunnerValues;
@@ -35,12 +34,13 @@ export type Config = OptionValues & {
   readonly noColor: boolean;
 };
 
+type Resolved = OptionValues & { readonly sources: { readonly [K in ConfigKey]: string } };
+
 interface ResolveOptions {
   /** The variables whose value in `env` came from the `.env` file. */
   readonly fromDotenv?: ReadonlySet<string>;
   /** For a missing setting's message: `"read ./.env"`, `"no .env in the working directory"`. */
   readonly envFileNote?: string;
-  readonly envFileRead?: string;
 }
 
 export type Invocation =
@@ -173,7 +173,7 @@ export function resolveConfig(
   flags: Flags,
   env: ConfigEnv,
   options: ResolveOptions = {},
-): Omit<Config, "runner" | "ci" | "noColor"> {
+): Resolved {
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
   for (const [key, option] of Object.entries(OPTIONS as Record<string, OptionSpec>)) {
@@ -182,11 +182,7 @@ export function resolveConfig(
     values[key] = value;
     sources[key] = source;
   }
-  const config = Object.freeze({
-    ...values,
-    sources: Object.freeze(sources),
-    envFileRead: options.envFileRead,
-  }) as Omit<Config, "runner" | "ci" | "noColor">;
+  const config = Object.freeze({ ...values, sources: Object.freeze(sources) }) as Resolved;
   if (config.runId !== undefined) {
     const [name, agent] = [optionName(OPTIONS.runId), optionName(OPTIONS.agents)];
     if (config.agents.length !== 1) {
@@ -261,13 +257,4 @@ function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions)
   ];
   if (options.envFileNote !== undefined) notes.push(options.envFileNote);
   return notes.length === 0 ? "" : ` (${notes.join("; ")})`;
-}
-
-export function metadataOverrides(
-  config: Pick<Config, "commitSha" | "branch" | "pullRequest" | "repository" | "actor">,
-): MetadataOverrides {
-  const keys = ["commitSha", "branch", "pullRequest", "repository", "actor"] as const;
-  return Object.fromEntries(
-    keys.flatMap((key) => config[key] === undefined ? [] : [[key, config[key]]]),
-  );
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { metadataOverrides, parseCommandLine, resolveConfig } from "../../src/config/resolve.ts";
+import { parseCommandLine, resolveConfig } from "../../src/config/resolve.ts";
 import type { Flags } from "../../src/config/options.ts";
 import { FETCH_BLOCKED_PORTS } from "../../src/config/options.ts";
 import { UsageError } from "../../src/config/errors.ts";
@@ -11,6 +11,14 @@ import { AGENT, harness } from "../support/run_harness.ts";
 const A = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const B = "1c1d5b6f-9a5f-4b9f-8b64-4a2d3cae8f21";
 const ENV = { SERVICE_API_KEY: "sk_test_key", SERVICE_BASE_URL: "https://service.example" };
+
+// The metadata overrides run() hands detection: the five options that are set.
+function _overrides(config: Record<string, unknown>): Record<string, unknown> {
+  const keys = ["commitSha", "branch", "pullRequest", "repository", "actor"];
+  return Object.fromEntries(
+    keys.flatMap((key) => config[key] === undefined ? [] : [[key, config[key]]]),
+  );
+}
 
 function flags(args: string[]): Flags {
   const invocation = parseCommandLine(args);
@@ -238,7 +246,7 @@ Deno.test("resolveConfig() reads the documented defaults", () => {
   assert.equal(config.maxPollIntervalSeconds, 10);
   assert.equal(config.json, false);
   assert.equal(config.junit, undefined);
-  assert.deepEqual(metadataOverrides(config), {});
+  assert.deepEqual(_overrides(config), {});
   assert.ok(Object.isFrozen(config));
   assert.equal(config.sources.timeoutMinutes, "default");
   assert.equal(config.sources.agents, "--agent");
@@ -448,7 +456,7 @@ Deno.test("resolveConfig() passes metadata overrides through unchanged", () => {
     ]),
     ENV,
   );
-  assert.deepEqual(metadataOverrides(config), {
+  assert.deepEqual(_overrides(config), {
     commitSha: "abc123",
     branch: "feature/x",
     pullRequest: 42,
