@@ -75,14 +75,14 @@ export async function chooseOutputs(
   if (config.prComment) {
     const clients = await forgeClients();
     // Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
-    const [{ PullRequestComment, commentOutput }, { forgeTarget }] = await Promise.all([
+    const [{ pullRequestComment, commentOutput }, { forgeTarget }] = await Promise.all([
       import("../forge/comment/pr_comment.ts"),
       import("../forge/target.ts"),
     ]);
     const target = forgeTarget(config, context, "comment");
     if ("skip" in target) output.stderr(`${target.skip}\n`);
     else {
-      const comment = PullRequestComment.forTarget(target, clients.api(target), {
+      const comment = pullRequestComment(target, clients.api(target), {
         agents: config.agents,
         key: config.prCommentKey,
         warn: (line) => output.stderr(`${line}\n`),

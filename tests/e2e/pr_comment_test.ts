@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { historyLine } from "../../src/forge/comment/history.ts";
-import { gateMarker } from "../../src/forge/comment/marker.ts";
+import { gateMarker } from "../../src/forge/comment/history.ts";
 import {
   type FakeComment,
   type FakeForge,

@@ -12,7 +12,7 @@ import { forgeTarget } from "../../src/forge/target.ts";
 import { forgeConfig } from "../support/native_io.ts";
 import { bitbucketAnnotations, bitbucketReport } from "../../src/outputs/ci/bitbucket.ts";
 import { finalComment, progressComment } from "../../src/forge/comment/content.ts";
-import { gateMarker } from "../../src/forge/comment/marker.ts";
+import { gateMarker } from "../../src/forge/comment/history.ts";
 import {
   bitbucketAnnotationErrors,
   bitbucketReportErrors,

@@ -2,14 +2,44 @@
  * The verdicts of a gate's last few commits, kept in its pull-request comment as a second hidden
  * line, so a reviewer sees "❌ at `abc1234` → ✅ at `def5678`" without opening CI. What is read
  * back is data from the forge: anything not exactly what {@linkcode historyLine} writes is
- * ignored as a whole.
+ * ignored as a whole. The gate's marker, the comment's first line, is here too.
  */
 
 import { httpLink } from "../../text/markdown.ts";
 import type { Outcome, RunReport } from "../../result/outcome.ts";
 import { AGENT_UUID } from "../../config/options.ts";
 import { OUTCOME_LABELS } from "../../text/words.ts";
-import { hasMarker } from "./marker.ts";
+import { createHash } from "node:crypto";
+
+/**
+ * The hidden HTML comment that tells one gate's pull-request comment apart from every other. Only
+ * hex digits come from the inputs: no name can end the comment or copy another gate's.
+ * `key`: `--pr-comment-key`, one comment per matrix leg; none gives the marker of 1.1.
+ */
+export function gateMarker(identity: {
+  readonly workflow: string;
+  readonly job: string;
+  readonly agents: readonly string[];
+  readonly key?: string | undefined;
+}): string {
+  const agents = [...new Set(identity.agents.map((agent) => agent.trim().toLowerCase()))].sort();
+  // JSON keeps the three parts apart: no workflow name can shift text into the job's place.
+  const digest = createHash("sha256")
+    .update(JSON.stringify([
+      identity.workflow,
+      identity.job,
+      agents,
+      ...(identity.key === undefined ? [] : [identity.key]),
+    ]))
+    .digest("hex");
+  return `<!-- service-ci gate:${digest.slice(0, 16)} -->`;
+}
+
+/** Only the first line counts: a reply quoting our comment is not ours. */
+export function hasMarker(body: string, marker: string): boolean {
+  const firstLine = body.split(/\r?\n/, 1)[0] ?? "";
+  return firstLine.trim() === marker;
+}
 
 export const HISTORY_LENGTH = 5;
 

@@ -20,9 +20,8 @@ import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
 import type { FinishWindow, RunOutput, RunPlan } from "../../outputs/output.ts";
 import { tokenAdvice, writeQueue } from "../status/commit_status.ts";
-import { type CommentHistory, readHistory, recordRun } from "./history.ts";
-import { gateMarker } from "./marker.ts";
-import { type CommentThread, commentThread } from "./thread.ts";
+import { type CommentHistory, gateMarker, readHistory, recordRun } from "./history.ts";
+import { commentThread } from "./thread.ts";
 
 /**
  * Service text is masked before the comment renders it: escaping for Markdown would otherwise
@@ -74,129 +73,80 @@ export function commentOutput(
   };
 }
 
-export class PullRequestComment {
-  readonly #thread: CommentThread;
-  readonly #marker: string;
-  readonly #queue: ReturnType<typeof writeQueue>;
-  #commentId: number | null = null;
-  // The history the comment held before this run; the verdicts add this run to it.
-  #earlier: CommentHistory | null = null;
-
-  constructor(
-    thread: CommentThread,
-    options: {
-      readonly marker: string;
-      /** One line, without its newline. */
-      readonly warn: (line: string) => void;
-      readonly secrets: readonly string[];
-    },
-  ) {
-    this.#thread = thread;
-    this.#marker = options.marker;
-    const advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
-    this.#queue = writeQueue({
-      subject: `the ${
-        thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment"
-      } was`,
-      // A refused or read-only token, or a fault of this program: another attempt would repeat it.
-      final: (error) => !(error instanceof HttpFailure && error.retryable),
-      advice: (error) =>
-        tokenAdvice(thread.forge, error) ??
-          (error instanceof HttpFailure ? advice[error.kind] ?? "" : ""),
-    }, (line) => options.warn(maskSecrets(line, options.secrets)));
-  }
-
-  static forTarget(
-    target: ForgeTarget,
-    http: ForgeHttp,
-    options: {
-      readonly agents: readonly string[];
-      /** `--pr-comment-key`. */
-      readonly key?: string | undefined;
-      readonly warn: (line: string) => void;
-    },
-  ): PullRequestComment {
-    return new PullRequestComment(commentThread(target, http), {
-      marker: gateMarker({ ...target.gate, agents: options.agents, key: options.key }),
-      warn: options.warn,
-      secrets: target.token === null ? [] : [target.token.value],
-    });
-  }
-
-  /** Never rejects; nobody need wait for it, as {@linkcode finish} does. */
-  begin(progress: CommentProgress): Promise<void> {
-    return this.#enqueue(
-      progress.runs.map((run) => run.agentId),
-      (history) => progressComment(this.#marker, progress, { history }),
-      false,
-    );
-  }
-
+export interface PullRequestComment {
+  /** Never rejects; nobody need wait for it, as {@linkcode PullRequestComment.finish} does. */
+  begin(progress: CommentProgress): Promise<void>;
   /**
    * Looks for the gate's comments again first: overlapping runs of one pull request each wrote
    * one, and only the oldest is kept. Never rejects.
    */
-  finish(report: RunReport, window?: FinishWindow): Promise<void> {
-    if (window !== undefined) this.#thread.finishBy(window.endsAt);
-    return this.#enqueue(
-      report.agents.map((agent) => agent.agentId),
-      (history) => finalComment(this.#marker, report, { history: recordRun(history, report) }),
-      true,
-      { priority: "background", signal: window?.signal },
-    );
-  }
+  finish(report: RunReport, window?: FinishWindow): Promise<void>;
+}
 
-  // Runs writes one after the other, so the verdicts never land before the "in progress" text.
+export function pullRequestComment(
+  target: ForgeTarget,
+  http: ForgeHttp,
+  options: {
+    readonly agents: readonly string[];
+    /** `--pr-comment-key`. */
+    readonly key?: string | undefined;
+    /** One line, without its newline. */
+    readonly warn: (line: string) => void;
+  },
+): PullRequestComment {
+  const thread = commentThread(target, http);
+  const marker = gateMarker({ ...target.gate, agents: options.agents, key: options.key });
+  const secrets = target.token === null ? [] : [target.token.value];
+  const advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
+  const queue = writeQueue({
+    subject: `the ${
+      thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment"
+    } was`,
+    // A refused or read-only token, or a fault of this program: another attempt would repeat it.
+    final: (error) => !(error instanceof HttpFailure && error.retryable),
+    advice: (error) =>
+      tokenAdvice(thread.forge, error) ??
+        (error instanceof HttpFailure ? advice[error.kind] ?? "" : ""),
+  }, (line) => options.warn(maskSecrets(line, secrets)));
+  let commentId: number | null = null;
+  // The history the comment held before this run; the verdicts add this run to it.
+  let earlier: CommentHistory | null = null;
+
   // `agents`: those whose history may be read.
-  #enqueue(
-    agents: readonly string[],
-    body: (earlier: CommentHistory) => string,
-    last: boolean,
-    options: RequestOptions = {},
-  ): Promise<void> {
-    return this.#queue("comment", () =>
-      this.#write(agents, body, last, options).catch((error) => {
-        if (error instanceof HttpFailure) throw error;
-        throw new Error(`internal error: ${errorMessage(error)}`);
-      }), last);
-  }
-
-  async #write(
+  const write = async (
     agents: readonly string[],
     render: (earlier: CommentHistory) => string,
     last: boolean,
     options: RequestOptions,
-  ): Promise<void> {
-    if (this.#commentId !== null && this.#earlier !== null && !last) {
+  ): Promise<void> => {
+    if (commentId !== null && earlier !== null && !last) {
       try {
-        await this.#thread.update(this.#commentId, render(this.#earlier), options);
+        await thread.update(commentId, render(earlier), options);
         return;
       } catch (error) {
         // Someone deleted the comment since: write a new one (the history read stays).
         if (!(error instanceof HttpFailure && error.kind === "not_found")) throw error;
-        this.#commentId = null;
+        commentId = null;
       }
     }
-    const [found, ...extra] = await this.#thread.find(this.#marker, options);
+    const [found, ...extra] = await thread.find(marker, options);
     // The history comes only from the gate's own comment, which find() alone returns, and is
     // read once: the verdicts build on what the comment held before this run.
-    this.#earlier ??= found === undefined
-      ? new Map()
-      : readHistory(found.body, { marker: this.#marker, agents });
-    const body = render(this.#earlier);
+    earlier ??= found === undefined ? new Map() : readHistory(found.body, { marker, agents });
+    const body = render(earlier);
     if (found !== undefined) {
-      await this.#thread.update(found.id, body, options);
-      this.#commentId = found.id;
+      await thread.update(found.id, body, options);
+      commentId = found.id;
       // One comment per gate: the copies that overlapping runs wrote go.
       for (const copy of extra) {
-        await this.#thread.remove(copy.id, options).catch((error) => {
+        await thread.remove(copy.id, options).catch((error) => {
           if (!(error instanceof HttpFailure && error.kind === "not_found")) throw error;
         });
       }
       return;
     }
     try {
-      this.#commentId = await this.#thread.create(body, options);
+      commentId = await thread.create(body, options);
     } catch (error) {
       // A create that got no answer may have worked: look again before a second one.
       if (
@@ -204,14 +154,45 @@ export class PullRequestComment {
       ) {
         throw error;
       }
-      const [again] = await this.#thread.find(this.#marker, options);
-      if (again === undefined) this.#commentId = await this.#thread.create(body, options);
+      const [again] = await thread.find(marker, options);
+      if (again === undefined) commentId = await thread.create(body, options);
       else {
-        await this.#thread.update(again.id, body, options);
-        this.#commentId = again.id;
+        await thread.update(again.id, body, options);
+        commentId = again.id;
       }
     }
-  }
+  };
+
+  // Runs writes one after the other, so the verdicts never land before the "in progress" text.
+  const enqueue = (
+    agents: readonly string[],
+    body: (earlier: CommentHistory) => string,
+    last: boolean,
+    options: RequestOptions = {},
+  ): Promise<void> =>
+    queue("comment", () =>
+      write(agents, body, last, options).catch((error) => {
+        if (error instanceof HttpFailure) throw error;
+        throw new Error(`internal error: ${errorMessage(error)}`);
+      }), last);
+
+  return {
+    begin: (progress) =>
+      enqueue(
+        progress.runs.map((run) => run.agentId),
+        (history) => progressComment(marker, progress, { history }),
+        false,
+      ),
+    finish(report, window) {
+      if (window !== undefined) thread.finishBy(window.endsAt);
+      return enqueue(
+        report.agents.map((agent) => agent.agentId),
+        (history) => finalComment(marker, report, { history: recordRun(history, report) }),
+        true,
+        { priority: "background", signal: window?.signal },
+      );
+    },
+  };
 }
 
 const _GITHUB_ADVICE: Readonly<Partial<Record<HttpFailure["kind"], string>>> = {

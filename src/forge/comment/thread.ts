@@ -6,7 +6,7 @@
 import { type ForgeHttp, nextLink, type RequestOptions, tokenUser } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
-import { hasMarker } from "./marker.ts";
+import { hasMarker } from "./history.ts";
 
 // Pages of 100 comments read while looking for the marker.
 const _MAX_PAGES = 50;

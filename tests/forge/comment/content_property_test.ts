@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
 import type { AgentOutcome, Outcome } from "../../../src/result/outcome.ts";
 import { finalComment, progressComment } from "../../../src/forge/comment/content.ts";
-import { gateMarker } from "../../../src/forge/comment/marker.ts";
+import { gateMarker } from "../../../src/forge/comment/history.ts";
 import { render } from "../../support/markdown.ts";
 import { anyString, githubMetadata, makeAgent, makeReport } from "../../support/report_fixtures.ts";
 

@@ -5,7 +5,7 @@ import {
   MAX_COMMENT_LENGTH,
   progressComment,
 } from "../../../src/forge/comment/content.ts";
-import { gateMarker } from "../../../src/forge/comment/marker.ts";
+import { gateMarker } from "../../../src/forge/comment/history.ts";
 import { render } from "../../support/markdown.ts";
 import {
   AGENT_IDS,

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { finalComment, progressComment } from "../../../src/forge/comment/content.ts";
-import { gateMarker } from "../../../src/forge/comment/marker.ts";
+import { gateMarker } from "../../../src/forge/comment/history.ts";
 import { githubMetadata, makeAgent, makeReport } from "../../support/report_fixtures.ts";
 
 const AGENTS = ["6f1d2c3b-0a9e-4c8d-9b7a-1e2f3a4b5c6d", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"];

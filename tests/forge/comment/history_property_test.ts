@@ -5,13 +5,13 @@ import type { Outcome } from "../../../src/result/outcome.ts";
 import { finalComment } from "../../../src/forge/comment/content.ts";
 import {
   type CommentHistory,
+  gateMarker,
   HISTORY_LENGTH,
   historyLine,
   MAX_HISTORY_SIZE,
   readHistory,
   recordRun,
 } from "../../../src/forge/comment/history.ts";
-import { gateMarker } from "../../../src/forge/comment/marker.ts";
 import { render } from "../../support/markdown.ts";
 import {
   AGENT_IDS,

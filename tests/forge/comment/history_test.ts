@@ -4,13 +4,13 @@ import type { RunReport } from "../../../src/result/outcome.ts";
 import { finalComment, progressComment } from "../../../src/forge/comment/content.ts";
 import {
   type CommentHistory,
+  gateMarker,
   HISTORY_LENGTH,
   historyLine,
   MAX_HISTORY_SIZE,
   readHistory,
   recordRun,
 } from "../../../src/forge/comment/history.ts";
-import { gateMarker } from "../../../src/forge/comment/marker.ts";
 import { cmarkGfm, render } from "../../support/markdown.ts";
 import {
   AGENT_IDS,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { gateMarker, hasMarker } from "../../../src/forge/comment/marker.ts";
+import { gateMarker, hasMarker } from "../../../src/forge/comment/history.ts";
 
 const A = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const B = "1c1d5b6f-9a5f-4b9f-8b64-4a2d3cae8f21";

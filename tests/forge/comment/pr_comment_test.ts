@@ -4,10 +4,12 @@ import { FakeTime } from "../../support/fake_time.ts";
 import { forgeConfig } from "../../support/native_io.ts";
 import type { CiMetadata } from "../../../src/ci/detect.ts";
 import { MAX_ATTEMPTS } from "../../../src/forge/http.ts";
-import { readHistory } from "../../../src/forge/comment/history.ts";
-import { gateMarker, hasMarker } from "../../../src/forge/comment/marker.ts";
-import { PullRequestComment } from "../../../src/forge/comment/pr_comment.ts";
-import { type ForgeEffects, tokenApi } from "../../../src/forge/http.ts";
+import { gateMarker, hasMarker, readHistory } from "../../../src/forge/comment/history.ts";
+import {
+  type PullRequestComment,
+  pullRequestComment,
+} from "../../../src/forge/comment/pr_comment.ts";
+import { type ForgeEffects, type ForgeHttp, tokenApi } from "../../../src/forge/http.ts";
 import { type ForgeConfig, type ForgeSkip, forgeTarget } from "../../../src/forge/target.ts";
 import type { CiContext } from "../../../src/ci/detect.ts";
 import {
@@ -64,7 +66,7 @@ function fromEnv(
     apiUrl: target.apiUrl,
     ...options,
   });
-  return PullRequestComment.forTarget(target, http, options);
+  return pullRequestComment(target, http, options);
 }
 
 interface Harness {
@@ -667,21 +669,20 @@ Deno.test("PullRequestComment on GitLab waits out a Retry-After, and the note is
 Deno.test("PullRequestComment turns an unexpected error into one line and stops", async () => {
   const warnings: string[] = [];
   let calls = 0;
-  const thread = {
-    forge: "GitHub" as const,
-    finishBy: () => {},
-    find: () => {
+  const env = githubEnv({ apiUrl: "https://api.github.test" } as FakeForge);
+  const target = forgeTarget(forgeConfig(env), { metadata: githubMetadata }, "comment");
+  if ("skip" in target) throw new Error(target.skip);
+  // A client whose first request (the token's user) fails as no HttpFailure would.
+  const http = {
+    limits: { finishBy: () => {} },
+    request: () => {
       calls++;
       return Promise.reject(new Error(`boom with ${FORGE_TOKENS.github}`));
     },
-    create: () => Promise.resolve(1),
-    update: () => Promise.resolve(),
-    remove: () => Promise.resolve(),
-  };
-  const comment = new PullRequestComment(thread, {
-    marker,
+  } as unknown as ForgeHttp;
+  const comment = pullRequestComment(target, http, {
+    agents: AGENTS,
     warn: (line) => warnings.push(line),
-    secrets: [FORGE_TOKENS.github],
   });
   await comment.begin(progress);
   await comment.finish(passingReport);
