@@ -4,10 +4,7 @@
  */
 
 /** Each may throw (`BrokenPipe` on a closed pipe). */
-export interface Streams {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-}
+export type Streams = Readonly<Record<"stdout" | "stderr", (text: string) => void>>;
 
 /** A report file, opened before anything is rendered so that most failures come first. */
 export interface ReportFile {
@@ -50,10 +47,9 @@ export interface Exchange {
   readonly errorBody: string | null;
 }
 
-export interface ExchangeLog {
-  readonly monotonic: () => number;
+export type ExchangeLog = Pick<Clock, "monotonic"> & {
   readonly tell: (exchange: Exchange) => void;
-}
+};
 
 export interface Http {
   /** @throws {TypeError} When Deno refuses the certificates or the proxy. */

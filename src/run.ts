@@ -120,7 +120,6 @@ export const EVENT_READ_BOUND_MS = 10_000;
 // not answer (a hung network mount) is refused like a pipe, before anything is sent; one that
 // cannot be read is none.
 async function _readCiFile(effects: Pick<RunEffects, "clock" | "files">, path: string) {
-  const read = effects.files.readTextFile(path);
   const done = new AbortController();
   const late = effects.clock.sleep(EVENT_READ_BOUND_MS, done.signal).then(
     () =>
@@ -128,7 +127,7 @@ async function _readCiFile(effects: Pick<RunEffects, "clock" | "files">, path: s
     () => new Promise<never>(() => {}),
   );
   try {
-    return await Promise.race([read, late]);
+    return await Promise.race([effects.files.readTextFile(path), late]);
   } catch (error) {
     if (error instanceof FileRefused) throw error;
     return undefined;
