@@ -45,7 +45,7 @@ interface LoadedConfig {
   readonly config: Config;
   readonly caCerts: string | undefined;
   /** Names the variables a `.env` file set that a file may not give, which were ignored. */
-  readonly warning?: string;
+  readonly warning: string | undefined;
 }
 
 const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
@@ -84,15 +84,13 @@ export async function loadConfig(
   }
   const caCerts = config.caCert === undefined ? undefined : await _readCaCerts(deps, config.caCert);
   const ignored = names.filter((name) => name in file.values && !(name in dotenv));
-  return {
-    config,
-    caCerts,
-    ...(ignored.length === 0 || file.shown === undefined ? {} : {
-      warning: `${file.shown} sets ${
-        ignored.join(", ")
-      }, which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)`,
-    }),
-  };
+  // Only a file that was read (file.shown) has values.
+  const warning = ignored.length === 0
+    ? undefined
+    : `${file.shown} sets ${
+      ignored.join(", ")
+    }, which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)`;
+  return { config, caCerts, warning };
 }
 
 /**

@@ -35,11 +35,7 @@ export interface OptionSpec {
   readonly missing?: (option: OptionSpec) => string;
   /** For a flag given without its value: "a positive number of minutes". */
   readonly expected?: string;
-  /**
-   * Returns `undefined` for a value that counts as unset. `name` is the flag or the variable.
-   *
-   * @throws {UsageError} Naming `name` and what would be valid.
-   */
+  /** `undefined` for a value that counts as unset; a {@linkcode UsageError} names `name`. */
   readonly parse?:
     | ((text: string, name: string) => unknown)
     | ((items: readonly string[], name: string) => unknown);
@@ -51,14 +47,14 @@ function _refused(name: string, rule: string, text: string): UsageError {
   return new UsageError(`${name} must ${rule} (got ${quoteValue(text)})`);
 }
 
-function _text(expected: string) {
+function _text(expected: string, trim = false) {
   return {
     expected,
     parse(text: string, name: string): string {
       if (text.trim() === "") {
         throw new UsageError(`${name} must be ${expected} (got an empty value)`);
       }
-      return text;
+      return trim ? text.trim() : text;
     },
   };
 }
@@ -151,11 +147,6 @@ function _pullRequest(text: string, name: string): number {
   const number = pullRequestNumber(text);
   if (number === null) throw _refused(name, "be a pull request number like 42", text);
   return number;
-}
-
-// Part of the comment's marker: the blanks around it would only tell two markers apart.
-function _key(text: string, name: string): string {
-  return _text("a name").parse(text, name).trim();
 }
 
 function _runId(text: string, name: string): string {
@@ -440,8 +431,9 @@ export const OPTIONS = {
     valueName: "<name>",
     variable: "SERVICE_PR_COMMENT_KEY",
     help: ["a comment of its own for this job, e.g. a matrix leg"],
-    expected: "a name",
-    parse: _key,
+    // Trimmed: part of the comment's marker, where the blanks around it would only tell two
+    // markers apart.
+    ..._text("a name", true),
   },
   commitStatus: {
     flag: "commit-status",
@@ -483,13 +475,6 @@ export function actionInput(option: OptionSpec): string | undefined {
   if (option.input !== undefined || flag === undefined) return option.input;
   return _NO_INPUT.split(" ").includes(flag) ? undefined : flag;
 }
-
-/** The action.yml inputs scripts/action.sh reads to choose, check and install the release. */
-export const ACTION_ONLY_INPUTS: readonly string[] = [
-  "version",
-  "verify-attestation",
-  "github-token",
-];
 
 type ParsedValue<O> = O extends { readonly type: "boolean" } ? boolean
   : O extends { readonly parse: (input: never, name: string) => infer T } ? Exclude<T, undefined>

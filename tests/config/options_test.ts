@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { helpText } from "../../src/config/help.ts";
 import {
-  ACTION_ONLY_INPUTS,
   actionInput,
   CONFIG_ENV_VARIABLES,
   OPTION_NAMES,
@@ -70,6 +69,9 @@ function _docsVariable(option: OptionSpec): string {
   if (option.type === "list") return `\`${option.variable}\` (comma-separated)`;
   return `\`${option.variable}\``;
 }
+
+// The action.yml inputs scripts/action.sh reads to choose, check and install the release.
+const ACTION_ONLY_INPUTS = ["version", "verify-attestation", "github-token"];
 
 Deno.test("docs/options.md has a row for every option, with its variable and default", () => {
   const rows = _docsRows(read("docs/options.md"));
