@@ -265,7 +265,6 @@ export class HttpFailure extends Error {
     Object.assign(this, details);
   }
 
-  /** Whether the same request may succeed later. */
   get retryable(): boolean {
     return _RETRYABLE.has(this.kind);
   }
@@ -301,7 +300,6 @@ export class Slots {
   // Each holder's controller aborts it when a more urgent write takes its slot.
   readonly #holders = new Map<_Waiter, AbortController>();
   #seq = 0;
-  /** The most requests ever in flight at once. */
   peak = 0;
 
   /** `name` says who the preempted write gave way on. */

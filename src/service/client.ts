@@ -18,7 +18,7 @@ import {
 } from "../http/policy.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
-import { duplicateMember } from "./verdict.ts";
+import { duplicateMember, isObject } from "./verdict.ts";
 
 // rustls: "invalid peer certificate: <UnknownIssuer, Expired, BadSignature, …>".
 const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
@@ -216,8 +216,8 @@ export class ServiceClient {
     });
     const statusText = response.statusText ? ` ${this.#shown(response.statusText, 60)}` : "";
     const what = `${method} answered ${status}${statusText}`;
+    const document = _parseObject(text);
     if (status >= 200 && status < 300) {
-      const document = _parseObject(text);
       if (document === undefined) {
         const type = response.headers.get("content-type")?.split(";")[0]?.trim();
         const kind = type ? this.#shown(type, 60) : "no content type";
@@ -229,11 +229,8 @@ export class ServiceClient {
     }
     // The service's words: `{"error": {"code", "message"}}`, `{"error"}`, `{"message"}`,
     // `{"detail"}` or plain text.
-    const document = _parseObject(text);
     const error = document?.error;
-    const inner = typeof error === "object" && error !== null
-      ? error as Record<string, unknown>
-      : undefined;
+    const inner = isObject(error) ? error : undefined;
     const said: unknown = document === undefined
       ? text
       : inner?.message ?? (typeof error === "string" ? error : undefined) ?? document.message ??
@@ -330,11 +327,8 @@ function _causes(error: unknown): string {
 function _parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-      return value as Record<string, unknown>;
-    }
+    return isObject(value) ? value : undefined;
   } catch {
-    // Not JSON: the caller reports what it was.
+    return undefined; // Not JSON: the caller reports what it was.
   }
-  return undefined;
 }

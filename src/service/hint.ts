@@ -3,23 +3,18 @@
 import type { HttpFailure } from "../http/policy.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
-export interface HintContext {
-  /** Before a run id was known. */
-  readonly duringTrigger: boolean;
-  readonly runIdGiven: boolean;
-}
-
 /** `reason (fix: …)` when the status, the kind or the service's error code says what to fix. */
 export function withHint(
   reason: string,
   error: HttpFailure | undefined,
-  context: HintContext,
+  /** `duringTrigger`: before a run id was known. */
+  context: { readonly duringTrigger: boolean; readonly runIdGiven: boolean },
 ): string {
   const hint = error === undefined ? undefined : _hint(error, context);
   return hint === undefined ? reason : `${reason} (fix: ${hint})`;
 }
 
-function _hint(error: HttpFailure, context: HintContext): string | undefined {
+function _hint(error: HttpFailure, context: Parameters<typeof withHint>[2]): string | undefined {
   const baseUrl = optionName(OPTIONS.baseUrl);
   const caCert = optionName(OPTIONS.caCert);
   const code = (error.code ?? "").toLowerCase();

@@ -125,17 +125,11 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
         state.url = url;
         options.onEvent?.({ type: "status", status: run.status, url });
       }
-      switch (run.kind) {
-        case "in_progress":
-          continue;
-        case "passed":
-        case "failed":
-          state.passed = run.kind === "passed";
-          state.gate = run.gate;
-          return finish({ kind: run.kind });
-        case "unchecked":
-          return finish({ kind: "unchecked", reason: run.reason });
-      }
+      if (run.kind === "in_progress") continue;
+      if (run.kind === "unchecked") return finish({ kind: "unchecked", reason: run.reason });
+      state.passed = run.kind === "passed";
+      state.gate = run.gate;
+      return finish({ kind: run.kind });
     }
   } catch (error) {
     if (error instanceof DeadlineReached || signal.reason instanceof DeadlineReached) {
@@ -220,12 +214,10 @@ async function _withRetries<T>(
       const windowLeft = unreachableSince === undefined
         ? undefined
         : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
-      const unreachable = windowLeft !== undefined &&
-        (windowLeft <= 0 || consecutive >= MAX_CONSECUTIVE_FAULTS);
-      if (unreachable || consecutive >= MAX_CONSECUTIVE_FAULTS) {
-        const seconds = Math.round((deps.clock.monotonic() - (unreachableSince ?? 0)) / 1000);
+      if (consecutive >= MAX_CONSECUTIVE_FAULTS || (windowLeft ?? Infinity) <= 0) {
         const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
-        const message = unreachable
+        const seconds = Math.round((UNREACHABLE_GIVE_UP_MS - (windowLeft ?? 0)) / 1000);
+        const message = windowLeft !== undefined
           ? `${error.message}; gave up after ${attempts} over ${seconds} s`
           : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`;
         throw new HttpFailure("transient", message, { status: error.status, cause: error });

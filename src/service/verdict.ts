@@ -42,7 +42,6 @@ export type RunState =
     | Extract<Verdict, { kind: "unchecked" }>
   );
 
-/** Lower case, `-` and space read as `_`. */
 export function normalizeStatus(status: string): string {
   return status.trim().toLowerCase().replace(/[-\s]/g, "_");
 }
@@ -108,11 +107,11 @@ export interface GateField {
  */
 export function gateFields(document: Readonly<Record<string, unknown>>): GateField[] {
   const results = _own(document, "results");
-  if (!_isObject(results)) return [];
+  if (!isObject(results)) return [];
   return Object.keys(results).flatMap((name): GateField[] => {
     const value = results[name];
     if (name === "summary") return _isScalar(value) ? [{ name, value }] : [];
-    if (name !== "gate" || !_isObject(value)) return [];
+    if (name !== "gate" || !isObject(value)) return [];
     return Object.entries(value).flatMap(([member, inner]) =>
       member !== "passed" && _isScalar(inner) ? [{ name: member, value: inner }] : []
     );
@@ -217,9 +216,9 @@ const MISSING = Symbol("missing");
 
 function _gatePassed(document: Readonly<Record<string, unknown>>): unknown {
   const results = _own(document, "results");
-  if (!_isObject(results)) return MISSING;
+  if (!isObject(results)) return MISSING;
   const gate = _own(results, "gate");
-  if (!_isObject(gate)) return MISSING;
+  if (!isObject(gate)) return MISSING;
   return Object.hasOwn(gate, "passed") ? gate.passed : MISSING;
 }
 
@@ -228,7 +227,7 @@ function _own(object: Readonly<Record<string, unknown>>, key: string): unknown {
   return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
-function _isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
