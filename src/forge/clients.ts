@@ -2,39 +2,36 @@
 
 import type { Clock, Http } from "../effects.ts";
 import { boundedFetch } from "../http/policy.ts";
-import { bitbucketApi, DEFAULT_REQUEST_TIMEOUT_MS, type ForgeHttp, tokenApi } from "./http.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS, ForgeHttp } from "./http.ts";
 import { ForgeLimits } from "./limits.ts";
 import type { ForgeName, ForgeTarget } from "./target.ts";
 
-export interface ForgeClientsOptions {
-  /** GitHub requires one. */
-  readonly userAgent: string;
-  readonly clock: Pick<Clock, "now" | "sleep">;
-  readonly http: Http;
-  /** `--request-timeout-seconds`. */
-  readonly requestTimeoutMs?: number | undefined;
-}
-
 export class ForgeClients {
-  readonly #options: ForgeClientsOptions;
-  readonly clock: Pick<Clock, "now" | "sleep">;
   readonly #limits = new Map<ForgeName, ForgeLimits>();
   readonly #apis = new Map<string, ForgeHttp>();
   #fetch: typeof fetch | undefined;
 
-  constructor(options: ForgeClientsOptions) {
-    this.#options = options;
-    this.clock = options.clock;
-  }
+  constructor(
+    readonly options: {
+      /** GitHub requires one. */
+      readonly userAgent: string;
+      readonly clock: Pick<Clock, "now" | "sleep">;
+      readonly http: Http;
+      /** `--request-timeout-seconds`. */
+      readonly requestTimeoutMs?: number | undefined;
+    },
+  ) {}
 
-  limits(forge: ForgeName): ForgeLimits {
-    const limits = this.#limits.get(forge) ?? new ForgeLimits({ forge, clock: this.clock });
+  #limitsOf(forge: ForgeName): ForgeLimits {
+    const limits = this.#limits.get(forge) ??
+      new ForgeLimits({ forge, clock: this.options.clock });
     this.#limits.set(forge, limits);
     return limits;
   }
 
   /**
-   * The same client for the same forge, address and token.
+   * GitHub's or GitLab's REST API with the target's token: the same client for the same forge,
+   * address and token.
    *
    * @throws {TypeError} For a Bitbucket target, which has {@linkcode ForgeClients.bitbucket}.
    */
@@ -42,35 +39,53 @@ export class ForgeClients {
     if (target.forge === "Bitbucket" || target.token === null) {
       throw new TypeError(`${target.forge} has no REST client with a token here`);
     }
-    const key = `${target.forge} ${target.apiUrl} ${target.token.value}`;
-    const http = this.#apis.get(key) ?? tokenApi(target.forge, {
-      token: target.token.value,
-      apiUrl: target.apiUrl,
-      userAgent: this.#options.userAgent,
-      fetch: this.#fetch ??= this.#options.http.makeFetch({}),
-      clock: this.clock,
-      timeout: this.#options.http.timeout,
-      limits: this.limits(target.forge),
-      log: this.#options.http.log,
-      requestTimeoutMs: this.#options.requestTimeoutMs,
+    const { forge, apiUrl, token: { value: token } } = target;
+    const { userAgent, clock, http, requestTimeoutMs } = this.options;
+    const key = `${forge} ${apiUrl} ${token}`;
+    const api = this.#apis.get(key) ?? new ForgeHttp({
+      forge,
+      baseUrl: apiUrl,
+      headers: forge === "GitHub"
+        ? {
+          Authorization: `Bearer ${token}`,
+          Accept: "application/vnd.github+json",
+          "X-GitHub-Api-Version": "2022-11-28",
+          "User-Agent": userAgent,
+        }
+        : { "PRIVATE-TOKEN": token, Accept: "application/json", "User-Agent": userAgent },
+      secrets: [token],
+      fetch: this.#fetch ??= http.makeFetch({}),
+      clock,
+      timeout: http.timeout,
+      limits: this.#limitsOf(forge),
+      log: http.log,
+      requestTimeoutMs,
     });
-    this.#apis.set(key, http);
-    return http;
+    this.#apis.set(key, api);
+    return api;
   }
 
-  /** `timeoutMs` bounds each request (a CI channel's bound, for Code Insights). */
+  /**
+   * Bitbucket Cloud through the pipeline's authenticated proxy, which signs its requests.
+   * `timeoutMs` bounds each request (a CI channel's bound, for Code Insights).
+   */
   bitbucket(target: ForgeTarget, timeoutMs?: () => number): ForgeHttp {
     const proxy = target.proxy ?? "";
-    const { http, requestTimeoutMs } = this.#options;
-    return bitbucketApi({
+    const { http, requestTimeoutMs } = this.options;
+    return new ForgeHttp({
+      forge: "Bitbucket",
+      baseUrl: "http://api.bitbucket.org",
+      headers: {},
+      secrets: [],
       proxy,
       fetch: boundedFetch(
         http.makeFetch({ proxy }),
         timeoutMs ?? (() => requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
         http.timeout,
       ),
-      limits: this.limits("Bitbucket"),
-      clock: this.clock,
+      timeout: undefined,
+      limits: this.#limitsOf("Bitbucket"),
+      clock: this.options.clock,
       log: http.log,
     });
   }

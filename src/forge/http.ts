@@ -30,8 +30,11 @@ export const MAX_RETRY_AFTER_MS = 10_000;
 /** Its redirects and its answer's body included. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
-/** None defaults to a real one. */
-export interface ForgeEffects {
+export interface ForgeHttpOptions {
+  readonly forge: string;
+  readonly baseUrl: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly secrets: readonly string[];
   readonly fetch: typeof fetch;
   readonly clock: Pick<Clock, "now" | "sleep">;
   /** None for Bitbucket's proxy: its fetch bounds each request itself. */
@@ -40,13 +43,6 @@ export interface ForgeEffects {
   /** Shared by every client of the run; default limits of its own. */
   readonly limits?: ForgeLimits;
   readonly log?: ExchangeLog | undefined;
-}
-
-export interface ForgeHttpOptions extends ForgeEffects {
-  readonly forge: string;
-  readonly baseUrl: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly secrets: readonly string[];
   /**
    * Bitbucket's proxy, for messages: no body is read, a 404 to a `DELETE` counts as done (what
    * was to be deleted is not there), nothing is tried again but a rate limit, and failures are
@@ -307,47 +303,6 @@ export async function tokenUser(http: ForgeHttp, options: RequestOptions = {}): 
     }
     throw error;
   }
-}
-
-/** GitHub's or GitLab's REST API with a token. */
-export function tokenApi(
-  forge: "GitHub" | "GitLab",
-  options: ForgeEffects & {
-    readonly token: string;
-    readonly apiUrl: string;
-    /** GitHub requires one. */
-    readonly userAgent: string;
-  },
-): ForgeHttp {
-  const { token, userAgent } = options;
-  return new ForgeHttp({
-    ...options,
-    forge,
-    baseUrl: options.apiUrl,
-    headers: forge === "GitHub"
-      ? {
-        Authorization: `Bearer ${token}`,
-        Accept: "application/vnd.github+json",
-        "X-GitHub-Api-Version": "2022-11-28",
-        "User-Agent": userAgent,
-      }
-      : { "PRIVATE-TOKEN": token, Accept: "application/json", "User-Agent": userAgent },
-    secrets: [token],
-  });
-}
-
-/** Bitbucket Cloud through the pipeline's authenticated proxy, which signs its requests. */
-export function bitbucketApi(
-  options: Omit<ForgeEffects, "timeout" | "requestTimeoutMs"> & { readonly proxy: string },
-): ForgeHttp {
-  return new ForgeHttp({
-    ...options,
-    forge: "Bitbucket",
-    baseUrl: "http://api.bitbucket.org",
-    headers: {},
-    secrets: [],
-    timeout: undefined,
-  });
 }
 
 /** RFC 8288 `Link` header. */

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { systemClock } from "../../src/platform/clock.ts";
 import { bitbucketStatuses } from "../../src/forge/status/posted.ts";
-import { bitbucketApi } from "../../src/forge/http.ts";
+import { ForgeClients } from "../../src/forge/clients.ts";
 import { forgeTarget } from "../../src/forge/target.ts";
 import { forgeConfig } from "../support/native_io.ts";
 import { bitbucketAnnotations, bitbucketReport } from "../../src/outputs/ci/bitbucket.ts";
@@ -59,11 +59,11 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
   assert.ok(!("skip" in target));
   const statuses = bitbucketStatuses(
     target,
-    bitbucketApi({
-      proxy: "http://localhost:29418",
-      fetch: fetchSpy,
+    new ForgeClients({
+      userAgent: "service-ci/test",
       clock: systemClock,
-    }),
+      http: { makeFetch: () => fetchSpy, timeout: systemClock.timeout },
+    }).bitbucket(target),
     target.web!,
   );
   for (const report of REPORTS) {

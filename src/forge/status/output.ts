@@ -31,7 +31,7 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
   const forge = target.forge === "GitHub"
     ? githubStatuses(target, clients.api(target), {
       warn: (line) => output.stderr(`${maskSecrets(line, [target.token?.value ?? ""])}\n`),
-      now: clients.clock.now,
+      now: clients.options.clock.now,
     })
     : target.forge === "GitLab"
     ? gitlabStatuses(target, clients.api(target))

@@ -9,7 +9,9 @@ import {
   type PullRequestComment,
   pullRequestComment,
 } from "../../../src/forge/comment/pr_comment.ts";
-import { type ForgeEffects, type ForgeHttp, tokenApi } from "../../../src/forge/http.ts";
+import type { ForgeHttp } from "../../../src/forge/http.ts";
+import { ForgeClients } from "../../../src/forge/clients.ts";
+import type { Clock } from "../../../src/effects.ts";
 import { type ForgeConfig, type ForgeSkip, forgeTarget } from "../../../src/forge/target.ts";
 import type { CiContext } from "../../../src/ci/detect.ts";
 import {
@@ -45,7 +47,11 @@ const progress = {
   runs: [{ agentId: AGENT_IDS.passed, runId: "run_1", url: "https://service.example/runs/run_1" }],
 };
 
-interface PullRequestCommentOptions extends ForgeEffects {
+interface PullRequestCommentOptions {
+  readonly fetch: typeof fetch;
+  readonly clock: Pick<Clock, "now" | "sleep">;
+  readonly timeout: (ms: number) => AbortSignal;
+  readonly requestTimeoutMs?: number;
   readonly metadata: CiMetadata;
   readonly context?: CiContext | undefined;
   readonly agents: readonly string[];
@@ -60,13 +66,11 @@ function fromEnv(
 ): PullRequestComment | ForgeSkip {
   const target = forgeTarget(config, options, "comment");
   if ("skip" in target) return target;
-  const forge = target.forge === "GitLab" ? "GitLab" : "GitHub";
-  const http = tokenApi(forge, {
-    token: target.token?.value ?? "",
-    apiUrl: target.apiUrl,
+  const clients = new ForgeClients({
     ...options,
+    http: { makeFetch: () => options.fetch, timeout: options.timeout },
   });
-  return pullRequestComment(target, http, options);
+  return pullRequestComment(target, clients.api(target), options);
 }
 
 interface Harness {
