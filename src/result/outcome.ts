@@ -88,7 +88,7 @@ function _error(
       return `the timeout of ${formatMinutes(context.timeoutMs)} min ran out ${what}${last}`;
     }
     case "interrupted":
-      return `interrupted by ${interruptSignal(end.reason)}`;
+      return `interrupted by ${_interruptSignal(end.reason)}`;
     default:
       return null;
   }
@@ -136,11 +136,10 @@ const PRECEDENCE: readonly number[] = [Sigterm, Sigint, Usage, Unchecked, TimedO
 
 export function combineExitCodes(codes: readonly number[]): number {
   if (codes.length === 0) throw new RangeError("combineExitCodes() needs at least one code");
-  const unknown = codes.filter((code) => !(Object.values(ExitCode) as number[]).includes(code));
+  const unknown = codes.filter((code) => !PRECEDENCE.includes(code));
   if (unknown.length > 0) {
     throw new RangeError(`combineExitCodes() got unknown codes: ${unknown.join(", ")}`);
   }
-  // Every code is known, so one of the list applies.
   return PRECEDENCE.find((code) => codes.includes(code))!;
 }
 
@@ -156,26 +155,19 @@ export function decideExitCode(
 }
 
 export function exitCodeOf(verdict: Verdict<unknown>): number {
-  return verdict.kind === "interrupted"
-    ? _SIGNAL_CODES[interruptSignal(verdict.reason)]
-    : _OUTCOME_CODES[verdict.kind];
+  if (verdict.kind !== "interrupted") return _OUTCOME_CODES[verdict.kind];
+  return _interruptSignal(verdict.reason) === "SIGINT" ? Sigint : Sigterm;
 }
 
 /** An abort that is not the user's interrupt (no signal named) reads as SIGINT. */
-export function interruptSignal(reason: unknown): InterruptSignal {
+function _interruptSignal(reason: unknown): InterruptSignal {
   return reason instanceof Interrupted ? reason.signal : "SIGINT";
 }
 
 const _OUTCOME_CODES: Readonly<Record<Exclude<Verdict["kind"], "interrupted">, number>> = {
-  passed: ExitCode.Passed,
-  failed: ExitCode.Failed,
-  triggered: ExitCode.Passed,
-  unchecked: ExitCode.Unchecked,
-  timed_out: ExitCode.TimedOut,
-};
-
-const _SIGNAL_CODES: Readonly<Record<InterruptSignal, number>> = {
-  SIGHUP: ExitCode.Sigterm,
-  SIGINT: ExitCode.Sigint,
-  SIGTERM: ExitCode.Sigterm,
+  passed: Passed,
+  failed: Failed,
+  triggered: Passed,
+  unchecked: Unchecked,
+  timed_out: TimedOut,
 };
