@@ -201,38 +201,21 @@ export function parseBaseUrl(text: string, name: string): URL {
       `${name} must not contain credentials; the key goes in ${OPTIONS.apiKey.variable} (got ${url.protocol}//…@${url.host})`,
     );
   }
-  if (url.search !== "" || url.hash !== "") {
-    throw _refused(
-      name,
-      "not have a query or fragment; give the address and optional path prefix only",
-      text,
-    );
-  }
-  if (text.length > MAX_BASE_URL_LENGTH) {
-    throw _refused(
-      name,
-      `be at most ${MAX_BASE_URL_LENGTH} characters, the address and optional path prefix only`,
-      text,
-    );
-  }
   // The service's API lives under /api/v1 of its address, which service-ci adds itself: given
   // again, every request would miss and the 404 would blame the agent.
   const apiPath = /\/api(?:\/v1)?\/*$/i.exec(url.pathname);
-  if (apiPath !== null) {
-    const fixed = `${url.origin}${url.pathname.slice(0, apiPath.index)}`;
-    throw _refused(
-      name,
-      `be the service's address without its API path: service-ci adds /api/v1 itself; give ${fixed}`,
-      text,
-    );
-  }
-  if (url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))) {
-    throw _refused(
-      name,
-      `not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port`,
-      text,
-    );
-  }
+  const fixed = `${url.origin}${url.pathname.slice(0, apiPath?.index)}`;
+  // The first of the remaining rules the address breaks.
+  const rule = url.search !== "" || url.hash !== ""
+    ? "not have a query or fragment; give the address and optional path prefix only"
+    : text.length > MAX_BASE_URL_LENGTH
+    ? `be at most ${MAX_BASE_URL_LENGTH} characters, the address and optional path prefix only`
+    : apiPath !== null
+    ? `be the service's address without its API path: service-ci adds /api/v1 itself; give ${fixed}`
+    : url.port !== "" && FETCH_BLOCKED_PORTS.includes(Number(url.port))
+    ? `not use port ${url.port}: fetch never connects to it (one of the Fetch standard's "bad ports", kept for mail, X11, IRC and the like); serve the API on another port`
+    : undefined;
+  if (rule !== undefined) throw _refused(name, rule, text);
   return url;
 }
 

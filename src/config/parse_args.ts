@@ -40,9 +40,11 @@ export function parseArgTokens(
     value,
     inlineValue: value === undefined ? undefined : inline,
   });
+  // An option standing alone, which takes the next argument when it takes a value.
+  const alone = (name: string, rawName: string) =>
+    option(name, rawName, takesValue(name) ? remaining.shift() : undefined, false);
   while (remaining.length > 0) {
     const arg = remaining.shift()!;
-    const next = remaining[0];
     if (arg === "--") {
       tokens.push({ kind: "option-terminator" });
       for (const value of remaining) tokens.push({ kind: "positional", value });
@@ -50,9 +52,7 @@ export function parseArgTokens(
     }
     const isShort = arg.length >= 2 && arg[0] === "-" && arg[1] !== "-";
     if (isShort && arg.length === 2) {
-      const name = _longName(arg[1]!, options);
-      const value = takesValue(name) && next !== undefined ? remaining.shift() : undefined;
-      tokens.push(option(name, arg, value, false));
+      tokens.push(alone(_longName(arg[1]!, options), arg));
       continue;
     }
     if (isShort) {
@@ -78,9 +78,7 @@ export function parseArgTokens(
     if (arg.length > 2 && arg.startsWith("--")) {
       const equals = arg.indexOf("=", 3);
       if (equals < 0) {
-        const name = arg.slice(2);
-        const value = takesValue(name) && next !== undefined ? remaining.shift() : undefined;
-        tokens.push(option(name, arg, value, false));
+        tokens.push(alone(arg.slice(2), arg));
       } else {
         const name = arg.slice(2, equals);
         tokens.push(option(name, `--${name}`, arg.slice(equals + 1), true));

@@ -178,9 +178,7 @@ export function resolveConfig(
   const sources: Record<string, string> = {};
   for (const [key, option] of Object.entries(OPTIONS as Record<string, OptionSpec>)) {
     if (option === OPTIONS.help || option === OPTIONS.version) continue;
-    const { value, source } = _resolve(key, option, flags, env, options);
-    values[key] = value;
-    sources[key] = source;
+    [values[key], sources[key]] = _resolve(key, option, flags, env, options);
   }
   const config = Object.freeze({ ...values, sources: Object.freeze(sources) }) as Resolved;
   if (config.runId !== undefined) {
@@ -213,13 +211,13 @@ function _resolve(
   flags: Flags,
   env: ConfigEnv,
   options: ResolveOptions,
-): { value: unknown; source: string } {
+): [value: unknown, source: string] {
   const parse = option.parse as ((input: unknown, name: string) => unknown) | undefined;
   const flag = (flags as Record<string, unknown>)[key];
   if (flag !== undefined && !(Array.isArray(flag) && flag.length === 0)) {
     const name = optionName(option);
     const takesValue = option.type !== "boolean" && option.type !== "switch";
-    return { value: takesValue && parse !== undefined ? parse(flag, name) : flag, source: name };
+    return [takesValue && parse !== undefined ? parse(flag, name) : flag, name];
   }
   const variable = option.variable;
   const text = variable === undefined ? undefined : env[variable];
@@ -229,16 +227,16 @@ function _resolve(
       : text;
     const value = Array.isArray(input) && input.length === 0 ? undefined : parse?.(input, variable);
     if (value !== undefined) {
-      return { value, source: options.fromDotenv?.has(variable) ? ".env" : variable };
+      return [value, options.fromDotenv?.has(variable) ? ".env" : variable];
     }
   }
   if (option === OPTIONS.baseUrl && DEFAULT_BASE_URL !== undefined) {
-    return {
-      value: parseBaseUrl(DEFAULT_BASE_URL, "the built-in default service address"),
-      source: "built-in default",
-    };
+    return [
+      parseBaseUrl(DEFAULT_BASE_URL, "the built-in default service address"),
+      "built-in default",
+    ];
   }
-  if (option.default !== undefined) return { value: option.default, source: "default" };
+  if (option.default !== undefined) return [option.default, "default"];
   if (option.missing !== undefined) {
     throw new UsageError(
       `${option.missing(option)}${
@@ -246,7 +244,7 @@ function _resolve(
       }`,
     );
   }
-  return { value: undefined, source: "unset" };
+  return [undefined, "unset"];
 }
 
 // A near miss that is set (its name, never its value), and which .env file was read.
