@@ -10,6 +10,7 @@ import { explainExitCode, OUTCOME_LABELS } from "../text/words.ts";
 import type { GateEvent } from "../service/poll.ts";
 import type { RunOutput, RunPlan } from "./output.ts";
 import type { Clock } from "../effects.ts";
+import type { Output } from "./streams.ts";
 import { outcomeReason } from "./summary.ts";
 import { sanitize } from "../text/sanitize.ts";
 
@@ -17,14 +18,12 @@ import { sanitize } from "../text/sanitize.ts";
 export const HEARTBEAT_MS = 60_000;
 
 interface ConsoleOptions {
-  /** Writes to stderr as it is (the caller masks secrets). */
-  readonly write: (text: string) => void;
+  /** Secrets masked before service text is cut: a cut secret's beginning escapes stderr's mask. */
+  readonly output: Pick<Output, "stderr" | "secrets">;
   readonly clock: Pick<Clock, "monotonic" | "sleep">;
   readonly header: string;
   readonly tty: boolean;
   readonly color: boolean;
-  /** Masked before service text is cut: a cut secret's beginning escapes the caller's masking. */
-  readonly secrets?: readonly string[];
 }
 
 const _WARN = ["\x1b[33m", "\x1b[39m"] as const;
@@ -48,7 +47,7 @@ export class ConsoleReporter implements RunOutput {
   #liveLines = 0;
 
   #safe(text: string): string {
-    return sanitize(text, { maxLength: 200, secrets: this.options.secrets ?? [] });
+    return sanitize(text, { maxLength: 200, secrets: this.options.output.secrets });
   }
 
   constructor(private readonly options: ConsoleOptions) {}
@@ -80,7 +79,7 @@ export class ConsoleReporter implements RunOutput {
   line(text?: string): void {
     this.#clearLive();
     if (text !== undefined) {
-      this.options.write(`${text}\n`);
+      this.options.output.stderr(`${text}\n`);
       this.#lastWrite = this.options.clock.monotonic();
     }
     this.#drawLive();
@@ -96,10 +95,9 @@ export class ConsoleReporter implements RunOutput {
 
   tick(): void {
     const waiting = this.#waiting();
+    const quiet = this.options.clock.monotonic() - this.#lastWrite;
     if (this.options.tty) this.line();
-    else if (
-      waiting.length > 0 && this.options.clock.monotonic() - this.#lastWrite >= HEARTBEAT_MS
-    ) {
+    else if (waiting.length > 0 && quiet >= HEARTBEAT_MS) {
       const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
       this.line(`still waiting (${this.#times()}): ${list}`);
     }
@@ -120,7 +118,7 @@ export class ConsoleReporter implements RunOutput {
     for (const agent of report.agents) {
       if (agent.outcome !== "interrupted" || agent.runId === null) continue;
       const where = agent.url === null ? "" : `: ${agent.url}`;
-      this.options.write(
+      this.options.output.stderr(
         `run ${agent.runId} of agent ${agent.agentId} is still going on the service${where}\n`,
       );
     }
@@ -149,7 +147,7 @@ export class ConsoleReporter implements RunOutput {
         return padded;
       }).join("  ").trimEnd()
     );
-    this.options.write(`\n${lines.join("\n")}\n\n${explainExitCode(report)}\n`);
+    this.options.output.stderr(`\n${lines.join("\n")}\n\n${explainExitCode(report)}\n`);
   }
 
   // On a terminal a status is only the live line, drawn again.
@@ -195,7 +193,7 @@ export class ConsoleReporter implements RunOutput {
 
   #clearLive(): void {
     if (!this.options.tty || this.#liveLines === 0) return;
-    this.options.write(`\x1b[${this.#liveLines}A\x1b[J`);
+    this.options.output.stderr(`\x1b[${this.#liveLines}A\x1b[J`);
     this.#liveLines = 0;
   }
 
@@ -205,7 +203,7 @@ export class ConsoleReporter implements RunOutput {
     if (waiting.length === 0) return;
     const times = this.#times();
     const mark = this.#paint("…", "dim");
-    this.options.write(
+    this.options.output.stderr(
       waiting.map(([id, status]) => `${mark} agent ${id}: ${status} (${times})\n`).join(""),
     );
     this.#liveLines = waiting.length;

@@ -119,11 +119,10 @@ export async function chooseOutputs(
   }
   outputs.push(
     new ConsoleReporter({
-      write: (text) => output.stderr(text),
+      output,
       clock: effects.clock,
       tty: effects.console.stderrIsTerminal,
       color: effects.console.stderrIsTerminal && !config.noColor,
-      secrets: output.secrets,
       header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
         config.baseUrl.pathname.replace(/\/+$/, "")
       } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${

@@ -30,12 +30,11 @@ function reporter(
   let written = "";
   let taken = 0;
   const console = new ConsoleReporter({
-    write: (text) => written += text,
+    output: { stderr: (text) => written += text, secrets: options.secrets ?? [] },
     clock: { monotonic: () => now, sleep: () => new Promise(() => {}) },
     header: "",
     tty: options.tty,
     color: options.color,
-    ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
   });
   console.begin(options.agents ?? [A, B], DEADLINE);
   return {

@@ -62,12 +62,11 @@ function report(failedSaid: readonly GateField[] = SAID): RunReport {
 async function surfaces(run: RunReport) {
   let console = "";
   const reporter = new ConsoleReporter({
-    write: (text) => console += text,
+    output: { stderr: (text) => console += text, secrets: [KEY] },
     clock: { monotonic: () => 0, sleep: () => new Promise(() => {}) },
     header: "",
     tty: false,
     color: false,
-    secrets: [KEY],
   });
   reporter.begin(run.agents.map((agent) => agent.agentId), 60_000);
   for (const agent of run.agents) reporter.agentDone(agent);
