@@ -74,8 +74,89 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
   type Learnt = { -readonly [K in keyof Omit<GateResult, "end">]: GateResult[K] };
   const state: Learnt = { runId: null, status: null, url: null, passed: null, gate: [] };
   const finish = (end: Verdict<HttpFailure>): GateResult => ({ end, ...state });
-  const gate: _Gate = { deps, options, lastFault: null };
   const { agentId, signal } = options;
+  // The last transient fault, while no answer has come since: a timeout names it as the cause.
+  let lastFault: string | null = null;
+  const sleepUntilDeadline = async (ms: number): Promise<void> => {
+    const remaining = options.deadline - deps.clock.monotonic();
+    if (remaining <= 0) throw new DeadlineReached();
+    await deps.clock.sleep(Math.min(ms, remaining), signal);
+    if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
+  };
+  /**
+   * Calls one operation until it answers, retrying transient faults with backoff, at most
+   * {@linkcode MAX_CONSECUTIVE_FAULTS} in a row, never past the deadline. A 404 on a run younger
+   * than {@linkcode NEW_RUN_GRACE_MS} (by `bornAt`) is retried without counting.
+   */
+  const withRetries = async <T>(
+    operation: "trigger" | "read",
+    attempt: () => Promise<T>,
+    bornAt?: number,
+  ): Promise<T> => {
+    let consecutive = 0;
+    let unreachableSince: number | undefined;
+    for (;;) {
+      if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
+      try {
+        const answer = await attempt();
+        lastFault = null;
+        return answer;
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        if (!(error instanceof HttpFailure)) throw error;
+        const young = bornAt !== undefined && deps.clock.monotonic() - bornAt < NEW_RUN_GRACE_MS;
+        if (error.kind === "not_found" && young) {
+          const delayMs = retryDelay({
+            attempt: 1,
+            remainingMs: options.deadline - deps.clock.monotonic(),
+            retryAfterMs: error.retryAfterMs,
+            random: 0.5 + deps.random() / 2,
+          });
+          options.onEvent?.({ type: "not_visible_yet", delayMs });
+          await sleepUntilDeadline(delayMs);
+          continue;
+        }
+        if (!error.retryable) throw error;
+        lastFault = error.message;
+        consecutive++;
+        // A service that has never answered and cannot be reached is tried for a short window:
+        // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
+        unreachableSince = error.unreachable === undefined
+          ? undefined
+          : unreachableSince ?? deps.clock.monotonic();
+        const windowLeft = unreachableSince === undefined
+          ? undefined
+          : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
+        if (consecutive >= MAX_CONSECUTIVE_FAULTS || (windowLeft ?? Infinity) <= 0) {
+          const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
+          const seconds = Math.round((UNREACHABLE_GIVE_UP_MS - (windowLeft ?? 0)) / 1000);
+          const message = windowLeft !== undefined
+            ? `${error.message}; gave up after ${attempts} over ${seconds} s`
+            : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`;
+          throw new HttpFailure("transient", message, { status: error.status, cause: error });
+        }
+        const backoff = retryDelay({
+          attempt: consecutive,
+          remainingMs: options.deadline - deps.clock.monotonic(),
+          retryAfterMs: error.retryAfterMs,
+          random: deps.random(),
+        });
+        // The last attempt of the window comes at its end, not after it.
+        const delayMs = windowLeft === undefined ? backoff : Math.min(backoff, windowLeft);
+        options.onEvent?.({
+          type: "fault",
+          operation,
+          message: error.message,
+          consecutive,
+          ...(error.unreachable === undefined
+            ? {}
+            : { unreachable: error.unreachable, giveUpAfterMs: UNREACHABLE_GIVE_UP_MS }),
+          delayMs,
+        });
+        await sleepUntilDeadline(delayMs);
+      }
+    }
+  };
   try {
     let bornAt: number;
     let retryAfterMs: number | undefined;
@@ -84,7 +165,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       // One idempotency key per trigger, the same on every retry of it.
       const idempotencyKey = deps.uuid();
       const trigger = () => deps.client.trigger(agentId, options.metadata, idempotencyKey, signal);
-      const answer = await _withRetries(gate, "trigger", trigger);
+      const answer = await withRetries("trigger", trigger);
       state.runId = answer.runId;
       state.url = _link(answer.document.url);
       state.status = _stringOrNull(answer.document.status);
@@ -114,9 +195,9 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
         maxIntervalMs: options.maxPollIntervalMs,
       });
       pollNow = false;
-      await _sleepUntilDeadline(gate, delay);
+      await sleepUntilDeadline(delay);
       const read = () => deps.client.readRun(agentId, runId, signal);
-      const answer = await _withRetries(gate, "read", read, bornAt);
+      const answer = await withRetries("read", read, bornAt);
       retryAfterMs = answer.retryAfterMs;
       const run = readRun(answer.document, { runId, agentId, duplicate: answer.duplicate });
       const url = _link(answer.document.url) ?? state.url;
@@ -133,7 +214,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     }
   } catch (error) {
     if (error instanceof DeadlineReached || signal.reason instanceof DeadlineReached) {
-      return finish({ kind: "timed_out", lastFault: gate.lastFault });
+      return finish({ kind: "timed_out", lastFault });
     }
     if (error instanceof HttpFailure) {
       return finish({ kind: "unchecked", reason: error.message, error });
@@ -151,97 +232,6 @@ export class DeadlineReached extends Error {
   override name = "DeadlineReached";
   constructor() {
     super("the timeout ran out");
-  }
-}
-
-interface _Gate {
-  readonly deps: GateDeps;
-  readonly options: GateOptions;
-  /** The last transient fault, while no answer has come since: a timeout names it as the cause. */
-  lastFault: string | null;
-}
-
-async function _sleepUntilDeadline({ deps, options }: _Gate, ms: number): Promise<void> {
-  const remaining = options.deadline - deps.clock.monotonic();
-  if (remaining <= 0) throw new DeadlineReached();
-  await deps.clock.sleep(Math.min(ms, remaining), options.signal);
-  if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
-}
-
-/**
- * Calls one operation until it answers, retrying transient faults with backoff, at most
- * {@linkcode MAX_CONSECUTIVE_FAULTS} in a row, never past the deadline. A 404 on a run younger
- * than {@linkcode NEW_RUN_GRACE_MS} (by `bornAt`) is retried without counting.
- */
-async function _withRetries<T>(
-  gate: _Gate,
-  operation: "trigger" | "read",
-  attempt: () => Promise<T>,
-  bornAt?: number,
-): Promise<T> {
-  const { deps, options } = gate;
-  let consecutive = 0;
-  let unreachableSince: number | undefined;
-  for (;;) {
-    if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
-    try {
-      const answer = await attempt();
-      gate.lastFault = null;
-      return answer;
-    } catch (error) {
-      if (options.signal.aborted) throw options.signal.reason;
-      if (!(error instanceof HttpFailure)) throw error;
-      const young = bornAt !== undefined && deps.clock.monotonic() - bornAt < NEW_RUN_GRACE_MS;
-      if (error.kind === "not_found" && young) {
-        const delayMs = retryDelay({
-          attempt: 1,
-          remainingMs: options.deadline - deps.clock.monotonic(),
-          retryAfterMs: error.retryAfterMs,
-          random: 0.5 + deps.random() / 2,
-        });
-        options.onEvent?.({ type: "not_visible_yet", delayMs });
-        await _sleepUntilDeadline(gate, delayMs);
-        continue;
-      }
-      if (!error.retryable) throw error;
-      gate.lastFault = error.message;
-      consecutive++;
-      // A service that has never answered and cannot be reached is tried for a short window:
-      // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
-      unreachableSince = error.unreachable === undefined
-        ? undefined
-        : unreachableSince ?? deps.clock.monotonic();
-      const windowLeft = unreachableSince === undefined
-        ? undefined
-        : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
-      if (consecutive >= MAX_CONSECUTIVE_FAULTS || (windowLeft ?? Infinity) <= 0) {
-        const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
-        const seconds = Math.round((UNREACHABLE_GIVE_UP_MS - (windowLeft ?? 0)) / 1000);
-        const message = windowLeft !== undefined
-          ? `${error.message}; gave up after ${attempts} over ${seconds} s`
-          : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`;
-        throw new HttpFailure("transient", message, { status: error.status, cause: error });
-      }
-      const backoff = retryDelay({
-        attempt: consecutive,
-        remainingMs: options.deadline - deps.clock.monotonic(),
-        retryAfterMs: error.retryAfterMs,
-        random: deps.random(),
-      });
-      // The last attempt of the window comes at its end, not after it.
-      const delayMs = windowLeft === undefined ? backoff : Math.min(backoff, windowLeft);
-      options.onEvent?.({
-        type: "fault",
-        operation,
-        message: error.message,
-        consecutive,
-        ...(error.unreachable === undefined
-          ? {}
-          : { unreachable: error.unreachable, giveUpAfterMs: UNREACHABLE_GIVE_UP_MS }),
-        delayMs,
-      });
-      await _sleepUntilDeadline(gate, delayMs);
-    }
   }
 }
 

@@ -174,7 +174,7 @@ export function duplicateMember(text: string): string | undefined {
     return JSON.parse(text.slice(start, at));
   };
   // Any value off the path, without recursion: a deeply nested one cannot exhaust the stack.
-  const skip = () => {
+  const skip = (): undefined => {
     let depth = 0;
     do {
       blanks();
@@ -197,13 +197,11 @@ export function duplicateMember(text: string): string | undefined {
       blanks();
       at++;
       blanks();
-      if (watched.includes(name) && seen.has(name)) found ??= path ? `${path}.${name}` : name;
-      seen.add(name);
       const inner = path ? `${path}.${name}` : name;
-      if (VERDICT_PATH.has(inner) && text[at] === "{") {
-        const deeper = object(inner);
-        found ??= deeper;
-      } else skip();
+      if (watched.includes(name) && seen.has(name)) found ??= inner;
+      seen.add(name);
+      const deeper = VERDICT_PATH.has(inner) && text[at] === "{" ? object(inner) : skip();
+      found ??= deeper;
     }
     at++;
     return found;
