@@ -23,10 +23,10 @@ import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts
  * pause is over, for every method (it was not handled).
  */
 export const MAX_ATTEMPTS = 3;
-export const MAX_RATE_LIMITED = 3;
-export const RETRY_DELAY_MS = 1_000;
+const MAX_RATE_LIMITED = 3;
+const RETRY_DELAY_MS = 1_000;
 /** A 5xx's longer `Retry-After` is ignored; a rate limit's is waited out whatever its length. */
-export const MAX_RETRY_AFTER_MS = 10_000;
+const MAX_RETRY_AFTER_MS = 10_000;
 /** Its redirects and its answer's body included. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
@@ -62,8 +62,6 @@ export interface RequestOptions {
 export interface ForgeAnswer {
   readonly data: unknown;
   readonly headers: Headers;
-  /** After redirects. */
-  readonly url: URL;
 }
 
 export class ForgeHttp {
@@ -194,53 +192,47 @@ export class ForgeHttp {
       }
       throw this.#unreached(cause);
     });
-    const { response, url } = answer;
+    const { response, url, method: sent } = answer;
     if (this.proxy !== undefined) {
       await response.body?.cancel();
-      return this.#proxied(response, url, answer.method);
+      const status = response.status;
+      if ((status >= 200 && status < 300) || (sent === "DELETE" && status === 404)) {
+        return { data: null, headers: response.headers };
+      }
+      const kind = failureKind(status, "forge");
+      const retryAfterMs = kind === "rate_limited"
+        ? parseRetryAfter(response.headers.get("retry-after"), this.#options.clock.now()) ??
+          MIN_RATE_LIMIT_PAUSE_MS
+        : undefined;
+      throw new HttpFailure(kind, `${sent} answered ${status}`, { status, retryAfterMs });
     }
     const text = await readCapped(response, { signal, maxBytes: MAX_FORGE_BODY_BYTES }).catch(
       (cause: unknown) => {
         // An error answer is classified by its status, whatever became of its body.
         if (!response.ok) return "";
         if (!(cause instanceof HttpFailure)) throw this.#unreached(cause);
-        const what = `${this.forge} answered ${answer.method} with ${response.status}`;
+        const what = `${this.forge} answered ${sent} with ${response.status}`;
         const message = `${what} and more than ${MAX_FORGE_BODY_BYTES} bytes`;
         throw new HttpFailure("unusable", message, { status: response.status, cause });
       },
     );
-    return this.#read(response, text, url, answer.method);
+    return this.#read(response, text, url, sent);
   }
 
   #unreached(cause: unknown): HttpFailure {
     const text = cause instanceof Error ? cause.message : String(cause);
-    const shown = (line: string) =>
-      sanitize(line, { maxLength: 200, secrets: this.#options.secrets });
-    const named = cause instanceof Error ? `${cause.name}: ${text}` : text;
-    const message = this.proxy === undefined
-      ? `${this.forge} could not be reached (${shown(named)})`
-      : shown(text);
+    const direct = this.proxy === undefined;
+    const named = direct && cause instanceof Error ? `${cause.name}: ${text}` : text;
+    const shown = sanitize(named, { maxLength: 200, secrets: this.#options.secrets });
+    const message = direct ? `${this.forge} could not be reached (${shown})` : shown;
     return new HttpFailure("network", message, { cause });
-  }
-
-  #proxied(response: Response, url: URL, method: string): ForgeAnswer {
-    const status = response.status;
-    if ((status >= 200 && status < 300) || (method === "DELETE" && status === 404)) {
-      return { data: null, headers: response.headers, url };
-    }
-    const kind = failureKind(status, "forge");
-    const retryAfterMs = kind === "rate_limited"
-      ? parseRetryAfter(response.headers.get("retry-after"), this.#options.clock.now()) ??
-        MIN_RATE_LIMIT_PAUSE_MS
-      : undefined;
-    throw new HttpFailure(kind, `${method} answered ${status}`, { status, retryAfterMs });
   }
 
   #read(response: Response, text: string, url: URL, method: string): ForgeAnswer {
     const status = response.status;
     if (status >= 200 && status < 300) {
       try {
-        return { data: text === "" ? null : JSON.parse(text), headers: response.headers, url };
+        return { data: text === "" ? null : JSON.parse(text), headers: response.headers };
       } catch (cause) {
         const message = `${this.forge} answered ${method} with ${status} but not JSON`;
         throw new HttpFailure("unusable", message, { status, cause });
@@ -267,12 +259,8 @@ export class ForgeHttp {
       throw new HttpFailure("rate_limited", `${what}${reset}`, { status, retryAfterMs: waitMs });
     }
     // Only a 5xx is retried, and never after a longer wait than this.
-    const shortWait = retryAfterMs !== undefined && retryAfterMs <= MAX_RETRY_AFTER_MS;
-    const kind = failureKind(status, "forge");
-    throw new HttpFailure(kind, what, {
-      status,
-      retryAfterMs: shortWait ? retryAfterMs : undefined,
-    });
+    const retry = (retryAfterMs ?? Infinity) <= MAX_RETRY_AFTER_MS ? retryAfterMs : undefined;
+    throw new HttpFailure(failureKind(status, "forge"), what, { status, retryAfterMs: retry });
   }
 
   // The forge's own explanation: GitHub `{message}`, GitLab `{message}` or `{error}`.
@@ -290,18 +278,6 @@ export class ForgeHttp {
     }
     const line = sanitize(String(message), { maxLength: 200, secrets: this.#options.secrets });
     return line === "" ? "" : `: ${line}`;
-  }
-}
-
-/** `null` when the token may not read it (403, 404: GitHub's workflow token). */
-export async function tokenUser(http: ForgeHttp, options: RequestOptions = {}): Promise<unknown> {
-  try {
-    return (await http.request("GET", "/user", undefined, options)).data;
-  } catch (error) {
-    if (error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind)) {
-      return null;
-    }
-    throw error;
   }
 }
 

@@ -3,8 +3,9 @@
  * request (GitLab's REST API v4, where they are notes): find ours, create it, edit it.
  */
 
-import { type ForgeHttp, nextLink, type RequestOptions, tokenUser } from "../http.ts";
+import { type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
+import { lacksPermission } from "../status/commit_status.ts";
 import type { ForgeTarget } from "../target.ts";
 import { hasMarker } from "./history.ts";
 
@@ -46,7 +47,14 @@ export function commentThread(target: ForgeTarget, http: ForgeHttp): CommentThre
   // (403) and writes as `github-actions[bot]`.
   const whoAmI = async (options: RequestOptions) => {
     if (self !== undefined) return self;
-    const user = await tokenUser(http, options);
+    // None when the token may not read it (403, 404: GitHub's workflow token).
+    const user = await http.request("GET", "/user", undefined, options).then(
+      (answer) => answer.data,
+      (error) => {
+        if (lacksPermission(error)) return null;
+        throw error;
+      },
+    );
     self = forge === "GitHub"
       ? _author({ user }, "GitHub") ?? "github-actions[bot]"
       : _author({ author: user }, "GitLab");
