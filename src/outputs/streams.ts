@@ -31,9 +31,7 @@ export class Output {
   }
 
   addSecret(secret: string | undefined): void {
-    if (secret !== undefined && secret !== "" && !this.#secrets.includes(secret)) {
-      this.#secrets.push(secret);
-    }
+    if (secret && !this.#secrets.includes(secret)) this.#secrets.push(secret);
   }
 
   stdout(text: string): boolean {

@@ -90,16 +90,11 @@ export function bitbucketReport(report: RunReport): BitbucketReport {
     }];
   });
   const single = report.agents.length === 1 ? httpLink(report.agents[0]!.url) : null;
+  const verdict = outputValues(report).passed === "true" ? "Passed" : "Not passed";
+  const head = `${verdict}; exit code ${report.exitCode}; service-ci ${report.version}.`;
   return {
     title: "service-ci quality gate",
-    details: clip(
-      [
-        `${outputValues(report).passed === "true" ? "Passed" : "Not passed"}; ` +
-        `exit code ${report.exitCode}; service-ci ${report.version}.`,
-        ...report.agents.map(_agentLine),
-      ].join("\n"),
-      2000,
-    ),
+    details: clip([head, ...report.agents.map(_agentLine)].join("\n"), 2000),
     report_type: "TEST",
     reporter: "service-ci",
     result: problem ? "FAILED" : pending ? "PENDING" : "PASSED",

@@ -62,6 +62,7 @@ export const GITLAB_DOTENV_LIMITS = { bytes: 5119, variables: 20 } as const;
 export function gitlabDotenv(report: RunReport): { text: string; omitted: number } {
   const outputs = outputValues(report);
   const single = report.agents.length === 1;
+  const limits = GITLAB_DOTENV_LIMITS;
   const lines = [
     `SERVICE_CI_PASSED=${outputs.passed}`,
     `SERVICE_CI_EXIT_CODE=${outputs["exit-code"]}`,
@@ -75,10 +76,7 @@ export function gitlabDotenv(report: RunReport): { text: string; omitted: number
       `SERVICE_CI_URL${suffix}=${_dotenvValue(httpLink(agent.url) ?? "", _URL_SAFE)}`,
     ];
     const size = pair.join("\n").length + 1;
-    if (
-      omitted > 0 || lines.length + 2 > GITLAB_DOTENV_LIMITS.variables ||
-      bytes + size > GITLAB_DOTENV_LIMITS.bytes
-    ) {
+    if (omitted > 0 || lines.length + 2 > limits.variables || bytes + size > limits.bytes) {
       omitted += 2;
       return;
     }
