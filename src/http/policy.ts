@@ -77,16 +77,14 @@ export function makePolicyFetch(setup: FetchSetup = {}): typeof fetch {
   };
 }
 
-// How Deno's fetch reports a proxy that answered its CONNECT with 407.
-const _PROXY_AUTH_ERROR = /proxy authentication required/i;
-
 /**
  * The line for a fetch the environment's proxy refused with 407, or `null`. It names the
  * variables, never their value (which holds the password).
  */
 export function proxyAuthRefusal(error: unknown, url: URL): string | null {
+  // How Deno's fetch reports a proxy that answered its CONNECT with 407.
   const refused = causeChain(error).slice(0, 4)
-    .some((link) => link instanceof Error && _PROXY_AUTH_ERROR.test(link.message));
+    .some((link) => link instanceof Error && /proxy authentication required/i.test(link.message));
   if (!refused) return null;
   const variable = url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY";
   return `the proxy in ${variable}/ALL_PROXY refused the credentials it was given (407 Proxy Authentication Required): check the user and password in that variable; a retry would send the same ones`;
@@ -305,10 +303,7 @@ export class Slots {
   /** `name` says who the preempted write gave way on. */
   constructor(private readonly concurrency: Concurrency, private readonly name: string) {}
 
-  acquire(
-    request: { readonly write: boolean; readonly rank: number },
-    signal?: AbortSignal,
-  ): Promise<Slot> {
+  acquire(request: Pick<_Waiter, "write" | "rank">, signal?: AbortSignal): Promise<Slot> {
     return new Promise<Slot>((resolve, reject) => {
       const onAbort = () => {
         const index = this.#waiters.indexOf(waiter);
@@ -473,11 +468,13 @@ export async function readCapped(
   options: { readonly signal?: AbortSignal | undefined; readonly maxBytes?: number } = {},
 ): Promise<string> {
   const maxBytes = options.maxBytes ?? MAX_BODY_BYTES;
+  const status = response.status;
+  const tooLarge = `answer ${status} is larger than ${maxBytes} bytes`;
   const signal = options.signal ?? new AbortController().signal;
   const declared = Number(response.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel();
-    throw _tooLarge(response.status, maxBytes);
+    throw new HttpFailure("unusable", tooLarge, { status });
   }
   if (response.body === null) return "";
   const reader = response.body.getReader();
@@ -493,7 +490,7 @@ export async function readCapped(
       size += value.byteLength;
       if (size > maxBytes) {
         await reader.cancel();
-        throw _tooLarge(response.status, maxBytes);
+        throw new HttpFailure("unusable", tooLarge, { status });
       }
       chunks.push(value);
     }
@@ -502,10 +499,4 @@ export async function readCapped(
   }
   signal.throwIfAborted();
   return await new Blob(chunks).text();
-}
-
-function _tooLarge(status: number, maxBytes: number): HttpFailure {
-  return new HttpFailure("unusable", `answer ${status} is larger than ${maxBytes} bytes`, {
-    status,
-  });
 }

@@ -16,7 +16,6 @@ export function withHint(
 
 function _hint(error: HttpFailure, context: Parameters<typeof withHint>[2]): string | undefined {
   const baseUrl = optionName(OPTIONS.baseUrl);
-  const caCert = optionName(OPTIONS.caCert);
   const code = (error.code ?? "").toLowerCase();
   if (error.status === 401) {
     return `check that ${OPTIONS.apiKey.variable} holds a current API key of this service`;
@@ -48,7 +47,9 @@ function _hint(error: HttpFailure, context: Parameters<typeof withHint>[2]): str
   }
   switch (error.kind) {
     case "tls":
-      return `trust the service's CA with ${caCert} <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${baseUrl}'s host name`;
+      return `trust the service's CA with ${
+        optionName(OPTIONS.caCert)
+      } <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${baseUrl}'s host name`;
     case "plain_http":
       return `check ${baseUrl}'s scheme and port (http:// is allowed only for loopback hosts)`;
     case "redirect":

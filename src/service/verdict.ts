@@ -133,10 +133,9 @@ function _ambiguity(document: Readonly<Record<string, unknown>>, asked: AskedRun
     return `the answer is about run ${_describe(runId)}, not the run asked for (${asked.runId})`;
   }
   const agentId = _own(document, "agent_id") ?? null;
-  if (
-    agentId !== null &&
-    (typeof agentId !== "string" || agentId.toLowerCase() !== asked.agentId.toLowerCase())
-  ) {
+  const asAsked = typeof agentId === "string" &&
+    agentId.toLowerCase() === asked.agentId.toLowerCase();
+  if (agentId !== null && !asAsked) {
     const about = `the answer is about agent ${_describe(agentId)}`;
     return `${about}, not the agent asked for (${asked.agentId})`;
   }
