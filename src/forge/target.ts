@@ -60,15 +60,11 @@ export function forgeTarget(
   const read = reader(config.runner ?? {});
   const { metadata } = build;
   // Code Insights is Bitbucket's alone: its writer runs only in Bitbucket Pipelines.
-  const forge: ForgeName | null = use === "insights"
-    ? "Bitbucket"
-    : metadata.provider === "github_actions"
-    ? "GitHub"
-    : metadata.provider === "gitlab"
-    ? "GitLab"
-    : metadata.provider === "bitbucket" && use !== "comment"
-    ? "Bitbucket"
-    : null;
+  const forge = use === "insights" ? "Bitbucket" : ({
+    github_actions: "GitHub",
+    gitlab: "GitLab",
+    bitbucket: use === "comment" ? null : "Bitbucket",
+  } as Readonly<Record<string, ForgeName | null>>)[metadata.provider] ?? null;
   const who = use === "insights" ? "Bitbucket Pipelines" : "service-ci";
   const skip = (why: string): ForgeSkip => ({ skip: `${who}: ${_NOTHING[use](forge)}: ${why}` });
   if (forge === null) {

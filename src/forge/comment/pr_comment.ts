@@ -97,16 +97,14 @@ export function pullRequestComment(
   const thread = commentThread(target, http);
   const marker = gateMarker({ ...target.gate, agents: options.agents, key: options.key });
   const secrets = target.token === null ? [] : [target.token.value];
-  const advice = thread.forge === "GitLab" ? _GITLAB_ADVICE : _GITHUB_ADVICE;
+  const noun = thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment";
   const queue = writeQueue({
-    subject: `the ${
-      thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment"
-    } was`,
+    subject: `the ${noun} was`,
     // A refused or read-only token, or a fault of this program: another attempt would repeat it.
     final: (error) => !(error instanceof HttpFailure && error.retryable),
     advice: (error) =>
       tokenAdvice(thread.forge, error) ??
-        (error instanceof HttpFailure ? advice[error.kind] ?? "" : ""),
+        (error instanceof HttpFailure ? _ADVICE[thread.forge][error.kind] ?? "" : ""),
   }, (line) => options.warn(maskSecrets(line, secrets)));
   let commentId: number | null = null;
   // The history the comment held before this run; the verdicts add this run to it.
@@ -195,16 +193,18 @@ export function pullRequestComment(
   };
 }
 
-const _GITHUB_ADVICE: Readonly<Partial<Record<HttpFailure["kind"], string>>> = {
-  forbidden:
-    "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
-  not_found:
-    "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
-};
-
-const _GITLAB_ADVICE: Readonly<Partial<Record<HttpFailure["kind"], string>>> = {
-  forbidden:
-    `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,
-  not_found:
-    `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
-};
+const _ADVICE: Readonly<Record<"GitHub" | "GitLab", Partial<Record<HttpFailure["kind"], string>>>> =
+  {
+    GitHub: {
+      forbidden:
+        "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
+      not_found:
+        "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
+    },
+    GitLab: {
+      forbidden:
+        `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,
+      not_found:
+        `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
+    },
+  };

@@ -32,10 +32,9 @@ export function commentThread(target: ForgeTarget, http: ForgeHttp): CommentThre
   const noun = forge === "GitLab" ? "note" : "comment";
   const repo = `/repos/${target.repository.split("/").map(encodeURIComponent).join("/")}`;
   // Where the list is read and a comment created; where one comment is edited or deleted.
+  const project = `/projects/${encodeURIComponent(target.repository.trim())}`;
   const list = forge === "GitLab"
-    ? `/projects/${
-      encodeURIComponent(target.repository.trim())
-    }/merge_requests/${target.change}/notes`
+    ? `${project}/merge_requests/${target.change}/notes`
     : `${repo}/issues/${target.change}/comments`;
   const one = forge === "GitLab" ? list : `${repo}/issues/comments`;
   // Who the token writes as: GitHub's login (lower-case) or GitLab's user id; undefined until

@@ -47,9 +47,8 @@ const _FIELD_MAX = 255;
  * `pipeline_id`, so a commit with several pipelines gets the statuses on this one.
  */
 export function gitlabStatuses(target: ForgeTarget, http: ForgeHttp): StatusForge {
-  const path = `/projects/${
-    encodeURIComponent(target.repository.trim())
-  }/statuses/${target.commit.sha}`;
+  const project = encodeURIComponent(target.repository.trim());
+  const path = `/projects/${project}/statuses/${target.commit.sha}`;
   const { ref, pipelineId } = target;
   return {
     forge: "GitLab",
