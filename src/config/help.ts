@@ -17,38 +17,7 @@ export function helpText(defaultBaseUrl: string | undefined): string {
     .map((option) =>
       `  ${_variable(option)!.slice(1, -1).padEnd(COLUMN - 2)}${option.help.join(" ")}`
     );
-  return `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
-turn its verdict into an exit code.
-
-Usage:
-  service-ci ${_usage(agents)} [${_usage(agents)} …] [${_usage(baseUrl)}] [${
-    _usage(timeoutMinutes)
-  }]
-             [options]
-
-The API key is read from ${apiKey.variable} (environment or .env file), never from a flag.
-Variables without a flag (environment or .env); the tokens are masked in all output like the key:
-${variables.join("\n")}
-
-Options ([VARIABLE] sets the same):
-${_optionLines(defaultBaseUrl).join("\n")}
-
-Exit codes:
-  0  every gate passed            1  a gate failed
-  2  usage or configuration error (nothing was sent)
-  3  a gate could not be checked  4  the timeout ran out
-  130, 143  interrupted by SIGINT, by SIGTERM or SIGHUP
-
-Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
-`;
-}
-
-function _usage(option: OptionSpec): string {
-  return `${optionName(option)} ${option.valueName}`;
-}
-
-// One entry per option with a flag; consecutive options with the same help lines share one.
-function _optionLines(defaultBaseUrl: string | undefined): string[] {
+  // One entry per option with a flag; consecutive options with the same help lines share one.
   const options = OPTION_LIST.filter((option) => option.flag !== undefined);
   const lines: string[] = [];
   for (let start = 0; start < options.length;) {
@@ -67,7 +36,7 @@ function _optionLines(defaultBaseUrl: string | undefined): string[] {
       const joined = `${last} ${variable}`;
       text.push(...(COLUMN + joined.length <= VARIABLE_WIDTH ? [joined] : [last, variable]));
     }
-    if (option === OPTIONS.baseUrl) text.push(`built-in default: ${defaultBaseUrl ?? "none"}`);
+    if (option === baseUrl) text.push(`built-in default: ${defaultBaseUrl ?? "none"}`);
     const indented = text.map((line) => " ".repeat(COLUMN) + line);
     // A label too long for the column takes a line of its own.
     if (label.length > COLUMN - 2) lines.push(label);
@@ -75,7 +44,34 @@ function _optionLines(defaultBaseUrl: string | undefined): string[] {
     lines.push(...indented);
     start = end;
   }
-  return lines;
+  return `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
+turn its verdict into an exit code.
+
+Usage:
+  service-ci ${_usage(agents)} [${_usage(agents)} …] [${_usage(baseUrl)}] [${
+    _usage(timeoutMinutes)
+  }]
+             [options]
+
+The API key is read from ${apiKey.variable} (environment or .env file), never from a flag.
+Variables without a flag (environment or .env); the tokens are masked in all output like the key:
+${variables.join("\n")}
+
+Options ([VARIABLE] sets the same):
+${lines.join("\n")}
+
+Exit codes:
+  0  every gate passed            1  a gate failed
+  2  usage or configuration error (nothing was sent)
+  3  a gate could not be checked  4  the timeout ran out
+  130, 143  interrupted by SIGINT, by SIGTERM or SIGHUP
+
+Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
+`;
+}
+
+function _usage(option: OptionSpec): string {
+  return `${optionName(option)} ${option.valueName}`;
 }
 
 function _variable(option: OptionSpec): string | undefined {

@@ -158,14 +158,11 @@ function _inCi(env: (name: string) => string | undefined): boolean {
 
 // Deno ignores a file without a certificate block, which would leave the CA silently untrusted.
 async function _readCaCerts(deps: LoadDeps, path: string): Promise<string> {
-  let text: string;
-  try {
-    text = await deps.readTextFile(path);
-  } catch (error) {
+  const text = await deps.readTextFile(path).catch((error) => {
     throw new UsageError(
       `${CA_CERT} must name a PEM file that can be read (${path}): ${firstLine(error)}`,
     );
-  }
+  });
   if (!text.includes("-----BEGIN CERTIFICATE-----")) {
     throw new UsageError(
       `${CA_CERT} must name a PEM file of certificates (-----BEGIN CERTIFICATE-----); ${path} holds none`,

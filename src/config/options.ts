@@ -47,14 +47,15 @@ function _refused(name: string, rule: string, text: string): UsageError {
   return new UsageError(`${name} must ${rule} (got ${quoteValue(text)})`);
 }
 
-function _text(expected: string, trim = false) {
+// A value that must not be blank; `then` checks or tidies the rest.
+function _text(expected: string, then = (text: string, _name: string) => text) {
   return {
     expected,
     parse(text: string, name: string): string {
       if (text.trim() === "") {
         throw new UsageError(`${name} must be ${expected} (got an empty value)`);
       }
-      return trim ? text.trim() : text;
+      return then(text, name);
     },
   };
 }
@@ -147,11 +148,6 @@ function _pullRequest(text: string, name: string): number {
   const number = pullRequestNumber(text);
   if (number === null) throw _refused(name, "be a pull request number like 42", text);
   return number;
-}
-
-function _runId(text: string, name: string): string {
-  if (text === "." || text === "..") throw _refused(name, "be a run id", text);
-  return _text("a run id").parse(text, name);
 }
 
 /**
@@ -332,8 +328,10 @@ export const OPTIONS = {
     flag: "run-id",
     valueName: "<id>",
     help: ["attach to an existing run of the one --agent and wait for it"],
-    expected: "a run id",
-    parse: _runId,
+    ..._text("a run id", (text, name) => {
+      if (text === "." || text === "..") throw _refused(name, "be a run id", text);
+      return text;
+    }),
   },
   warnOnly: {
     type: "boolean",
@@ -416,7 +414,7 @@ export const OPTIONS = {
     help: ["a comment of its own for this job, e.g. a matrix leg"],
     // Trimmed: part of the comment's marker, where the blanks around it would only tell two
     // markers apart.
-    ..._text("a name", true),
+    ..._text("a name", (text) => text.trim()),
   },
   commitStatus: {
     flag: "commit-status",
@@ -468,10 +466,12 @@ type OptionValue<O> = O extends { readonly default: unknown } | { readonly missi
   ? ParsedValue<O>
   : ParsedValue<O> | undefined;
 
-export type ConfigKey = Exclude<OptionKey, "help" | "version">;
+type ConfigKey = Exclude<OptionKey, "help" | "version">;
 
-/** The `Config` type, derived from the table. */
-export type OptionValues = { readonly [K in ConfigKey]: OptionValue<(typeof OPTIONS)[K]> };
+/** The `Config` type, derived from the table, and where each value came from. */
+export type OptionValues = { readonly [K in ConfigKey]: OptionValue<(typeof OPTIONS)[K]> } & {
+  readonly sources: { readonly [K in ConfigKey]: string };
+};
 
 type FlagValue<O> = O extends { readonly type: "boolean" | "switch" } ? boolean
   : O extends { readonly type: "list" } ? readonly string[]

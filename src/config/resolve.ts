@@ -6,7 +6,6 @@
 import type { RunnerValues } from "../ci/detect.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import {
-  type ConfigKey,
   type Flags,
   nearMissNames,
   OPTION_NAMES,
@@ -24,7 +23,7 @@ import { parseArgTokens } from "./parse_args.ts";
  * (`--base-url`), its variable (`SERVICE_BASE_URL`), `.env`, the release's `built-in default`
  * address, the table's `default`, or `unset`.
  */
-export type Config = Resolved & {
+export type Config = OptionValues & {
   /** As the messages show it. */
   readonly envFileRead: string | undefined;
   readonly runner: RunnerValues;
@@ -33,8 +32,6 @@ export type Config = Resolved & {
   /** `NO_COLOR` is set and not empty. */
   readonly noColor: boolean;
 };
-
-type Resolved = OptionValues & { readonly sources: { readonly [K in ConfigKey]: string } };
 
 interface ResolveOptions {
   /** The variables whose value in `env` came from the `.env` file. */
@@ -173,14 +170,14 @@ export function resolveConfig(
   flags: Flags,
   env: ConfigEnv,
   options: ResolveOptions = {},
-): Resolved {
+): OptionValues {
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
   for (const [key, option] of Object.entries(OPTIONS as Record<string, OptionSpec>)) {
     if (option === OPTIONS.help || option === OPTIONS.version) continue;
     [values[key], sources[key]] = _resolve(key, option, flags, env, options);
   }
-  const config = Object.freeze({ ...values, sources: Object.freeze(sources) }) as Resolved;
+  const config = Object.freeze({ ...values, sources: Object.freeze(sources) }) as OptionValues;
   if (config.runId !== undefined) {
     const [name, agent] = [optionName(OPTIONS.runId), optionName(OPTIONS.agents)];
     if (config.agents.length !== 1) {
