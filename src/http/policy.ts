@@ -236,8 +236,6 @@ export type Unreachable = "refused" | "dns";
 
 type _Detail = "status" | "retryAfterMs" | "code" | "unreachable" | "givenUp" | "redirect";
 
-const _RETRYABLE: ReadonlySet<string> = new Set(["transient", "rate_limited", "server", "network"]);
-
 /**
  * Every request that did not give a usable answer, the service's and the forges'. Its message is
  * one sanitized line, without the credential.
@@ -264,7 +262,7 @@ export class HttpFailure extends Error {
   }
 
   get retryable(): boolean {
-    return _RETRYABLE.has(this.kind);
+    return ["transient", "rate_limited", "server", "network"].includes(this.kind);
   }
 }
 

@@ -95,12 +95,12 @@ export class ServiceClient {
   }
 
   runUrl(agentId: string, runId: string): URL {
-    const collection = this.runsUrl(agentId);
-    const url = new URL(collection.href);
+    const url = this.runsUrl(agentId);
     // A lone surrogate (valid in a JSON string) has no percent-encoding: encodeURIComponent throws.
     const segment = runId.isWellFormed() ? encodeURIComponent(runId) : "";
-    url.pathname = `${collection.pathname}/${segment}`;
-    if (segment === "" || url.pathname !== `${collection.pathname}/${segment}`) {
+    const path = `${url.pathname}/${segment}`;
+    url.pathname = path;
+    if (segment === "" || url.pathname !== path) {
       const shown = JSON.stringify(this.#shown(runId));
       throw new HttpFailure("unusable", `run id ${shown} is not usable`);
     }
@@ -133,8 +133,7 @@ export class ServiceClient {
     idempotencyKey: string,
     signal: AbortSignal,
   ): Promise<TriggerAnswer> {
-    const body = JSON.stringify({ ci_metadata: metadata });
-    const request = { body, idempotencyKey, signal };
+    const request = { body: JSON.stringify({ ci_metadata: metadata }), idempotencyKey, signal };
     const answer = await this.#request("POST", this.runsUrl(agentId), agentId, request);
     const runId = answer.document.run_id;
     let problem: string | undefined;

@@ -23,7 +23,7 @@ export interface GateDeps {
   readonly client: Pick<ServiceClient, "trigger" | "readRun">;
   readonly clock: Pick<Clock, "monotonic" | "sleep">;
   readonly random: () => number;
-  /** Each trigger's idempotency key. */
+  /** Each trigger's idempotency key, the same on every retry of it. */
   readonly uuid: () => string;
 }
 
@@ -162,7 +162,6 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     let retryAfterMs: number | undefined;
     let pollNow = false;
     if (options.runId === undefined) {
-      // One idempotency key per trigger, the same on every retry of it.
       const idempotencyKey = deps.uuid();
       const trigger = () => deps.client.trigger(agentId, options.metadata, idempotencyKey, signal);
       const answer = await withRetries("trigger", trigger);

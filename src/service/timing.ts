@@ -36,8 +36,7 @@ export function nextPollDelay(
 ): number {
   return _retryAfterOr(input, () => {
     const max = input.maxIntervalMs ?? DEFAULT_MAX_INTERVAL_MS;
-    const age = Math.max(0, input.ageMs);
-    const interval = Math.min(max, FIRST_POLL_MS + GROWTH_PER_MS_OF_AGE * age);
+    const interval = Math.min(max, FIRST_POLL_MS + GROWTH_PER_MS_OF_AGE * Math.max(0, input.ageMs));
     return Math.min(max, Math.round(interval * (1 - JITTER + 2 * JITTER * input.random)));
   });
 }
