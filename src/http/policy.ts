@@ -282,7 +282,6 @@ export interface Slot {
 interface _Waiter {
   readonly write: boolean;
   readonly rank: number;
-  readonly seq: number;
   readonly grant: (slot: Slot) => void;
 }
 
@@ -295,7 +294,6 @@ export class Slots {
   readonly #waiters: _Waiter[] = [];
   // Each holder's controller aborts it when a more urgent write takes its slot.
   readonly #holders = new Map<_Waiter, AbortController>();
-  #seq = 0;
   peak = 0;
 
   /** `name` says who the preempted write gave way on. */
@@ -311,7 +309,6 @@ export class Slots {
       };
       const waiter: _Waiter = {
         ...request,
-        seq: this.#seq++,
         grant: (slot) => {
           signal?.removeEventListener("abort", onAbort);
           resolve(slot);
@@ -324,7 +321,8 @@ export class Slots {
   }
 
   #pump(): void {
-    this.#waiters.sort((a, b) => a.rank - b.rank || a.seq - b.seq);
+    // Stable: the first come stays first within a rank.
+    this.#waiters.sort((a, b) => a.rank - b.rank);
     let writes = [...this.#holders.keys()].filter((holder) => holder.write).length;
     for (let index = 0; index < this.#waiters.length;) {
       const waiter = this.#waiters[index]!;
