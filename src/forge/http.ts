@@ -73,12 +73,8 @@ export class ForgeHttp {
   readonly limits: ForgeLimits;
   readonly proxy: string | undefined;
 
-  /** @throws {TypeError} If `baseUrl` is not an http(s) URL. */
+  /** `baseUrl` was checked by the target (`tokenUrlProblem`): https, or http on loopback. */
   constructor(options: ForgeHttpOptions) {
-    if (!URL.canParse(options.baseUrl) || !/^https?:$/.test(new URL(options.baseUrl).protocol)) {
-      const got = JSON.stringify(options.baseUrl);
-      throw new TypeError(`The ${options.forge} API address must be an http(s) URL (got ${got})`);
-    }
     this.#options = options;
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
     this.forge = options.forge;

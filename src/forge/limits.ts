@@ -17,7 +17,7 @@ export type Priority = "final" | "progress" | "background";
  * GitHub asks integrations to send writes one at a time and never to have more than 100 requests
  * in flight; GitLab and Bitbucket document no figure, so they get the same few.
  */
-export const FORGE_CONCURRENCY: Readonly<Record<string, Concurrency>> = {
+const FORGE_CONCURRENCY: Readonly<Record<string, Concurrency>> = {
   GitHub: { inFlight: 4, writes: 1 },
   GitLab: { inFlight: 4, writes: 2 },
   Bitbucket: { inFlight: 4, writes: 2 },
@@ -64,9 +64,8 @@ export class ForgeLimits {
   /** Epoch ms: a pause that ends later gives up its waiting requests and all later ones. */
   finishBy(deadline: number): void {
     this.#deadline = deadline;
-    const moved = this.#deadlineMoved;
+    this.#deadlineMoved.resolve();
     this.#deadlineMoved = Promise.withResolvers<void>();
-    moved.resolve();
   }
 
   /** A rate limit: `why` is the forge's words. A longer pause already under way stays. */

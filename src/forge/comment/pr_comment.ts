@@ -182,7 +182,8 @@ export function pullRequestComment(
         false,
       ),
     finish(report, window) {
-      if (window !== undefined) thread.finishBy(window.endsAt);
+      // Stops the forge's requests waiting out a rate limit that ends after the window.
+      if (window !== undefined) http.limits.finishBy(window.endsAt);
       return enqueue(
         report.agents.map((agent) => agent.agentId),
         (history) => finalComment(marker, report, { history: recordRun(history, report) }),

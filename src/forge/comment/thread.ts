@@ -14,8 +14,6 @@ const _MAX_PAGES = 50;
 
 export interface CommentThread {
   readonly forge: "GitHub" | "GitLab";
-  /** Stops the forge's requests waiting out a rate limit that ends after `endsAt`. */
-  finishBy(endsAt: number): void;
   /**
    * Only the token's own comments, oldest first: anyone can post the marker, and GitLab lets
    * only a note's author edit it. A GitLab token whose user cannot be read edits nothing.
@@ -62,7 +60,6 @@ export function commentThread(target: ForgeTarget, http: ForgeHttp): CommentThre
 
   return {
     forge,
-    finishBy: (endsAt) => http.limits.finishBy(endsAt),
     async find(marker, options) {
       const me = await whoAmI(options);
       if (me === null) return [];

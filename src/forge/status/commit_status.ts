@@ -67,29 +67,27 @@ export function writeQueue(
   const chains = new Map<string, Promise<void>>();
   let givenUp = false;
   let warned = false;
-  const fail = (error: unknown, last: boolean) => {
-    // A rate limit that outlasts the time left: the forge's one line says how many were given up.
-    if (error instanceof HttpFailure && error.givenUp) return;
-    const final = writer.final(error);
-    if (final) givenUp = true;
-    // A passing fault of an in-progress write says nothing yet: the final write tries again.
-    if ((!final && !last) || warned) return;
-    warned = true;
-    const what = error instanceof Error ? error.message : String(error);
-    const advice = writer.advice(error);
-    warn(
-      `service-ci: ${writer.subject} not written: ${what}.${
-        advice === "" ? "" : ` ${advice}`
-      } The gate's verdict and exit code are not affected.`,
-    );
-  };
   return (key, write, last) => {
     const chain = (chains.get(key) ?? Promise.resolve()).then(async () => {
       if (givenUp) return;
       try {
         await write();
       } catch (error) {
-        fail(error, last);
+        // A rate limit that outlasts the time left: the forge's one line says how many were
+        // given up.
+        if (error instanceof HttpFailure && error.givenUp) return;
+        const final = writer.final(error);
+        if (final) givenUp = true;
+        // A passing fault of an in-progress write says nothing yet: the final write tries again.
+        if ((!final && !last) || warned) return;
+        warned = true;
+        const what = error instanceof Error ? error.message : String(error);
+        const advice = writer.advice(error);
+        warn(
+          `service-ci: ${writer.subject} not written: ${what}.${
+            advice === "" ? "" : ` ${advice}`
+          } The gate's verdict and exit code are not affected.`,
+        );
       }
     });
     chains.set(key, chain);
