@@ -191,14 +191,12 @@ function _refused(
 }
 
 /**
- * The service's kinds are `auth`, `not_found`, `refused`, `transient`, `tls`, `plain_http`,
- * `proxy`, `redirect` and `unusable`. Only `transient` is retried (408, 425, 429, 5xx, a network
- * error, a timeout, a body that is not a JSON object), and `not_found` for a run just triggered:
- * `tls`, `plain_http` and `proxy` would meet the same certificate, server or credentials again.
- *
- * A forge's are `unauthorized`, `forbidden`, `not_found`, `rate_limited`, `server`, `network`,
- * `refused` and `unusable`. `refused`: a redirect to another origin, to an address with
- * credentials, or too many; or the proxy refused its credentials (407): no retry changes it.
+ * The service's kinds are the first nine. Only `transient` is retried (408, 425, 429, 5xx, a
+ * network error, a timeout, a body that is not a JSON object), and `not_found` for a run just
+ * triggered: `tls`, `plain_http` and `proxy` would meet the same certificate, server or
+ * credentials again. A forge's are `not_found`, `refused`, `unusable` and the last five. Its
+ * `refused`: a redirect to another origin, to an address with credentials, or too many; or the
+ * proxy refused its credentials (407): no retry changes it.
  */
 export type FailureKind =
   | "auth"

@@ -1,6 +1,6 @@
 /** What to fix, added to a refusal or failure the service or the network gave. */
 
-import type { HttpFailure } from "../http/policy.ts";
+import type { FailureKind, HttpFailure } from "../http/policy.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
 /** `reason (fix: …)` when the status, the kind or the service's error code says what to fix. */
@@ -45,16 +45,12 @@ function _hint(error: HttpFailure, context: Parameters<typeof withHint>[2]): str
   if (code === "certificate_name_mismatch") {
     return `give ${baseUrl} the host name the certificate was issued for, or have the service's certificate list this name`;
   }
-  switch (error.kind) {
-    case "tls":
-      return `trust the service's CA with ${
-        optionName(OPTIONS.caCert)
-      } <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${baseUrl}'s host name`;
-    case "plain_http":
-      return `check ${baseUrl}'s scheme and port (http:// is allowed only for loopback hosts)`;
-    case "redirect":
-      return `check ${baseUrl}: redirects are only followed within the API on the same origin`;
-    default:
-      return undefined;
-  }
+  const caCert = optionName(OPTIONS.caCert);
+  const byKind: Partial<Record<FailureKind, string>> = {
+    tls:
+      `trust the service's CA with ${caCert} <pem> (or ${OPTIONS.caCert.variable}, DENO_CERT, DENO_TLS_CA_STORE=system), or check ${baseUrl}'s host name`,
+    plain_http: `check ${baseUrl}'s scheme and port (http:// is allowed only for loopback hosts)`,
+    redirect: `check ${baseUrl}: redirects are only followed within the API on the same origin`,
+  };
+  return byKind[error.kind];
 }
