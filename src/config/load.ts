@@ -83,13 +83,11 @@ export async function loadConfig(
     throw refusedReadError(flags, env, deps.envRefused) ?? error;
   }
   const caCerts = config.caCert === undefined ? undefined : await _readCaCerts(deps, config.caCert);
-  const ignored = names.filter((name) => name in file.values && !(name in dotenv));
+  const ignored = names.filter((name) => name in file.values && !(name in dotenv)).join(", ");
   // Only a file that was read (file.shown) has values.
-  const warning = ignored.length === 0
+  const warning = ignored === ""
     ? undefined
-    : `${file.shown} sets ${
-      ignored.join(", ")
-    }, which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)`;
+    : `${file.shown} sets ${ignored}, which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)`;
   return { config, caCerts, warning };
 }
 

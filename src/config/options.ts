@@ -125,12 +125,10 @@ function _apiKey(key: string, name: string): string {
   }
   // A header value must be ASCII; fetch would refuse it on every attempt. The key itself is
   // never printed, only where the first foreign character is.
-  const foreign = key.search(/[^\x21-\x7e]/);
-  if (foreign >= 0) {
+  const foreign = key.search(/[^\x21-\x7e]/) + 1;
+  if (foreign > 0) {
     throw new UsageError(
-      `${name} must be printable ASCII, as the service issues it, but character ${
-        foreign + 1
-      } of ${key.length} is not (often a typographic quote or dash pasted from a document); copy the key again from Settings → API Keys`,
+      `${name} must be printable ASCII, as the service issues it, but character ${foreign} of ${key.length} is not (often a typographic quote or dash pasted from a document); copy the key again from Settings → API Keys`,
     );
   }
   return key;

@@ -235,11 +235,8 @@ function _resolve(
   }
   if (option.default !== undefined) return [option.default, "default"];
   if (option.missing !== undefined) {
-    throw new UsageError(
-      `${option.missing(option)}${
-        variable === undefined ? "" : _missingNote(variable, env, options)
-      }`,
-    );
+    const note = variable === undefined ? "" : _missingNote(variable, env, options);
+    throw new UsageError(`${option.missing(option)}${note}`);
   }
   return [undefined, "unset"];
 }
