@@ -24,7 +24,7 @@ export class ForgeClients {
 
   #limitsOf(forge: ForgeName): ForgeLimits {
     const limits = this.#limits.get(forge) ??
-      new ForgeLimits({ forge, clock: this.options.clock });
+      new ForgeLimits(forge, this.options.clock);
     this.#limits.set(forge, limits);
     return limits;
   }

@@ -79,7 +79,7 @@ export class ForgeHttp {
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
     this.forge = options.forge;
     this.origin = this.#base.origin;
-    this.limits = options.limits ?? new ForgeLimits({ forge: options.forge, clock: options.clock });
+    this.limits = options.limits ?? new ForgeLimits(options.forge, options.clock);
     this.proxy = options.proxy;
   }
 

@@ -30,9 +30,7 @@ const _RANK: Readonly<Record<Priority, number>> = { final: 0, progress: 1, backg
 
 /** One forge's limits for the whole run: every client of that forge asks it before each request. */
 export class ForgeLimits {
-  readonly forge: string;
   readonly #slots: Slots;
-  readonly #clock: Pick<Clock, "now" | "sleep">;
   #pause: { until: number; why: string; over: Promise<void>; ended: AbortController } | null = null;
   #deadline = Infinity;
   #deadlineMoved = Promise.withResolvers<void>();
@@ -41,20 +39,14 @@ export class ForgeLimits {
   readonly givenUp: { count: number; why: string } = { count: 0, why: "" };
 
   constructor(
-    options: {
-      readonly forge: string;
-      readonly concurrency?: Concurrency;
-      readonly clock: Pick<Clock, "now" | "sleep">;
-    },
+    readonly forge: string,
+    private readonly clock: Pick<Clock, "now" | "sleep">,
+    concurrency: Concurrency = FORGE_CONCURRENCY[forge] ?? { inFlight: 4, writes: 1 },
   ) {
-    this.forge = options.forge;
-    const concurrency = options.concurrency ?? FORGE_CONCURRENCY[options.forge] ??
-      { inFlight: 4, writes: 1 };
     if (concurrency.inFlight > 10) {
       throw new RangeError(`At most 10 requests in flight (got ${concurrency.inFlight})`);
     }
-    this.#slots = new Slots(concurrency, options.forge);
-    this.#clock = options.clock;
+    this.#slots = new Slots(concurrency, forge);
   }
 
   get peak(): number {
@@ -70,11 +62,11 @@ export class ForgeLimits {
 
   /** A rate limit: `why` is the forge's words. A longer pause already under way stays. */
   pause(waitMs: number, why: string): void {
-    const until = this.#clock.now() + waitMs;
+    const until = this.clock.now() + waitMs;
     if (this.#pause !== null && this.#pause.until >= until) return;
     this.#pause?.ended.abort();
     const ended = new AbortController();
-    const over = this.#clock.sleep(waitMs, ended.signal).catch(() => {}).then(() => {
+    const over = this.clock.sleep(waitMs, ended.signal).catch(() => {}).then(() => {
       if (this.#pause?.over === over) this.#pause = null;
     });
     this.#pause = { until, why, over, ended };

@@ -32,8 +32,6 @@ export interface ForgeTarget {
   readonly pipelineId: number | null;
   /** Tells this gate's comment from another's. */
   readonly gate: { readonly workflow: string; readonly job: string };
-  /** A Bitbucket status needs a link. */
-  readonly web: string | null;
 }
 
 /** Why nothing is written to a forge, as one line for the user. */
@@ -140,7 +138,6 @@ export function forgeTarget(
     proxy: null,
     ref: null,
     pipelineId: null,
-    web: null,
   };
   switch (forge) {
     case "GitHub": {
@@ -218,7 +215,6 @@ export function forgeTarget(
         proxy: config.bitbucketProxy ?? BITBUCKET_PROXY,
         repository,
         gate: { workflow: "", job: "" },
-        web: `https://bitbucket.org/${repository}/commits/${commit}`,
       };
     }
   }

@@ -4,7 +4,7 @@ import { HttpFailure } from "../../src/http/policy.ts";
 import { FakeTime } from "../support/fake_time.ts";
 
 function limits(time: FakeTime = new FakeTime()) {
-  return new ForgeLimits({ forge: "GitHub", clock: time });
+  return new ForgeLimits("GitHub", time);
 }
 
 Deno.test("ForgeLimits lets one GitHub write and four requests in flight at once", async () => {
@@ -94,10 +94,9 @@ Deno.test("ForgeLimits ends every request at once after a refused token", async 
 Deno.test("ForgeLimits refuses more than 10 requests in flight", () => {
   assert.throws(
     () =>
-      new ForgeLimits({
-        forge: "GitHub",
-        concurrency: { inFlight: 11, writes: 1 },
-        clock: { now: Date.now, sleep: () => Promise.resolve() },
+      new ForgeLimits("GitHub", { now: Date.now, sleep: () => Promise.resolve() }, {
+        inFlight: 11,
+        writes: 1,
       }),
     RangeError,
   );

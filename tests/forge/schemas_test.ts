@@ -64,7 +64,7 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
       clock: systemClock,
       http: { makeFetch: () => fetchSpy, timeout: systemClock.timeout },
     }).bitbucket(target),
-    target.web!,
+    null,
   );
   for (const report of REPORTS) {
     for (const agent of report.agents) {

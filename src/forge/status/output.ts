@@ -35,11 +35,7 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
     })
     : target.forge === "GitLab"
     ? gitlabStatuses(target, clients.api(target))
-    : bitbucketStatuses(
-      target,
-      clients.bitbucket(target),
-      httpLink(metadata.build_url) ?? target.web ?? "",
-    );
+    : bitbucketStatuses(target, clients.bitbucket(target), metadata.build_url);
   let plan: RunPlan | undefined;
   const started = new Set<string>();
   // Agents whose final write is queued: an in-progress write not yet sent is skipped.

@@ -10,6 +10,7 @@ import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
 import type { Outcome } from "../../result/outcome.ts";
 import { clip } from "../../text/sanitize.ts";
+import { httpLink } from "../../text/markdown.ts";
 import {
   lacksPermission,
   statusDescription,
@@ -77,14 +78,17 @@ export function gitlabStatuses(target: ForgeTarget, http: ForgeHttp): StatusForg
 
 /**
  * Keyed by the agent's UUID (Bitbucket allows at most 40 characters): a later run replaces the
- * same status. Bitbucket requires a `url`, so `fallbackLink` stands in when no run gave one.
+ * same status. Bitbucket requires a `url`: the CI job's, or else the commit's, stands in when no
+ * run gave one.
  */
 export function bitbucketStatuses(
   target: ForgeTarget,
   bitbucket: ForgeHttp,
-  fallbackLink: string,
+  buildUrl: string | null,
 ): StatusForge {
   const url = `${target.apiUrl}/statuses/build`;
+  const fallbackLink = httpLink(buildUrl) ??
+    `https://bitbucket.org/${target.repository}/commits/${target.commit.sha}`;
   return {
     forge: "Bitbucket",
     // Bitbucket's proxy answers at once or not at all: nothing waits for a rate limit here.
