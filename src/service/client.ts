@@ -36,7 +36,7 @@ const NAME_MISMATCH_ERROR = /not valid for name|NotValidForName/i;
 // InvalidContentType".
 const PLAIN_HTTP_ERROR = /InvalidContentType|corrupt message/i;
 /** A run id that makes a longer address is an unusable answer. */
-export const MAX_RUN_URL_LENGTH = 8_000;
+const MAX_RUN_URL_LENGTH = 8_000;
 
 export interface ApiAnswer {
   readonly document: Readonly<Record<string, unknown>>;
@@ -85,9 +85,8 @@ export class ServiceClient {
   }
 
   runsUrl(agentId: string): URL {
-    const base = this.#options.baseUrl;
-    const prefix = base.pathname.replace(/\/+$/, "");
-    const url = new URL(base.href);
+    const url = new URL(this.#options.baseUrl.href);
+    const prefix = url.pathname.replace(/\/+$/, "");
     url.pathname = `${prefix}/api/v1/agents/${encodeURIComponent(agentId)}/runs`;
     url.search = "";
     url.hash = "";
