@@ -11,8 +11,6 @@ import { maskSecrets } from "../text/sanitize.ts";
 
 export type ForgeName = "GitHub" | "GitLab" | "Bitbucket";
 
-type ForgeUse = "comment" | "statuses" | "insights";
-
 export interface ForgeTarget {
   readonly forge: ForgeName;
   /** The API root (GitHub, GitLab), or the commit's API address through the proxy (Bitbucket). */
@@ -43,17 +41,11 @@ export type ForgeConfig = Partial<Config>;
 /** Every Bitbucket Pipelines step has it: it signs requests to `http://api.bitbucket.org`. */
 export const BITBUCKET_PROXY = "http://localhost:29418";
 
-const _NOTHING: Readonly<Record<ForgeUse, (forge: ForgeName | null) => string>> = {
-  comment: (forge) => `no ${forge === "GitLab" ? "merge-request" : "pull-request"} comment`,
-  statuses: () => "no commit statuses",
-  insights: () => "no Code Insights report was sent",
-};
-
 /** Where `use` writes for this build, or the one line saying why nothing is written. */
 export function forgeTarget(
   config: ForgeConfig,
   build: { readonly metadata: CiMetadata; readonly context?: CiContext | undefined },
-  use: ForgeUse,
+  use: "comment" | "statuses" | "insights",
 ): ForgeTarget | ForgeSkip {
   const read = reader(config.runner ?? {});
   const { metadata } = build;
@@ -64,7 +56,12 @@ export function forgeTarget(
     bitbucket: use === "comment" ? null : "Bitbucket",
   } as Readonly<Record<string, ForgeName | null>>)[metadata.provider] ?? null;
   const who = use === "insights" ? "Bitbucket Pipelines" : "service-ci";
-  const skip = (why: string): ForgeSkip => ({ skip: `${who}: ${_NOTHING[use](forge)}: ${why}` });
+  const nothing = use === "statuses"
+    ? "no commit statuses"
+    : use === "insights"
+    ? "no Code Insights report was sent"
+    : `no ${forge === "GitLab" ? "merge-request" : "pull-request"} comment`;
+  const skip = (why: string): ForgeSkip => ({ skip: `${who}: ${nothing}: ${why}` });
   if (forge === null) {
     const from = use === "comment"
       ? "comments are written from GitHub Actions and GitLab CI"

@@ -96,7 +96,6 @@ export function pullRequestComment(
 ): PullRequestComment {
   const thread = commentThread(target, http);
   const marker = gateMarker({ ...target.gate, agents: options.agents, key: options.key });
-  const secrets = target.token === null ? [] : [target.token.value];
   const noun = thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment";
   const queue = writeQueue({
     subject: `the ${noun} was`,
@@ -105,7 +104,7 @@ export function pullRequestComment(
     advice: (error) =>
       tokenAdvice(thread.forge, error) ??
         (error instanceof HttpFailure ? _ADVICE[thread.forge][error.kind] ?? "" : ""),
-  }, (line) => options.warn(maskSecrets(line, secrets)));
+  }, (line) => options.warn(maskSecrets(line, [target.token?.value ?? ""])));
   let commentId: number | null = null;
   // The history the comment held before this run; the verdicts add this run to it.
   let earlier: CommentHistory | null = null;
