@@ -44,14 +44,13 @@ export function commentThread(target: ForgeTarget, http: ForgeHttp): CommentThre
   // (403) and writes as `github-actions[bot]`.
   const whoAmI = async (options: RequestOptions) => {
     if (self !== undefined) return self;
-    // None when the token may not read it (403, 404: GitHub's workflow token).
-    const user = await http.request("GET", "/user", undefined, options).then(
-      (answer) => answer.data,
-      (error) => {
-        if (lacksPermission(error)) return null;
-        throw error;
-      },
-    );
+    let user: unknown = null;
+    try {
+      user = (await http.request("GET", "/user", undefined, options)).data;
+    } catch (error) {
+      // None when the token may not read it (403, 404: GitHub's workflow token).
+      if (!lacksPermission(error)) throw error;
+    }
     self = forge === "GitHub"
       ? _author({ user }, "GitHub") ?? "github-actions[bot]"
       : _author({ author: user }, "GitLab");

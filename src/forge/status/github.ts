@@ -105,8 +105,7 @@ export function githubStatuses(
         if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
           throw error;
         }
-        const lost = await find(agentId, options).catch(() => new Map<string, number>());
-        id = lost.get(key);
+        id = (await find(agentId, options).catch(() => new Map<string, number>())).get(key);
         if (id === undefined) throw error;
       }
     }
