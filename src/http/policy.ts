@@ -264,11 +264,8 @@ export class HttpFailure extends Error {
   }
 }
 
-export interface Concurrency {
-  readonly inFlight: number;
-  /** POST, PATCH, PUT, DELETE. */
-  readonly writes: number;
-}
+/** `writes`: POST, PATCH, PUT, DELETE. */
+export type Concurrency = { readonly inFlight: number; readonly writes: number };
 
 export interface Slot {
   /** Aborts when a more urgent write takes the slot (only for rank-2 writes). */

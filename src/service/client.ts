@@ -46,10 +46,8 @@ export interface ApiAnswer {
   readonly duplicate?: string | undefined;
 }
 
-export interface TriggerAnswer extends ApiAnswer {
-  /** As the service spelled it: checked usable, not sanitized. */
-  readonly runId: string;
-}
+/** Its `runId` as the service spelled it: checked usable, not sanitized. */
+export type TriggerAnswer = ApiAnswer & { readonly runId: string };
 
 export interface ServiceClientOptions {
   /** A path prefix is kept. */
