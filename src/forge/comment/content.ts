@@ -80,11 +80,7 @@ function _isRefused(run: TriggeredRun): boolean {
   return run.runId === null && run.refused !== undefined && run.refused !== null;
 }
 
-export function finalComment(
-  marker: string,
-  report: RunReport,
-  options: _Options = {},
-): string {
+export function finalComment(marker: string, report: RunReport, options: _Options = {}): string {
   return _comment(marker, {
     heading: headline(report),
     summary: `${outcomeCounts(report.agents)} Commit ${_commit(report.ciMetadata.commit_sha)}.`,

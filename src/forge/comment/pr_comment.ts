@@ -27,10 +27,7 @@ import { commentThread } from "./thread.ts";
  * Service text is masked before the comment renders it: escaping for Markdown would otherwise
  * hide a secret from the mask the outputs apply last.
  */
-export function commentOutput(
-  comment: PullRequestComment,
-  secrets: readonly string[],
-): RunOutput {
+export function commentOutput(comment: PullRequestComment, secrets: readonly string[]): RunOutput {
   let plan: RunPlan | undefined;
   const triggered = new Map<string, TriggeredRun>();
   const clean = (text: string | null) => text === null ? null : sanitize(text, { secrets });
