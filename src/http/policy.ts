@@ -190,29 +190,18 @@ function _refused(
   return new HttpFailure(kind, message, { status, redirect });
 }
 
+type _ServiceKind = "auth" | "transient" | "tls" | "plain_http" | "proxy" | "redirect";
+type _ForgeKind = "unauthorized" | "forbidden" | "rate_limited" | "server" | "network";
+
 /**
- * The service's kinds are the first nine. Only `transient` is retried (408, 425, 429, 5xx, a
- * network error, a timeout, a body that is not a JSON object), and `not_found` for a run just
- * triggered: `tls`, `plain_http` and `proxy` would meet the same certificate, server or
- * credentials again. A forge's are `not_found`, `refused`, `unusable` and the last five. Its
- * `refused`: a redirect to another origin, to an address with credentials, or too many; or the
- * proxy refused its credentials (407): no retry changes it.
+ * Both clients give `not_found`, `refused` and `unusable`. The service's client retries only
+ * `transient` (408, 425, 429, 5xx, a network error, a timeout, a body that is not a JSON object),
+ * and `not_found` for a run just triggered: `tls`, `plain_http` and `proxy` would meet the same
+ * certificate, server or credentials again. A forge's `refused`: a redirect to another origin, to
+ * an address with credentials, or too many; or the proxy refused its credentials (407): no retry
+ * changes it.
  */
-export type FailureKind =
-  | "auth"
-  | "not_found"
-  | "refused"
-  | "transient"
-  | "tls"
-  | "plain_http"
-  | "proxy"
-  | "redirect"
-  | "unusable"
-  | "unauthorized"
-  | "forbidden"
-  | "rate_limited"
-  | "server"
-  | "network";
+export type FailureKind = _ServiceKind | _ForgeKind | "not_found" | "refused" | "unusable";
 
 /** What an HTTP status that is no success says to the service's client, or to a forge's. */
 export function failureKind(status: number, to: "service" | "forge"): FailureKind {
