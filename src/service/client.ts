@@ -201,10 +201,8 @@ export class ServiceClient {
 
   async #answer(method: string, response: Response, signal: AbortSignal): Promise<ApiAnswer> {
     const status = response.status;
-    const retryAfterMs = parseRetryAfter(
-      response.headers.get("retry-after"),
-      this.#options.clock.now(),
-    );
+    const retryAfter = response.headers.get("retry-after");
+    const retryAfterMs = parseRetryAfter(retryAfter, this.#options.clock.now());
     const text = await readCapped(response, { signal }).catch((error: unknown) => {
       // An error answer is classified by its status: one too large to show is shown without body.
       if (status < 300 || !(error instanceof HttpFailure)) throw error;
