@@ -23,8 +23,7 @@ export class ForgeClients {
   ) {}
 
   #limitsOf(forge: ForgeName): ForgeLimits {
-    const limits = this.#limits.get(forge) ??
-      new ForgeLimits(forge, this.options.clock);
+    const limits = this.#limits.get(forge) ?? new ForgeLimits(forge, this.options.clock);
     this.#limits.set(forge, limits);
     return limits;
   }

@@ -105,8 +105,6 @@ function _verdictCell(agent: AgentOutcome): string {
   return why === null ? verdict : `${verdict}: ${inertMarkdown(_cap(why, 300))}`;
 }
 
-const _HEADER = "| Agent | Verdict | Duration | Run |";
-const _DIVIDER = "| --- | --- | --- | --- |";
 // Room kept for the line that counts the agents left out.
 const _OMISSION_RESERVE = 300;
 // A link longer than this is shown as text: one row must not take the whole comment.
@@ -147,8 +145,8 @@ function _comment(marker: string, parts: _Parts, maxLength: number): string {
       "",
       parts.summary,
       "",
-      _HEADER,
-      _DIVIDER,
+      "| Agent | Verdict | Duration | Run |",
+      "| --- | --- | --- | --- |",
     ];
     const tail = [
       "",

@@ -9,6 +9,7 @@ import { httpLink } from "../../text/markdown.ts";
 import type { Outcome, RunReport } from "../../result/outcome.ts";
 import { AGENT_UUID } from "../../config/options.ts";
 import { OUTCOME_LABELS } from "../../text/words.ts";
+import { isObject } from "../../service/verdict.ts";
 import { createHash } from "node:crypto";
 
 /**
@@ -134,7 +135,7 @@ export function historyLine(history: CommentHistory): string | null {
       .filter(([, entries]) => entries.length > 0);
     if (kept.length === 0) return null;
     const data = { v: _VERSION, agents: Object.fromEntries(kept) };
-    return _base64url(_UTF8.encode(JSON.stringify(data)));
+    return _base64url(new TextEncoder().encode(JSON.stringify(data)));
   };
   // Fewer entries never encode longer: find the fewest to drop.
   let [low, high] = [0, order.length];
@@ -152,7 +153,6 @@ const _PREFIX = "<!-- service-ci history:";
 const _SUFFIX = " -->";
 const _LINE = new RegExp(`^${_PREFIX}([A-Za-z0-9_-]{1,${MAX_HISTORY_SIZE}})${_SUFFIX}$`);
 const _EMPTY: CommentHistory = new Map();
-const _UTF8 = new TextEncoder();
 const _SHA = /^[0-9a-f]{7,40}$/;
 
 function _base64url(bytes: Uint8Array): string {
@@ -160,8 +160,8 @@ function _base64url(bytes: Uint8Array): string {
 }
 
 function _validHistory(data: unknown, agents: readonly string[]): CommentHistory | null {
-  if (!_isRecord(data) || !_hasKeys(data, ["v", "agents"]) || data.v !== _VERSION) return null;
-  if (!_isRecord(data.agents)) return null;
+  if (!isObject(data) || !_hasKeys(data, ["v", "agents"]) || data.v !== _VERSION) return null;
+  if (!isObject(data.agents)) return null;
   const known = new Set(agents.map((agent) => agent.trim().toLowerCase()));
   const history = new Map<string, readonly HistoryEntry[]>();
   for (const [id, entries] of Object.entries(data.agents)) {
@@ -179,7 +179,7 @@ function _validHistory(data: unknown, agents: readonly string[]): CommentHistory
 }
 
 function _validEntry(entry: unknown): HistoryEntry | null {
-  if (!_isRecord(entry) || !_hasKeys(entry, ["sha", "outcome", "url"])) return null;
+  if (!isObject(entry) || !_hasKeys(entry, ["sha", "outcome", "url"])) return null;
   const { sha, outcome, url } = entry;
   if (typeof sha !== "string" || !_SHA.test(sha)) return null;
   if (typeof outcome !== "string" || !Object.hasOwn(OUTCOME_LABELS, outcome)) return null;
@@ -189,10 +189,6 @@ function _validEntry(entry: unknown): HistoryEntry | null {
     if (!/^https?:\/\//.test(url) || httpLink(url) !== url) return null;
   }
   return { sha, outcome: outcome as Outcome, url };
-}
-
-function _isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function _hasKeys(value: Record<string, unknown>, keys: readonly string[]): boolean {

@@ -16,7 +16,7 @@ import {
   type TriggeredRun,
 } from "./content.ts";
 import type { ForgeHttp, RequestOptions } from "../http.ts";
-import { HttpFailure } from "../../http/policy.ts";
+import { type FailureKind, HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
 import type { FinishWindow, RunOutput, RunPlan } from "../../outputs/output.ts";
 import { tokenAdvice, writeQueue } from "../status/commit_status.ts";
@@ -143,9 +143,7 @@ export function pullRequestComment(
       commentId = await thread.create(body, options);
     } catch (error) {
       // A create that got no answer may have worked: look again before a second one.
-      if (
-        !(error instanceof HttpFailure && (error.kind === "server" || error.kind === "network"))
-      ) {
+      if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
         throw error;
       }
       const [again] = await thread.find(marker, options);
@@ -190,18 +188,17 @@ export function pullRequestComment(
   };
 }
 
-const _ADVICE: Readonly<Record<"GitHub" | "GitLab", Partial<Record<HttpFailure["kind"], string>>>> =
-  {
-    GitHub: {
-      forbidden:
-        "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
-      not_found:
-        "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
-    },
-    GitLab: {
-      forbidden:
-        `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,
-      not_found:
-        `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
-    },
-  };
+const _ADVICE: Readonly<Record<"GitHub" | "GitLab", Partial<Record<FailureKind, string>>>> = {
+  GitHub: {
+    forbidden:
+      "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
+    not_found:
+      "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
+  },
+  GitLab: {
+    forbidden:
+      `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,
+    not_found:
+      `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
+  },
+};
