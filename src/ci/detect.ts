@@ -3,7 +3,7 @@
 import type { GitRunner } from "../effects.ts";
 import { type CiProvider, fieldValue, type MergeKind, PROVIDERS, type Read } from "./providers.ts";
 import { FileRefused, quoteValue, UsageError } from "../config/errors.ts";
-import { pullRequestNumber } from "../config/options.ts";
+import { type OptionValues, pullRequestNumber } from "../config/options.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "../text/sanitize.ts";
 import { httpLink } from "../text/markdown.ts";
@@ -38,15 +38,6 @@ export interface CiContext {
   readonly evaluatedSha: string | null;
   /** In a local run, why a CI whose variables are set was not detected (`GITLAB_CI` is "false"). */
   readonly almostDetected?: string;
-}
-
-/** The command line's `--commit-sha` …: each one that is set wins over detection. */
-export interface MetadataOverrides {
-  readonly commitSha?: string | undefined;
-  readonly branch?: string | undefined;
-  readonly pullRequest?: number | undefined;
-  readonly repository?: string | undefined;
-  readonly actor?: string | undefined;
 }
 
 /**
@@ -92,7 +83,10 @@ export function runnerValues(env: Readonly<Record<string, string | undefined>>):
 
 /** Without its effects, detection reads no file and runs no git. */
 export interface DetectOptions {
-  readonly overrides?: MetadataOverrides;
+  /** The command line's `--commit-sha` …: each one that is set wins over detection. */
+  readonly overrides?: Partial<
+    Pick<OptionValues, "commitSha" | "branch" | "pullRequest" | "repository" | "actor">
+  >;
   /** Resolves undefined when unreadable; rejects with {@linkcode FileRefused} when refused. */
   readonly readTextFile?: (path: string) => Promise<string | undefined>;
   readonly git?: GitRunner;
@@ -118,7 +112,23 @@ export async function detectCiBuild(
   const almostDetected = provider === undefined
     ? PROVIDERS.map((each) => each.almostDetected?.(read)).find((why) => typeof why === "string")
     : undefined;
-  const metadata = _applyOverrides(found.metadata, options.overrides ?? {});
+  const { metadata: detected } = found;
+  const overrides = options.overrides ?? {};
+  const { pullRequest } = overrides;
+  if (pullRequest !== undefined && pullRequestNumber(String(pullRequest)) !== pullRequest) {
+    throw new RangeError(
+      `overrides.pullRequest must be a positive whole number (got ${JSON.stringify(pullRequest)})`,
+    );
+  }
+  // An empty override is none.
+  const metadata = {
+    ...detected,
+    commit_sha: overrides.commitSha || detected.commit_sha,
+    branch: overrides.branch || detected.branch,
+    pull_request_number: pullRequest ?? detected.pull_request_number,
+    repository: overrides.repository || detected.repository,
+    actor: overrides.actor || detected.actor,
+  };
   const context: CiContext = Object.freeze({
     kind: found.merge ?? (metadata.pull_request_number === null ? "other" : "pull_request"),
     baseRef: found.baseRef,
@@ -250,24 +260,6 @@ async function _fromLocalCheckout(git: GitRunner): Promise<CiMetadata> {
     actor: null,
     provider: "local",
     build_url: null,
-  };
-}
-
-function _applyOverrides(detected: CiMetadata, overrides: MetadataOverrides): CiMetadata {
-  const { pullRequest } = overrides;
-  if (pullRequest !== undefined && pullRequestNumber(String(pullRequest)) !== pullRequest) {
-    throw new RangeError(
-      `overrides.pullRequest must be a positive whole number (got ${JSON.stringify(pullRequest)})`,
-    );
-  }
-  // An empty override is none.
-  return {
-    ...detected,
-    commit_sha: overrides.commitSha || detected.commit_sha,
-    branch: overrides.branch || detected.branch,
-    pull_request_number: pullRequest ?? detected.pull_request_number,
-    repository: overrides.repository || detected.repository,
-    actor: overrides.actor || detected.actor,
   };
 }
 
