@@ -44,7 +44,6 @@ export function dryRun(
     }`;
   output.stderr(`${commentLine}\n${statusLine}\n`);
   const headers = Object.fromEntries(client.headers("<a new UUID v4 for each trigger>"));
-  // The key shown as `***`.
   headers["x-api-key"] = "***";
   const requests = config.agents.map((agent) => ({
     method: "POST",

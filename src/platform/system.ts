@@ -68,9 +68,20 @@ export async function runCommand(
     return { kind: "not-run", reason };
   }
   // Written while the timer runs: a program that never reads would block a large input forever.
-  const input = options.stdin === undefined
-    ? Promise.resolve(undefined)
-    : _writeInput(child.stdin, options.stdin);
+  // Resolves with why it could not be written (a program that ended without reading all of it:
+  // "Broken pipe"), or undefined once it was.
+  const input = (async () => {
+    if (options.stdin === undefined) return undefined;
+    const writer = child.stdin.getWriter();
+    try {
+      await writer.write(new TextEncoder().encode(options.stdin));
+      await writer.close();
+      return undefined;
+    } catch (error) {
+      await writer.abort(error).catch(() => {});
+      return errorMessage(error);
+    }
+  })();
   const ended = new AbortController();
   const stdout = options.stdoutMaxBytes === undefined
     ? Promise.resolve(undefined)
@@ -85,7 +96,23 @@ export async function runCommand(
   const first = await Promise.race([Promise.all([child.status, input, stdout]), timedOut]);
   ended.abort();
   if (typeof first === "boolean") {
-    await _stop(child, options.killAfterMs ?? 1000, clock);
+    // SIGTERM, then SIGKILL when it has not ended `killAfterMs` later.
+    const kill = (signal: Deno.Signal) => {
+      try {
+        child.kill(signal);
+      } catch {
+        // It has ended already.
+      }
+    };
+    kill("SIGTERM");
+    const grace = new AbortController();
+    const ended = await Promise.race([
+      child.status.then(() => true),
+      clock.sleep(options.killAfterMs ?? 1000, grace.signal).then(() => false, () => true),
+    ]);
+    grace.abort();
+    if (!ended) kill("SIGKILL");
+    await child.status;
     options.signal?.throwIfAborted();
     return { kind: "timed-out", afterMs: options.timeoutMs };
   }
@@ -96,47 +123,6 @@ export async function runCommand(
     ...(inputError === undefined ? {} : { inputError }),
     ...(text === undefined ? {} : { stdout: text }),
   };
-}
-
-// Resolves with why the input could not be written (a program that ended without reading all
-// of it: "Broken pipe"), or undefined once it was.
-async function _writeInput(
-  stdin: WritableStream<Uint8Array>,
-  text: string,
-): Promise<string | undefined> {
-  const writer = stdin.getWriter();
-  try {
-    await writer.write(new TextEncoder().encode(text));
-    await writer.close();
-    return undefined;
-  } catch (error) {
-    await writer.abort(error).catch(() => {});
-    return errorMessage(error);
-  }
-}
-
-// SIGTERM, then SIGKILL when it has not ended `killAfterMs` later; resolves once it has ended.
-async function _stop(
-  child: Deno.ChildProcess,
-  killAfterMs: number,
-  clock: Pick<Clock, "sleep">,
-): Promise<void> {
-  const kill = (signal: Deno.Signal) => {
-    try {
-      child.kill(signal);
-    } catch {
-      // It has ended already.
-    }
-  };
-  kill("SIGTERM");
-  const grace = new AbortController();
-  const ended = await Promise.race([
-    child.status.then(() => true),
-    clock.sleep(killAfterMs, grace.signal).then(() => false, () => true),
-  ]);
-  grace.abort();
-  if (!ended) kill("SIGKILL");
-  await child.status;
 }
 
 /**

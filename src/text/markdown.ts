@@ -38,15 +38,18 @@ export function inertMarkdown(text: string): string {
 export function markdownDestination(url: string | null, maxLength = 2_000): string | null {
   const href = httpLink(url);
   if (href === null) return null;
-  const destination = Array.from(href, (char) => {
-    if (/[A-Za-z0-9\-._~:/?#[\]@!'*+,;=%]/.test(char)) return char;
-    if (char === "&") return "&amp;";
-    return Array.from(
+  const destination = percentEncode(href, /[A-Za-z0-9\-._~:/?#[\]@!'*+,;=%&]/)
+    .replaceAll("&", "&amp;");
+  return destination.length > maxLength ? null : destination;
+}
+
+/** Every character `safe` does not match, as the percent-escapes of its UTF-8 bytes. */
+export function percentEncode(text: string, safe: RegExp): string {
+  return Array.from(text, (char) =>
+    safe.test(char) ? char : Array.from(
       _UTF8.encode(char),
       (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
-    ).join("");
-  }).join("");
-  return destination.length > maxLength ? null : destination;
+    ).join("")).join("");
 }
 
 /** No report links to another scheme (`javascript:`, `data:`) nor shows a user or password. */

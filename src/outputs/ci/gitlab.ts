@@ -4,7 +4,7 @@
  */
 
 import type { RunReport } from "../../result/outcome.ts";
-import { httpLink } from "../../text/markdown.ts";
+import { httpLink, percentEncode } from "../../text/markdown.ts";
 import { outcomeText } from "../../text/words.ts";
 import { outputValues } from "../summary.ts";
 import type { NativeWriter } from "./native_io.ts";
@@ -72,8 +72,8 @@ export function gitlabDotenv(report: RunReport): { text: string; omitted: number
   report.agents.forEach((agent, index) => {
     const suffix = single ? "" : `_${index + 1}`;
     const pair = [
-      `SERVICE_CI_RUN_ID${suffix}=${_dotenvValue(agent.runId ?? "", _RUN_ID_SAFE)}`,
-      `SERVICE_CI_URL${suffix}=${_dotenvValue(httpLink(agent.url) ?? "", _URL_SAFE)}`,
+      `SERVICE_CI_RUN_ID${suffix}=${percentEncode(agent.runId ?? "", _RUN_ID_SAFE)}`,
+      `SERVICE_CI_URL${suffix}=${percentEncode(httpLink(agent.url) ?? "", _URL_SAFE)}`,
     ];
     const size = pair.join("\n").length + 1;
     if (omitted > 0 || lines.length + 2 > limits.variables || bytes + size > limits.bytes) {
@@ -104,12 +104,3 @@ const _SECTION = "service_ci_progress";
 // A link keeps its own percent-escapes; in a run id "%" is encoded too, so decoding restores it.
 const _URL_SAFE = /[A-Za-z0-9\-._~:/?&=+,;@%!*()[\]]/;
 const _RUN_ID_SAFE = /[A-Za-z0-9\-._~:/?&=+,;@!*()[\]]/;
-const _UTF8 = new TextEncoder();
-
-function _dotenvValue(value: string, safe: RegExp): string {
-  return Array.from(value, (char) =>
-    safe.test(char) ? char : Array.from(
-      _UTF8.encode(char),
-      (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`,
-    ).join("")).join("");
-}
