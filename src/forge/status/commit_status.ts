@@ -18,7 +18,6 @@ export function statusName(agentId: string): string {
 /** Each method throws on failure; the output turns that into one line. */
 export interface StatusForge {
   readonly forge: string;
-  finishBy(endsAt: number): void;
   /** In progress until `ended` is given; creates the status if no earlier write did. */
   write(
     agentId: string,

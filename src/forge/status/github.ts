@@ -115,8 +115,6 @@ export function githubStatuses(
 
   return {
     forge: "GitHub",
-    // Stops GitHub's requests waiting out a rate limit that ends after `endsAt`.
-    finishBy: (endsAt) => http.limits.finishBy(endsAt),
     async write(agentId, { runId, link, ended }, options) {
       const at = new Date(effects.now()).toISOString();
       const details = link === null ? {} : { details_url: link };

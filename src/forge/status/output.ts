@@ -28,14 +28,16 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
     output.stderr(`${target.skip}\n`);
     return [];
   }
-  const forge = target.forge === "GitHub"
-    ? githubStatuses(target, clients.api(target), {
+  // Bitbucket's proxy answers at once or not at all: nothing of it waits for a rate limit.
+  const api = target.forge === "Bitbucket" ? null : clients.api(target);
+  const forge = api === null
+    ? bitbucketStatuses(target, clients.bitbucket(target), metadata.build_url)
+    : target.forge === "GitHub"
+    ? githubStatuses(target, api, {
       warn: (line) => output.stderr(`${maskSecrets(line, [target.token?.value ?? ""])}\n`),
       now: clients.options.clock.now,
     })
-    : target.forge === "GitLab"
-    ? gitlabStatuses(target, clients.api(target))
-    : bitbucketStatuses(target, clients.bitbucket(target), metadata.build_url);
+    : gitlabStatuses(target, api);
   let plan: RunPlan | undefined;
   const started = new Set<string>();
   // Agents whose final write is queued: an in-progress write not yet sent is skipped.
@@ -65,7 +67,7 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
       if (event.type === "attached") begin(agentId, event.runId, null);
     },
     finish: async (report, window) => {
-      if (window !== undefined) forge.finishBy(window.endsAt);
+      if (window !== undefined) api?.limits.finishBy(window.endsAt);
       const request = { priority: "final" as const, signal: window?.signal };
       await Promise.all(report.agents.map((agent) => {
         // Still running: only its in-progress write is waited for.

@@ -53,7 +53,6 @@ export function gitlabStatuses(target: ForgeTarget, http: ForgeHttp): StatusForg
   const { ref, pipelineId } = target;
   return {
     forge: "GitLab",
-    finishBy: (endsAt) => http.limits.finishBy(endsAt),
     async write(agentId, { link, ended }, options) {
       const outcome = ended?.agent.outcome ?? "triggered";
       await http.request("POST", path, {
@@ -91,8 +90,6 @@ export function bitbucketStatuses(
     `https://bitbucket.org/${target.repository}/commits/${target.commit.sha}`;
   return {
     forge: "Bitbucket",
-    // Bitbucket's proxy answers at once or not at all: nothing waits for a rate limit here.
-    finishBy: () => {},
     async write(agentId, { link, ended }, options) {
       const outcome = ended?.agent.outcome ?? "triggered";
       try {
