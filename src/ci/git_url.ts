@@ -27,9 +27,8 @@ export function repositorySlug(url: string | null | undefined): string | null {
 }
 
 function _slugFromPath(path: string): string | null {
-  const segments = path.replace(/\/+$/, "").replace(/\.git$/i, "").split("/").filter((s) =>
-    s !== ""
-  );
+  const trimmed = path.replace(/\/+$/, "").replace(/\.git$/i, "");
+  const segments = trimmed.split("/").filter((segment) => segment !== "");
   if (segments.length < 2) return null;
   const safe = segments.every((segment) =>
     segment !== "." && segment !== ".." && !UNSAFE_SEGMENT.test(segment)

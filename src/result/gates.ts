@@ -10,7 +10,7 @@ import type { Config } from "../config/resolve.ts";
 import { type AgentOutcome, decideExitCode, type RunReport, toAgentOutcome } from "./outcome.ts";
 import type { Output } from "../outputs/streams.ts";
 import { eachOutput } from "../outputs/mod.ts";
-import { DeadlineReached, type GateDeps, runGate } from "../service/poll.ts";
+import { DeadlineReached, runGate } from "../service/poll.ts";
 import type { RunEffects } from "../effects.ts";
 import type { RunOutput, RunPlan } from "../outputs/output.ts";
 import { VERSION } from "../config/version.ts";
@@ -53,11 +53,10 @@ export async function runGates(
     ended: done.signal,
   };
   eachOutput(outputs, output, (each) => each.start?.(plan));
-  const gateDeps: GateDeps = { ...effects, client: context.client };
   let outcomes: AgentOutcome[];
   try {
     outcomes = await Promise.all(config.agents.map(async (agentId) => {
-      const result = await runGate(gateDeps, {
+      const result = await runGate({ ...effects, client: context.client }, {
         agentId,
         metadata,
         deadline,

@@ -259,8 +259,15 @@ export class ServiceClient {
     }
     const proxyRefusal = proxyAuthRefusal(error, url);
     if (proxyRefusal !== null) return new HttpFailure("proxy", proxyRefusal, { cause: error });
+    // fetch's own message ("fetch failed") hides the useful part in its causes.
+    const causes: string[] = [];
+    for (const link of causeChain(error)) {
+      const message = link instanceof Error ? link.message : String(link);
+      if (!causes.some((seen) => seen.includes(message))) causes.push(message);
+      if (causes.length === 4) break;
+    }
     // The URL is already known to the reader; the connection error after it is the news.
-    const reason = _causes(error).replace(
+    const reason = causes.join(": ").replace(
       /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
       "",
     );
@@ -305,17 +312,6 @@ export class ServiceClient {
     }
     return new HttpFailure("transient", `network error: ${shown(reason)}`, { cause: error });
   }
-}
-
-// fetch's own message ("fetch failed") hides the useful part in its causes.
-function _causes(error: unknown): string {
-  const messages: string[] = [];
-  for (const link of causeChain(error)) {
-    const message = link instanceof Error ? link.message : String(link);
-    if (!messages.some((seen) => seen.includes(message))) messages.push(message);
-    if (messages.length === 4) break;
-  }
-  return messages.join(": ");
 }
 
 function _parseObject(text: string): Record<string, unknown> | undefined {

@@ -96,9 +96,7 @@ export function githubStatuses(
       try {
         const answer = await http.request("POST", `${repo}/check-runs`, create, options);
         const created = (answer.data as { id?: unknown } | null)?.id;
-        if (typeof created === "number" && Number.isSafeInteger(created)) {
-          checkRuns.set(key, created);
-        }
+        if (Number.isSafeInteger(created)) checkRuns.set(key, created as number);
         return;
       } catch (error) {
         // The create may have worked with its answer lost: find it by name before another one.
