@@ -41,13 +41,6 @@ interface LoadDeps {
   readonly cwd?: string;
 }
 
-interface LoadedConfig {
-  readonly config: Config;
-  readonly caCerts: string | undefined;
-  /** Names the variables a `.env` file set that a file may not give, which were ignored. */
-  readonly warning: string | undefined;
-}
-
 const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
 
 /**
@@ -59,7 +52,12 @@ export async function loadConfig(
   flags: Flags,
   names: readonly string[],
   deps: LoadDeps,
-): Promise<LoadedConfig> {
+): Promise<{
+  readonly config: Config;
+  readonly caCerts: string | undefined;
+  /** Names the variables a `.env` file set that a file may not give, which were ignored. */
+  readonly warning: string | undefined;
+}> {
   const file = await _readDotenv(deps, flags.envFile);
   const dotenv = Object.fromEntries(
     Object.entries(file.values).filter(([name]) => ENV_FILE_VARIABLES.includes(name)),

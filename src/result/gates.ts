@@ -15,21 +15,19 @@ import type { RunEffects } from "../effects.ts";
 import type { RunOutput, RunPlan } from "../outputs/output.ts";
 import { VERSION } from "../config/version.ts";
 
-export interface GatesContext {
-  readonly config: Config;
-  readonly metadata: CiMetadata;
-  readonly context: CiContext;
-  readonly client: ServiceClient;
-  readonly output: Output;
-  /** In the order they start. */
-  readonly outputs: readonly RunOutput[];
-  /** On the clock's monotonic time: the deadline counts detection too. */
-  readonly started: number;
-}
-
 export async function runGates(
   effects: Pick<RunEffects, "clock" | "interrupt" | "random" | "uuid">,
-  context: GatesContext,
+  context: {
+    readonly config: Config;
+    readonly metadata: CiMetadata;
+    readonly context: CiContext;
+    readonly client: ServiceClient;
+    readonly output: Output;
+    /** In the order they start. */
+    readonly outputs: readonly RunOutput[];
+    /** On the clock's monotonic time: the deadline counts detection too. */
+    readonly started: number;
+  },
 ): Promise<RunReport> {
   const { clock } = effects;
   const { config, metadata, output, outputs, started } = context;

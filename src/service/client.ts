@@ -210,7 +210,13 @@ export class ServiceClient {
     });
     const statusText = response.statusText ? ` ${this.#shown(response.statusText, 60)}` : "";
     const what = `${method} answered ${status}${statusText}`;
-    const document = _parseObject(text);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: what it was is reported below.
+    }
+    const document = isObject(parsed) ? parsed : undefined;
     if (status >= 200 && status < 300) {
       if (document === undefined) {
         const type = response.headers.get("content-type")?.split(";")[0]?.trim();
@@ -311,14 +317,5 @@ export class ServiceClient {
       return new HttpFailure("tls", message, { cause: error });
     }
     return new HttpFailure("transient", `network error: ${shown(reason)}`, { cause: error });
-  }
-}
-
-function _parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : undefined;
-  } catch {
-    return undefined; // Not JSON: the caller reports what it was.
   }
 }
