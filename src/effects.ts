@@ -59,9 +59,7 @@ export interface Http {
 }
 
 export interface Files {
-  /** Rejects with `FileRefused` for a path that is not a regular file, or one too large. */
   readonly readTextFile: (path: string) => Promise<string>;
-  /** What keeps a report from being written at a path, or `null`; writes nothing. */
   readonly checkReportPath: (path: string, append: boolean) => Promise<string | null>;
   readonly openReportFile: (path: string, append: boolean) => Promise<ReportFile>;
 }
@@ -101,7 +99,6 @@ export interface RunEffects {
   readonly http: Http;
   readonly files: Files;
   readonly programs: {
-    /** Read-only: the trimmed stdout, or undefined on any failure, timeout or interrupt. */
     readonly git: (args: readonly string[], options: GitOptions) => Promise<string | undefined>;
     /** Never rejects: the result says how the program ended. */
     readonly runCommand: (

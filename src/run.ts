@@ -60,7 +60,6 @@ export async function run(effects: RunEffects): Promise<number> {
     const { metadata, context } = await detectCiBuild(config.ci, {
       overrides: config,
       readTextFile: (path) => _readCiFile(effects, path),
-      // Bounded, never beyond the timeout, and ended at once by an interrupt.
       git: boundedGit(effects, config.timeoutMinutes * 60_000),
     });
     const log = exchangeLog(output, config.verbose, metadata.provider, config.ci, effects.clock);

@@ -110,7 +110,6 @@ function _verdict(agent: AgentOutcome): string[] {
   return [`      <${name}${_attributes({ message, type })}>${text}</${name}>`];
 }
 
-// One "label: value" line per known fact.
 function _details(agent: AgentOutcome): string {
   const facts: [string, string | null][] = [
     ["agent", agent.agentId],

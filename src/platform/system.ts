@@ -96,7 +96,6 @@ export async function runCommand(
   const first = await Promise.race([Promise.all([child.status, input, stdout]), timedOut]);
   ended.abort();
   if (typeof first === "boolean") {
-    // SIGTERM, then SIGKILL when it has not ended `killAfterMs` later.
     const kill = (signal: Deno.Signal) => {
       try {
         child.kill(signal);

@@ -3,21 +3,16 @@
 import { type AgentOutcome, ExitCode, type Outcome, type RunReport } from "../result/outcome.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
-// `problem` is an annotation's title; `null` for an outcome that needs no attention.
+// `counted` is the console's last line's, where it says more than `words`; `problem` is an
+// annotation's title, `null` for an outcome that needs no attention.
 export const OUTCOME_LABELS: Readonly<
   Record<
     Outcome,
-    { verdict: string; words: string; counted: string; mark: string; problem: string | null }
+    { verdict: string; words: string; counted?: string; mark: string; problem: string | null }
   >
 > = {
-  passed: { verdict: "PASSED", words: "passed", counted: "passed", mark: "✅", problem: null },
-  failed: {
-    verdict: "FAILED",
-    words: "failed",
-    counted: "failed",
-    mark: "❌",
-    problem: "quality gate failed",
-  },
+  passed: { verdict: "PASSED", words: "passed", mark: "✅", problem: null },
+  failed: { verdict: "FAILED", words: "failed", mark: "❌", problem: "quality gate failed" },
   unchecked: {
     verdict: "NOT CHECKED",
     words: "not checked",
@@ -28,14 +23,12 @@ export const OUTCOME_LABELS: Readonly<
   timed_out: {
     verdict: "TIMED OUT",
     words: "timed out",
-    counted: "timed out",
     mark: "⏱️",
     problem: "timed out before a verdict",
   },
   interrupted: {
     verdict: "INTERRUPTED",
     words: "interrupted",
-    counted: "interrupted",
     mark: "🛑",
     problem: "interrupted before a verdict",
   },
@@ -107,7 +100,8 @@ function _counts(
 ): string[] {
   return (Object.keys(OUTCOME_LABELS) as Outcome[]).flatMap((outcome) => {
     const count = agents.filter((agent) => agent.outcome === outcome).length;
-    return count === 0 ? [] : [`${count} ${OUTCOME_LABELS[outcome][label]}`];
+    const labels = OUTCOME_LABELS[outcome];
+    return count === 0 ? [] : [`${count} ${labels[label] ?? labels.words}`];
   });
 }
 
