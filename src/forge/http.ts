@@ -141,9 +141,7 @@ export class ForgeHttp {
   #resolve(target: string): URL {
     const url = target.startsWith("/")
       ? new URL(`${this.#base.href.replace(/\/+$/, "")}${target}`)
-      : URL.canParse(target)
-      ? new URL(target)
-      : null;
+      : URL.parse(target);
     if (url === null || url.origin !== this.origin) {
       const outside = `gave a link outside ${this.origin}; the token is only sent there`;
       throw new HttpFailure("refused", `${this.forge} ${outside}`);

@@ -81,11 +81,10 @@ export function forgeTarget(
       };
     }
     change = metadata.pull_request_number;
+    const flag = optionName(OPTIONS.pullRequest);
     if (change === null) {
       return skip(
-        `this build is not for a pull request (no pull request number was detected; ${
-          optionName(OPTIONS.pullRequest)
-        } <n> names one)`,
+        `this build is not for a pull request (no pull request number was detected; ${flag} <n> names one)`,
       );
     }
   }
@@ -110,12 +109,11 @@ export function forgeTarget(
   const commit = sha !== null && valid.test(sha) ? sha.toLowerCase() : null;
   if (commit === null && use !== "comment") {
     const got = JSON.stringify(metadata.commit_sha ?? "");
+    const flag = optionName(OPTIONS.commitSha);
     return skip(
       use === "insights"
         ? `the commit is not a hex SHA (got ${got})`
-        : `no full commit SHA was detected (got ${got}; ${
-          optionName(OPTIONS.commitSha)
-        } gives one)`,
+        : `no full commit SHA was detected (got ${got}; ${flag} gives one)`,
     );
   }
   // A merge group is GitHub's merge queue; a merge request's head is also the commit in a GitLab
@@ -139,11 +137,10 @@ export function forgeTarget(
   switch (forge) {
     case "GitHub": {
       const value = config.githubToken;
+      const permission = use === "comment" ? "pull-requests" : "checks";
       if (value === undefined) {
         return skip(
-          `${OPTIONS.githubToken.variable} is not set; set it to \${{ github.token }} and grant the job \`permissions: ${
-            use === "comment" ? "pull-requests" : "checks"
-          }: write\``,
+          `${OPTIONS.githubToken.variable} is not set; set it to \${{ github.token }} and grant the job \`permissions: ${permission}: write\``,
         );
       }
       // GITHUB_API_URL points elsewhere on GitHub Enterprise Server.
@@ -152,10 +149,10 @@ export function forgeTarget(
       if (problem !== null) return skip(problem);
       const slug = metadata.repository ?? read("GITHUB_REPOSITORY");
       if (slug === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(slug)) {
+        const got = JSON.stringify(maskSecrets(slug ?? "", [value]));
+        const flag = optionName(OPTIONS.repository);
         return skip(
-          `the repository must be "owner/name" (got ${
-            JSON.stringify(maskSecrets(slug ?? "", [value]))
-          }; GITHUB_REPOSITORY or ${optionName(OPTIONS.repository)} sets it)`,
+          `the repository must be "owner/name" (got ${got}; GITHUB_REPOSITORY or ${flag} sets it)`,
         );
       }
       return {
@@ -168,13 +165,12 @@ export function forgeTarget(
     }
     case "GitLab": {
       const value = config.gitlabToken;
+      const role = use === "comment"
+        ? " (CI_JOB_TOKEN cannot write merge request notes)"
+        : " and the Developer role (CI_JOB_TOKEN cannot set statuses)";
       if (value === undefined) {
         return skip(
-          `${OPTIONS.gitlabToken.variable} is not set; set it to a project access token with the api scope${
-            use === "comment"
-              ? " (CI_JOB_TOKEN cannot write merge request notes)"
-              : " and the Developer role (CI_JOB_TOKEN cannot set statuses)"
-          }`,
+          `${OPTIONS.gitlabToken.variable} is not set; set it to a project access token with the api scope${role}`,
         );
       }
       const apiUrl = config.gitlabApiUrl;
