@@ -286,10 +286,9 @@ async function _readJson(
     // A pipe or a huge file where the runner puts a small regular one would hang or flood the
     // run before anything is sent.
     if (error instanceof FileRefused) {
+      const quoted = quoteValue(path);
       throw new UsageError(
-        `${variable} ${
-          quoteValue(path)
-        } ${error.message}: the CI writes its event there as a regular file; unset or correct it (nothing was sent)`,
+        `${variable} ${quoted} ${error.message}: the CI writes its event there as a regular file; unset or correct it (nothing was sent)`,
       );
     }
     return undefined;

@@ -95,10 +95,9 @@ export function parseCommandLine(args: readonly string[]): Invocation {
       const written = token.value!.length <= QUOTE_MAX
         ? JSON.stringify(token.value).slice(1, -1)
         : "…";
+      const next = quoteValue(token.value!);
       throw new UsageError(
-        `${name} needs a value (${expected}), but the next argument ${
-          quoteValue(token.value!)
-        } looks like an option; write ${name}=${written} if it is the value, or check that the variable meant to give ${name} its value is set`,
+        `${name} needs a value (${expected}), but the next argument ${next} looks like an option; write ${name}=${written} if it is the value, or check that the variable meant to give ${name} its value is set`,
       );
     }
     if (key === "help" || key === "version") asked ??= key;
@@ -112,11 +111,8 @@ export function parseCommandLine(args: readonly string[]): Invocation {
     } else if (option.type === "list") {
       flags[key] = Array.isArray(earlier) ? [...earlier, token.value] : [token.value];
     } else if (typeof earlier === "string") {
-      refusal = new UsageError(
-        `${name} is given twice (${quoteValue(earlier)} and ${
-          quoteValue(token.value)
-        }); give it once`,
-      );
+      const both = `${quoteValue(earlier)} and ${quoteValue(token.value)}`;
+      refusal = new UsageError(`${name} is given twice (${both}); give it once`);
     } else {
       flags[key] = token.value;
     }

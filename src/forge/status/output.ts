@@ -83,7 +83,6 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
 
 export function statusesSkipped(config: Pick<Config, "noWait">): string | null {
   if (!config.noWait) return null;
-  return `service-ci: no commit statuses: ${
-    optionName(OPTIONS.noWait)
-  } leaves each run without a verdict, and a status completed without one could let a required check pass`;
+  const flag = optionName(OPTIONS.noWait);
+  return `service-ci: no commit statuses: ${flag} leaves each run without a verdict, and a status completed without one could let a required check pass`;
 }
