@@ -8,32 +8,12 @@ import type { Files, ReportFile } from "../effects.ts";
 import { decideExitCode, type RunReport } from "../result/outcome.ts";
 import { firstLine } from "../config/errors.ts";
 import type { Output } from "./streams.ts";
+import type { FileReport, RunOutput } from "./output.ts";
 
-export interface FileReport {
-  /** For messages: `"the --junit report"`, `"GITHUB_OUTPUT"`. */
-  readonly what: string;
-  /** For a usage error: `"--junit"`, `"GITHUB_OUTPUT"`. */
-  readonly source: string;
-  /** Who can fix a path that cannot be written: `"it"` (the flag) or `"the step"`. */
-  readonly fixedBy: string;
-  readonly path: string;
-  /** `--junit -`. */
-  readonly stream?: "stdout" | "stderr";
-  readonly append: boolean;
-  readonly render: (report: RunReport) => string;
-}
-
-/**
- * Resolves with the report as finally delivered: its exit code is what every report shows.
- * `--json`'s document is written to stdout after the files.
- */
+/** Resolves with the report as finally delivered; `--json`'s document follows the files. */
 export async function deliverReports(
   report: RunReport,
-  reports: readonly {
-    readonly name: string;
-    readonly files?: readonly FileReport[];
-    readonly document?: (report: RunReport) => string;
-  }[],
+  reports: readonly Pick<RunOutput, "name" | "files" | "document">[],
   output: Output,
   files: Pick<Files, "openReportFile">,
 ): Promise<RunReport> {

@@ -73,7 +73,6 @@ export async function chooseOutputs(
     });
   }
   if (config.prComment) {
-    const clients = await forgeClients();
     // Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
     const [{ pullRequestComment, commentOutput }, { forgeTarget }] = await Promise.all([
       import("../forge/comment/pr_comment.ts"),
@@ -82,7 +81,7 @@ export async function chooseOutputs(
     const target = forgeTarget(config, context, "comment");
     if ("skip" in target) output.stderr(`${target.skip}\n`);
     else {
-      const comment = pullRequestComment(target, clients.api(target), {
+      const comment = pullRequestComment(target, (await forgeClients()).api(target), {
         agents: config.agents,
         key: config.prCommentKey,
         warn: (line) => output.stderr(`${line}\n`),

@@ -11,7 +11,6 @@ import type { CiContext, CiMetadata } from "../ci/detect.ts";
 import type { Config } from "../config/resolve.ts";
 import type { AgentOutcome, RunReport } from "../result/outcome.ts";
 import type { GateEvent } from "../service/poll.ts";
-import type { FileReport } from "./deliver.ts";
 import type { Output } from "./streams.ts";
 
 export interface RunPlan {
@@ -21,6 +20,20 @@ export interface RunPlan {
   readonly title: string;
   readonly deadline: number;
   readonly ended: AbortSignal;
+}
+
+export interface FileReport {
+  /** For messages: `"the --junit report"`, `"GITHUB_OUTPUT"`. */
+  readonly what: string;
+  /** For a usage error: `"--junit"`, `"GITHUB_OUTPUT"`. */
+  readonly source: string;
+  /** Who can fix a path that cannot be written: `"it"` (the flag) or `"the step"`. */
+  readonly fixedBy: string;
+  readonly path: string;
+  /** `--junit -`. */
+  readonly stream?: "stdout" | "stderr";
+  readonly append: boolean;
+  readonly render: (report: RunReport) => string;
 }
 
 export type FinishWindow = { readonly endsAt: number; readonly signal: AbortSignal };

@@ -4,10 +4,8 @@ import type { Clock, GitOptions, GitRunner, RunEffects } from "../effects.ts";
 import { nativeTimeBound } from "../outputs/ci/native_io.ts";
 import { runCommand } from "./system.ts";
 
-/**
- * How long detection's git commands may take together. git answers in milliseconds; one that does
- * not (a lock, a hung network file system, a prompt) would otherwise hold the run without end.
- */
+// git answers in milliseconds; one that does not (a lock, a hung network file system, a prompt)
+// would otherwise hold the run without end.
 const GIT_BOUND_MS = 10_000;
 
 // A commit, a branch or a remote's URL: anything longer is not an answer to trust.

@@ -177,11 +177,8 @@ async function _openInPlace(path: string, append: boolean): Promise<ReportFile> 
 }
 
 function _nameStart(path: string): number {
-  const cut = Math.max(
-    path.lastIndexOf("/"),
-    Deno.build.os === "windows" ? path.lastIndexOf("\\") : -1,
-  );
-  return cut + 1;
+  const windows = Deno.build.os === "windows";
+  return Math.max(path.lastIndexOf("/"), windows ? path.lastIndexOf("\\") : -1) + 1;
 }
 
 // A new file in the path's own directory (so the rename is one step on one file system), named

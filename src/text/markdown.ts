@@ -1,7 +1,7 @@
 /** Markdown that shows service text as text: the one rule for every Markdown surface. */
 
 import { removeIgnorable } from "./ignorable.ts";
-import { XML_ENTITIES } from "./sanitize.ts";
+import { CONTROL, XML_ENTITIES } from "./sanitize.ts";
 
 /**
  * Any text as inert Markdown on one line. A zero-width space follows every character that starts
@@ -19,8 +19,7 @@ export function inertMarkdown(text: string): string {
   const visible = text
     .toWellFormed()
     .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
-    // deno-lint-ignore no-control-regex
-    .replace(/[\x00-\x1f\x7f-\x9f]/g, "");
+    .replace(CONTROL, "");
   const broken = removeIgnorable(visible)
     .replace(/[@#!~%$^&:*]/g, "$&\u200b")
     .replace(/(www)(?=\.)/gi, "$1\u200b")

@@ -14,7 +14,7 @@ const C1_SEQUENCE = /\x9b[0-?]*[ -/]*[@-~]?|\x9d[^\x07\x9c]*(?:\x07|\x9c)?/g;
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
 // Other controls (C0, DEL, C1). The invisible and bidirectional format characters go with every
 // other default-ignorable code point (removeIgnorable).
-const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
+export const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
 // A line starting like a GitHub Actions command is quoted whole, as it always was; neutralizeLine()
 // then breaks every other CI's markers (and `##[` anywhere, which GitHub's runner also reads).
 const WORKFLOW_COMMAND = /^\s*(?:::|##\[)/;

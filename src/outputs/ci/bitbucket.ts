@@ -23,16 +23,15 @@ export interface BitbucketReport {
   readonly reporter: string;
   readonly result: "PASSED" | "FAILED" | "PENDING";
   readonly link?: string;
-  readonly data: readonly BitbucketData[];
+  readonly data: readonly (
+    | { readonly title: string; readonly type: "NUMBER" | "DURATION"; readonly value: number }
+    | {
+      readonly title: string;
+      readonly type: "LINK";
+      readonly value: { readonly text: string; readonly href: string };
+    }
+  )[];
 }
-
-export type BitbucketData =
-  | { readonly title: string; readonly type: "NUMBER" | "DURATION"; readonly value: number }
-  | {
-    readonly title: string;
-    readonly type: "LINK";
-    readonly value: { readonly text: string; readonly href: string };
-  };
 
 /** As `POST …/reports/{id}/annotations` takes them. */
 export interface BitbucketAnnotation {
@@ -80,7 +79,7 @@ export function createBitbucketWriter(): NativeWriter {
 export function bitbucketReport(report: RunReport): BitbucketReport {
   const problem = gateProblems(report).length > 0;
   const pending = report.agents.some((agent) => agent.outcome === "triggered");
-  const links = report.agents.flatMap((agent): BitbucketData[] => {
+  const links = report.agents.flatMap((agent): BitbucketReport["data"][number][] => {
     const href = httpLink(agent.url);
     if (href === null) return [];
     return [{

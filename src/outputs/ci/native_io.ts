@@ -2,7 +2,7 @@
 
 import type { ForgeClients } from "../../forge/clients.ts";
 import type { RunReport } from "../../result/outcome.ts";
-import type { FileReport } from "../deliver.ts";
+import type { FileReport } from "../output.ts";
 import type { CommandResult } from "../../effects.ts";
 import type { RunnerValues } from "../../ci/detect.ts";
 import type { ForgeConfig } from "../../forge/target.ts";
