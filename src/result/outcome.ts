@@ -154,7 +154,7 @@ export function decideExitCode(
   return options.reportUndelivered && (code === Passed || code === Failed) ? Unchecked : code;
 }
 
-export function exitCodeOf(verdict: Verdict<unknown>): number {
+export function exitCodeOf(verdict: Verdict): number {
   if (verdict.kind !== "interrupted") return _OUTCOME_CODES[verdict.kind];
   return _interruptSignal(verdict.reason) === "SIGINT" ? Sigint : Sigterm;
 }

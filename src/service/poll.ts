@@ -61,7 +61,7 @@ export interface GateOptions {
 
 /** How the gate ended, and what was learnt of the run on the way (unsanitized). */
 export interface GateResult {
-  readonly end: Verdict<HttpFailure>;
+  readonly end: Verdict;
   readonly runId: string | null;
   readonly status: string | null;
   readonly url: string | null;
@@ -73,7 +73,7 @@ export interface GateResult {
 export async function runGate(deps: GateDeps, options: GateOptions): Promise<GateResult> {
   type Learnt = { -readonly [K in keyof Omit<GateResult, "end">]: GateResult[K] };
   const state: Learnt = { runId: null, status: null, url: null, passed: null, gate: [] };
-  const finish = (end: Verdict<HttpFailure>): GateResult => ({ end, ...state });
+  const finish = (end: Verdict): GateResult => ({ end, ...state });
   const { agentId, signal } = options;
   // The last transient fault, while no answer has come since: a timeout names it as the cause.
   let lastFault: string | null = null;

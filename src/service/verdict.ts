@@ -1,5 +1,7 @@
 /** Reads a run document (contract §2): still going, passed, failed, or unchecked. Pure. */
 
+import type { HttpFailure } from "../http/policy.ts";
+
 /** Poll again, whatever `results` says. Statuses are folded by {@linkcode normalizeStatus}. */
 export const IN_PROGRESS: ReadonlySet<string> = new Set(
   ["queued", "pending", "created", "scheduled", "running", "in_progress", "evaluating"],
@@ -25,11 +27,11 @@ export const FINISHED: ReadonlySet<string> = new Set(
 /**
  * How one agent's gate ended, from the answer ({@linkcode readRun}) or the wait (`runGate`) to
  * the report: `kind` is the outcome every surface shows, and the exit code follows from it alone
- * (`exitCodeOf`). `Failure` is the service's failure behind an unchecked gate, kept for its hint.
+ * (`exitCodeOf`). `error`: the service's failure behind an unchecked gate, kept for its hint.
  */
-export type Verdict<Failure = never> =
+export type Verdict =
   | { readonly kind: "passed" | "failed" | "triggered" }
-  | { readonly kind: "unchecked"; readonly reason: string; readonly error?: Failure }
+  | { readonly kind: "unchecked"; readonly reason: string; readonly error?: HttpFailure }
   | { readonly kind: "timed_out"; readonly lastFault: string | null }
   | { readonly kind: "interrupted"; readonly reason: unknown };
 
