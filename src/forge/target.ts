@@ -36,7 +36,12 @@ export interface ForgeTarget {
 export type ForgeSkip = { readonly skip: string };
 
 /** The target reads the forge's settings and the runner's variables. */
-export type ForgeConfig = Partial<Config>;
+export type ForgeConfig = Partial<
+  Pick<
+    Config,
+    "githubToken" | "githubApiUrl" | "gitlabToken" | "gitlabApiUrl" | "bitbucketProxy" | "runner"
+  >
+>;
 
 /** Every Bitbucket Pipelines step has it: it signs requests to `http://api.bitbucket.org`. */
 export const BITBUCKET_PROXY = "http://localhost:29418";
