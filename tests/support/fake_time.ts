@@ -15,6 +15,8 @@ import type { Clock } from "../../src/effects.ts";
 interface _Held {
   readonly request: HeldRequest | undefined;
   hanging: boolean;
+  // The client gave up on it: it stops time again until its rejection has arrived.
+  abandoned: boolean;
 }
 
 /** Which request a piece of held work is: its method, and its URL or path. */
@@ -83,14 +85,22 @@ export class FakeTime implements Clock {
 
   /**
    * Stops virtual time until `work` settles: a request to a real loopback service, and reading
-   * its answer, take no virtual time, as an answer that comes at once would.
+   * its answer, take no virtual time, as an answer that comes at once would. `signal` is the
+   * request's: once it aborts, the work can no longer be marked as hanging.
    */
-  async hold<T>(work: Promise<T>, request?: HeldRequest): Promise<T> {
-    const held: _Held = { request, hanging: false };
+  async hold<T>(work: Promise<T>, request?: HeldRequest, signal?: AbortSignal): Promise<T> {
+    const held: _Held = { request, hanging: false, abandoned: false };
+    const abandon = () => {
+      held.hanging = false;
+      held.abandoned = true;
+    };
+    if (signal?.aborted) abandon();
+    else signal?.addEventListener("abort", abandon, { once: true });
     this.#held.add(held);
     try {
       return await work;
     } finally {
+      signal?.removeEventListener("abort", abandon);
       this.#held.delete(held);
       this.#schedule();
     }
@@ -114,6 +124,7 @@ export class FakeTime implements Clock {
           return response;
         })(),
         { method: method.toUpperCase(), url },
+        init?.signal ?? (input instanceof Request ? input.signal : undefined),
       );
     };
   }
@@ -122,11 +133,13 @@ export class FakeTime implements Clock {
    * Marks the held request `request` (held by {@linkcode FakeTime.heldFetch}) as hanging until
    * `settled` settles: a fake server's answer that comes only once the client gives up. While
    * every piece of held work hangs, time moves on, as it would for a service that does not answer;
-   * a request's mark goes with it when the client gives up.
+   * the mark goes as soon as the client gives up (its signal aborts), and time stops again until
+   * the request's rejection has reached the client, however late the event loop delivers it.
    */
   async hang<T>(settled: Promise<T>, request: HeldRequest): Promise<T> {
     const held = [...this.#held].find((each) =>
-      !each.hanging && each.request !== undefined && _same(each.request, request)
+      !each.hanging && !each.abandoned && each.request !== undefined &&
+      _same(each.request, request)
     );
     if (held !== undefined) {
       held.hanging = true;

@@ -274,10 +274,35 @@ Deno.test("every failure of the forge is one line and never changes the exit cod
       const expected = reads[0]!.passed ? 0 : 1;
       assert.equal(result.code, expected, `${each.name}: ${result.stderr}`);
       assert.equal(result.lines.length, 1, `${each.name}: ${result.stderr}`);
-      assert.match(result.lines[0]!, /^service-ci: the GitHub commit statuses were not written: /);
+      assert.match(
+        result.lines[0]!,
+        /^service-ci: the GitHub commit statuses were not written: /,
+        `${each.name} ${expected}: ${result.stderr}`,
+      );
       assert.match(result.lines[0]!, each.line, each.name);
     }
   }
+});
+
+// The flake of stop 38: a hanging request's rejection, after its timer aborted it, came a macrotask
+// late under load, and virtual time ran on to the 45 s budget meanwhile.
+Deno.test("virtual time waits for a given-up request's rejection, however late the event loop delivers it", async () => {
+  const time = new FakeTime();
+  const url = "http://127.0.0.1:9/check-runs";
+  const lateRefusal: typeof fetch = (_, init) =>
+    new Promise((_, reject) =>
+      init!.signal!.addEventListener(
+        "abort",
+        () => setTimeout(() => reject(init!.signal!.reason), 20),
+      )
+    );
+  const order: string[] = [];
+  const request = time.heldFetch(lateRefusal)(url, { signal: time.timeout(1_000) })
+    .catch(() => order.push("rejected"));
+  void time.hang(new Promise(() => {}), { method: "GET", url: "/check-runs" });
+  const budget = time.sleep(45_000, new AbortController().signal).then(() => order.push("45 s"));
+  await Promise.all([request, budget]);
+  assert.deepEqual(order, ["rejected", "45 s"]);
 });
 
 Deno.test("GitLab: one commit status per agent on the merge request's head, running then the verdict", async () => {
