@@ -66,20 +66,10 @@ export const RUNNER_VARIABLES = [
   "BITBUCKET_COMMIT",
 ] as const;
 
-/** Each of {@linkcode RUNNER_VARIABLES} that is set and not empty, as given. */
-export type RunnerValues = { readonly [K in (typeof RUNNER_VARIABLES)[number]]?: string };
-
 /** Every variable detection may read: the entry point reads exactly these. */
 export const CI_ENV_VARIABLES: readonly string[] = Object.freeze([
   ...new Set(["CI", ...PROVIDERS.flatMap((provider) => provider.variables), ...RUNNER_VARIABLES]),
 ]);
-
-/** Read once, into `Config.runner`. */
-export function runnerValues(env: Readonly<Record<string, string | undefined>>): RunnerValues {
-  return Object.fromEntries(
-    RUNNER_VARIABLES.flatMap((name) => env[name] ? [[name, env[name]]] : []),
-  );
-}
 
 /** Without its effects, detection reads no file and runs no git. */
 export interface DetectOptions {

@@ -7,7 +7,7 @@ import { type Config, resolveConfig } from "./resolve.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { CONFIG_ENV_VARIABLES, ENV_FILE_VARIABLES, type Flags } from "./options.ts";
 import { nearMissNames, optionName, OPTIONS, secretValues } from "./options.ts";
-import { CI_ENV_VARIABLES, detectProvider, reader, runnerValues } from "../ci/detect.ts";
+import { CI_ENV_VARIABLES, detectProvider, reader } from "../ci/detect.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { DEBUG_ENV_VARIABLES } from "../outputs/streams.ts";
 
@@ -73,7 +73,6 @@ export async function loadConfig(
     config = Object.freeze({
       ...resolveConfig(flags, env, { fromDotenv, envFileNote: file.note }),
       envFileRead: file.shown,
-      runner: runnerValues(env),
       ci: Object.fromEntries(CI_READS.map((name) => [name, env[name]])),
       noColor: Boolean(env.NO_COLOR),
     });

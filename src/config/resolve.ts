@@ -3,7 +3,6 @@
  * {@linkcode UsageError}. Precedence: flag, then environment, then `.env`, then default.
  */
 
-import type { RunnerValues } from "../ci/detect.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import {
   type Flags,
@@ -26,7 +25,6 @@ import { parseArgTokens } from "./parse_args.ts";
 export type Config = OptionValues & {
   /** As the messages show it. */
   readonly envFileRead: string | undefined;
-  readonly runner: RunnerValues;
   /** Every CI variable detection and the verbose mode read, as the environment gave it. */
   readonly ci: Readonly<Record<string, string | undefined>>;
   /** `NO_COLOR` is set and not empty. */

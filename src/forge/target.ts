@@ -35,11 +35,11 @@ export interface ForgeTarget {
 /** Why nothing is written to a forge, as one line for the user. */
 export type ForgeSkip = { readonly skip: string };
 
-/** The target reads the forge's settings and the runner's variables. */
+/** The target reads the forge's settings and the CI's variables. */
 export type ForgeConfig = Partial<
   Pick<
     Config,
-    "githubToken" | "githubApiUrl" | "gitlabToken" | "gitlabApiUrl" | "bitbucketProxy" | "runner"
+    "githubToken" | "githubApiUrl" | "gitlabToken" | "gitlabApiUrl" | "bitbucketProxy" | "ci"
   >
 >;
 
@@ -52,7 +52,7 @@ export function forgeTarget(
   build: { readonly metadata: CiMetadata; readonly context?: CiContext | undefined },
   use: "comment" | "statuses" | "insights",
 ): ForgeTarget | ForgeSkip {
-  const read = reader(config.runner ?? {});
+  const read = reader(config.ci ?? {});
   const { metadata } = build;
   // Code Insights is Bitbucket's alone: its writer runs only in Bitbucket Pipelines.
   const forge = use === "insights" ? "Bitbucket" : ({

@@ -18,7 +18,7 @@ import type { RunEffects } from "../effects.ts";
 import type { OutputsContext, RunOutput } from "./output.ts";
 import type { ForgeClients } from "../forge/clients.ts";
 import type { ForgeConfig } from "../forge/target.ts";
-import { detectProvider, runnerValues } from "../ci/detect.ts";
+import { detectProvider } from "../ci/detect.ts";
 import { ENV_VARIABLES } from "../config/load.ts";
 import { userAgent, VERSION } from "../config/version.ts";
 
@@ -56,7 +56,7 @@ export async function chooseOutputs(
     });
   // A CI's writer as outputs: the files its runner names are reports; its progress section,
   // annotations and artifacts a courtesy, which --no-ci-native turns off.
-  const files = writer?.reportFiles?.(config.runner) ?? [];
+  const files = writer?.reportFiles?.(config.ci) ?? [];
   if (files.length > 0) outputs.push({ kind: "report", name: `the ${writer!.ci} reports`, files });
   if (writer?.stdoutOnly !== undefined && config.ciNative && stdoutHeldBy !== null) {
     output.stderr(
@@ -225,7 +225,7 @@ export async function reportUsageError(
   const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, effects.env.get(name)]));
   const writer = await nativeWriter(detectProvider(env), effects);
   const refuse = () => Promise.reject(new Error("nothing is sent on a usage error"));
-  const io = _nativeIo(effects, output, { runner: runnerValues(env) }, refuse);
+  const io = _nativeIo(effects, output, { ci: env }, refuse);
   await writer?.usageError?.(message, io);
 }
 

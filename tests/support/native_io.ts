@@ -9,11 +9,10 @@ import { systemClock } from "../../src/platform/clock.ts";
 import { runCommand as realRunCommand } from "../../src/platform/system.ts";
 import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/outputs/ci/native_io.ts";
 import type { FakeTime } from "./fake_time.ts";
-import { runnerValues } from "../../src/ci/detect.ts";
 import { OPTIONS } from "../../src/config/options.ts";
 import type { ForgeConfig } from "../../src/forge/target.ts";
 
-/** The forge's part of `Config` and the runner's variables, as `loadConfig` resolves them. */
+/** The forge's part of `Config` and the CI's variables, as `loadConfig` resolves them. */
 export function forgeConfig(env: Readonly<Record<string, string | undefined>>): ForgeConfig {
   const { githubToken, gitlabToken, githubApiUrl, gitlabApiUrl, bitbucketProxy } = OPTIONS;
   const value = (option: { variable: string; parse: (text: string) => string | undefined }) =>
@@ -24,7 +23,7 @@ export function forgeConfig(env: Readonly<Record<string, string | undefined>>): 
     githubApiUrl: value(githubApiUrl),
     gitlabApiUrl: value(gitlabApiUrl),
     bitbucketProxy: value(bitbucketProxy),
-    runner: runnerValues(env),
+    ci: env,
   };
 }
 

@@ -39,7 +39,7 @@ export function createAzureWriter({ cwd, uuid }: Pick<RunEffects, "cwd" | "uuid"
           )
         ),
       ], "Azure Pipelines: could not print a logging command");
-      const path = _join(io.config.runner?.AGENT_TEMPDIRECTORY || cwd, azureSummaryFile(uuid()));
+      const path = _join(io.config.ci?.AGENT_TEMPDIRECTORY || cwd, azureSummaryFile(uuid()));
       try {
         await io.writeTextFile(path, summaryMarkdown(report), false);
       } catch (error) {

@@ -13,14 +13,14 @@ export function createGithubWriter({ uuid }: Pick<RunEffects, "uuid">): NativeWr
     ci: "GitHub Actions",
     progressStart: () => ["::group::service-ci progress"],
     progressEnd: () => ["::endgroup::"],
-    reportFiles(runner) {
+    reportFiles(ci) {
       const fence = delimiter();
       const files = {
         GITHUB_OUTPUT: (report: RunReport) => githubOutputs(report, fence),
         GITHUB_STEP_SUMMARY: summaryMarkdown,
       };
       return Object.entries(files).flatMap(([name, render]) => {
-        const path = runner[name as keyof typeof files];
+        const path = ci[name];
         if (!path) return [];
         return [{ what: name, source: name, fixedBy: "the step", path, append: true, render }];
       });
@@ -34,7 +34,7 @@ export function createGithubWriter({ uuid }: Pick<RunEffects, "uuid">): NativeWr
     async usageError(message, io) {
       const outputs = _outputFile([["passed", "false"], ["exit-code", "2"]], delimiter());
       io.command(_errorAnnotation("service-ci: usage error", message), "stderr");
-      const path = io.config.runner?.GITHUB_OUTPUT;
+      const path = io.config.ci?.GITHUB_OUTPUT;
       if (!path) return;
       try {
         await io.writeTextFile(path, outputs, true);

@@ -4,8 +4,8 @@ import type { ForgeClients } from "../../forge/clients.ts";
 import type { RunReport } from "../../result/outcome.ts";
 import type { FileReport } from "../output.ts";
 import type { CommandResult } from "../../effects.ts";
-import type { RunnerValues } from "../../ci/detect.ts";
 import type { ForgeConfig } from "../../forge/target.ts";
+import type { Config } from "../../config/resolve.ts";
 import { errorMessage } from "../../config/errors.ts";
 
 export interface NativeIo {
@@ -21,7 +21,7 @@ export interface NativeIo {
   /** The run's: Code Insights shares the forge's limits with the statuses and the comment. */
   readonly forgeClients: () => Promise<ForgeClients>;
   readonly requestBound: () => number;
-  /** The run's `Config`; on a usage error, the runner's variables alone. */
+  /** The run's `Config`; on a usage error, the CI's variables alone. */
   readonly config: ForgeConfig;
 }
 
@@ -49,7 +49,8 @@ export interface NativeWriter {
   /** TeamCity reads command lines only from stdout: what is lost when `--json` holds it. */
   readonly stdoutOnly?: { readonly what: string; readonly lost: string };
   /** Each is checked before anything is sent, and a failure gives exit 3. */
-  reportFiles?(runner: RunnerValues): readonly FileReport[];
+  /** `ci`: `Config.ci`, the CI's variables as given. */
+  reportFiles?(ci: Config["ci"]): readonly FileReport[];
   /** Exit 2, nothing sent. Never throws. */
   usageError?(message: string, io: NativeIo): Promise<void>;
   progressStart(title: string): readonly string[];
