@@ -22,6 +22,11 @@ export class ForgeClients {
     },
   ) {}
 
+  /** A writer's time to finish, from its window: no forge's pause is waited out past `deadline`. */
+  finishBy(deadline: number): void {
+    for (const limits of this.#limits.values()) limits.finishBy(deadline);
+  }
+
   #limitsOf(forge: ForgeName): ForgeLimits {
     const limits = this.#limits.get(forge) ?? new ForgeLimits(forge, this.options.clock);
     this.#limits.set(forge, limits);

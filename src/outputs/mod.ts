@@ -69,7 +69,10 @@ export async function chooseOutputs(
       name: `the ${writer.ci} channels`,
       start: (plan) => commands(writer.progressStart(plan.title)),
       end: (report) => commands(writer.progressEnd(report)),
-      finish: (report) => writer.finish(report, _nativeIo(effects, output, config, forgeClients)),
+      finish: (report, window) => {
+        if (window !== undefined) clients?.finishBy(window.endsAt);
+        return writer.finish(report, _nativeIo(effects, output, config, forgeClients));
+      },
     });
   }
   if (config.prComment) {

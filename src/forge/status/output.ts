@@ -28,10 +28,11 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
     output.stderr(`${target.skip}\n`);
     return [];
   }
-  // Bitbucket's proxy answers at once or not at all: nothing of it waits for a rate limit.
+  // Bitbucket's statuses go through its pipeline's proxy; its client pauses for a rate limit too.
   const api = target.forge === "Bitbucket" ? null : clients.api(target);
+  const http = api ?? clients.bitbucket(target);
   const forge = api === null
-    ? bitbucketStatuses(target, clients.bitbucket(target), metadata.build_url)
+    ? bitbucketStatuses(target, http, metadata.build_url)
     : target.forge === "GitHub"
     ? githubStatuses(target, api, {
       warn: (line) => output.stderr(`${maskSecrets(line, [target.token?.value ?? ""])}\n`),
@@ -67,7 +68,7 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
       if (event.type === "attached") begin(agentId, event.runId, null);
     },
     finish: async (report, window) => {
-      if (window !== undefined) api?.limits.finishBy(window.endsAt);
+      if (window !== undefined) http.limits.finishBy(window.endsAt);
       const request = { priority: "final" as const, signal: window?.signal };
       await Promise.all(report.agents.map((agent) => {
         // Still running: only its in-progress write is waited for.

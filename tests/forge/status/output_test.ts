@@ -385,6 +385,55 @@ Deno.test("Bitbucket: Code Insights and the statuses share one client: a 401 is 
   assert.match(result.stderr, /Code Insights report could not be sent/);
 });
 
+Deno.test("Bitbucket: a rate limit past the time to finish gives up the final write at once, in the forge's one line", async () => {
+  await using proxy = await startFakeProxy((request) =>
+    request.body.includes('"SUCCESSFUL"')
+      ? new Response("slow down", { status: 429, headers: { "retry-after": "3600" } })
+      : Response.json({})
+  );
+  const result = await runWith({
+    reads: [{ status: "completed", passed: true }],
+    env: bitbucketEnv(proxy.url, { BITBUCKET_REPO_FULL_NAME: "acme/widgets" }),
+  });
+  assert.equal(result.code, 0, result.stderr);
+  const lines = result.stderr.split("\n").filter((line) => /rate limit|finish/.test(line));
+  assert.equal(lines.length, 1, result.stderr);
+  assert.match(
+    lines[0]!,
+    /^service-ci: Bitbucket asked to wait out a rate limit past the time left to finish \(.*429.*\); 1 request was given up\. The gate's verdict and exit code are not affected\.$/,
+  );
+  assert.deepEqual(proxy.requests.map((request) => JSON.parse(request.body).state), [
+    "INPROGRESS",
+    "SUCCESSFUL",
+  ]);
+});
+
+Deno.test("Bitbucket: Code Insights waits out a rate limit within its own time to finish, not the statuses' shorter one", async () => {
+  let limited = false;
+  await using proxy = await startFakeProxy((request) => {
+    if (!request.url.includes("/reports/") || limited) return Response.json({});
+    limited = true;
+    return new Response("slow down", { status: 429, headers: { "retry-after": "50" } });
+  });
+  const result = await runWith({
+    reads: [{ status: "completed", passed: true }],
+    env: bitbucketEnv(proxy.url, {
+      SERVICE_CI_NATIVE: "true",
+      BITBUCKET_WORKSPACE: "acme",
+      BITBUCKET_REPO_SLUG: "widgets",
+    }),
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.doesNotMatch(result.stderr, /rate limit|did not finish|could not be sent/);
+  const reports = proxy.requests.filter((request) => request.url.includes("/reports/"));
+  // The DELETE that was limited, again after the pause, then the report and its annotations.
+  assert.deepEqual(reports.slice(0, 3).map((request) => request.method), [
+    "DELETE",
+    "DELETE",
+    "PUT",
+  ]);
+});
+
 Deno.test("Bitbucket: a proxy that refuses is one line, and the exit code stays the gate's", async () => {
   await using proxy = await startFakeProxy(() => new Response("no", { status: 403 }));
   const result = await runWith({
