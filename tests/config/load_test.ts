@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { refusedReadError } from "../../src/config/load.ts";
-import { loadConfig } from "../../src/config/load.ts";
+import { loadConfig, refusedReadError } from "../../src/config/load.ts";
 import { UsageError } from "../../src/config/errors.ts";
 
 const AGENT = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
