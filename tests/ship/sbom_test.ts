@@ -129,7 +129,7 @@ Deno.test("the SBOM is the same bytes from run to run (no timestamp; a serial nu
   assert.notEqual(other.serialNumber, first.serialNumber);
 });
 
-// actions/attest v4.1.0 (59d89421af93a897026c735860bf21b6eb4f7b26), src/sbom.ts, checkIsCycloneDX:
+// actions/attest v4.2.2 (1e69f48acb82d1966a394da916b4c1698aa569d6), src/sbom.ts, checkIsCycloneDX:
 // a CycloneDX document is one with bomFormat, serialNumber and specVersion; anything else is
 // "Unsupported SBOM format" and the attestation step fails.
 function _attestAcceptsCycloneDX(document: Record<string, unknown>): boolean {

@@ -505,8 +505,8 @@ const PINNED_ACTIONS: Readonly<Record<string, { commit: string; tag: string; usi
     using: "node24",
   },
   "actions/attest": {
-    commit: "59d89421af93a897026c735860bf21b6eb4f7b26",
-    tag: "v4.1.0",
+    commit: "1e69f48acb82d1966a394da916b4c1698aa569d6",
+    tag: "v4.2.2",
     using: "node24",
   },
   "actions/setup-node": {
