@@ -54,7 +54,9 @@ function forwarding() {
   let child;
   const early = [];
   return {
-    signals: ["SIGINT", "SIGTERM"],
+    // SIGHUP too: the binary stops on it as on SIGTERM, and Node.js would otherwise end the
+    // launcher by it and leave the binary running without its reports.
+    signals: ["SIGINT", "SIGTERM", "SIGHUP"],
     on: (signal) => child === undefined ? early.push(signal) : child.kill(signal),
     started: (started) => {
       child = started;

@@ -290,11 +290,12 @@ async function _startLauncher(launcher: string, nodeFlags: readonly string[] = [
   };
 }
 
-// A binary that says when it is ready, records each SIGINT and SIGTERM it gets, and exits as
-// service-ci does on them (130, 143); by itself it would end with 7.
+// A binary that says when it is ready, records each SIGINT, SIGTERM and SIGHUP it gets, and exits
+// as service-ci does on them (130, 143, 143); by itself it would end with 7.
 const _SIGNALLED_BINARY = `#!/bin/sh
 trap 'echo INT; exit 130' INT
 trap 'echo TERM; exit 143' TERM
+trap 'echo HUP; exit 143' HUP
 echo "ready $$"
 i=0
 while [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
@@ -339,11 +340,15 @@ toolTest(
 );
 
 toolTest(
-  "the launcher passes SIGINT and SIGTERM on to the binary, once, and exits with the binary's code",
+  "the launcher passes SIGINT, SIGTERM and SIGHUP on to the binary, once, and exits with the binary's code",
   NODE_ONLY,
   async (t) => {
     for (
-      const [signal, code, word] of [["SIGINT", 130, "INT"], ["SIGTERM", 143, "TERM"]] as const
+      const [signal, code, word] of [
+        ["SIGINT", 130, "INT"],
+        ["SIGTERM", 143, "TERM"],
+        ["SIGHUP", 143, "HUP"],
+      ] as const
     ) {
       await t.step(signal, async () => {
         const dir = await Deno.makeTempDir({ prefix: "service-ci-npm-" });
