@@ -208,7 +208,11 @@ esac
 
 if command -v curl >/dev/null 2>&1; then
   downloader=curl
-  fetch() { curl --fail --silent --show-error --location --retry 3 --output "$2" "$1"; }
+  # Prints the last answer's status and a proxy's answer to CONNECT (000 where there was none).
+  fetch() {
+    curl --fail --silent --show-error --location --retry 3 --output "$2" \
+      --write-out '%{http_code} %{http_connect}' "$1"
+  }
 elif command -v wget >/dev/null 2>&1; then
   downloader=wget
   fetch() {
@@ -222,11 +226,11 @@ else
   die "curl or wget is needed to download service-ci"
 fi
 
-# download <url> <file> <what to say when it fails>. A certificate that did not verify (curl 60,
-# or 51 before curl 7.62; wget 5) or a CA file curl could not read (77) is said as what it is,
-# with how to trust a private CA, rather than as a missing release.
+# download <url> <file> [<what a 404 may mean>]. A certificate that did not verify (curl 60, or
+# 51 before curl 7.62; wget 5), a CA file curl could not read (77) and a proxy that asks for a
+# login (407) are said as what they are, with what to do, rather than as a missing release.
 download() {
-  fetch "$1" "$2" && return 0
+  codes=$(fetch "$1" "$2") && return 0
   failed=$?
   shown=$(without_userinfo "$1")
   case $downloader:$failed in
@@ -243,8 +247,18 @@ download() {
     curl:77)
       die "could not download $shown: curl could not read the CA file CURL_CA_BUNDLE names (\"${CURL_CA_BUNDLE:-}\"): name a readable PEM file"
       ;;
+    wget:8) die "could not download $shown: the server answered with an error (wget's exit code 8)${3:+; $3}" ;;
   esac
-  die "$3"
+  case " $codes " in
+    *" 407 "*)
+      die "could not download $shown: the proxy asks for a login (407 Proxy Authentication Required): give it in the proxy's variable, HTTPS_PROXY=http://user:password@host:port (install.sh never prints it)"
+      ;;
+    " 404 "*) die "could not download $shown: 404 Not Found${3:+ ($3)}" ;;
+  esac
+  case $downloader in
+    wget) die "could not download $shown (wget's exit code $failed; wget runs quietly here: wget -S '$shown' shows why)" ;;
+    *) die "could not download $shown (curl's exit code $failed)" ;;
+  esac
 }
 
 if command -v sha256sum >/dev/null 2>&1; then
@@ -268,8 +282,11 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-download "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" \
-  "could not download $shown_release_url/SHA256SUMS (is $version a published release?)"
+if [ "$version" = latest ]; then
+  download "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" "is there a published release?"
+else
+  download "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" "is $version a published release?"
+fi
 
 # The archive's name carries the version; for "latest" it is read from SHA256SUMS.
 if [ "$version" = latest ]; then
@@ -296,7 +313,7 @@ case $expected in
 esac
 [ "${#expected}" -eq 64 ] || die "SHA256SUMS line for $archive is not a SHA-256 ($expected); not installing"
 
-download "$release_url/$archive" "$tmp/$archive" "could not download $shown_release_url/$archive"
+download "$release_url/$archive" "$tmp/$archive"
 
 actual=$(sha256_of "$tmp/$archive")
 [ "$actual" = "$expected" ] ||

@@ -460,7 +460,10 @@ toolTest(
     for (const target of TARGETS) {
       const result = await _install(server, join(scratch.dir, "bin"), ["--target", target]);
       assert.equal(result.code, 1, `${target}: ${result.stderr}`);
-      assert.match(result.stderr, /could not download .*SHA256SUMS/);
+      assert.match(
+        result.stderr,
+        /could not download .*\/latest\/download\/SHA256SUMS: (404 Not Found \(|the server answered with an error \(wget's exit code 8\); )is there a published release\?\)?$/m,
+      );
     }
     const help = await _install(server, join(scratch.dir, "bin"), ["--help"]);
     const listed = help.stdout.match(/\b[\w]+-(?:unknown|apple|pc)-[\w-]+/g) ?? [];
@@ -560,6 +563,68 @@ const PROXY_ENV = {
   NO_PROXY: "127.0.0.1",
   no_proxy: "127.0.0.1",
 };
+
+// A proxy that asks every request for a login: 407 to a CONNECT and to a proxied GET alike. It
+// records each request's first line.
+function _loginProxy(): AsyncDisposable & {
+  readonly address: string;
+  readonly requests: string[];
+} {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const requests: string[] = [];
+  const answer = new TextEncoder().encode(
+    'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="ci"\r\n' +
+      "Content-Length: 0\r\nConnection: close\r\n\r\n",
+  );
+  const served = (async () => {
+    for await (const conn of listener) {
+      const buffer = new Uint8Array(4096);
+      const read = await conn.read(buffer).catch(() => null);
+      requests.push(new TextDecoder().decode(buffer.subarray(0, read ?? 0)).split("\r\n")[0]!);
+      await conn.write(answer).catch(() => {});
+      conn.close();
+    }
+  })().catch(() => {});
+  return {
+    address: `127.0.0.1:${listener.addr.port}`,
+    requests,
+    [Symbol.asyncDispose]: async () => {
+      listener.close();
+      await served;
+    },
+  };
+}
+
+toolTest(
+  "install.sh says a proxy that asks for a login (407) is that, names the variable for it, and prints no password",
+  { ...INSTALL, tools: ["sh", "tar", "awk", "curl", ["sha256sum", "shasum"]] },
+  async () => {
+    await using scratch = await _scratch();
+    await using proxy = _loginProxy();
+    const installDir = join(scratch.dir, "bin");
+    const login = `http://ci-proxy:${PROXY_PASSWORD}@${proxy.address}`;
+    const result = await runCommand(which("sh") ?? "sh", [SCRIPT, "--version", VERSION], {
+      clearEnv: true,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "",
+        HOME: installDir,
+        SERVICE_CI_DOWNLOAD_URL: "https://releases.example/acme/service-ci/releases",
+        SERVICE_CI_INSTALL_DIR: installDir,
+        HTTPS_PROXY: login,
+        https_proxy: login,
+      },
+    });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(
+      result.stderr,
+      /could not download https:\/\/releases\.example\/acme\/service-ci\/releases\/download\/v1\.2\.3\/SHA256SUMS: the proxy asks for a login \(407 Proxy Authentication Required\): give it in the proxy's variable, HTTPS_PROXY=http:\/\/user:password@host:port/,
+    );
+    assert.doesNotMatch(result.stderr, /published release/);
+    assert.ok(!result.stderr.includes(PROXY_PASSWORD), result.stderr);
+    assert.match(proxy.requests[0] ?? "", /^CONNECT releases\.example:443 /);
+    await _assertNothingInstalled(installDir);
+  },
+);
 
 // What install.sh says after a download whose certificate did not verify.
 async function _assertCertificateProblem(
