@@ -70,6 +70,15 @@ function bitbucketEnv(proxy: string, extra: Record<string, string>): Record<stri
   };
 }
 
+// bitbucketEnv with the CI's own channels on: Code Insights shares the statuses' client.
+function withCodeInsights(proxy: string): Record<string, string> {
+  return bitbucketEnv(proxy, {
+    SERVICE_CI_NATIVE: "true",
+    BITBUCKET_WORKSPACE: "acme",
+    BITBUCKET_REPO_SLUG: "widgets",
+  });
+}
+
 function writes(forge: FakeStatusForge): StatusRequest[] {
   return forge.requests.filter((request) => request.method !== "GET");
 }
@@ -370,11 +379,7 @@ Deno.test("Bitbucket: Code Insights and the statuses share one client: a 401 is 
   const result = await runWith({
     args: twoAgents,
     reads: [{ status: "completed", passed: true }],
-    env: bitbucketEnv(proxy.url, {
-      SERVICE_CI_NATIVE: "true",
-      BITBUCKET_WORKSPACE: "acme",
-      BITBUCKET_REPO_SLUG: "widgets",
-    }),
+    env: withCodeInsights(proxy.url),
   });
   assert.equal(result.code, 0, result.stderr);
   // The first status writes (two at once at most) were refused; nothing followed them, Code
@@ -417,11 +422,7 @@ Deno.test("Bitbucket: Code Insights waits out a rate limit within its own time t
   });
   const result = await runWith({
     reads: [{ status: "completed", passed: true }],
-    env: bitbucketEnv(proxy.url, {
-      SERVICE_CI_NATIVE: "true",
-      BITBUCKET_WORKSPACE: "acme",
-      BITBUCKET_REPO_SLUG: "widgets",
-    }),
+    env: withCodeInsights(proxy.url),
   });
   assert.equal(result.code, 0, result.stderr);
   assert.doesNotMatch(result.stderr, /rate limit|did not finish|could not be sent/);
