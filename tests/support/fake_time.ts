@@ -14,9 +14,10 @@ import type { Clock } from "../../src/effects.ts";
 // the fake server that will not answer it can say so (FakeTime.hang).
 interface _Held {
   readonly request: HeldRequest | undefined;
+  // The request's: once it aborts, the client has given up, and the work stops time again until
+  // its rejection has arrived, hanging or not.
+  readonly signal: AbortSignal | undefined;
   hanging: boolean;
-  // The client gave up on it: it stops time again until its rejection has arrived.
-  abandoned: boolean;
 }
 
 /** Which request a piece of held work is: its method, and its URL or path. */
@@ -89,18 +90,11 @@ export class FakeTime implements Clock {
    * request's: once it aborts, the work can no longer be marked as hanging.
    */
   async hold<T>(work: Promise<T>, request?: HeldRequest, signal?: AbortSignal): Promise<T> {
-    const held: _Held = { request, hanging: false, abandoned: false };
-    const abandon = () => {
-      held.hanging = false;
-      held.abandoned = true;
-    };
-    if (signal?.aborted) abandon();
-    else signal?.addEventListener("abort", abandon, { once: true });
+    const held: _Held = { request, signal, hanging: false };
     this.#held.add(held);
     try {
       return await work;
     } finally {
-      signal?.removeEventListener("abort", abandon);
       this.#held.delete(held);
       this.#schedule();
     }
@@ -138,7 +132,7 @@ export class FakeTime implements Clock {
    */
   async hang<T>(settled: Promise<T>, request: HeldRequest): Promise<T> {
     const held = [...this.#held].find((each) =>
-      !each.hanging && !each.abandoned && each.request !== undefined &&
+      !each.hanging && !each.signal?.aborted && each.request !== undefined &&
       _same(each.request, request)
     );
     if (held !== undefined) {
@@ -163,13 +157,18 @@ export class FakeTime implements Clock {
 
   #fire(): void {
     if (this.#timers.length === 0) return;
-    for (const held of this.#held) if (!held.hanging) return;
+    for (const held of this.#held) if (_stopsTime(held)) return;
     this.#timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
     const timer = this.#timers.shift()!;
     this.#now = Math.max(this.#now, timer.at);
     timer.resolve();
     if (this.#timers.length > 0) this.#schedule();
   }
+}
+
+// Held work stops time unless it hangs with its request still wanted.
+function _stopsTime(held: _Held): boolean {
+  return !held.hanging || held.signal?.aborted === true;
 }
 
 // Whether the server's view of a request (a path, or a URL) is the client's request.
