@@ -269,10 +269,13 @@ else
   die "sha256sum or shasum is needed to check the download"
 fi
 
+# What a 404 of SHA256SUMS may mean.
 if [ "$version" = latest ]; then
   release_url=$base_url/latest/download
+  unpublished="is there a published release?"
 else
   release_url=$base_url/download/v$version
+  unpublished="is $version a published release?"
 fi
 
 shown_release_url=$(without_userinfo "$release_url")
@@ -282,11 +285,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-if [ "$version" = latest ]; then
-  download "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" "is there a published release?"
-else
-  download "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" "is $version a published release?"
-fi
+download "$release_url/SHA256SUMS" "$tmp/SHA256SUMS" "$unpublished"
 
 # The archive's name carries the version; for "latest" it is read from SHA256SUMS.
 if [ "$version" = latest ]; then
