@@ -15,6 +15,7 @@ import { archiveName, sha256sumsLine, TARGETS, zipArchive } from "../../scripts/
 import { type CommandResult, runCommand } from "../support/command.ts";
 import { fakeGh } from "../support/fake_gh.ts";
 import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "../support/release.ts";
+import { startProxy } from "../support/proxy.ts";
 import { assertShellcheckPasses } from "../support/shellcheck.ts";
 import { type ToolOptions, toolTest, which } from "../support/tools.ts";
 
@@ -564,55 +565,20 @@ const PROXY_ENV = {
   no_proxy: "127.0.0.1",
 };
 
-// A proxy that asks every request for a login: 407 to a CONNECT and to a proxied GET alike. It
-// records each request's first line.
-function _loginProxy(): AsyncDisposable & {
-  readonly address: string;
-  readonly requests: string[];
-} {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const requests: string[] = [];
-  const answer = new TextEncoder().encode(
-    'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="ci"\r\n' +
-      "Content-Length: 0\r\nConnection: close\r\n\r\n",
-  );
-  const served = (async () => {
-    for await (const conn of listener) {
-      const buffer = new Uint8Array(4096);
-      const read = await conn.read(buffer).catch(() => null);
-      requests.push(new TextDecoder().decode(buffer.subarray(0, read ?? 0)).split("\r\n")[0]!);
-      await conn.write(answer).catch(() => {});
-      conn.close();
-    }
-  })().catch(() => {});
-  return {
-    address: `127.0.0.1:${listener.addr.port}`,
-    requests,
-    [Symbol.asyncDispose]: async () => {
-      listener.close();
-      await served;
-    },
-  };
-}
-
 toolTest(
   "install.sh says a proxy that asks for a login (407) is that, names the variable for it, and prints no password",
   { ...INSTALL, tools: ["sh", "tar", "awk", "curl", ["sha256sum", "shasum"]] },
   async () => {
     await using scratch = await _scratch();
-    await using proxy = _loginProxy();
+    // Nothing reaches the release server: the proxy refuses the tunnel to it.
+    await using server = serveRelease({});
+    await using proxy = startProxy("refuse");
     const installDir = join(scratch.dir, "bin");
-    const login = `http://ci-proxy:${PROXY_PASSWORD}@${proxy.address}`;
-    const result = await runCommand(which("sh") ?? "sh", [SCRIPT, "--version", VERSION], {
-      clearEnv: true,
-      env: {
-        PATH: Deno.env.get("PATH") ?? "",
-        HOME: installDir,
-        SERVICE_CI_DOWNLOAD_URL: "https://releases.example/acme/service-ci/releases",
-        SERVICE_CI_INSTALL_DIR: installDir,
-        HTTPS_PROXY: login,
-        https_proxy: login,
-      },
+    const login = proxy.url.replace("//", `//ci-proxy:${PROXY_PASSWORD}@`);
+    const result = await _install(server, installDir, ["--version", VERSION], {
+      SERVICE_CI_DOWNLOAD_URL: "https://releases.example/acme/service-ci/releases",
+      HTTPS_PROXY: login,
+      https_proxy: login,
     });
     assert.equal(result.code, 1, result.stderr);
     assert.match(
