@@ -46,18 +46,19 @@ export function checkHttps(url: URL, name: string, given: string = url.href): st
 
 /**
  * Without `setup.proxy`, Deno's proxy variables apply, except to a plain-`http://` loopback
- * address, always reached directly: a proxy would read its headers (the key) in clear. An
- * `https://` one still follows them: the proxy sees no more than `CONNECT host:port`.
+ * address, always reached directly and sent the request target in origin form (`/api/v1/…`): a
+ * proxy would read its headers (the key) in clear, and uvicorn or a path-routing `http.server`
+ * answer 404 to the absolute form. An `https://` one still follows them: the proxy sees no more
+ * than `CONNECT host:port`.
  *
  * @throws {TypeError} When Deno refuses the certificates or the proxy address.
  */
 export function makePolicyFetch(setup: FetchSetup = {}): typeof fetch {
-  const client = setup.caCerts === undefined && setup.proxy === undefined
-    ? undefined
-    : Deno.createHttpClient({
-      ...(setup.caCerts === undefined ? {} : { caCerts: [setup.caCerts] }),
-      ...(setup.proxy === undefined ? {} : { proxy: { url: setup.proxy } }),
-    });
+  const options: Deno.CreateHttpClientOptions = {
+    ...(setup.caCerts === undefined ? {} : { caCerts: [setup.caCerts] }),
+    ...(setup.proxy === undefined ? {} : { proxy: { url: setup.proxy } }),
+  };
+  const client = Object.keys(options).length === 0 ? undefined : Deno.createHttpClient(options);
   const configured: typeof fetch = client === undefined
     ? fetch
     : (input, init) => fetch(input, { ...init, client });
@@ -67,14 +68,33 @@ export function makePolicyFetch(setup: FetchSetup = {}): typeof fetch {
   return (input, init) => {
     const url = new URL(input instanceof Request ? input.url : input);
     if (url.protocol !== "http:" || !isLoopbackHost(url.hostname)) return configured(input, init);
-    // Deno cannot ignore the proxy variables for one request (denoland/deno#28385). Named as its
-    // own proxy, the service gets a direct connection: a plain-http proxy is only sent the
-    // absolute URL, which servers must accept (RFC 9112 §3.2.2). (Deno 2.1 has no "tcp" transport,
-    // which would do the same.)
-    const loopback = direct.get(url.host) ?? Deno.createHttpClient({ proxy: { url: url.origin } });
+    const loopback = direct.get(url.host) ?? _directClient(url, options);
     direct.set(url.host, loopback);
     return fetch(input, { ...init, client: loopback });
   };
+}
+
+/**
+ * A client that never uses a proxy for `url`'s host. Deno has no per-request switch
+ * (denoland/deno#28385) and 2.1 no `tcp` transport (which, like naming the host as its own proxy,
+ * sends the absolute form anyway), but it reads `NO_PROXY` as each client is made: the variable
+ * names the host (brackets off; Deno matches names and addresses apart, so `localhost` does not
+ * cover `127.0.0.1`) while the client is made, and is put back at once. Without the permission
+ * for `NO_PROXY`, the host is named as its own proxy: still direct, in absolute form.
+ */
+function _directClient(url: URL, options: Deno.CreateHttpClientOptions): Deno.HttpClient {
+  const permission = Deno.permissions.querySync({ name: "env", variable: "NO_PROXY" });
+  if (permission.state !== "granted") {
+    return Deno.createHttpClient({ ...options, proxy: { url: url.origin } });
+  }
+  const before = Deno.env.get("NO_PROXY");
+  Deno.env.set("NO_PROXY", url.hostname.replace(/^\[(.*)\]$/, "$1"));
+  try {
+    return Deno.createHttpClient(options);
+  } finally {
+    if (before === undefined) Deno.env.delete("NO_PROXY");
+    else Deno.env.set("NO_PROXY", before);
+  }
 }
 
 /**

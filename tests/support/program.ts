@@ -33,6 +33,8 @@ export interface ProgramOptions {
   readonly entry?: string;
   /** Extra `deno run` flags. */
   readonly denoFlags?: readonly string[];
+  /** The permission flags instead of deno.json's set ({@linkcode PERMISSIONS}), e.g. `["-A"]`. */
+  readonly permissions?: readonly string[];
 }
 
 function _command(args: readonly string[], options: ProgramOptions, cwd: string): Deno.Command {
@@ -46,7 +48,7 @@ function _command(args: readonly string[], options: ProgramOptions, cwd: string)
       "run",
       "--no-prompt",
       "--quiet",
-      ...PERMISSIONS,
+      ...(options.permissions ?? PERMISSIONS),
       ...(options.denoFlags ?? []),
       options.entry ?? MAIN,
       ...args,
