@@ -228,9 +228,12 @@ export class ServiceClient {
       return { document, status, retryAfterMs, duplicate: duplicateMember(text) };
     }
     // The service's words: `{"error": {"code", "message"}}`, `{"error"}`, `{"message"}`,
-    // `{"detail"}` or plain text.
+    // `{"detail"}` or plain text. An HTML page (nginx's 502, a login portal) is described, not
+    // quoted: its markup says nothing in one line.
     const error = document?.error;
     const inner = isObject(error) ? error : undefined;
+    const html = document === undefined && text.trim() !== "" &&
+      _isHtml(response.headers.get("content-type"), text);
     const said: unknown = document === undefined
       ? text
       : inner?.message ?? (typeof error === "string" ? error : undefined) ?? document.message ??
@@ -238,7 +241,11 @@ export class ServiceClient {
     const words = typeof said === "string" ? said : said === undefined ? "" : JSON.stringify(said);
     const message = this.#shown(words, 300);
     const code = typeof inner?.code === "string" ? this.#shown(inner.code, 300) : undefined;
-    const detail = message ? `: ${message}` : "";
+    const detail = html
+      ? " (an HTML page: a proxy in front of the service?)"
+      : message
+      ? `: ${message}`
+      : "";
     const kind = failureKind(status, "service");
     throw new HttpFailure(kind, `${what}${detail}`, { status, retryAfterMs, code });
   }
@@ -318,4 +325,12 @@ export class ServiceClient {
     }
     return new HttpFailure("transient", `network error: ${shown(reason)}`, { cause: error });
   }
+}
+
+/** Whether an answer is an HTML page, by its type or, without one, by how its text starts. */
+function _isHtml(contentType: string | null, text: string): boolean {
+  if (contentType !== null && /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(contentType)) {
+    return true;
+  }
+  return /^\s*<(!doctype\s+html|html|head|body|title)\b/i.test(text);
 }

@@ -404,6 +404,40 @@ Deno.test("an error body is read from error.message, message, detail or plain te
   );
 });
 
+Deno.test("an HTML error page is described, not quoted: by its type, or by how it starts", async () => {
+  const nginx =
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n";
+  const pages: Array<[string, Record<string, string>]> = [
+    [nginx, { "content-type": "text/html" }],
+    [nginx, {}],
+    ["<!DOCTYPE html><p>Sign in to continue</p>", { "content-type": "text/plain" }],
+    ["Service unavailable", { "content-type": "text/html; charset=utf-8" }],
+  ];
+  for (const [body, headers] of pages) {
+    const { fetch } = fakeFetch(() =>
+      new Response(body, { status: 502, statusText: "Bad Gateway", headers })
+    );
+    const error = await apiError(makeClient(fetch).readRun(AGENT, "run_1", OPEN));
+    assert.equal(
+      error.message,
+      "GET answered 502 Bad Gateway (an HTML page: a proxy in front of the service?)",
+    );
+    assert.equal(error.kind, "transient");
+  }
+  // Plain text is the service's words; an empty page says nothing.
+  const cases: Array<[string, string, string]> = [
+    ["upstream <b> failed", "text/plain", ": upstream <b> failed"],
+    ["", "text/html", ""],
+  ];
+  for (const [body, type, shown] of cases) {
+    const { fetch } = fakeFetch(() =>
+      new Response(body, { status: 502, headers: { "content-type": type } })
+    );
+    const error = await apiError(makeClient(fetch).readRun(AGENT, "run_1", OPEN));
+    assert.equal(error.message, `GET answered 502${shown}`);
+  }
+});
+
 Deno.test("a key the service echoes back is masked, even split by a control character", async () => {
   const split = `${KEY.slice(0, 5)}\x1b${KEY.slice(5, 9)}\u202e${KEY.slice(9)}`;
   for (const body of [`bad key ${KEY}`, `bad key ${split}`, JSON.stringify({ detail: split })]) {
