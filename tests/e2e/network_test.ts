@@ -6,7 +6,7 @@
  * What Deno 2.9.6's fetch does, as found while writing these tests:
  * - It reads HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and the lowercase forms) itself, in Rust, with
  *   no --allow-env check (a run without them in --allow-env still used the proxy and DENO_CERT);
- *   the runner's code never reads them.
+ *   the runner's code reads none of them but NO_PROXY, set for a moment (src/http/policy.ts).
  * - It does NOT exempt loopback: `https://localhost:<port>` and `https://127.0.0.1:<port>` both go
  *   through HTTPS_PROXY as `CONNECT <host>:<port> HTTP/1.1`, so loopback is a fair stand-in for a
  *   remote service here. Only NO_PROXY bypasses the proxy, matched on the URL's host as written
