@@ -4,8 +4,9 @@
 # build-provenance attestation, or this checkout's source with `version: source`) and execs it,
 # so its exit code and signals are the step's own. A release binary is kept in the runner's tool
 # cache, RUNNER_TOOL_CACHE/service-ci/<version>/<x64|arm64>, as the setup actions keep theirs, so
-# the next job on a self-hosted runner does not download it again; its SHA-256 is checked
-# against the one recorded at installation every time it is used.
+# the next job on a self-hosted runner does not download it again; it is used only if nobody else
+# could have written it, and its SHA-256 is checked against the one recorded at installation every
+# time it is used.
 #
 # Inputs, as the action passes them (never expanded into the script, so no value runs as code):
 #   SERVICE_CI_AGENT            one agent UUID, or several separated by commas or newlines
@@ -44,6 +45,11 @@
 set -eu
 
 action_path=${GITHUB_ACTION_PATH:-$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)}
+
+# What the action creates (the installation, the tool cache) only its owner may write, whatever
+# the job's umask; service-ci gets the job's own back.
+job_umask=$(umask)
+umask 022
 
 # Shows a value from an input on one line: no control character can end the line and start
 # a workflow command.
@@ -203,10 +209,30 @@ else
       *) cache=$cache_root/service-ci/$version/arm64 ;;
     esac
   fi
+  # A cache entry is trusted only if nobody else could have written it: the folders on its path
+  # inside the cache and its files are the current user's and neither group nor others may write
+  # them (-H: a symbolic link is judged by what it points to). Prints what fails that. Not on
+  # Windows: Git Bash makes the bits up from the read-only attribute; they do not show the ACLs.
+  untrusted() {
+    [ "$os_part" != pc-windows-msvc ] || return 0
+    set -- "$cache_root/service-ci" "$cache_root/service-ci/$version" "$cache" \
+      "$cache/$binary" "$cache/$binary.sha256"
+    for marker in "$cache.complete" "$cache/attested"; do
+      if [ -e "$marker" ]; then set -- "$@" "$marker"; fi
+    done
+    find -H "$@" -prune \( ! -user "$(id -u)" -o -perm -020 -o -perm -002 \) -print 2>/dev/null ||
+      printf '%s\n' "$cache (unreadable)"
+  }
   cached=false
   if [ -n "$cache" ] && [ -f "$cache.complete" ] && [ -f "$cache/$binary" ] &&
     [ -f "$cache/$binary.sha256" ]; then
-    if [ "$verify_attestation" = true ] && [ ! -f "$cache/attested" ]; then
+    writable=$(untrusted | tr '\n' ' ')
+    if [ -n "$writable" ]; then
+      printf '::warning title=service-ci action::%s %s\n' \
+        "the cached $(shown "$cache/$binary") is not used: another user owns or may write" \
+        "$(shown "${writable% }"); installing it again"
+      rm -rf "$cache" "$cache.complete" 2>/dev/null || :
+    elif [ "$verify_attestation" = true ] && [ ! -f "$cache/attested" ]; then
       printf 'service-ci action: %s %s\n' "$cache/$binary" \
         "was cached without the attestation check; installing it again" >&2
     else
@@ -250,21 +276,21 @@ else
         "nothing was run. version: source runs the action's own checkout instead"
     set -- "$dir/$binary"
     # Into the tool cache: the binary, then its SHA-256, then the marker, each renamed into
-    # place, so a job on another runner sharing the cache never takes a half-written copy. A
-    # cache that cannot be written costs the next job a download, nothing more.
+    # place, so a job on another runner sharing the cache never takes a half-written copy; the
+    # marker only once the next job would trust the entry. A cache that cannot be written costs
+    # the next job a download, nothing more.
     if [ -n "$cache" ] && installed=$(sha256_of "$dir/$binary") && {
-      rm -f "$cache.complete" &&
+      rm -f "$cache.complete" "$cache/attested" &&
         mkdir -p "$cache" &&
+        chmod 755 "$cache_root/service-ci" "$cache_root/service-ci/$version" "$cache" &&
         cp "$dir/$binary" "$cache/.$binary.$$" &&
         chmod 755 "$cache/.$binary.$$" &&
         mv -f "$cache/.$binary.$$" "$cache/$binary" &&
         printf '%s\n' "$installed" >"$cache/.$binary.sha256.$$" &&
+        chmod 644 "$cache/.$binary.sha256.$$" &&
         mv -f "$cache/.$binary.sha256.$$" "$cache/$binary.sha256" &&
-        if [ "$verify_attestation" = true ]; then
-          : >"$cache/attested"
-        else
-          rm -f "$cache/attested"
-        fi &&
+        if [ "$verify_attestation" = true ]; then : >"$cache/attested"; fi &&
+        [ -z "$(untrusted)" ] &&
         : >"$cache.complete"
     }; then
       printf 'service-ci action: cached in %s (SHA-256 %s)\n' "$cache" "$installed" >&2
@@ -320,4 +346,5 @@ if { [ "$pr_comment" = true ] || [ "$commit_status" = true ]; } &&
   export GITHUB_TOKEN
 fi
 unset SERVICE_CI_GITHUB_TOKEN
+umask "$job_umask"
 exec "$@"

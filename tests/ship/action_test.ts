@@ -105,15 +105,22 @@ interface ActionRun {
 // The job's token as the runner would give it; the stand-in gh records what it received.
 const JOB_TOKEN = "ghs_job-token-for-the-tests";
 
+interface RunOptions {
+  /** The stand-in gh's exit code; default 0. */
+  readonly ghExit?: number;
+  /** The job's umask (octal, as `umask` takes it); default this process's. */
+  readonly umask?: string;
+}
+
 // Runs the gate step as the runner would: its `env:` with each `${{ inputs.x }}` replaced by
 // the given input or the input's default (and `${{ github.token }}` by JOB_TOKEN), then its
 // `run:` with bash, in the job's workspace. `env` holds the job's own environment; a stand-in
-// gh (exit code `ghExit`, default 0) comes first on PATH unless `env` sets PATH.
+// gh comes first on PATH unless `env` sets PATH.
 async function _runAction(
   dir: string,
   inputs: Readonly<Record<string, string>>,
   env: Readonly<Record<string, string>> = {},
-  ghExit = 0,
+  { ghExit = 0, umask }: RunOptions = {},
 ): Promise<ActionRun> {
   const step = _gateStep();
   for (const name of Object.keys(inputs)) assert.ok(name in ACTION.inputs, `input ${name}`);
@@ -142,7 +149,8 @@ async function _runAction(
     const value = Deno.env.get(name);
     if (value !== undefined) inherited[name] = value;
   }
-  const bash = ["--noprofile", "--norc", "-eo", "pipefail", "-c", step.run];
+  const run = umask === undefined ? step.run : `umask ${umask}\n${step.run}`;
+  const bash = ["--noprofile", "--norc", "-eo", "pipefail", "-c", run];
   const output = await runCommand("bash", bash, {
     cwd: workspace,
     clearEnv: true,
@@ -723,11 +731,12 @@ toolTest(
 // --- release binaries, from a fake release server -----------------------------------------
 
 // The "binary": a script that answers install.sh's --version check and otherwise records its
-// arguments (one per line), whether it got the key, and exits with $FAKE_EXIT.
+// arguments (one per line), whether it got the key, its umask, and exits with $FAKE_EXIT.
 function _fakeBinary(version: string): string {
   return `#!/bin/sh
 if [ "$1" = --version ]; then echo "service-ci ${version}"; exit 0; fi
 printf '%s\\n' "$@" > "$FAKE_ARGS"
+umask > "$FAKE_ARGS.umask"
 printf '%s' "\${SERVICE_API_KEY:-}" > "$FAKE_ARGS.key"
 printf '%s' "\${GH_TOKEN:-}\${SERVICE_CI_GITHUB_TOKEN:-}" > "$FAKE_ARGS.token"
 exit "\${FAKE_EXIT:-0}"
@@ -925,7 +934,7 @@ toolTest(
       scratch.dir,
       { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" },
       { SERVICE_CI_DOWNLOAD_URL: release.url, FAKE_ARGS: args },
-      1,
+      { ghExit: 1 },
     );
 
     assert.equal(run.code, 3, _log(run));
@@ -953,7 +962,7 @@ toolTest(
         "verify-attestation": "false",
       },
       { SERVICE_CI_DOWNLOAD_URL: release.url, FAKE_ARGS: args },
-      1,
+      { ghExit: 1 },
     );
 
     assert.equal(run.code, 0, _log(run));
@@ -1062,6 +1071,145 @@ toolTest(
     assert.equal(release.requested.length, requested + 2);
     assert.equal(checked.ghCalls.length, 1);
     assert.ok((await Deno.stat(join(cache, "attested"))).isFile);
+  },
+);
+
+// What the action writes into the tool cache, and the modes it must have whatever the umask.
+function _cacheModes(toolCache: string, version: string): Record<string, string> {
+  const cache = _toolCache(toolCache, version);
+  return {
+    [join(toolCache, "service-ci")]: "0755",
+    [join(toolCache, "service-ci", version)]: "0755",
+    [cache]: "0755",
+    [`${cache}.complete`]: "0644",
+    [join(cache, "service-ci")]: "0755",
+    [join(cache, "service-ci.sha256")]: "0644",
+    [join(cache, "attested")]: "0644",
+  };
+}
+
+// The permission bits of each path (not following a symbolic link), as _cacheModes writes them.
+async function _modesOf(paths: Iterable<string>): Promise<Record<string, string>> {
+  const modes: Record<string, string> = {};
+  for (const path of paths) {
+    modes[path] = ((await Deno.lstat(path)).mode! & 0o7777).toString(8).padStart(4, "0");
+  }
+  return modes;
+}
+
+const CACHE_TOOLS: ToolOptions = {
+  ...INSTALL_TOOLS,
+  tools: [...INSTALL_TOOLS.tools, "find", "id"],
+};
+
+toolTest(
+  "under umask 000 the action creates its folders 0755, the binary 0755 and its files 0644",
+  CACHE_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using release = await _serveRelease(scratch.dir, "1.2.3");
+    const toolCache = join(scratch.dir, "tool-cache");
+    const args = join(scratch.dir, "args");
+    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
+    const env = {
+      SERVICE_CI_DOWNLOAD_URL: release.url,
+      FAKE_ARGS: args,
+      RUNNER_TOOL_CACHE: toolCache,
+    };
+
+    const first = await _runAction(scratch.dir, inputs, env, { umask: "000" });
+    assert.equal(first.code, 0, _log(first));
+    assert.match(first.stderr, /cached in \S+ \(SHA-256 [0-9a-f]{64}\)/);
+    const expected = _cacheModes(toolCache, "1.2.3");
+    assert.deepEqual(await _modesOf(Object.keys(expected)), expected);
+    // The installation the step runs, with the key, is no more writable than the cache.
+    const installed = join(scratch.dir, "runner-temp", "service-ci", "1.2.3");
+    assert.deepEqual(await _modesOf([installed, join(installed, "service-ci")]), {
+      [installed]: "0755",
+      [join(installed, "service-ci")]: "0755",
+    });
+    // service-ci itself runs with the job's umask, for the reports it writes.
+    assert.equal((await Deno.readTextFile(`${args}.umask`)).trim(), "0000");
+
+    // What it wrote under umask 000 it trusts: the next job runs it without a download.
+    const requested = release.requested.length;
+    const second = await _runAction(scratch.dir, inputs, env, { umask: "000" });
+    assert.equal(second.code, 0, _log(second));
+    assert.match(second.stderr, /using \S+ \(SHA-256 [0-9a-f]{64}, as at its installation\)/);
+    assert.equal(release.requested.length, requested);
+  },
+);
+
+toolTest(
+  "a cached copy another user owns or may write is never run: it is discarded and installed again",
+  CACHE_TOOLS,
+  async () => {
+    await using scratch = await _scratch();
+    await using release = await _serveRelease(scratch.dir, "1.2.3");
+    const toolCache = join(scratch.dir, "tool-cache");
+    const cache = _toolCache(toolCache, "1.2.3");
+    const args = join(scratch.dir, "args");
+    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
+    const env = {
+      SERVICE_CI_DOWNLOAD_URL: release.url,
+      FAKE_ARGS: args,
+      RUNNER_TOOL_CACHE: toolCache,
+    };
+    const installed = await _runAction(scratch.dir, inputs, env);
+    assert.equal(installed.code, 0, _log(installed));
+    const sha = await sha256Hex(await Deno.readFile(join(cache, "service-ci")));
+    const expected = _cacheModes(toolCache, "1.2.3");
+
+    // Another program in the cache, with the SHA-256 record that matches it: what someone who
+    // can write there would leave for the next job to run with the key.
+    const planted = '#!/bin/sh\nprintf \'%s\' "$SERVICE_API_KEY" > "$FAKE_ARGS.planted"\n';
+    const plantedSha = await sha256Hex(new TextEncoder().encode(planted));
+    // The test's own user (Deno.uid() would need --allow-sys), and nobody's when that is root.
+    const uid = Number((await runCommand("id", ["-u"])).stdout.trim());
+    const nobody = uid === 0
+      ? Number((await runCommand("id", ["-u", "nobody"])).stdout.trim())
+      : undefined;
+    const cases: [string, () => Promise<void>][] = [
+      ["its folder writable by others", () => Deno.chmod(cache, 0o777)],
+      ["its version's folder writable by the group", () => Deno.chmod(dirname(cache), 0o775)],
+      ["service-ci's folder writable by others", () => Deno.chmod(dirname(dirname(cache)), 0o757)],
+      ["its record writable by others", () => Deno.chmod(join(cache, "service-ci.sha256"), 0o666)],
+      ["its binary writable by the group", () => Deno.chmod(join(cache, "service-ci"), 0o775)],
+      ["its marker writable by others", () => Deno.chmod(`${cache}.complete`, 0o666)],
+    ];
+    // Only root can give a file to another user: run as anyone else, this case is left out.
+    if (nobody !== undefined) {
+      cases.push(["owned by nobody", async () => {
+        for (const path of [cache, join(cache, "service-ci"), join(cache, "service-ci.sha256")]) {
+          await Deno.chown(path, nobody, null);
+        }
+      }]);
+    }
+    for (const [what, tamper] of cases) {
+      await Deno.writeTextFile(join(cache, "service-ci"), planted);
+      await Deno.writeTextFile(join(cache, "service-ci.sha256"), `${plantedSha}\n`);
+      await tamper();
+      await Deno.remove(args);
+      const requested = release.requested.length;
+
+      const run = await _runAction(scratch.dir, inputs, env);
+
+      assert.equal(run.code, 0, `${what}: ${_log(run)}`);
+      await assert.rejects(Deno.stat(`${args}.planted`), Deno.errors.NotFound, what);
+      assert.match(
+        run.stdout,
+        /^::warning title=service-ci action::the cached \S+ is not used: another user owns or may write \S+/m,
+        what,
+      );
+      assert.equal(release.requested.length, requested + 2, what);
+      assert.match(await Deno.readTextFile(args), new RegExp(`^--agent=${AGENTS.passing}\n`), what);
+      // In the cache again: the release's binary, as the action writes it, and its own.
+      assert.equal(await sha256Hex(await Deno.readFile(join(cache, "service-ci"))), sha, what);
+      assert.deepEqual(await _modesOf(Object.keys(expected)), expected, what);
+      for (const path of Object.keys(expected)) {
+        assert.equal((await Deno.lstat(path)).uid, uid, `${what}: ${path}`);
+      }
+    }
   },
 );
 
