@@ -45,15 +45,30 @@ export function checkHttps(url: URL, name: string, given: string = url.href): st
 }
 
 /**
+ * Makes an HTTP client that never uses a proxy for `url`'s host. Deno has no per-request switch
+ * (denoland/deno#28385), and 2.1 no `tcp` transport (which would send the absolute form too), but
+ * it reads `NO_PROXY` as each client is made: src/main.ts's names the host there meanwhile.
+ */
+export type DirectClient = (url: URL, options: Deno.CreateHttpClientOptions) => Deno.HttpClient;
+
+/**
+ * Where `NO_PROXY` cannot be set: the host named as its own proxy. Still direct, but every request
+ * goes out in absolute form (`POST http://127.0.0.1:8000/api/v1/…`), which uvicorn answers with 404.
+ */
+export const selfProxied: DirectClient = (url, options) =>
+  Deno.createHttpClient({ ...options, proxy: { url: url.origin } });
+
+/**
  * Without `setup.proxy`, Deno's proxy variables apply, except to a plain-`http://` loopback
- * address, always reached directly and sent the request target in origin form (`/api/v1/…`): a
- * proxy would read its headers (the key) in clear, and uvicorn or a path-routing `http.server`
- * answer 404 to the absolute form. An `https://` one still follows them: the proxy sees no more
- * than `CONNECT host:port`.
+ * address, always reached directly by `direct`'s client: a proxy would read its headers (the key)
+ * in clear. An `https://` one still follows them: the proxy sees no more than `CONNECT host:port`.
  *
  * @throws {TypeError} When Deno refuses the certificates or the proxy address.
  */
-export function makePolicyFetch(setup: FetchSetup = {}): typeof fetch {
+export function makePolicyFetch(
+  setup: FetchSetup = {},
+  direct: DirectClient = selfProxied,
+): typeof fetch {
   const options: Deno.CreateHttpClientOptions = {
     ...(setup.caCerts === undefined ? {} : { caCerts: [setup.caCerts] }),
     ...(setup.proxy === undefined ? {} : { proxy: { url: setup.proxy } }),
@@ -64,37 +79,14 @@ export function makePolicyFetch(setup: FetchSetup = {}): typeof fetch {
     : (input, init) => fetch(input, { ...init, client });
   // A proxy the program was given (Bitbucket's, itself on loopback) is meant for every request.
   if (setup.proxy !== undefined) return configured;
-  const direct = new Map<string, Deno.HttpClient>();
+  const clients = new Map<string, Deno.HttpClient>();
   return (input, init) => {
     const url = new URL(input instanceof Request ? input.url : input);
     if (url.protocol !== "http:" || !isLoopbackHost(url.hostname)) return configured(input, init);
-    const loopback = direct.get(url.host) ?? _directClient(url, options);
-    direct.set(url.host, loopback);
+    const loopback = clients.get(url.host) ?? direct(url, options);
+    clients.set(url.host, loopback);
     return fetch(input, { ...init, client: loopback });
   };
-}
-
-/**
- * A client that never uses a proxy for `url`'s host. Deno has no per-request switch
- * (denoland/deno#28385) and 2.1 no `tcp` transport (which, like naming the host as its own proxy,
- * sends the absolute form anyway), but it reads `NO_PROXY` as each client is made: the variable
- * names the host (brackets off; Deno matches names and addresses apart, so `localhost` does not
- * cover `127.0.0.1`) while the client is made, and is put back at once. Without the permission
- * for `NO_PROXY`, the host is named as its own proxy: still direct, in absolute form.
- */
-function _directClient(url: URL, options: Deno.CreateHttpClientOptions): Deno.HttpClient {
-  const permission = Deno.permissions.querySync({ name: "env", variable: "NO_PROXY" });
-  if (permission.state !== "granted") {
-    return Deno.createHttpClient({ ...options, proxy: { url: url.origin } });
-  }
-  const before = Deno.env.get("NO_PROXY");
-  Deno.env.set("NO_PROXY", url.hostname.replace(/^\[(.*)\]$/, "$1"));
-  try {
-    return Deno.createHttpClient(options);
-  } finally {
-    if (before === undefined) Deno.env.delete("NO_PROXY");
-    else Deno.env.set("NO_PROXY", before);
-  }
 }
 
 /**
