@@ -187,6 +187,12 @@ export function describeCiMetadata(
       evaluated === null ? "" : `: evaluating merge result ${evaluated.slice(0, 7)}`
     }`;
   }
+  if (branch === null && provider?.parameters !== undefined) {
+    const { branch: parameter, pullRequest } = provider.parameters;
+    what += `${
+      what === "" ? "" : "; "
+    }no branch in the environment: pass ${parameter} as the branch (on a pull request's build, ${pullRequest.branch}, and ${pullRequest.number} as the pull request)`;
+  }
   // Branch and repository names come from the environment: keep them on one inert line.
   return sanitize(what === "" ? lead : `${lead}, ${what}`);
 }

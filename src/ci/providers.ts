@@ -67,13 +67,24 @@ export interface CiProvider<V extends string = string> {
    * line.
    */
   readonly almostDetected?: (read: Read<V>) => string | null;
+  /**
+   * Where the CI keeps the branch and the pull request outside the environment: the parameters a
+   * user passes as `--branch` and `--pull-request`, on a pull request's build (`pullRequest`) and
+   * on any other (`branch`). Named when no branch was found; docs/ci/teamcity.md quotes them.
+   */
+  readonly parameters?: {
+    readonly branch: string;
+    readonly pullRequest: { readonly branch: string; readonly number: string };
+  };
 }
 
 // `const V` makes the names the declaration gives the exact set its functions may read.
 function _provider<const V extends string>(
   declared: Omit<CiProvider<V>, "variables"> & { readonly reads?: readonly V[] },
 ): CiProvider {
-  const names = Object.values(declared).flatMap((value) =>
+  // Every object but `parameters` (the CI's own, not the environment's) names variables.
+  const { parameters: _parameters, ...fields } = declared;
+  const names = Object.values(fields).flatMap((value) =>
     typeof value === "object" ? Object.values(value) : []
   );
   return { ...declared, variables: [...new Set(names)] } as unknown as CiProvider;
@@ -377,14 +388,22 @@ const TRAVIS = _provider({
   buildUrl: ["TRAVIS_JOB_WEB_URL", "TRAVIS_BUILD_WEB_URL"],
 });
 
-// TeamCity keeps branch and pull request in configuration parameters, not in the environment:
-// users pass them with `--branch %teamcity.build.branch%` and `--pull-request`.
+// TeamCity keeps branch and pull request in configuration parameters, not in the environment. On
+// a pull request's build `teamcity.build.branch` is `pull/42` (the logical name of the PR's ref),
+// not a branch; the Pull Requests build feature gives the source branch and the number.
 const TEAMCITY = _provider({
   id: "teamcity",
   name: "TeamCity",
   detect: { set: "TEAMCITY_VERSION" },
   commitSha: ["BUILD_VCS_NUMBER"],
   buildUrl: ["BUILD_URL"],
+  parameters: {
+    branch: "%teamcity.build.branch%",
+    pullRequest: {
+      branch: "%teamcity.pullRequest.source.branch%",
+      number: "%teamcity.pullRequest.number%",
+    },
+  },
 });
 
 // Harness CI runs Drone plugins, so it sets DRONE_* (and DRONE=true) too: it is checked first.

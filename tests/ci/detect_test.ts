@@ -1397,3 +1397,14 @@ for (const [metadata, line] of DESCRIPTIONS) {
     assert.equal(describeCiMetadata(metadata), line);
   });
 }
+
+Deno.test("describeCiMetadata() names TeamCity's branch parameters while no branch is known, and not once one is", async () => {
+  const env = { TEAMCITY_VERSION: "2025.11", BUILD_VCS_NUMBER: HEAD };
+  const { metadata, context } = await detectCiBuild(env, { git: fakeGit({}) });
+  assert.equal(
+    describeCiMetadata(metadata, context),
+    "detected TeamCity, commit 4f1c2d3; no branch in the environment: pass %teamcity.build.branch% as the branch (on a pull request's build, %teamcity.pullRequest.source.branch%, and %teamcity.pullRequest.number% as the pull request)",
+  );
+  const given = await detectCiBuild(env, { git: fakeGit({}), overrides: { branch: "main" } });
+  assert.doesNotMatch(describeCiMetadata(given.metadata, given.context), /no branch/);
+});
