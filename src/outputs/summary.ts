@@ -1,6 +1,6 @@
 /** The report model every surface reads, so that no CI's writer imports another's. */
 
-import { inertMarkdown, markdownDestination } from "../text/markdown.ts";
+import { inertMarkdown, markdownLink } from "../text/markdown.ts";
 import type { AgentOutcome, RunReport } from "../result/outcome.ts";
 import {
   formatDuration,
@@ -37,14 +37,14 @@ export function outputValues(
 export function summaryMarkdown(report: RunReport): string {
   const rows = report.agents.map((agent) => {
     const why = outcomeReason(agent);
-    const link = markdownDestination(agent.url, Infinity);
+    const link = markdownLink("open", agent.url, Infinity);
     const cells = [
       inertMarkdown(agent.agentId),
       agent.runId === null ? "—" : inertMarkdown(agent.runId),
       agent.status === null ? "—" : inertMarkdown(agent.status),
       `${markedOutcome(agent.outcome)}${why === null ? "" : `: ${inertMarkdown(why)}`}`,
       formatDuration(agent.durationMs),
-      link === null ? "—" : `[open](<${link}>)`,
+      link ?? "—",
     ];
     return `| ${cells.join(" | ")} |`;
   });

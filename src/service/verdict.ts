@@ -1,6 +1,7 @@
 /** Reads a run document (contract §2): still going, passed, failed, or unchecked. Pure. */
 
 import type { HttpFailure } from "../http/policy.ts";
+import { sanitize } from "../text/sanitize.ts";
 
 /** Poll again, whatever `results` says. Statuses are folded by {@linkcode normalizeStatus}. */
 export const IN_PROGRESS: ReadonlySet<string> = new Set(
@@ -44,8 +45,19 @@ export type RunState =
     | Extract<Verdict, { kind: "unchecked" }>
   );
 
+/**
+ * A status as every report shows it ({@linkcode sanitize}: no invisible or control character,
+ * blanks of every kind one space, none at the ends), folded: lower case, `-` and blanks as `_`.
+ * What reads as `failed` is read as `failed`.
+ *
+ * @example
+ * ```ts
+ * normalizeStatus("In-Progress"); // "in_progress"
+ * normalizeStatus("fa\u200biled"); // "failed"
+ * ```
+ */
 export function normalizeStatus(status: string): string {
-  return status.trim().toLowerCase().replace(/[-\s]/g, "_");
+  return sanitize(status).toLowerCase().replace(/[-\s]/g, "_");
 }
 
 /** What a read was asking for, and what of the answer's text `JSON.parse` cannot show. */
@@ -76,13 +88,17 @@ export function readRun(document: Readonly<Record<string, unknown>>, asked: Aske
   if (ambiguity !== undefined) return { kind: "unchecked", status, reason: ambiguity };
   const folded = status === null ? null : normalizeStatus(status);
   const passed = _gatePassed(document);
+  // A status is also read without its blanks (`fa\u00a0iled` is shown "fa iled"): it can only
+  // make a known status of it, never a pass.
+  const is = (set: ReadonlySet<string>) =>
+    folded !== null && (set.has(folded) || _compact(set).has(folded.replaceAll("_", "")));
 
-  if (folded !== null && IN_PROGRESS.has(folded)) return { kind: "in_progress", status };
-  if (folded !== null && ENDED_WITHOUT_VERDICT.has(folded)) {
+  if (is(IN_PROGRESS)) return { kind: "in_progress", status };
+  if (is(ENDED_WITHOUT_VERDICT)) {
     return { kind: "unchecked", status, reason: "the run ended without a verdict" };
   }
-  if (folded !== null && FINISHED.has(folded)) {
-    const reason = folded === "failed" && passed === true
+  if (is(FINISHED)) {
+    const reason = folded?.replaceAll("_", "") === "failed" && passed === true
       ? "the answer contradicts itself: status failed with results.gate.passed true"
       : typeof passed === "boolean"
       ? undefined
@@ -96,6 +112,16 @@ export function readRun(document: Readonly<Record<string, unknown>>, asked: Aske
   return { kind: "in_progress", status };
 }
 
+const _compacted = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
+function _compact(set: ReadonlySet<string>): ReadonlySet<string> {
+  let compact = _compacted.get(set);
+  if (compact === undefined) {
+    compact = new Set([...set].map((status) => status.replaceAll("_", "")));
+    _compacted.set(set, compact);
+  }
+  return compact;
+}
+
 export interface GateField {
   readonly name: string;
   /** As the service wrote it: not yet sanitized, masked or cut. */
@@ -103,9 +129,9 @@ export interface GateField {
 }
 
 /**
- * Every scalar member of `results.gate` but `passed`, and `results.summary`, in the answer's
- * order: shown, never read for the verdict (the service's docs fix only `passed`). Numbers JSON
- * cannot write back (`1e999`) are left out.
+ * Every scalar member of `results.gate` but `passed` (or one that reads as it), and
+ * `results.summary`, in the answer's order: shown, never read for the verdict (the service's docs
+ * fix only `passed`). Numbers JSON cannot write back (`1e999`) are left out.
  */
 export function gateFields(document: Readonly<Record<string, unknown>>): GateField[] {
   const results = _own(document, "results");
@@ -115,7 +141,7 @@ export function gateFields(document: Readonly<Record<string, unknown>>): GateFie
     if (name === "summary") return _isScalar(value) ? [{ name, value }] : [];
     if (name !== "gate" || !isObject(value)) return [];
     return Object.entries(value).flatMap(([member, inner]) =>
-      member !== "passed" && _isScalar(inner) ? [{ name: member, value: inner }] : []
+      sanitize(member) !== "passed" && _isScalar(inner) ? [{ name: member, value: inner }] : []
     );
   });
 }
@@ -130,6 +156,8 @@ function _ambiguity(document: Readonly<Record<string, unknown>>, asked: AskedRun
   if (asked.duplicate !== undefined) {
     return `the answer has ${asked.duplicate} twice, which JSON readers read differently`;
   }
+  const lookAlike = _lookAlike(document);
+  if (lookAlike !== undefined) return lookAlike;
   const runId = _own(document, "run_id") ?? null;
   if (runId !== null && runId !== asked.runId) {
     return `the answer is about run ${_describe(runId)}, not the run asked for (${asked.runId})`;
@@ -151,6 +179,28 @@ const VERDICT_PATH: ReadonlyMap<string, readonly string[]> = new Map([
   ["results", ["gate"]],
   ["results.gate", ["passed"]],
 ]);
+
+// A member on the verdict's path that is none of its names but is shown as one (`pass\u200bed`,
+// `" passed"`): a reader takes it for that member, `JSON.parse` does not.
+function _lookAlike(document: Readonly<Record<string, unknown>>): string | undefined {
+  for (const [path, names] of VERDICT_PATH) {
+    const object = path === "" ? document : path.split(".").reduce<unknown>(
+      (outer, name) => isObject(outer) ? _own(outer, name) : undefined,
+      document,
+    );
+    if (!isObject(object)) continue;
+    for (const member of Object.keys(object)) {
+      const shown = sanitize(member);
+      if (shown === member || !names.includes(shown)) continue;
+      const spelled = JSON.stringify(member).replace(
+        /[^ -~]/g,
+        (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+      );
+      return `the answer has a member ${spelled}, which reads as ${path ? `${path}.` : ""}${shown}`;
+    }
+  }
+  return undefined;
+}
 
 /**
  * The first member on the verdict's path that `text` repeats, however its name is escaped.

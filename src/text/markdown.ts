@@ -16,11 +16,7 @@ import { CONTROL, XML_ENTITIES } from "./sanitize.ts";
  * ```
  */
 export function inertMarkdown(text: string): string {
-  const visible = text
-    .toWellFormed()
-    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
-    .replace(CONTROL, "");
-  const broken = removeIgnorable(visible)
+  const broken = _oneLine(text)
     .replace(/[@#!~%$^&:*]/g, "$&\u200b")
     .replace(/(www)(?=\.)/gi, "$1\u200b")
     .replace(/(gh-)(?=\d)/gi, "$1\u200b");
@@ -30,16 +26,47 @@ export function inertMarkdown(text: string): string {
 }
 
 /**
- * An http(s) link's destination, for `[text](<destination>)`, or `null`. Whatever could end it,
- * split a table or open a code span is percent-encoded; a long one gives `null`, so that one row
- * cannot take a whole comment.
+ * An id (a run's, an agent's, a status) as an inert code span on one line: shown as it is, since
+ * Markdown shows a backslash escape inside a code span as the backslash. A fence longer than any
+ * run of backticks in the id keeps it inside; renderers link and mention nothing in code. Not
+ * for a table's cell, which a `|` would split even in code.
+ *
+ * @example
+ * ```ts
+ * markdownCode("run_1"); // "`run_1`"
+ * markdownCode("a`b"); // "``a`b``"
+ * ```
  */
-export function markdownDestination(url: string | null, maxLength = 2_000): string | null {
+export function markdownCode(text: string): string {
+  const code = _oneLine(text);
+  const longest = Array.from(code.matchAll(/`+/g), ([run]) => run.length)
+    .reduce((most, length) => Math.max(most, length), 0);
+  const fence = "`".repeat(longest + 1);
+  // A space inside each end is dropped when rendered: it keeps a backtick off the fence, and
+  // an id's own blanks at its ends; an empty span would be no span.
+  const padded = code === "" || /^[` ]|[` ]$/.test(code) ? ` ${code} ` : code;
+  return `${fence}${padded}${fence}`;
+}
+
+/**
+ * A link to an http(s) `url`, or `null`: the one way every Markdown surface links. `text` is
+ * this program's own Markdown, never the service's: a service cannot choose what a link says.
+ * Whatever in the address could end the link, split a table or open a code span is
+ * percent-encoded; a long one gives `null`, so that one row cannot take a whole comment.
+ *
+ * @example
+ * ```ts
+ * markdownLink("dashboard", "https://dash.example/run)![x](https://evil.example/p.png)");
+ * // "[dashboard](<https://dash.example/run%29![x]%28https://evil.example/p.png%29>)"
+ * markdownLink("dashboard", "javascript:alert(1)"); // null
+ * ```
+ */
+export function markdownLink(text: string, url: string | null, maxLength = 2_000): string | null {
   const href = httpLink(url);
   if (href === null) return null;
   const destination = percentEncode(href, /[A-Za-z0-9\-._~:/?#[\]@!'*+,;=%&]/)
     .replaceAll("&", "&amp;");
-  return destination.length > maxLength ? null : destination;
+  return destination.length > maxLength ? null : `[${text}](<${destination}>)`;
 }
 
 /** Every character `safe` does not match, as the percent-escapes of its UTF-8 bytes. */
@@ -62,3 +89,12 @@ export function httpLink(url: string | null): string | null {
 }
 
 const _UTF8 = new TextEncoder();
+
+// What a Markdown surface shows of any text: one line, no control or invisible character.
+function _oneLine(text: string): string {
+  const visible = text
+    .toWellFormed()
+    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
+    .replace(CONTROL, "");
+  return removeIgnorable(visible);
+}

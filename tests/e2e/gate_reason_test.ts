@@ -83,3 +83,49 @@ xmlTest(
     }
   },
 );
+
+xmlTest(
+  "a member that reads as passed is no verdict, and is shown nowhere as a reason",
+  async () => {
+    const failing = defaultAgents(100).find((agent) => agent.id === AGENTS.failing)!;
+    for (const lookAlike of ["pass\u200bed", " passed", "passed\u00a0", "pass\u00aded"]) {
+      await using service = await startFakeService({
+        agents: [{
+          ...failing,
+          finished: () => ({
+            status: "completed",
+            results: { gate: { passed: false, [lookAlike]: true, rule: RULE } },
+          }),
+        }],
+      });
+      const dir = await Deno.makeTempDir({ prefix: "service-ci-look-alike-" });
+      const files = { junit: `${dir}/gate.xml`, summary: `${dir}/summary.md` };
+      const result = await runProgram(["--agent", failing.id, "--json", "--junit", files.junit], {
+        env: {
+          SERVICE_API_KEY: KEYS.ci,
+          SERVICE_BASE_URL: service.url,
+          GITHUB_ACTIONS: "true",
+          GITHUB_STEP_SUMMARY: files.summary,
+        },
+      });
+      const spelled = JSON.stringify(lookAlike);
+      assert.equal(result.code, 3, `${spelled}: ${result.stderr}`);
+      const [agent] = JSON.parse(result.stdout).agents;
+      assert.equal(agent.outcome, "unchecked");
+      assert.deepEqual(agent.gate, {});
+      assert.match(agent.error, /reads as results\.gate\.passed/);
+      await assertValidJunit(files.junit);
+      const shown = [
+        result.stdout,
+        result.stderr,
+        await Deno.readTextFile(files.junit),
+        await Deno.readTextFile(files.summary),
+      ];
+      for (const text of shown) {
+        // As read: without Markdown's escapes and zero-width spaces.
+        const read = text.replaceAll("&#8203;", "").replaceAll("\\", "");
+        assert.doesNotMatch(read, /passed"?: true/, `${spelled}: ${text}`);
+      }
+    }
+  },
+);

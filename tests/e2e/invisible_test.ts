@@ -97,3 +97,32 @@ Deno.test("a key interleaved with invisible characters, and tag-character text, 
     if (flags.length > 0) JSON.parse(result.stdout);
   }
 });
+
+Deno.test("a status that reads as failed, cancelled or running through invisible characters is read so, never as a pass", async () => {
+  const base = defaultAgents(100)[0]!;
+  // Each: the status of the first finished answer (passed: true beside it), the exit code.
+  const cases: Array<[string, number]> = [
+    ["fa\u200biled", 3],
+    ["can\u00adcelled", 3],
+    // Still going: read again, and the next answer's verdict (false) is the one.
+    ["run\u2060ning", 1],
+  ];
+  for (const [status, code] of cases) {
+    let reads = 0;
+    const agent = {
+      ...base,
+      id: crypto.randomUUID(),
+      finished: () =>
+        reads++ === 0
+          ? { status, results: { gate: { passed: true } } }
+          : { status: "completed", results: { gate: { passed: false } } },
+    };
+    await using service = await startFakeService({ agents: [agent] });
+    const result = await runProgram(["--agent", agent.id, "--json"], {
+      env: { SERVICE_API_KEY: KEYS.ci, SERVICE_BASE_URL: service.url },
+    });
+    assert.equal(result.code, code, `${JSON.stringify(status)}: ${result.stderr}`);
+    const [shown] = JSON.parse(result.stdout).agents;
+    assert.notEqual(shown.outcome, "passed", JSON.stringify(shown));
+  }
+});

@@ -190,3 +190,86 @@ Deno.test("readRun() gives a verdict's fields with it, and none to a run without
   assert.ok(!("gate" in readRun({ status: "cancelled", ...said })));
   assert.ok(!("gate" in readRun({ status: "running", ...said })));
 });
+
+Deno.test("readRun() reads a status as it is shown: invisible characters hide no failed, cancelled or running", () => {
+  const cases: Array<[string, string]> = [
+    ["fa\u200biled", "unchecked"],
+    ["Fa\u00adILED", "unchecked"],
+    ["\u00a0failed\u2060", "unchecked"],
+    ["fa\u0007iled", "unchecked"],
+    ["can\u00adcelled", "unchecked"],
+    ["timed\u00a0out", "unchecked"],
+    ["run\u2060ning", "in_progress"],
+    ["in\u3000\ufeffprogress", "in_progress"],
+  ];
+  for (const [status, kind] of cases) {
+    const state = readRun({ status, ...gate(true) });
+    assert.equal(state.kind, kind, JSON.stringify(status));
+    assert.equal(state.status, status, "the status itself is kept as the service wrote it");
+  }
+  assert.match(
+    (readRun({ status: "fa\u200biled", ...gate(true) }) as { reason: string }).reason,
+    /status failed with results\.gate\.passed true/,
+  );
+  assert.equal(normalizeStatus("Ti\u200bmed\u00a0Out"), "timed_out");
+  // A blank, even a no-break one, stays a blank in the folded status, but what is shown as
+  // "fa iled" or "timed out" is still read as failed, or as ended without a verdict.
+  assert.equal(normalizeStatus("fa\u00a0iled"), "fa_iled");
+  for (const status of ["fa\u00a0iled", "fa iled", "timedout", "timed\u00a0out", "can celled"]) {
+    assert.equal(readRun({ status, ...gate(true) }).kind, "unchecked", JSON.stringify(status));
+  }
+  assert.equal(readRun({ status: "run ning", ...gate(true) }).kind, "in_progress");
+});
+
+Deno.test("readRun() gives no verdict on an answer with a member that reads as one on the verdict's path", () => {
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [
+      { status: "completed", results: { gate: { passed: false, "pass\u200bed": true } } },
+      /a member "pass\\u200bed", which reads as results\.gate\.passed/,
+    ],
+    [
+      { status: "completed", results: { gate: { " passed": false, passed: true } } },
+      /a member " passed", which reads as results\.gate\.passed/,
+    ],
+    [
+      { status: "completed", results: { gate: { passed: true, "passed\u00a0": false } } },
+      /a member "passed\\u00a0"/,
+    ],
+    [{ status: "completed", results: { gate: { "pass\u00aded": true } } }, /"pass\\u00aded"/],
+    [{ status: "completed", "st\u200batus": "failed", ...gate(true) }, /reads as status$/],
+    [{ "run\u200b_id": "run_2", status: "completed", ...gate(true) }, /reads as run_id$/],
+    [{ status: "running", "results\u2060": { gate: { passed: true } } }, /reads as results$/],
+    [
+      { status: "completed", results: { "gate ": { passed: false }, ...gate(true).results } },
+      /gate/,
+    ],
+  ];
+  for (const [document, reason] of cases) {
+    const state = readRun(document);
+    assert.equal(state.kind, "unchecked", JSON.stringify(document));
+    assert.match((state as { reason: string }).reason, reason);
+    assert.ok(!("gate" in state));
+  }
+  // Other names, and look-alikes off the verdict's path, change nothing.
+  const fine = {
+    status: "completed",
+    results: { gate: { passed: true, Passed: 1, "pass ed": 2 } },
+  };
+  assert.equal(readRun(fine).kind, "passed");
+  assert.equal(readRun({ ...gate(true), meta: { "pass\u200bed": false } }).kind, "passed");
+});
+
+Deno.test("gateFields() never gives a member that reads as passed", () => {
+  const document = {
+    results: {
+      gate: {
+        passed: false,
+        "pass\u200bed": true,
+        " passed": true,
+        "passed\u00a0": true,
+        rule: "r",
+      },
+    },
+  };
+  assert.deepEqual(gateFields(document), [{ name: "rule", value: "r" }]);
+});

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import MarkdownIt from "npm:markdown-it@14.1.0";
 import fc from "npm:fast-check@3.23.2";
 import { removeIgnorable } from "../../src/text/ignorable.ts";
-import { httpLink, inertMarkdown, markdownDestination } from "../../src/text/markdown.ts";
+import { httpLink, inertMarkdown, markdownLink } from "../../src/text/markdown.ts";
 import type { AgentOutcome, RunReport } from "../../src/result/outcome.ts";
 import { finalComment, progressComment } from "../../src/forge/comment/content.ts";
 import { createAzureWriter } from "../../src/outputs/ci/azure.ts";
@@ -312,8 +312,45 @@ Deno.test("inertMarkdown() breaks what GitHub would link, mention or reference",
 
 Deno.test("a link in any report never shows a user or password", () => {
   for (const url of ["https://user:s3cret@service.example/runs/1", "http://s3cret@127.0.0.1/r"]) {
-    for (const shown of [httpLink(url), markdownDestination(url)]) {
+    for (const shown of [httpLink(url), markdownLink("open", url)]) {
       assert.ok(shown !== null && !shown.includes("s3cret") && !shown.includes("@"), shown ?? "");
+    }
+  }
+});
+
+Deno.test("every Markdown surface links the service's url through one renderer, in words of its own", () => {
+  // A url that, unencoded, ends the link and adds an image after it.
+  const url = "https://dash.example/run)![x](https://evil.example/p.png)";
+  const agent = makeAgent({ runId: "run_1", url, outcome: "failed", passed: false, exitCode: 1 });
+  const report = makeReport([agent], { exitCode: 1 });
+  // What every surface writes: ")" and "(" percent-encoded, inside angle brackets.
+  const destination = "(<https://dash.example/run%29![x]%28https://evil.example/p.png%29>)";
+  const markdown: Record<string, string> = {
+    "step summary": summaryMarkdown(report),
+    "comment": finalComment("<!-- service-ci gate:x -->", report),
+    "comment in progress": progressComment("<!-- service-ci gate:x -->", {
+      commitSha: null,
+      buildUrl: null,
+      runs: [{ agentId: agent.agentId, runId: agent.runId, url }],
+    }),
+    "check run": agentSummary(agent, report),
+  };
+  for (const [surface, text] of Object.entries(markdown)) {
+    assert.ok(text.includes(destination), `${surface}: ${text}`);
+    const html = markdownIt.render(text);
+    assert.ok(!/<img/.test(html), `${surface}: ${html}`);
+    const links = [...html.matchAll(/<a href="([^"]*)">([\s\S]*?)<\/a>/g)];
+    const own = links.filter(([, href]) => !href!.startsWith(githubMetadata.build_url!));
+    assert.equal(own.length, 1, `${surface}: ${html}`);
+    assert.equal(
+      decode(own[0]![1]!),
+      "https://dash.example/run%29!%5Bx%5D%28https://evil.example/p.png%29",
+    );
+    for (const [, , text] of links) {
+      assert.ok(
+        ["open", "dashboard", "CI job", "the job's summary"].includes(text!),
+        `${surface}: ${text}`,
+      );
     }
   }
 });

@@ -4,7 +4,7 @@
  * markup, hide text, link, or ping anyone on GitHub or GitLab.
  */
 
-import { inertMarkdown, markdownDestination } from "../../text/markdown.ts";
+import { inertMarkdown, markdownLink } from "../../text/markdown.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
 import { outcomeReason } from "../../outputs/summary.ts";
 import { type CommentHistory, type HistoryEntry, historyLine } from "./history.ts";
@@ -219,9 +219,8 @@ function _historyStep(entry: HistoryEntry): string {
   const commit = /^[0-9a-f]{7,40}$/.test(entry.sha)
     ? `\`${entry.sha.slice(0, 7)}\``
     : inertMarkdown(_cap(entry.sha, 40));
-  const href = markdownDestination(entry.url, _MAX_HREF_LENGTH);
   const mark = OUTCOME_LABELS[entry.outcome]?.mark ?? "";
-  return `${mark} at ${href === null ? commit : `[${commit}](<${href}>)`}`;
+  return `${mark} at ${markdownLink(commit, entry.url, _MAX_HREF_LENGTH) ?? commit}`;
 }
 
 function _omittedCounts(rows: readonly _Row[]): string {
@@ -243,15 +242,16 @@ function _commit(sha: string | null): string {
 
 function _footer(version: string | null, buildUrl: string | null): string {
   const name = version === null ? "service-ci" : `service-ci ${inertMarkdown(_cap(version, 40))}`;
-  const href = markdownDestination(buildUrl, _MAX_HREF_LENGTH);
-  return href === null ? name : `${name} · [CI job](<${href}>)`;
+  const link = markdownLink("CI job", buildUrl, _MAX_HREF_LENGTH);
+  return link === null ? name : `${name} · ${link}`;
 }
 
+// The run id beside its link, never as the link's text: the service does not word our links.
 function _runCell(runId: string | null, url: string | null): string {
-  const href = markdownDestination(url, _MAX_HREF_LENGTH);
+  const link = markdownLink("dashboard", url, _MAX_HREF_LENGTH);
   const text = runId === null ? null : inertMarkdown(_cap(runId, 100));
-  if (href === null) return text ?? "—";
-  return `[${text ?? "open"}](<${href}>)`;
+  if (link === null) return text ?? "—";
+  return text === null ? link : `${text} (${link})`;
 }
 
 function _cap(text: string, max: number): string {

@@ -3,7 +3,7 @@
  * check runs, one commit status per agent (docs/github-actions.md, "Commit statuses").
  */
 
-import { httpLink, inertMarkdown } from "../../text/markdown.ts";
+import { inertMarkdown, markdownCode, markdownLink } from "../../text/markdown.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
 import { type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
 import { HttpFailure } from "../../http/policy.ts";
@@ -177,23 +177,23 @@ export function githubStatuses(
 /** That agent's verdict alone, and one line pointing to the job's summary for the others. */
 export function agentSummary(agent: AgentOutcome, report: RunReport): string {
   const others = report.agents.length - 1;
-  const job = httpLink(report.ciMetadata.build_url);
-  const run = httpLink(agent.url);
+  const job = markdownLink("the job's summary", report.ciMetadata.build_url);
+  const run = markdownLink("dashboard", agent.url);
   const why = outcomeReason(agent);
   return [
-    `${outcomeLine(agent.outcome)}: agent \`${inertMarkdown(agent.agentId)}\``,
+    `${outcomeLine(agent.outcome)}: agent ${markdownCode(agent.agentId)}`,
     "",
-    `- Run: ${agent.runId === null ? "none" : `\`${inertMarkdown(agent.runId)}\``}${
-      run === null ? "" : ` ([dashboard](${run}))`
+    `- Run: ${agent.runId === null ? "none" : markdownCode(agent.runId)}${
+      run === null ? "" : ` (${run})`
     }`,
-    ...(agent.status === null ? [] : [`- Status: \`${inertMarkdown(agent.status)}\``]),
+    ...(agent.status === null ? [] : [`- Status: ${markdownCode(agent.status)}`]),
     ...(why === null ? [] : [`- Reason: ${inertMarkdown(why)}`]),
     `- Duration: ${formatDuration(agent.durationMs)}`,
     "",
     others === 0
       ? `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`
       : `${others} other ${others === 1 ? "agent" : "agents"} in this gate: see ${
-        job === null ? "the job's summary" : `[the job's summary](${job})`
+        job ?? "the job's summary"
       } (exit code ${report.exitCode}).`,
   ].join("\n");
 }

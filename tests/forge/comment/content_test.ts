@@ -102,7 +102,7 @@ Deno.test("progressComment() lists the triggered runs with their links and no ve
   assert.match(lines[4]!, /^2 runs triggered for abc1234;/);
   const { rows, links } = render(body);
   assert.deepEqual(rows, [
-    [AGENT_IDS.passed, "⏳ running", "—", "run_1"],
+    [AGENT_IDS.passed, "⏳ running", "—", "run_1 (dashboard)"],
     [AGENT_IDS.failed, "⏳ running", "—", "—"],
   ]);
   assert.deepEqual(links, [

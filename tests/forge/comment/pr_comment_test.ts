@@ -161,7 +161,10 @@ Deno.test("PullRequestComment on GitHub creates the in-progress comment, then ed
   const created = github.comments[0]!;
   assert.ok(hasMarker(created.body, marker), created.body);
   assert.match(created.body, /quality gate running/);
-  assert.match(created.body, /\[run\\_1\]\(<https:\/\/service\.example\/runs\/run_1>\)/);
+  assert.match(
+    created.body,
+    /run\\_1 \(\[dashboard\]\(<https:\/\/service\.example\/runs\/run_1>\)\)/,
+  );
 
   await comment.finish(passingReport);
   assert.equal(github.comments.length, 1);

@@ -8,7 +8,10 @@
 import assert from "node:assert/strict";
 import { Ajv, type ErrorObject } from "npm:ajv@8.17.1";
 import addFormatsModule from "npm:ajv-formats@3.0.1";
+// @ts-types="npm:@types/markdown-it@14.1.2"
+import MarkdownIt from "npm:markdown-it@14.1.0";
 import { statusName } from "../../../src/forge/status/commit_status.ts";
+import { agentSummary } from "../../../src/forge/status/github.ts";
 import {
   FORGE_COMMITS,
   FORGE_TARGET,
@@ -25,6 +28,7 @@ import {
 import { FakeTime } from "../../support/fake_time.ts";
 import { type ForgeRunOptions, runAgainstForge } from "../../support/forge_run.ts";
 import { startFakeProxy } from "../../support/native_io.ts";
+import { makeAgent, makeReport } from "../../support/report_fixtures.ts";
 import { AGENT, KEY, type Read } from "../../support/run_harness.ts";
 
 // ajv-formats is CommonJS: its function is the default export's own default (as in schema_test).
@@ -110,7 +114,7 @@ Deno.test("GitHub: one check run per agent, in_progress on the head commit, then
     assert.equal(output.title, "quality gate passed");
     // The agent's own verdict first, never the whole job's; one line for the others.
     assert.match(output.summary, /^✅ quality gate passed: agent `/);
-    assert.ok(output.summary.split("\n")[0]!.includes(agent.replaceAll("-", "\\-")));
+    assert.ok(output.summary.split("\n")[0]!.includes(`\`${agent}\``));
     assert.match(output.summary, /1 other agent in this gate: see \[the job's summary\]/);
     assert.doesNotMatch(output.summary, /\| Agent \| Run \|/);
   }
@@ -595,4 +599,24 @@ Deno.test("the OpenAPI check above can fail: a wrong conclusion and a misspelt f
     validators["create a commit status"]!({ state: "success", detail_url: "https://x.example" }),
     ["unknown field detail_url"],
   );
+});
+
+Deno.test("GitHub: a check run's summary shows ids in code spans as they are, and no backtick ends one", () => {
+  const cases = [
+    { agentId: "3f0c6a52-8d1e-4c2b-9a7f-0e1d2c3b4a59", runId: "run_1", status: "in_progress" },
+    { agentId: AGENT, runId: "run`1` [x](https://evil.example)", status: "``done`" },
+    { agentId: AGENT, runId: "`@octocat` <b>#1</b>", status: " *a* " },
+  ];
+  for (const ids of cases) {
+    const agent = makeAgent({ ...ids, url: null });
+    const html = new MarkdownIt({ html: true, linkify: true }).render(
+      agentSummary(agent, makeReport([agent])),
+    );
+    const codes = [...html.matchAll(/<code>([\s\S]*?)<\/code>/g)].map(([, code]) =>
+      code!.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"')
+        .replaceAll("&amp;", "&")
+    );
+    assert.deepEqual(codes, [ids.agentId, ids.runId, ids.status], html);
+    assert.doesNotMatch(html, /<a |<b>|<em>/, html);
+  }
 });
