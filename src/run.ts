@@ -38,7 +38,7 @@ export async function run(effects: RunEffects): Promise<number> {
       { ServiceClient },
       { chooseOutputs, finishOutputs },
       { runGates },
-      { boundedGit },
+      { boundedGit, configGit },
     ] = await Promise.all([
       import("./config/load.ts"),
       import("./ci/detect.ts"),
@@ -51,6 +51,7 @@ export async function run(effects: RunEffects): Promise<number> {
       env: ask(ENV_VARIABLES),
       ...(effects.env.refused === undefined ? {} : { envRefused: effects.env.refused }),
       readTextFile: effects.files.readTextFile,
+      git: configGit(effects),
       cwd: effects.cwd,
       addSecret: (secret) => output.addSecret(secret),
     });

@@ -26,10 +26,10 @@ export function quoteValue(text: string): string {
 }
 
 // After a scheme and slashes (one is enough for WHATWG's parser, `https:/u:p@h`), or from the
-// start (`u:p@h`), up to the authority's last `@`. A scheme's length is bounded (RFC 3986 sets
-// none; real ones are short) so that a long value is read in linear time: unbounded, 100 KB took
-// seconds.
-const _USERINFO = /(^|[a-z][a-z0-9+.-]{0,31}:[\\/]+)[^\\/?#]*@/gi;
+// start after any slashes (`u:p@h`, the scheme-relative `//u:p@h`), up to the authority's last
+// `@`. A scheme's length is bounded (RFC 3986 sets none; real ones are short) so that a long value
+// is read in linear time: unbounded, 100 KB took seconds.
+const _USERINFO = /(^[\\/]*|[a-z][a-z0-9+.-]{0,31}:[\\/]+)[^\\/?#]*@/gi;
 
 /** A message, hint or report is read by more people than the one who gave the credentials. */
 export function hideUserinfo(text: string): string {

@@ -7,7 +7,8 @@ import { type Config, resolveConfig } from "./resolve.ts";
 import { firstLine, UsageError } from "./errors.ts";
 import { CONFIG_ENV_VARIABLES, ENV_FILE_VARIABLES, type Flags } from "./options.ts";
 import { nearMissNames, optionName, OPTIONS, secretValues } from "./options.ts";
-import { CI_ENV_VARIABLES, detectProvider, reader } from "../ci/detect.ts";
+import { CI_ENV_VARIABLES, reader } from "../ci/detect.ts";
+import type { GitRunner } from "../effects.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { DEBUG_ENV_VARIABLES } from "../outputs/streams.ts";
 
@@ -38,6 +39,8 @@ interface LoadDeps {
   readonly readTextFile: (path: string) => Promise<string>;
   /** Told each secret value as soon as it is read, before anything is checked. */
   readonly addSecret?: (secret: string) => void;
+  /** Read-only git in the working directory: asked whether its `.env` is tracked. */
+  readonly git: GitRunner;
   readonly cwd?: string;
 }
 
@@ -55,7 +58,10 @@ export async function loadConfig(
 ): Promise<{
   readonly config: Config;
   readonly caCerts: string | undefined;
-  /** Names the variables a `.env` file set that a file may not give, which were ignored. */
+  /**
+   * What of a `.env` file was not used: the working directory's, in CI or tracked by git, or the
+   * variables a file set that a file may not give.
+   */
   readonly warning: string | undefined;
 }> {
   const file = await _readDotenv(deps, flags.envFile);
@@ -81,10 +87,11 @@ export async function loadConfig(
   }
   const caCerts = config.caCert === undefined ? undefined : await _readCaCerts(deps, config.caCert);
   const ignored = names.filter((name) => name in file.values && !(name in dotenv)).join(", ");
-  // Only a file that was read (file.shown) has values.
-  const warning = ignored === ""
-    ? undefined
-    : `${file.shown} sets ${ignored}, which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)`;
+  // Only a file that is used (file.shown) has values; one that is not says so itself.
+  const warning = file.unused ??
+    (ignored === ""
+      ? undefined
+      : `${file.shown} sets ${ignored}, which a file never gives: only service-ci's own SERVICE_* settings come from a file; a CI's variables, forge addresses and tokens, proxies and the CA come only from the environment (SECURITY.md)`);
   return { config, caCerts, warning };
 }
 
@@ -109,46 +116,76 @@ export function makeTrustingFetch(
   }
 }
 
-// In CI the working directory is the repository under test, whose files may be an attacker's:
-// there no file is read unless --env-file names it.
+// The working directory's .env is used only outside CI and only when git does not track it: in CI
+// the working directory is the repository under test, whose files may be an attacker's, and a
+// tracked file was written by whoever can push to the branch. A file --env-file names is always
+// used. `unused` is the one line saying that a file that is there was not used.
 async function _readDotenv(
   deps: LoadDeps,
   explicit: string | undefined,
-): Promise<{ values: Record<string, string>; note: string; shown?: string }> {
+): Promise<{ values: Record<string, string>; note: string; shown?: string; unused?: string }> {
   const envFile = optionName(OPTIONS.envFile);
-  if (explicit === undefined && _inCi(deps.env)) {
-    return {
-      values: {},
-      note:
-        `in CI the working directory's .env is not read, as the checkout may be someone else's; name a file with ${envFile}`,
-    };
+  if (explicit !== undefined) {
+    const text = await deps.readTextFile(explicit).catch((error) => {
+      throw new UsageError(`${envFile} cannot be read (${explicit}): ${firstLine(error)}`);
+    });
+    return { values: await parseEnvFile(text), note: `read ${explicit}`, shown: explicit };
   }
-  const path = explicit ?? ".env";
+  const ci = _ciVariable(deps.env);
+  const cwd = deps.cwd;
+  const shown = cwd === undefined ? ".env" : `${cwd}${/[\\/]$/.test(cwd) ? "" : "/"}.env`;
+  const inCi = (there: boolean) =>
+    `in CI (${ci} is set) the working directory's .env is not read, as the checkout may be someone else's; ${
+      there ? `pass ${envFile} .env if it is yours` : `name a file with ${envFile}`
+    }`;
+  let values: Record<string, string> = {};
   try {
-    const values = await parseEnvFile(await deps.readTextFile(path));
-    const cwd = deps.cwd;
-    const slash = cwd === undefined || /[\\/]$/.test(cwd) ? "" : "/";
-    const shown = explicit ?? (cwd === undefined ? ".env" : `${cwd}${slash}.env`);
-    return { values, note: `read ${shown}`, shown };
+    const text = await deps.readTextFile(".env");
+    // In CI it is read only to learn that it is there: its text is never parsed.
+    if (ci === undefined) values = await parseEnvFile(text);
   } catch (error) {
-    if (explicit === undefined && error instanceof Deno.errors.NotFound) {
+    if (error instanceof Deno.errors.NotFound) {
       return {
-        values: {},
-        note: `no .env in ${
-          deps.cwd ?? "the working directory"
-        }; only the working directory's .env is read, so run from the directory that holds it or pass ${envFile}`,
+        values,
+        note: ci !== undefined
+          ? inCi(false)
+          : `no .env in ${
+            cwd ?? "the working directory"
+          }; only the working directory's .env is read, so run from the directory that holds it or pass ${envFile}`,
       };
     }
-    const name = explicit === undefined ? "the .env file in the working directory" : envFile;
-    throw new UsageError(`${name} cannot be read (${path}): ${firstLine(error)}`);
+    // In CI one that cannot be read is not used either, and the same line says so.
+    if (ci === undefined) {
+      throw new UsageError(
+        `the .env file in the working directory cannot be read (.env): ${firstLine(error)}`,
+      );
+    }
   }
+  if (ci !== undefined) return { values, note: inCi(true), unused: inCi(true) };
+  if (await deps.git(["ls-files", "--error-unmatch", "--", ".env"]) === undefined) {
+    return { values, note: `read ${shown}`, shown };
+  }
+  // Masked all the same: a key committed by mistake is still a secret.
+  for (const secret of secretValues((name) => values[name])) deps.addSecret?.(secret);
+  const set = ENV_FILE_VARIABLES.filter((name) => name in values);
+  const what = set.length === 0
+    ? "it is not used"
+    : `its ${_and(set)} ${set.length === 1 ? "is" : "are"} not used`;
+  const note =
+    `${shown} is tracked by git, so whoever can push to the branch wrote it: ${what}; pass ${envFile} .env if you trust it`;
+  return { values: {}, note, ...(set.length === 0 ? {} : { unused: note }) };
 }
 
-// CI as the .env rule means it: CI set to anything, or any CI's own variables (even with CI=false,
-// which switches only the metadata detection off).
-function _inCi(env: (name: string) => string | undefined): boolean {
-  const values = Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, env(name)]));
-  return reader(values)("CI") !== null || detectProvider(values) !== "local";
+// CI as the .env rule means it: any variable the providers' table knows (ci/detect.ts) that is
+// set, CI among them with any value (CI=false switches only the metadata detection off). The
+// first one set, named so that a local shell that happens to set one can tell why.
+function _ciVariable(env: (name: string) => string | undefined): string | undefined {
+  const read = reader(Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, env(name)])));
+  return CI_ENV_VARIABLES.find((name) => read(name) !== null);
+}
+
+function _and(names: readonly string[]): string {
+  return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
 }
 
 // Deno ignores a file without a certificate block, which would leave the CA silently untrusted.

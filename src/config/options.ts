@@ -116,7 +116,41 @@ function _agents(items: readonly string[], name: string): string[] {
   return [...items];
 }
 
+// What a CI passes on, as written, in place of a secret it does not have: each reference's form,
+// capturing the name it refers to (bounded, so the message stays short), and what to say of it.
+// The message names that name, never the value whole: the value is masked as a secret.
+const _UNEXPANDED: ReadonlyArray<readonly [RegExp, (ref: string | undefined) => string]> = [
+  [
+    /^\$\(([\w.-]{1,128})\)$/,
+    (ref) =>
+      `an Azure Pipelines macro for ${ref} that was never expanded, not a key: no variable ${ref} is defined; define ${ref} as a secret variable of the pipeline and map it in the step's env:`,
+  ],
+  [
+    /^\$\{\{\s*(?:secrets\.([\w-]{1,128})|[\x20-\x7e]*?)\s*\}\}$/,
+    (ref) =>
+      `a GitHub Actions expression${
+        ref === undefined ? "" : ` for secrets.${ref}`
+      } that was never evaluated, not a key: only a workflow file's own keys are evaluated; define the secret under Settings → Secrets and variables → Actions and set the variable from it in the step's env:`,
+  ],
+  [
+    /^%([\w.-]{1,128})%$/,
+    (ref) =>
+      `a TeamCity reference to ${ref} that was never expanded, not a key: no parameter ${ref} is defined; define ${ref} as a password parameter of the build configuration`,
+  ],
+  [
+    /^\$\{?([A-Za-z_]\w{0,127})\}?$/,
+    (ref) =>
+      `a reference to the variable ${ref} that was never expanded, not a key: ${ref} is not defined where it was written (or was single-quoted); define ${ref} as a secret variable in the CI's settings (GitLab: masked CI/CD variable, Bitbucket: secured variable, Jenkins: withCredentials)`,
+  ],
+];
+
 function _apiKey(key: string, name: string): string {
+  // Before the whitespace rule: `${{ secrets.X }}` has blanks, and a trailing newline is not what
+  // is wrong with it.
+  for (const [form, what] of _UNEXPANDED) {
+    const found = form.exec(key.trim());
+    if (found !== null) throw new UsageError(`${name} is ${what(found[1])} (nothing was sent)`);
+  }
   // deno-lint-ignore no-control-regex
   if (/[\x00-\x20\x7f]/.test(key)) {
     throw new UsageError(
@@ -175,8 +209,9 @@ export function parseBaseUrl(text: string, name: string): URL {
   if (text === "") throw new UsageError(`${name} must be an https:// URL (got an empty value)`);
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
     // The address as it was probably meant: without a scheme short of its slashes (`https:/h`)
-    // and without credentials, which the suggestion must not echo (and would be refused).
-    const meant = text.replace(/^[a-z][a-z0-9+.-]*:[\\/]+/i, "").replace(/^[^\\/?#]*@/, "");
+    // or the slashes alone (`//h`), and without credentials, which the suggestion must not echo
+    // (and would be refused).
+    const meant = text.replace(/^(?:[a-z][a-z0-9+.-]*:)?[\\/]+/i, "").replace(/^[^\\/?#]*@/, "");
     // Not even a host: the plain message says what is expected.
     const host = URL.parse(`http://${meant}`)?.hostname ?? "";
     const scheme = isLoopbackHost(host) ? "http" : "https";
@@ -215,6 +250,22 @@ export function parseBaseUrl(text: string, name: string): URL {
 
 // A value forge/target.ts judges, trimmed; blank counts as unset.
 const _FORGE = { type: "string", parse: (text: string) => text.trim() || undefined } as const;
+
+// A forge's address, judged by forge/target.ts like any _FORGE value, but never with credentials:
+// it is printed (`--dry-run`, warnings), and a password in it would be too. `instead` says what
+// the credentials were for.
+function _forgeAddress(instead: string) {
+  return {
+    type: "string",
+    parse(text: string, name: string): string | undefined {
+      const address = text.trim();
+      if (hideUserinfo(address) !== address) {
+        throw _refused(name, `not contain credentials: ${instead}`, address);
+      }
+      return address || undefined;
+    },
+  } as const;
+}
 
 // The five metadata overrides share one help entry and one row of docs/options.md.
 const _METADATA = {
@@ -288,19 +339,19 @@ export const OPTIONS = {
     variable: "GITHUB_API_URL",
     defaultText: "`https://api.github.com`",
     help: ["GitHub's API address for --pr-comment and --commit-status"],
-    ..._FORGE,
+    ..._forgeAddress("the token goes in GITHUB_TOKEN"),
   },
   gitlabApiUrl: {
     variable: "CI_API_V4_URL",
     defaultText: "set by GitLab CI",
     help: ["GitLab's API address for --pr-comment and --commit-status"],
-    ..._FORGE,
+    ..._forgeAddress("the token goes in SERVICE_GITLAB_TOKEN"),
   },
   bitbucketProxy: {
     variable: "SERVICE_BITBUCKET_PROXY",
     defaultText: "`http://localhost:29418`",
     help: ["the Bitbucket Pipelines proxy that signs Bitbucket's requests"],
-    ..._FORGE,
+    ..._forgeAddress("Bitbucket's pipeline proxy signs each request itself"),
   },
   json: {
     type: "boolean",
@@ -361,10 +412,10 @@ export const OPTIONS = {
     type: "string",
     flag: "env-file",
     valueName: "<file>",
-    defaultText: "outside CI, `./.env` if present",
+    defaultText: "outside CI, `./.env` if present and not tracked by git",
     help: [
       "read SERVICE_* settings from this file instead of ./.env (set ones",
-      "win); in CI only a file named here is read",
+      "win); in CI, or when git tracks ./.env, only a file named here is used",
     ],
     ..._text("a file path"),
   },

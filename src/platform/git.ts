@@ -1,4 +1,7 @@
-/** Runs the few read-only git commands CI metadata detection needs, each bounded in time. */
+/**
+ * Runs the few read-only git commands CI metadata detection and the `.env` rule need, each bounded
+ * in time.
+ */
 
 import type { Clock, GitOptions, GitRunner, RunEffects } from "../effects.ts";
 import { nativeTimeBound } from "../outputs/ci/native_io.ts";
@@ -22,6 +25,8 @@ const READ_ONLY_COMMANDS: readonly (readonly string[])[] = [
   ["rev-parse", "HEAD^2"],
   ["symbolic-ref", "--short", "HEAD"],
   ["remote", "get-url", "origin"],
+  // Whether the working directory's .env is tracked (config/load.ts): exit 0 only when it is.
+  ["ls-files", "--error-unmatch", "--", ".env"],
 ];
 
 /**
@@ -52,6 +57,12 @@ export async function runGit(
     // Stopped by the interrupt: no answer, and the run goes on to report the interrupt.
     return undefined;
   }
+}
+
+/** The configuration's git, before the deadline starts: each command within {@linkcode GIT_BOUND_MS}. */
+export function configGit(effects: Pick<RunEffects, "programs" | "interrupt">): GitRunner {
+  return (args) =>
+    effects.programs.git(args, { timeoutMs: GIT_BOUND_MS, signal: effects.interrupt });
 }
 
 /** Detection's git: all commands within one {@linkcode GIT_BOUND_MS}, stopped by an interrupt. */

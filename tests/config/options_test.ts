@@ -197,6 +197,42 @@ Deno.test("each option's check names the input and says what is valid", () => {
   assert.equal(OPTIONS.timeoutMinutes.parse(".5", "--timeout-minutes"), 0.5);
 });
 
+Deno.test("SERVICE_API_KEY that is a CI's unexpanded reference is refused, naming what it refers to and the CI's fix", () => {
+  const cases: Array<[string, RegExp]> = [
+    [
+      "$(SERVICE_API_KEY)",
+      /^SERVICE_API_KEY is an Azure Pipelines macro for SERVICE_API_KEY that was never expanded, not a key: no variable SERVICE_API_KEY is defined; define SERVICE_API_KEY as a secret variable of the pipeline and map it in the step's env: \(nothing was sent\)$/,
+    ],
+    [
+      "${{ secrets.EVAL_KEY }}\n",
+      /^SERVICE_API_KEY is a GitHub Actions expression for secrets\.EVAL_KEY that was never evaluated, not a key: .*define the secret under Settings → Secrets and variables → Actions/,
+    ],
+    ["${{ vars.KEY }}", /^SERVICE_API_KEY is a GitHub Actions expression that was never/],
+    [
+      "%env.SERVICE_API_KEY%",
+      /^SERVICE_API_KEY is a TeamCity reference to env\.SERVICE_API_KEY that was never expanded, .*define env\.SERVICE_API_KEY as a password parameter/,
+    ],
+    [
+      "$EVAL_KEY",
+      /^SERVICE_API_KEY is a reference to the variable EVAL_KEY that was never expanded, .*define EVAL_KEY as a secret variable in the CI's settings/,
+    ],
+    ["${EVAL_KEY}", /^SERVICE_API_KEY is a reference to the variable EVAL_KEY that was never/],
+  ];
+  for (const [key, message] of cases) {
+    assert.throws(() => OPTIONS.apiKey.parse(key, "SERVICE_API_KEY"), (error: unknown) => {
+      assert.ok(error instanceof UsageError, String(error));
+      assert.match(error.message, message);
+      assert.ok(!error.message.includes(key.trim()), "the value whole is masked anyway");
+      assert.ok(!error.message.includes("\n"), "one line");
+      return true;
+    });
+  }
+  // Keys that only contain such characters are keys.
+  for (const key of ["sk_$(x)", "sk%abc%", "$", "sk_live_$abc"]) {
+    assert.equal(OPTIONS.apiKey.parse(key, "SERVICE_API_KEY"), key);
+  }
+});
+
 Deno.test("secretValues() lists every secret variable that is set, as given and trimmed", () => {
   assert.deepEqual(secretValues(() => undefined), []);
   const env: Record<string, string> = {

@@ -477,6 +477,10 @@ const WITH_CREDENTIALS: ReadonlyArray<readonly [string, RegExp]> = [
     /must be an https:\/\/ URL .*\(got "\*\*\*@service\.example"; did you mean https:\/\/service\.example\?\)$/,
   ],
   [
+    `//user:${PASSWORD}@service.example`,
+    /must be an https:\/\/ URL .*\(got "\/\/\*\*\*@service\.example"; did you mean https:\/\/service\.example\?\)$/,
+  ],
+  [
     `https:/user:${PASSWORD}@service.example`,
     /must be an https:\/\/ URL .*\(got "https:\/\*\*\*@service\.example"; did you mean https:\/\/service\.example\?\)$/,
   ],
@@ -531,6 +535,41 @@ Deno.test("a refusal never quotes the credentials of an address given as any val
     assert.ok(!message.includes(PASSWORD), message);
   }
   usageError(["--agent", address], ENV, /agent UUID.*\(got "https:\/\/\*\*\*@service\.example"\)$/);
+});
+
+Deno.test("resolveConfig() refuses a forge address or the Bitbucket proxy with credentials, never echoing them", () => {
+  const cases: Array<[string, string, RegExp]> = [
+    [
+      "SERVICE_BITBUCKET_PROXY",
+      `http://builder:${PASSWORD}@proxy.example:29418`,
+      /^SERVICE_BITBUCKET_PROXY must not contain credentials: Bitbucket's pipeline proxy signs each request itself \(got "http:\/\/\*\*\*@proxy\.example:29418"\)$/,
+    ],
+    [
+      "GITHUB_API_URL",
+      `//x-access-token:${PASSWORD}@github.example/api/v3`,
+      /^GITHUB_API_URL must not contain credentials: the token goes in GITHUB_TOKEN \(got "\/\/\*\*\*@github\.example\/api\/v3"\)$/,
+    ],
+    [
+      "CI_API_V4_URL",
+      ` https://oauth2:${PASSWORD}@gitlab.example/api/v4 `,
+      /^CI_API_V4_URL must not contain credentials: the token goes in SERVICE_GITLAB_TOKEN \(got "https:\/\/\*\*\*@gitlab\.example/,
+    ],
+  ];
+  for (const [variable, address, message] of cases) {
+    usageError(["--agent", A], { ...ENV, [variable]: address }, message);
+    assert.throws(() => resolveConfig(flags(["--agent", A]), { ...ENV, [variable]: address }), {
+      message: new RegExp(`^(?!.*${PASSWORD})`),
+    });
+  }
+  const config = resolveConfig(flags(["--agent", A]), {
+    ...ENV,
+    SERVICE_BITBUCKET_PROXY: " http://localhost:29418 ",
+    GITHUB_API_URL: "https://github.example/api/v3",
+    CI_API_V4_URL: "",
+  });
+  assert.equal(config.bitbucketProxy, "http://localhost:29418");
+  assert.equal(config.githubApiUrl, "https://github.example/api/v3");
+  assert.equal(config.gitlabApiUrl, undefined);
 });
 
 Deno.test("parseCommandLine() quotes an unknown option of 100 KB as any value: cut, with its length", () => {

@@ -29,12 +29,12 @@ Deno.test("in CI the checkout's .env is not read: it can neither choose the addr
     assert.equal(keyed.code, 2, keyed.stderr);
     assert.match(
       keyed.stderr,
-      /no service address: .*in CI the working directory's \.env is not read, as the checkout may be someone else's; name a file with --env-file\)\n$/,
+      /no service address: .*\(in CI \([A-Z_]+ is set\) the working directory's \.env is not read, as the checkout may be someone else's; pass --env-file \.env if it is yours\)\n$/,
     );
     // A fork's pull request with no secret: the file's own key and address never make a pass.
     const fork = await runProgram(["--agent", AGENTS.passing], { env: ci, cwd: dir });
     assert.equal(fork.code, 2, fork.stderr);
-    assert.match(fork.stderr, /in CI the working directory.s \.env is not read/);
+    assert.match(fork.stderr, /in CI \([A-Z_]+ is set\) the working directory.s \.env is not read/);
   }
   assert.equal(attacker.requests.length, 0);
 });
@@ -134,4 +134,119 @@ Deno.test("a named file gives only SERVICE_* settings: a CI's variables, forge a
   assert.equal(forge.requests.length, 0, "the token never went to the file's forge address");
   assert.equal(service.requestsOf("POST").length, 1);
   assert.ok(!(result.stdout + result.stderr).includes(token.slice(0, 8)));
+});
+
+// A checkout whose .env, if it were read, would send the key elsewhere and shorten the wait.
+async function plantedCheckout(attacker: string): Promise<string> {
+  return await checkout({
+    ".env": `SERVICE_BASE_URL=${attacker}\nSERVICE_TIMEOUT_MINUTES=5\n`,
+  });
+}
+
+// Runs the program in `cwd` and returns its code, stdout and its stderr's lines.
+async function runLines(args: string[], env: Record<string, string>, cwd: string) {
+  const result = await runProgram(args, { env, cwd });
+  return { ...result, lines: result.stderr.split("\n").filter((line) => line !== "") };
+}
+
+Deno.test("in CI by any variable the provider table knows (Jenkins without JENKINS_URL, GitHub's or GitLab's job variables without CI), the checkout's .env is not read and one line says so", async () => {
+  await using attacker = await startFakeService();
+  await using service = await startFakeService();
+  const dir = await plantedCheckout(attacker.url);
+  const builds: Array<[string, Record<string, string>]> = [
+    ["BUILD_ID", { BUILD_ID: "17", JOB_NAME: "gate", JENKINS_HOME: "/var/jenkins_home" }],
+    ["GITHUB_SHA", { GITHUB_SHA: "a".repeat(40), GITHUB_REPOSITORY: "acme/widgets" }],
+    ["CI_COMMIT_SHA", { CI_COMMIT_SHA: "b".repeat(40), CI_PROJECT_PATH: "acme/widgets" }],
+    ["GITLAB_CI", { GITLAB_CI: "false", CI_JOB_URL: "https://gitlab.example/acme/-/jobs/1" }],
+  ];
+  for (const [named, ci] of builds) {
+    // The key from the job's secret, the address left to the file: refused, nothing sent.
+    const keyed = await runLines(["--agent", AGENTS.passing], {
+      SERVICE_API_KEY: KEYS.ci,
+      ...ci,
+    }, dir);
+    assert.equal(keyed.code, 2, keyed.stderr);
+    assert.equal(keyed.lines.length, 1, keyed.stderr);
+    assert.match(
+      keyed.lines[0]!,
+      new RegExp(
+        `^service-ci: no service address: .*\\(in CI \\(${named} is set\\) the working directory's \\.env is not read, as the checkout may be someone else's; pass --env-file \\.env if it is yours\\)$`,
+      ),
+    );
+    // With the address given, the file's timeout is not taken either, and one line says why.
+    const run = await runLines(["--agent", AGENTS.passing, "--base-url", service.url], {
+      SERVICE_API_KEY: KEYS.ci,
+      ...ci,
+    }, dir);
+    assert.equal(run.code, 0, run.stderr);
+    const warnings = run.lines.filter((line) => line.includes(".env"));
+    assert.deepEqual(warnings, [
+      `service-ci: warning: in CI (${named} is set) the working directory's .env is not read, as the checkout may be someone else's; pass --env-file .env if it is yours`,
+    ]);
+    assert.ok(run.lines.some((line) => line.includes("timeout 30 min")), run.stderr);
+  }
+  assert.equal(attacker.requests.length, 0);
+});
+
+// A checkout whose .env is tracked by git: `git add` is enough, as a commit holds what the index
+// holds.
+async function committedCheckout(files: Record<string, string>): Promise<string> {
+  const dir = await checkout(files);
+  for (const args of [["init", "--quiet"], ["add", ".env"]]) {
+    const git = await new Deno.Command("git", { args, cwd: dir, stdout: "null" }).output();
+    assert.equal(git.code, 0, `git ${args.join(" ")}`);
+  }
+  return dir;
+}
+
+Deno.test("a .env committed to git decides nothing on its own, outside CI too: its address and key are used only when --env-file names it", async () => {
+  await using attacker = await startFakeService();
+  await using service = await startFakeService();
+  const dir = await committedCheckout({
+    ".env": `SERVICE_BASE_URL=${attacker.url}\nSERVICE_API_KEY=${KEYS.ci}\nOTHER=1\n`,
+  });
+  const file = join(await Deno.realPath(dir), ".env");
+  const notUsed =
+    `${file} is tracked by git, so whoever can push to the branch wrote it: its SERVICE_BASE_URL and SERVICE_API_KEY are not used; pass --env-file .env if you trust it`;
+  // The key from the environment never goes to the file's address.
+  const keyed = await runLines(["--agent", AGENTS.passing], { SERVICE_API_KEY: KEYS.ci }, dir);
+  assert.equal(keyed.code, 2, keyed.stderr);
+  assert.equal(keyed.lines.length, 1, keyed.stderr);
+  assert.ok(keyed.lines[0]!.startsWith("service-ci: no service address: "), keyed.stderr);
+  assert.ok(keyed.lines[0]!.endsWith(`(${notUsed})`), keyed.stderr);
+  // The file's key never makes a pass on the service given.
+  const unkeyed = await runLines(["--agent", AGENTS.passing, "--base-url", service.url], {}, dir);
+  assert.equal(unkeyed.code, 2, unkeyed.stderr);
+  assert.match(unkeyed.lines[0]!, /^service-ci: SERVICE_API_KEY is not set: /);
+  assert.ok(unkeyed.lines[0]!.endsWith(`(${notUsed})`), unkeyed.stderr);
+  // Everything given elsewhere: the run goes on, with one line naming what was not used.
+  const run = await runLines(["--agent", AGENTS.passing, "--base-url", service.url], {
+    SERVICE_API_KEY: KEYS.ci,
+  }, dir);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.lines.filter((line) => line.includes(".env")), [
+    `service-ci: warning: ${notUsed}`,
+  ]);
+  assert.equal(attacker.requests.length, 0);
+  // Named, it is used like any file.
+  const named = await runLines(["--agent", AGENTS.passing, "--env-file", ".env"], {}, dir);
+  assert.equal(named.code, 0, named.stderr);
+  assert.equal(attacker.requestsOf("POST").length, 1);
+  assert.ok(!named.stderr.includes("tracked"), named.stderr);
+});
+
+Deno.test("an untracked .env in a git checkout stays the local convenience", async () => {
+  await using service = await startFakeService();
+  const dir = await committedCheckout({ ".env": "OTHER=1\n" });
+  const args = ["rm", "--quiet", "--cached", ".env"];
+  assert.equal((await new Deno.Command("git", { args, cwd: dir }).output()).code, 0);
+  await Deno.writeTextFile(
+    join(dir, ".env"),
+    `SERVICE_BASE_URL=${service.url}\nSERVICE_API_KEY=${KEYS.ci}\n`,
+  );
+  const run = await runLines(["--agent", AGENTS.passing], {}, dir);
+  assert.equal(run.code, 0, run.stderr);
+  const file = join(await Deno.realPath(dir), ".env");
+  assert.ok(run.lines[0]!.includes(`address from ${file}, key from ${file})`), run.stderr);
+  assert.ok(!run.stderr.includes("warning"), run.stderr);
 });

@@ -174,3 +174,64 @@ Deno.test("a base URL with the API path, or longer than any server takes, is exi
   assert.ok(huge.stderr.length < 500, `${huge.stderr.length} characters`);
   assert.equal(service.requests.length, 0);
 });
+
+const PROXY_PASSWORD = "s3cret-PW";
+
+Deno.test("no password from any address is printed: the Bitbucket proxy's, in a run and in --dry-run, and a schemeless --base-url's with its hint", async () => {
+  await using service = await startFakeService();
+  const bitbucket = {
+    BITBUCKET_BUILD_NUMBER: "7",
+    BITBUCKET_COMMIT: "c".repeat(40),
+    BITBUCKET_REPO_FULL_NAME: "acme/widgets",
+    SERVICE_BITBUCKET_PROXY: `http://builder:${PROXY_PASSWORD}@127.0.0.1:9`,
+  };
+  for (const dryRun of [[], ["--dry-run"]]) {
+    const result = await runProgram(
+      ["--agent", AGENTS.passing, "--commit-status", ...dryRun],
+      { env: env(service.url, bitbucket) },
+    );
+    const text = result.stdout + result.stderr;
+    assert.ok(!text.includes(PROXY_PASSWORD), text);
+    assert.equal(result.code, 2, text);
+    assert.equal(
+      result.stderr.split("\n")[0],
+      'service-ci: SERVICE_BITBUCKET_PROXY must not contain credentials: Bitbucket\'s pipeline proxy signs each request itself (got "http://***@127.0.0.1:9")',
+    );
+  }
+  const schemeless = await runProgram(
+    ["--agent", AGENTS.passing, "--base-url", `//user:${PROXY_PASSWORD}@eval.example`],
+    { env: { SERVICE_API_KEY: KEYS.ci } },
+  );
+  assert.equal(schemeless.code, 2);
+  assert.equal(
+    schemeless.stderr,
+    'service-ci: --base-url must be an https:// URL (http:// for loopback hosts) (got "//***@eval.example"; did you mean https://eval.example?)\n',
+  );
+  assert.equal(service.requests.length, 0);
+});
+
+Deno.test("a key that is a CI's unexpanded macro is refused before anything is sent, naming the secret to define", async () => {
+  await using service = await startFakeService();
+  const cases: Array<[Record<string, string>, string, RegExp]> = [
+    [{ TF_BUILD: "True" }, "$(SERVICE_API_KEY)", /Azure Pipelines .*secret variable/],
+    [{ GITHUB_ACTIONS: "true" }, "${{ secrets.SERVICE_API_KEY }}", /GitHub Actions .*secret/],
+    [{ TEAMCITY_VERSION: "2024.1" }, "%env.SERVICE_API_KEY%", /TeamCity .*password parameter/],
+    [{ GITLAB_CI: "true" }, "$SERVICE_API_KEY", /secret variable/],
+    [{ JENKINS_URL: "https://jenkins.example" }, "${SERVICE_API_KEY}", /secret variable/],
+  ];
+  for (const [ci, key, fix] of cases) {
+    const result = await runProgram(["--agent", AGENTS.passing, "--base-url", service.url], {
+      env: { ...ci, SERVICE_API_KEY: key },
+    });
+    assert.equal(result.code, 2, `${key}: ${result.stderr}`);
+    const [line, ...more] = result.stderr.split("\n").filter((l) => l.startsWith("service-ci:"));
+    assert.deepEqual(more, [], result.stderr);
+    assert.match(
+      line!,
+      /^service-ci: SERVICE_API_KEY is an? .* that was never (expanded|evaluated), not a key: .* \(nothing was sent\)$/,
+    );
+    assert.match(line!, fix);
+    assert.match(line!, /SERVICE_API_KEY/);
+  }
+  assert.equal(service.requests.length, 0);
+});

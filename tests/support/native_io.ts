@@ -15,8 +15,9 @@ import type { ForgeConfig } from "../../src/forge/target.ts";
 /** The forge's part of `Config` and the CI's variables, as `loadConfig` resolves them. */
 export function forgeConfig(env: Readonly<Record<string, string | undefined>>): ForgeConfig {
   const { githubToken, gitlabToken, githubApiUrl, gitlabApiUrl, bitbucketProxy } = OPTIONS;
-  const value = (option: { variable: string; parse: (text: string) => string | undefined }) =>
-    env[option.variable] ? option.parse(env[option.variable]!) : undefined;
+  const value = (
+    option: { variable: string; parse: (text: string, name: string) => string | undefined },
+  ) => env[option.variable] ? option.parse(env[option.variable]!, option.variable) : undefined;
   return {
     githubToken: value(githubToken),
     gitlabToken: value(gitlabToken),
