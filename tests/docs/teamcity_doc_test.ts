@@ -22,7 +22,11 @@ Deno.test("every page that tells TeamCity users what to pass gives the table's p
     assert.ok(text.includes(pullRequest), `${page} gives ${pullRequest} for a pull request`);
     // Every %teamcity.…% parameter a page names is one of the table's.
     const named = new Set(text.match(/%teamcity\.[\w.]+%/g));
-    const known = [parameters.branch, parameters.pullRequest.branch, parameters.pullRequest.number];
+    const known: string[] = [
+      parameters.branch,
+      parameters.pullRequest.branch,
+      parameters.pullRequest.number,
+    ];
     assert.deepEqual([...named].filter((name) => !known.includes(name)), [], page);
   }
   const teamcity = await Deno.readTextFile(new URL("../../docs/ci/teamcity.md", import.meta.url));
