@@ -8,7 +8,7 @@ import { httpLink } from "../../text/markdown.ts";
 import { clip } from "../../text/sanitize.ts";
 import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
 import { OUTCOME_LABELS, outcomeText } from "../../text/words.ts";
-import { gateProblems, outputValues } from "../summary.ts";
+import { gateProblems, outcomeReason, outputValues } from "../summary.ts";
 import type { NativeWriter } from "./native_io.ts";
 import { errorMessage } from "../../config/errors.ts";
 
@@ -116,7 +116,11 @@ export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
       annotation_type: "BUG",
       result: "FAILED",
       severity: agent.outcome === "failed" ? "HIGH" : "MEDIUM",
-      summary: clip(`Agent ${agent.agentId}: ${problem}`, 450),
+      // Bitbucket shows the summary (at most 450 characters) first: the service's reason with it.
+      summary: clip(
+        [`Agent ${agent.agentId}: ${problem}`, outcomeReason(agent)].filter(Boolean).join(": "),
+        450,
+      ),
       details: clip(_agentLine(agent), 2000),
       ...(link === null ? {} : { link }),
     }];
@@ -128,6 +132,6 @@ function _agentLine(agent: AgentOutcome): string {
     `Agent ${agent.agentId}: ${outcomeText(agent.outcome)}`,
     agent.runId === null ? "no run id" : `run ${agent.runId}`,
     ...(agent.status === null ? [] : [`status ${agent.status}`]),
-    ...(agent.error === null ? [] : [agent.error]),
+    ...[outcomeReason(agent) ?? []].flat(),
   ].join("; ");
 }

@@ -104,6 +104,27 @@ Deno.test("bitbucketAnnotations() gives one annotation per failed or unchecked a
   assert.equal(annotations[1]!.link, undefined);
 });
 
+Deno.test("bitbucketAnnotations() gives a failed gate's reason from the service, in the summary Bitbucket shows first and in the details", () => {
+  const agent = makeAgent({
+    outcome: "failed",
+    runId: "run_9",
+    status: "completed",
+    gate: [{ name: "rule", value: "jailbreak success rate < 2%" }, { name: "score", value: 0.031 }],
+  });
+  const [annotation] = bitbucketAnnotations(makeReport([agent]));
+  const reason = "rule: jailbreak success rate < 2%; score: 0.031";
+  assert.equal(annotation!.summary, `Agent ${agent.agentId}: quality gate failed: ${reason}`);
+  assert.equal(
+    annotation!.details,
+    `Agent ${agent.agentId}: quality gate failed; run run_9; status completed; ${reason}`,
+  );
+  // Within Bitbucket's limits however long the reason.
+  const long = makeAgent({ outcome: "failed", gate: [{ name: "rule", value: "r".repeat(3000) }] });
+  const [cut] = bitbucketAnnotations(makeReport([long]));
+  assert.equal(cut!.summary.length, 450);
+  assert.equal(cut!.details.length, 2000);
+});
+
 Deno.test("bitbucketAnnotations() never links to anything but http(s) and cuts long texts", () => {
   const annotations = bitbucketAnnotations(hostileReport);
   assert.equal(annotations.length, 4);
