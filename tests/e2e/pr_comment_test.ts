@@ -343,6 +343,27 @@ Deno.test("two gates with different agents on one pull request keep two comments
   assertSecretsStayApart(github, service, "github");
 });
 
+Deno.test("two matrix legs with --pr-comment-key keep two comments, each heading naming its leg", async () => {
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
+  await using github = await startFakeGithub();
+  for (const leg of ["linux", "windows"]) {
+    const result = await runInProcess(["--agent", AGENTS.failing, "--pr-comment-key", leg], {
+      time,
+      env: await githubEnv(service, github),
+    });
+    assert.equal(result.code, 1, log(result));
+  }
+  assert.equal(github.comments.length, 2);
+  const headings = github.comments.map((comment) =>
+    comment.body.split("\n").find((line) => line.startsWith("### "))
+  );
+  assert.deepEqual(headings, [
+    "### linux: ❌ service-ci: quality gate failed",
+    "### windows: ❌ service-ci: quality gate failed",
+  ]);
+});
+
 Deno.test("the forge token is masked everywhere, also when the service echoes it", async () => {
   const time = new FakeTime();
   const echo = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a";

@@ -39,6 +39,8 @@ export interface CommentProgress {
 
 interface _Options {
   readonly maxLength?: number;
+  /** `--pr-comment-key`: said in the heading, so each matrix leg's comment says which it is. */
+  readonly key?: string | undefined;
   /** For {@linkcode finalComment}, with this run already recorded; left out first to fit. */
   readonly history?: CommentHistory;
 }
@@ -52,7 +54,7 @@ export function progressComment(
   const triggered = progress.runs.length - refused;
   const gates = progress.runs.length === 1 ? "quality gate" : "quality gates";
   return _comment(marker, {
-    heading: `⏳ service-ci: ${gates} running`,
+    heading: _keyed(`⏳ service-ci: ${gates} running`, options.key),
     summary: `${triggered} ${triggered === 1 ? "run" : "runs"} triggered for ${
       _commit(progress.commitSha)
     }${
@@ -76,13 +78,18 @@ export function progressComment(
   }, options.maxLength ?? MAX_COMMENT_LENGTH);
 }
 
+// The key leads: two legs' comments read "linux: ❌ …" and "windows: ✅ …" at a glance.
+function _keyed(heading: string, key: string | undefined): string {
+  return key === undefined || key === "" ? heading : `${inertMarkdown(_cap(key, 100))}: ${heading}`;
+}
+
 function _isRefused(run: TriggeredRun): boolean {
   return run.runId === null && run.refused !== undefined && run.refused !== null;
 }
 
 export function finalComment(marker: string, report: RunReport, options: _Options = {}): string {
   return _comment(marker, {
-    heading: headline(report),
+    heading: _keyed(headline(report), options.key),
     summary: `${outcomeCounts(report.agents)} Commit ${_commit(report.ciMetadata.commit_sha)}.`,
     rows: report.agents.map((agent) => ({
       cells: [

@@ -172,7 +172,7 @@ export function pullRequestComment(
     begin: (progress) =>
       enqueue(
         progress.runs.map((run) => run.agentId),
-        (history) => progressComment(marker, progress, { history }),
+        (history) => progressComment(marker, progress, { history, key: options.key }),
         false,
       ),
     finish(report, window) {
@@ -180,7 +180,8 @@ export function pullRequestComment(
       if (window !== undefined) http.limits.finishBy(window.endsAt);
       return enqueue(
         report.agents.map((agent) => agent.agentId),
-        (history) => finalComment(marker, report, { history: recordRun(history, report) }),
+        (history) =>
+          finalComment(marker, report, { history: recordRun(history, report), key: options.key }),
         true,
         { priority: "background", signal: window?.signal },
       );

@@ -29,6 +29,22 @@ Deno.test("finalComment() starts with the marker, then the overall result", () =
   );
 });
 
+Deno.test("a keyed comment (--pr-comment-key, one per matrix leg) says its leg first in the heading, inert", () => {
+  const keyed = (key: string) => finalComment(marker, passingReport, { key }).split("\n")[2];
+  assert.equal(
+    keyed("ubuntu-latest"),
+    `### ${inert("ubuntu-latest")}: ✅ service-ci: quality gate passed`,
+  );
+  assert.equal(keyed("@team #1"), `### ${inert("@team #1")}: ✅ service-ci: quality gate passed`);
+  assert.equal(keyed(""), "### ✅ service-ci: quality gate passed");
+  const running = progressComment(marker, {
+    commitSha: githubMetadata.commit_sha,
+    buildUrl: null,
+    runs: [],
+  }, { key: "windows-latest" });
+  assert.ok(running.split("\n")[2]!.startsWith(`### ${inert("windows-latest")}: ⏳ service-ci: `));
+});
+
 Deno.test("finalComment() has one row per agent with verdict, duration and run link", () => {
   const { headers, rows, links } = render(finalComment(marker, mixedReport));
   assert.deepEqual(headers, [["Agent", "Verdict", "Duration", "Run"]]);
