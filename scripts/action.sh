@@ -177,11 +177,7 @@ else
       ;;
   esac
   binary=service-ci
-  if [ "$os_part" = pc-windows-msvc ]; then
-    [ "$arch_part" = x86_64 ] ||
-      fail 2 "service-ci is built for x64 Windows runners only; on Windows ARM64 set version: source"
-    binary=service-ci.exe
-  fi
+  if [ "$os_part" = pc-windows-msvc ]; then binary=service-ci.exe; fi
   dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/service-ci/$version
   # GitHub-hosted runners have gh, so by default the attestation is checked there.
   if [ "$verify_attestation" = auto ]; then

@@ -37,6 +37,8 @@ export const TARGETS = [
   "x86_64-apple-darwin",
   "aarch64-apple-darwin",
   "x86_64-pc-windows-msvc",
+  // Accepted by `deno compile --target` since Deno 2.9.3 (denoland/deno#36004).
+  "aarch64-pc-windows-msvc",
 ] as const;
 
 /** One of {@linkcode TARGETS}. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the service-ci binary for this machine from a release, after checking the archive
 # against the release's SHA256SUMS and, on request, its build-provenance attestation with the
-# GitHub CLI. Linux, macOS, and Windows under Git Bash/MSYS (x86_64).
+# GitHub CLI. Linux, macOS, and Windows under Git Bash/MSYS; x86_64 and aarch64 each.
 #
 #   curl -fsSL https://github.com/service-ci/service-ci/releases/latest/download/install.sh | sh
 #   sh install.sh --version 1.2.3 --dir /usr/local/bin
@@ -27,7 +27,7 @@ set -eu
 
 # Every build a release holds, in `deno compile --target` spelling. scripts/build.ts's TARGETS
 # is the source; tests/ship/build_test.ts checks that this list is the same.
-targets='x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-msvc'
+targets='x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-msvc aarch64-pc-windows-msvc'
 
 version=${SERVICE_CI_VERSION:-latest}
 dir=${SERVICE_CI_INSTALL_DIR:-}
@@ -88,8 +88,8 @@ while [ "$#" -gt 0 ]; do
     --verify-attestation) verify_attestation=true; shift ;;
     -h | --help)
       cat <<EOF
-Installs service-ci for this machine (Linux or macOS, x86_64 or aarch64; Windows x86_64
-under Git Bash or MSYS) after checking the download against the release's SHA256SUMS.
+Installs service-ci for this machine (Linux, macOS, or Windows under Git Bash or MSYS; x86_64
+or aarch64) after checking the download against the release's SHA256SUMS.
 
 usage: install.sh [--version <x.y.z|latest>] [--dir <directory>] [--target <target>]
                   [--verify-attestation]
@@ -179,14 +179,14 @@ case $machine in
   *) arch= ;;
 esac
 case $arch-$os_part in
-  -* | *- | aarch64-pc-windows-msvc) ;;
+  -* | *-) ;;
   *) host=$arch-$os_part ;;
 esac
 
 if [ -z "$target" ]; then
   [ -n "$os_part" ] ||
-    die "unsupported operating system $os: service-ci is built for Linux, macOS and Windows (x86_64)"
-  [ -n "$host" ] || die "unsupported processor $machine on $os: service-ci is built for x86_64 and aarch64 (Windows: x86_64)"
+    die "unsupported operating system $os: service-ci is built for Linux, macOS and Windows"
+  [ -n "$host" ] || die "unsupported processor $machine on $os: service-ci is built for x86_64 and aarch64"
   if [ "$os" = Linux ]; then
     # The binaries are linked against glibc; a musl system (Alpine) cannot run them.
     for loader in /lib/ld-musl-*; do

@@ -39,6 +39,7 @@ export const NPM_PLATFORMS: Readonly<Record<Target, NpmPlatform>> = {
   "x86_64-apple-darwin": { os: "darwin", cpu: "x64" },
   "aarch64-apple-darwin": { os: "darwin", cpu: "arm64" },
   "x86_64-pc-windows-msvc": { os: "win32", cpu: "x64" },
+  "aarch64-pc-windows-msvc": { os: "win32", cpu: "arm64" },
 };
 
 /** A `package.json` as this script writes it. */

@@ -818,59 +818,95 @@ toolTest(
   },
 );
 
+// The Windows runners GitHub has, by RUNNER_ARCH: the release target and the tool cache's folder.
+const WINDOWS_RUNNERS = [
+  { arch: "X64", target: "x86_64-pc-windows-msvc", cacheArch: "x64" },
+  { arch: "ARM64", target: "aarch64-pc-windows-msvc", cacheArch: "arm64" },
+] as const satisfies readonly { arch: string; target: Target; cacheArch: string }[];
+
 toolTest(
-  "on a Windows runner the .zip is downloaded, verified, unpacked and service-ci.exe run",
+  "on an x64 or Arm64 Windows runner its .zip is downloaded, verified, unpacked, cached and service-ci.exe run",
   { ...INSTALL_TOOLS, tools: [...INSTALL_TOOLS.tools, "unzip"] },
-  async () => {
-    await using scratch = await _scratch();
-    const target = "x86_64-pc-windows-msvc";
-    const archive = archiveName("1.2.3", target);
-    // The "service-ci.exe" is the same recording script: this machine runs it by its #! line.
-    const bytes = zipArchive([{
-      name: "service-ci.exe",
-      data: new TextEncoder().encode(_fakeBinary("1.2.3")),
-      modified: new Date(),
-    }]) as Uint8Array<ArrayBuffer>;
-    const good = `${sha256sumsLine(await sha256Hex(bytes), archive)}\n`;
-    const args = join(scratch.dir, "args");
-    const windows = { RUNNER_OS: "Windows", RUNNER_ARCH: "X64", FAKE_ARGS: args };
-    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
-    {
-      await using release = serveRelease(
-        { SHA256SUMS: new TextEncoder().encode(good), [archive]: bytes },
-        { version: "1.2.3" },
-      );
-      const run = await _runAction(scratch.dir, inputs, {
-        ...windows,
-        SERVICE_CI_DOWNLOAD_URL: release.url,
+  async (t) => {
+    for (const { arch, target, cacheArch } of WINDOWS_RUNNERS) {
+      await t.step(target, async () => {
+        await using scratch = await _scratch();
+        const archive = archiveName("1.2.3", target);
+        // The "service-ci.exe" is the same recording script: this machine runs it by its #! line.
+        const bytes = zipArchive([{
+          name: "service-ci.exe",
+          data: new TextEncoder().encode(_fakeBinary("1.2.3")),
+          modified: new Date(),
+        }]) as Uint8Array<ArrayBuffer>;
+        // SHA256SUMS lists both Windows archives; only the runner's is downloaded.
+        const other = WINDOWS_RUNNERS.find((runner) => runner.target !== target)!.target;
+        const sums = (hex: string) =>
+          `${sha256sumsLine("ef".repeat(32), archiveName("1.2.3", other))}\n${
+            sha256sumsLine(hex, archive)
+          }\n`;
+        const args = join(scratch.dir, "args");
+        const toolCache = join(scratch.dir, "tool-cache");
+        const windows = {
+          RUNNER_OS: "Windows",
+          RUNNER_ARCH: arch,
+          RUNNER_TOOL_CACHE: toolCache,
+          FAKE_ARGS: args,
+        };
+        const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
+        {
+          await using release = serveRelease(
+            {
+              SHA256SUMS: new TextEncoder().encode(sums(await sha256Hex(bytes))),
+              [archive]: bytes,
+            },
+            { version: "1.2.3" },
+          );
+          const run = await _runAction(scratch.dir, inputs, {
+            ...windows,
+            SERVICE_CI_DOWNLOAD_URL: release.url,
+          });
+          assert.equal(run.code, 0, _log(run));
+          assert.match(run.stderr, new RegExp(`installing service-ci 1\\.2\\.3 for ${target} `));
+          assert.deepEqual(release.requested, [
+            "/releases/download/v1.2.3/SHA256SUMS",
+            `/releases/download/v1.2.3/${archive}`,
+          ]);
+          assert.equal(run.ghCalls.length, 1, _log(run));
+          assert.match(run.ghCalls[0]!, new RegExp(`/${archive.replaceAll(".", "\\.")} --repo `));
+          assert.deepEqual((await Deno.readTextFile(args)).split("\n").slice(0, -1), [
+            `--agent=${AGENTS.passing}`,
+            "--timeout-minutes=30",
+          ]);
+          const exe = join(scratch.dir, "runner-temp", "service-ci", "1.2.3", "service-ci.exe");
+          assert.ok((await Deno.stat(exe)).isFile);
+          // The tool cache's folder is the runner's CPU, as the setup actions name it.
+          const cache = join(toolCache, "service-ci", "1.2.3", cacheArch);
+          const sha = await sha256Hex(await Deno.readFile(join(cache, "service-ci.exe")));
+          assert.equal(await Deno.readTextFile(join(cache, "service-ci.exe.sha256")), `${sha}\n`);
+          assert.ok((await Deno.stat(`${cache}.complete`)).isFile);
+          assert.deepEqual(
+            [...Deno.readDirSync(join(toolCache, "service-ci", "1.2.3"))].map((entry) => entry.name)
+              .toSorted(),
+            [cacheArch, `${cacheArch}.complete`],
+          );
+          await Deno.remove(join(scratch.dir, "runner-temp"), { recursive: true });
+          await Deno.remove(toolCache, { recursive: true });
+          await Deno.remove(args);
+        }
+        {
+          await using release = serveRelease(
+            { SHA256SUMS: new TextEncoder().encode(sums("cd".repeat(32))), [archive]: bytes },
+            { version: "1.2.3" },
+          );
+          const run = await _runAction(scratch.dir, inputs, {
+            ...windows,
+            SERVICE_CI_DOWNLOAD_URL: release.url,
+          });
+          assert.equal(run.code, 3, _log(run));
+          assert.match(run.stderr, /checksum mismatch/);
+          await assert.rejects(Deno.stat(args), Deno.errors.NotFound);
+        }
       });
-      assert.equal(run.code, 0, _log(run));
-      assert.deepEqual(release.requested, [
-        "/releases/download/v1.2.3/SHA256SUMS",
-        `/releases/download/v1.2.3/${archive}`,
-      ]);
-      assert.deepEqual((await Deno.readTextFile(args)).split("\n").slice(0, -1), [
-        `--agent=${AGENTS.passing}`,
-        "--timeout-minutes=30",
-      ]);
-      const exe = join(scratch.dir, "runner-temp", "service-ci", "1.2.3", "service-ci.exe");
-      assert.ok((await Deno.stat(exe)).isFile);
-      await Deno.remove(join(scratch.dir, "runner-temp"), { recursive: true });
-      await Deno.remove(args);
-    }
-    {
-      const bad = `${sha256sumsLine("cd".repeat(32), archive)}\n`;
-      await using release = serveRelease(
-        { SHA256SUMS: new TextEncoder().encode(bad), [archive]: bytes },
-        { version: "1.2.3" },
-      );
-      const run = await _runAction(scratch.dir, inputs, {
-        ...windows,
-        SERVICE_CI_DOWNLOAD_URL: release.url,
-      });
-      assert.equal(run.code, 3, _log(run));
-      assert.match(run.stderr, /checksum mismatch/);
-      await assert.rejects(Deno.stat(args), Deno.errors.NotFound);
     }
   },
 );
@@ -1281,10 +1317,6 @@ toolTest(
           { SERVICE_CI_DOWNLOAD_URL: release.url, RUNNER_OS: os, RUNNER_ARCH: arch },
         );
         const target = /installing service-ci 1\.2\.3 for (\S+) into/.exec(run.stderr)?.[1];
-        if (os === "Windows" && arch === "ARM64") {
-          assert.equal(run.code, 2, _log(run));
-          continue;
-        }
         assert.equal(run.code, 3, _log(run));
         assert.ok(target !== undefined, _log(run));
         reached.add(target as Target);
@@ -1316,11 +1348,6 @@ toolTest(
         { ...valid, "pr-comment": "yes" },
         {},
         /pr-comment input must be auto, true or false \(got "yes"\)/,
-      ],
-      [
-        valid,
-        { RUNNER_OS: "Windows", RUNNER_ARCH: "ARM64" },
-        /x64 Windows runners only; on Windows ARM64 set version: source/,
       ],
       [valid, { RUNNER_ARCH: "ARM" }, /unsupported runner architecture ARM/],
     ];

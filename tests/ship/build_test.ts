@@ -16,7 +16,7 @@ import {
   TARGETS,
   zipArchive,
 } from "../../scripts/build.ts";
-import { sbomName } from "../../scripts/sbom.ts";
+import { sbomName, sbomOfEntry } from "../../scripts/sbom.ts";
 import { runCommand } from "../support/command.ts";
 import { sha256Hex } from "../support/release.ts";
 import { onPath, toolTest } from "../support/tools.ts";
@@ -70,14 +70,29 @@ function _baseEnv(): Record<string, string> {
   );
 }
 
-Deno.test("TARGETS lists the five release targets", () => {
+Deno.test("TARGETS lists the six release targets", () => {
   assert.deepEqual([...TARGETS], [
     "x86_64-unknown-linux-gnu",
     "aarch64-unknown-linux-gnu",
     "x86_64-apple-darwin",
     "aarch64-apple-darwin",
     "x86_64-pc-windows-msvc",
+    "aarch64-pc-windows-msvc",
   ]);
+});
+
+// denoland/deno#36045: `deno compile --target aarch64-pc-windows-msvc` does not yet map that
+// target to npm's win32/arm64, so it would pick the wrong build of an npm package with platform
+// builds. service-ci compiles in none: its graph has only its own modules and node: built-ins.
+Deno.test("the binary compiles in no npm or jsr package, so no target needs Deno's npm mapping", async () => {
+  const sbom = await sbomOfEntry("src/main.ts", { root: ROOT, version: DENO_JSON.version });
+  const foreign = sbom.components.filter((component) =>
+    component.type === "platform"
+      ? component.name !== "deno"
+      : component.type !== "file" || /^(?:\w+:|\.\.)/.test(component.name)
+  );
+  assert.deepEqual(foreign.map((component) => component.purl ?? component.name), []);
+  assert.ok(sbom.components.some((component) => component.name === "src/main.ts"));
 });
 
 Deno.test("readBuildConfig() reads the version and the default permission set of deno.json", () => {
@@ -105,7 +120,7 @@ Deno.test("readBuildConfig() names the key at fault", () => {
 for (const target of TARGETS) {
   Deno.test(`compileArgs() compiles ${target} with deno.json's permission set and nothing else`, () => {
     const args = compileArgs(target, { entry: "src/main.ts", outDir: "dist" });
-    const binary = target === "x86_64-pc-windows-msvc" ? "service-ci.exe" : "service-ci";
+    const binary = target.endsWith("-pc-windows-msvc") ? "service-ci.exe" : "service-ci";
     assert.deepEqual(args, [
       "compile",
       "-P",
@@ -201,13 +216,14 @@ Deno.test("compileArgs() writes under the given --out directory", () => {
   assert.equal(args[args.indexOf("--output") + 1], "/tmp/out/aarch64-apple-darwin/service-ci");
 });
 
-Deno.test("archiveName() names .tar.gz archives, and a .zip for Windows", () => {
+Deno.test("archiveName() names .tar.gz archives, and a .zip for each Windows target", () => {
   assert.deepEqual(TARGETS.map((target) => archiveName("1.2.3", target)), [
     "service-ci-1.2.3-x86_64-unknown-linux-gnu.tar.gz",
     "service-ci-1.2.3-aarch64-unknown-linux-gnu.tar.gz",
     "service-ci-1.2.3-x86_64-apple-darwin.tar.gz",
     "service-ci-1.2.3-aarch64-apple-darwin.tar.gz",
     "service-ci-1.2.3-x86_64-pc-windows-msvc.zip",
+    "service-ci-1.2.3-aarch64-pc-windows-msvc.zip",
   ]);
 });
 
@@ -354,18 +370,36 @@ Deno.test("build.ts --dry-run prints the commands for one --target and runs noth
   await assert.rejects(Deno.stat(join(repo.dir, "dist")), Deno.errors.NotFound);
 });
 
-Deno.test("build.ts --dry-run covers every target by default, with a .zip for Windows", async () => {
+Deno.test("build.ts --dry-run covers every target by default, with a .zip for each Windows target", async () => {
   await using repo = await _scratchRepository();
   const result = await _runBuild(repo.dir, ["--dry-run", "--out", join(repo.dir, "out")]);
   assert.equal(result.code, 0, result.stderr);
-  const compiles = result.stdout.split("\n").filter((line) => line.startsWith("deno compile "));
+  const lines = result.stdout.split("\n");
+  const compiles = lines.filter((line) => line.startsWith("deno compile "));
   assert.deepEqual(
     compiles.map((line) => /--target (\S+)/.exec(line)?.[1]),
     [...TARGETS],
   );
-  const zip = archiveName(DENO_JSON.version, "x86_64-pc-windows-msvc");
-  const zipLine = result.stdout.split("\n").find((line) => line.startsWith("(built-in zip) "));
-  assert.ok(zipLine?.includes(`out/${zip}`), result.stdout);
+  const zipLines = lines.filter((line) => line.startsWith("(built-in zip) "));
+  const windows = ["x86_64-pc-windows-msvc", "aarch64-pc-windows-msvc"] as const;
+  assert.equal(zipLines.length, windows.length, result.stdout);
+  for (const [index, target] of windows.entries()) {
+    const zip = archiveName(DENO_JSON.version, target);
+    assert.ok(zipLines[index]?.includes(`out/${zip} `), result.stdout);
+    assert.ok(zipLines[index]?.includes(`out/${target}/service-ci.exe`), result.stdout);
+  }
+  // SHA256SUMS lists every archive, both zips included, and the SBOM.
+  const sums = lines.find((line) => line.startsWith("(built-in sha256) "));
+  assert.equal(
+    sums,
+    `(built-in sha256) ${
+      [
+        ...TARGETS.map((target) => archiveName(DENO_JSON.version, target)),
+        sbomName(DENO_JSON.version),
+      ]
+        .join(" ")
+    } > ${join(repo.dir, "out")}/SHA256SUMS`,
+  );
   await assert.rejects(Deno.stat(join(repo.dir, "out")), Deno.errors.NotFound);
 });
 

