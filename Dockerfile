@@ -4,7 +4,7 @@
 # Multi-arch without emulation: the build stage runs on the build machine's platform and
 # cross-compiles for the image's platform (TARGETARCH); the final stage only copies files.
 #
-#   docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=1.1.0 .
+#   docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=1.2.0 .
 
 FROM --platform=$BUILDPLATFORM denoland/deno:debian-2.9.6 AS build
 ARG TARGETARCH

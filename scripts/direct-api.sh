@@ -20,7 +20,7 @@
 set -eu
 
 export LC_ALL=C # byte-wise tr, awk and case patterns, whatever the caller's locale
-VERSION=1.1.0
+VERSION=1.2.0
 tab=$(printf '\t')
 
 say() {

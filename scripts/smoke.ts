@@ -54,7 +54,7 @@ export interface CheckResult {
 
 /** Options of {@linkcode smoke}. */
 export interface SmokeOptions {
-  /** The version `--version` must print, e.g. `1.1.0`. */
+  /** The version `--version` must print, e.g. `1.2.0`. */
   readonly version: string;
   /** Where the reports are read from; default a fresh temporary directory. */
   readonly reports?: string;
@@ -277,7 +277,7 @@ async function _until(test: () => boolean, ms: number): Promise<boolean> {
  *
  * @example
  * ```ts
- * const results = await smoke(sourceCommand(), { version: "1.1.0" });
+ * const results = await smoke(sourceCommand(), { version: "1.2.0" });
  * results.every((result) => result.ok); // true
  * ```
  */
