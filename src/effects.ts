@@ -43,7 +43,10 @@ export interface Exchange {
   readonly durationMs: number;
   readonly attempt: number;
   readonly requestId: string | null;
-  /** A 400-or-more answer's body, as sent: the teller bounds, sanitizes and masks it. */
+  /**
+   * The start of a 400-or-more answer's body as its caller read it (`null`: none read); the teller
+   * bounds, sanitizes and masks it.
+   */
   readonly errorBody: string | null;
 }
 
@@ -56,6 +59,8 @@ export interface Http {
   readonly makeFetch: (setup: FetchSetup) => typeof fetch;
   readonly timeout: (ms: number) => AbortSignal;
   readonly log?: ExchangeLog | undefined;
+  /** The run's secrets (`Output.secrets`): masked in every forge request body, as in every file. */
+  readonly secrets?: readonly string[] | undefined;
 }
 
 export interface Files {

@@ -84,7 +84,10 @@ export async function run(effects: RunEffects): Promise<number> {
       return dryRun(client, config, { metadata, context }, output);
     }
     const build = { config, metadata, context, output };
-    const outputs = await chooseOutputs({ ...effects, http: { ...effects.http, log } }, build);
+    const outputs = await chooseOutputs(
+      { ...effects, http: { ...effects.http, log, secrets: output.secrets } },
+      build,
+    );
     const report = await runGates(effects, { ...build, client, outputs, started });
     return await finishOutputs(effects, outputs, report, output);
   } catch (error) {

@@ -57,7 +57,7 @@ export class ForgeClients {
           "User-Agent": userAgent,
         }
         : { "PRIVATE-TOKEN": token, Accept: "application/json", "User-Agent": userAgent },
-      secrets: [token],
+      secrets: [token, ...http.secrets ?? []],
       fetch: this.#fetch ??= http.makeFetch({}),
       clock,
       timeout: http.timeout,
@@ -80,7 +80,7 @@ export class ForgeClients {
       forge: "Bitbucket",
       baseUrl: "http://api.bitbucket.org",
       headers: {},
-      secrets: [],
+      secrets: http.secrets ?? [],
       proxy,
       fetch: boundedFetch(
         http.makeFetch({ proxy }),

@@ -9,12 +9,11 @@ import {
   failureKind,
   fetchFollowing,
   HttpFailure,
-  MAX_BODY_BYTES,
   MAX_FORGE_BODY_BYTES,
   proxyAuthRefusal,
   readCapped,
 } from "../http/policy.ts";
-import { sanitize } from "../text/sanitize.ts";
+import { maskSecrets, sanitize } from "../text/sanitize.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts";
 
@@ -34,6 +33,7 @@ export interface ForgeHttpOptions {
   readonly forge: string;
   readonly baseUrl: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** Its token and the run's: masked in its messages and in every request body. */
   readonly secrets: readonly string[];
   readonly fetch: typeof fetch;
   readonly clock: Pick<Clock, "now" | "sleep">;
@@ -166,13 +166,14 @@ export class ForgeHttp {
         ...this.#options.headers,
         ...(sendsBody ? { "Content-Type": "application/json" } : {}),
       },
-      body: sendsBody ? JSON.stringify(body) : undefined,
+      // Masked as every report file is: a link the service spelled in another case reaches here
+      // normalised (a URL's host in lower case), spelling the key itself.
+      body: sendsBody ? maskSecrets(JSON.stringify(body), this.#options.secrets) : undefined,
       signal,
     }, {
       fetch: this.#options.fetch,
       log: this.#options.log,
       attempt,
-      maxBytes: this.proxy === undefined ? MAX_FORGE_BODY_BYTES : MAX_BODY_BYTES,
       ...(this.proxy === undefined ? { api: this } : {}),
     }).catch((cause: unknown) => {
       // A redirect the policy did not follow: the proxy's words are the policy's, refused.

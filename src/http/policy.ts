@@ -55,8 +55,9 @@ export type DirectClient = (url: URL, options: Deno.CreateHttpClientOptions) => 
  * Where `NO_PROXY` cannot be set: the host named as its own proxy. Still direct, but every request
  * goes out in absolute form (`POST http://127.0.0.1:8000/api/v1/…`), which uvicorn answers with 404.
  */
-export const selfProxied: DirectClient = (url, options) =>
-  Deno.createHttpClient({ ...options, proxy: { url: url.origin } });
+export function selfProxied(url: URL, options: Deno.CreateHttpClientOptions): Deno.HttpClient {
+  return Deno.createHttpClient({ ...options, proxy: { url: url.origin } });
+}
 
 /**
  * Without `setup.proxy`, Deno's proxy variables apply, except to a plain-`http://` loopback
@@ -377,8 +378,6 @@ export async function fetchFollowing(
     readonly onAnswer?: (response: Response) => void;
     readonly log?: ExchangeLog | undefined;
     readonly attempt?: number;
-    /** Of an error answer's body read for `log`. */
-    readonly maxBytes?: number;
     /** A forge's client: a refused redirect is worded as the forge's, `refused` or `unusable`. */
     readonly api?: { readonly forge: string; readonly origin: string };
   },
@@ -391,14 +390,14 @@ export async function fetchFollowing(
   const headers = new Headers(request.headers);
   for (let redirects = 0;; redirects++) {
     const started = log?.monotonic() ?? 0;
-    // Only in the verbose mode; a copy of an error's body (the one worth showing), so the caller
-    // still reads its own.
-    const tell = async (log: ExchangeLog, answer: Response | null) => {
-      const durationMs = log.monotonic() - started;
-      const errorBody = answer === null || answer.status < 400 ? null : await readCapped(
-        answer.clone(),
-        { signal: request.signal, maxBytes: options.maxBytes ?? MAX_BODY_BYTES },
-      ).catch(() => null);
+    // `at`: when the answer's headers came, or the request failed.
+    const tell = (
+      log: ExchangeLog,
+      at: number,
+      answer: Response | null,
+      errorBody: string | null,
+    ) => {
+      const durationMs = at - started;
       // The `x-github-request-id` and the like of an answer, first found first.
       const requestId = ["x-request-id", "x-github-request-id", "x-correlation-id", "request-id"]
         .map((name) => answer?.headers.get(name) ?? "").find((value) => value !== "") ?? null;
@@ -417,11 +416,19 @@ export async function fetchFollowing(
         ...(request.signal === undefined ? {} : { signal: request.signal }),
       });
     } catch (error) {
-      if (log !== undefined) await tell(log, null);
+      if (log !== undefined) tell(log, log.monotonic(), null, null);
       throw error;
     }
     options.onAnswer?.(response);
-    if (log !== undefined) await tell(log, response);
+    if (log !== undefined) {
+      // An error's body (the one worth showing) is told as its caller reads it: the log reads
+      // nothing of its own, so --verbose changes no request, no wait and no exit code.
+      const answer = response;
+      const at = log.monotonic();
+      if (_isErrorWithBody(answer)) {
+        response = _toldAsRead(answer, (text) => tell(log, at, answer, text));
+      } else tell(log, at, answer, null);
+    }
     if (response.status < 300 || response.status >= 400) {
       return { response, url: target, method };
     }
@@ -447,6 +454,61 @@ export async function fetchFollowing(
     }
     target = to;
   }
+}
+
+// A status `new Response()` accepts, with a body to read.
+function _isErrorWithBody(answer: Response): boolean {
+  return answer.status >= 400 && answer.status <= 599 && answer.body !== null;
+}
+
+/** What the verbose mode shows of an error's body: the start of what its caller read. */
+const EXCERPT_BYTES = 4 * 1024;
+
+/**
+ * `answer` whose body passes each chunk on as its reader asks for it (none ahead), keeps the first
+ * {@linkcode EXCERPT_BYTES}, and calls `told` with them once the reader has read to the end,
+ * cancelled or failed: with `null` when nothing was read.
+ */
+function _toldAsRead(answer: Response, told: (excerpt: string | null) => void): Response {
+  const source = answer.body!.getReader();
+  const excerpt = new Uint8Array(EXCERPT_BYTES);
+  let size = 0;
+  let done = false;
+  const finish = (ended: boolean) => {
+    if (done) return;
+    done = true;
+    const kept = excerpt.subarray(0, Math.min(size, EXCERPT_BYTES));
+    told(ended || size > 0 ? new TextDecoder().decode(kept) : null);
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await source.read();
+      } catch (error) {
+        finish(false);
+        controller.error(error);
+        return;
+      }
+      // Cancelled while it waited.
+      if (done) return;
+      if (chunk.done) {
+        finish(true);
+        controller.close();
+        return;
+      }
+      const room = Math.max(0, EXCERPT_BYTES - size);
+      excerpt.set(chunk.value.subarray(0, room), EXCERPT_BYTES - room);
+      size += chunk.value.byteLength;
+      controller.enqueue(chunk.value);
+    },
+    async cancel(reason) {
+      finish(false);
+      await source.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  const { status, statusText, headers } = answer;
+  return new Response(body, { status, statusText, headers });
 }
 
 /**

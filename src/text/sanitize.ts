@@ -69,16 +69,21 @@ function _cut(text: string, length: number): string {
 const _MIN_PREFIX = 4;
 
 function _maskSecretPrefixAtEnd(text: string, secrets: readonly string[]): string {
-  let longest = 0;
-  for (const form of secrets.flatMap(secretForms)) {
-    for (let length = Math.min(form.length - 1, text.length); length > longest; length--) {
-      if (length >= _MIN_PREFIX && text.endsWith(form.slice(0, length))) {
-        longest = length;
-        break;
+  const forms = _foldedForms(secrets);
+  let cut = text.length;
+  for (const view of forms.length === 0 ? [] : _views(text)) {
+    let longest = 0;
+    for (const form of forms) {
+      for (let length = Math.min(form.length - 1, view.text.length); length > longest; length--) {
+        if (length >= _MIN_PREFIX && view.text.endsWith(form.slice(0, length))) {
+          longest = length;
+          break;
+        }
       }
     }
+    if (longest > 0) cut = Math.min(cut, view.start(view.text.length - longest));
   }
-  return longest === 0 ? text : `${text.slice(0, text.length - longest)}***`;
+  return cut === text.length ? text : `${text.slice(0, cut)}***`;
 }
 
 // Secrets shorter than this are not masked: masking them would garble ordinary text.
@@ -89,14 +94,15 @@ const _formsCache = new Map<string, readonly string[]>();
 /**
  * Every spelling of `secret` that output could carry, longest first; none for a secret too short
  * to mask. Percent-encoding is also strict RFC 3986 (`! ' ( ) *` too, as Python's `quote` and Go
- * do) and lower-case hex.
+ * do); JSON also with `/` as `\/` (PHP's `json_encode`) and anything but printable ASCII as `\u`
+ * escapes (PHP's and Python's default). {@linkcode maskSecrets} finds each in any letter case
+ * (lower-case hex included), in full-width letters and percent-escaped.
  */
 export function secretForms(secret: string): readonly string[] {
   if (secret.length < MIN_SECRET_LENGTH) return [];
   const cached = _formsCache.get(secret);
   if (cached !== undefined) return cached;
   const forms = new Set<string>([secret]);
-  const hexLower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
   // A lone surrogate has no percent-encoding.
   if (secret.isWellFormed()) {
     const component = encodeURIComponent(secret);
@@ -104,14 +110,19 @@ export function secretForms(secret: string): readonly string[] {
       /[!'()*]/g,
       (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
     );
-    for (const form of [component, strict]) forms.add(form).add(hexLower(form));
-    forms.add(strict.replaceAll("%20", "+"));
+    forms.add(component).add(strict).add(strict.replaceAll("%20", "+")).add(encodeURI(secret));
     forms.add(new URLSearchParams({ k: secret }).toString().slice(2));
-    const uri = encodeURI(secret);
-    forms.add(uri).add(hexLower(uri));
   }
-  const json = JSON.stringify(secret);
-  forms.add(json.slice(1, -1)).add(escapeJsonForLogs(json).slice(1, -1));
+  const json = JSON.stringify(secret).slice(1, -1);
+  const asciiJson = json.replace(
+    /[^\x20-\x7e]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  for (const form of [json, asciiJson]) {
+    forms.add(form).add(escapeJsonForLogs(`"${form}"`).slice(1, -1)).add(
+      form.replaceAll("/", "\\/"),
+    );
+  }
   forms.add(
     secret.replace(/[&<>"']/g, (char) => XML_ENTITIES[char] ?? char),
   ).add(secret.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`));
@@ -134,15 +145,23 @@ export const XML_ENTITIES: Readonly<Record<string, string>> = {
   "'": "&apos;",
 };
 
-/** Every spelling of each secret becomes `***`, and so does the start of one cut before a `…`. */
+/**
+ * Every spelling of each secret becomes `***`, and so does the start of one cut before a `…`. A
+ * spelling is found however a reader, a URL parser or a forge may respell it: in any letter case,
+ * in full-width or other compatibility letters, percent-escaped, or with invisible characters
+ * between its characters.
+ */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
-  let masked = text;
-  // A secret with invisible characters between its characters reads as the secret.
-  const hidden = _HAS_IGNORABLE.test(text);
-  for (const form of secrets.flatMap(secretForms)) {
-    if (hidden) masked = masked.replace(_seenThrough(form), "***");
-    else if (masked.includes(form)) masked = masked.split(form).join("***");
+  const forms = _foldedForms(secrets);
+  const spans: Array<readonly [number, number]> = [];
+  for (const view of forms.length === 0 ? [] : _views(text)) {
+    for (const form of forms) {
+      for (let at = view.text.indexOf(form); at >= 0; at = view.text.indexOf(form, at + 1)) {
+        spans.push([view.start(at), view.end(at + form.length - 1)]);
+      }
+    }
   }
+  const masked = _masked(text, spans);
   // A value cut short (`clip`, `quoteValue`) may end in the start of a secret.
   if (!masked.includes("…")) return masked;
   const pieces = masked.split("…");
@@ -151,19 +170,121 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
   ).join("…");
 }
 
-const _HAS_IGNORABLE = new RegExp(IGNORABLE_SOURCE, "u");
-const _seenThroughCache = new Map<string, RegExp>();
-
-// `form` with any run of default-ignorable code points allowed before each of its characters.
-function _seenThrough(form: string): RegExp {
-  let pattern = _seenThroughCache.get(form);
-  if (pattern === undefined) {
-    const chars = [...removeIgnorable(form)].map((char) =>
-      char.replace(/[\\^$.*+?()[\]{}|/]/, "\\$&")
-    );
-    // A secret made only of invisible characters is nothing to find: "" would match everywhere.
-    pattern = chars.length === 0 ? /(?!)/gu : new RegExp(chars.join(`${IGNORABLE_SOURCE}*`), "gu");
-    _seenThroughCache.set(form, pattern);
+// Each span of `text` (overlapping ones merged) becomes `***`.
+function _masked(text: string, spans: Array<readonly [number, number]>): string {
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  let masked = "";
+  let done = 0;
+  for (const [start, end] of spans) {
+    if (end <= done) continue;
+    if (start >= done) masked += `${text.slice(done, start)}***`;
+    done = end;
   }
-  return pattern;
+  return masked + text.slice(done);
+}
+
+const _foldedCache = new Map<string, readonly string[]>();
+
+// Each secret's spellings as _fold() reads them, each once.
+function _foldedForms(secrets: readonly string[]): readonly string[] {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    let folded = _foldedCache.get(secret);
+    if (folded === undefined) {
+      folded = [...new Set(secretForms(secret).flatMap((form) => _views(form).map((v) => v.text)))]
+        .filter((form) => form.length >= MIN_SECRET_LENGTH);
+      _foldedCache.set(secret, folded);
+    }
+    for (const form of folded) forms.add(form);
+  }
+  return [...forms];
+}
+
+/** Text as _fold() reads it: `start(i)` and `end(i)` bound the source of its `i`th character. */
+interface _Folded {
+  readonly text: string;
+  start(index: number): number;
+  end(index: number): number;
+}
+
+// ASCII without `%` folds to its lower case, character for character.
+const _PLAIN = /^[\x00-\x24\x26-\x7f]*$/;
+const _IGNORABLE = new RegExp(`^${IGNORABLE_SOURCE}$`, "u");
+
+// Text read as is and, where it has a `%`, with its percent-escapes decoded too: decoding alone
+// would hide a secret after a stray `%` (`%4f1c…` reads as `O1c…`).
+function _views(text: string): _Folded[] {
+  if (_PLAIN.test(text)) {
+    return [{ text: text.toLowerCase(), start: (index) => index, end: (index) => index + 1 }];
+  }
+  const escaped = /%[0-9a-f]{2}/i.test(text);
+  return escaped ? [_fold(text, false), _fold(text, true)] : [_fold(text, false)];
+}
+
+/**
+ * How a reader, a URL parser (which lower-cases and IDNA-maps a host) or a forge may respell
+ * `text`: every letter in lower case, compatibility forms decomposed (full-width letters,
+ * ligatures: NFKD), invisible characters dropped, and with `decode` each percent-escape of a
+ * UTF-8 character read as that character.
+ */
+function _fold(text: string, decode: boolean): _Folded {
+  let folded = "";
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const plain = decode ? _PLAIN_RUN : _ASCII_RUN;
+  for (let index = 0; index < text.length;) {
+    plain.lastIndex = index;
+    const run = plain.exec(text)?.[0];
+    if (run !== undefined) {
+      folded += run.toLowerCase();
+      for (let unit = index; unit < index + run.length; unit++) {
+        starts.push(unit);
+        ends.push(unit + 1);
+      }
+      index += run.length;
+      continue;
+    }
+    const escaped = decode && text[index] === "%" ? _percentEscape(text, index) : undefined;
+    const char = escaped?.char ?? String.fromCodePoint(text.codePointAt(index)!);
+    const next = index + (escaped?.length ?? char.length);
+    const mapped = char < "\x80" ? char.toLowerCase() : _foldChar(char);
+    for (let unit = 0; unit < mapped.length; unit++) {
+      starts.push(index);
+      ends.push(next);
+    }
+    folded += mapped;
+    index = next;
+  }
+  return { text: folded, start: (index) => starts[index]!, end: (index) => ends[index]! };
+}
+
+// Runs of characters that fold to their lower case, one for one.
+const _ASCII_RUN = /[\x00-\x7f]+/y;
+const _PLAIN_RUN = /[\x00-\x24\x26-\x7f]+/y;
+const _foldedChars = new Map<string, string>();
+
+function _foldChar(char: string): string {
+  let folded = _foldedChars.get(char);
+  if (folded === undefined) {
+    folded = _IGNORABLE.test(char) ? "" : char.normalize("NFKD").toLowerCase();
+    _foldedChars.set(char, folded);
+  }
+  return folded;
+}
+
+// The character the UTF-8 bytes percent-escaped at `index` spell, and their escapes' length.
+function _percentEscape(text: string, index: number): { char: string; length: number } | undefined {
+  if (!/^%[0-9a-f]{2}$/i.test(text.slice(index, index + 3))) return undefined;
+  const lead = parseInt(text.slice(index + 1, index + 3), 16);
+  // 0x80–0xC1 start no UTF-8 character; decodeURIComponent refuses what else is not one.
+  const bytes = lead < 0x80 ? 1 : lead < 0xc2 ? 0 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+  const length = 3 * bytes;
+  try {
+    return length === 0
+      ? undefined
+      : { char: decodeURIComponent(text.slice(index, index + length)), length };
+  } catch {
+    return undefined;
+  }
 }

@@ -11,7 +11,7 @@ import {
   githubPullRequestEnv,
   startFakeGithub,
 } from "../support/fake_forge.ts";
-import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
+import { AGENTS, defaultAgents, KEYS, problem, startFakeService } from "../support/fake_service.ts";
 import { FakeTime } from "../support/fake_time.ts";
 import { runInProcess } from "../support/in_process.ts";
 import { type ProgramResult, runProgram } from "../support/program.ts";
@@ -31,6 +31,7 @@ function exchanges(result: ProgramResult, prefix: string): string[] {
 }
 
 const RUNS = `/api/v1/agents/${AGENTS.passing}/runs`;
+const FAILING_RUNS = `/api/v1/agents/${AGENTS.failing}/runs`;
 const TRIGGER = new RegExp(`^POST 127\\.0\\.0\\.1:\\d+${RUNS} → 201 in \\d+ ms, attempt 1$`);
 const READ = new RegExp(`^GET 127\\.0\\.0\\.1:\\d+${RUNS}/run_0001 → 200 in \\d+ ms, attempt 1$`);
 
@@ -171,4 +172,67 @@ Deno.test("--verbose shows the exchanges with the forge too, never its token", a
   assert.ok(forge.every((line) => !line.includes("?")), forge.join("\n"));
   const all = `${result.stdout}${result.stderr}`;
   assert.ok(!all.includes(FORGE_TOKENS.github) && !all.includes(KEYS.ci));
+});
+
+Deno.test("--verbose and RUNNER_DEBUG=1 change nothing a 503 with a 2 MiB body leads to: the same exit code, the same requests", async () => {
+  const plays = {
+    quiet: { args: [], env: {} },
+    "--verbose": { args: ["--verbose"], env: {} },
+    "RUNNER_DEBUG=1": {
+      args: [],
+      env: { GITHUB_ACTIONS: "true", RUNNER_DEBUG: "1", SERVICE_CI_NATIVE: "false" },
+    },
+  };
+  const results = await Promise.all(
+    Object.entries(plays).map(async ([name, play]) => {
+      await using service = await startFakeService({ agents: defaultAgents(50) });
+      service.script({
+        method: "POST",
+        answer: () => new Response("x".repeat(2 * 1024 * 1024), { status: 503 }),
+      });
+      const result = await runProgram(["--agent", AGENTS.failing, ...play.args], {
+        env: env(service.url, { SERVICE_TIMEOUT_MINUTES: "0.25", ...play.env }),
+      });
+      const requests = service.requests.map((request) => `${request.method} ${request.path}`);
+      return { name, result, requests };
+    }),
+  );
+  const [quiet] = results;
+  assert.equal(quiet!.result.code, 1, log(quiet!.result));
+  assert.deepEqual(quiet!.requests.slice(0, 2), [`POST ${FAILING_RUNS}`, `POST ${FAILING_RUNS}`]);
+  for (const { name, result, requests } of results) {
+    assert.equal(result.code, quiet!.result.code, `${name}\n${log(result)}`);
+    assert.deepEqual(requests, quiet!.requests, name);
+  }
+  const [, verbose, debug] = results;
+  const shown = [
+    ...exchanges(verbose!.result, "service-ci: "),
+    ...exchanges(debug!.result, "::debug::"),
+  ];
+  assert.equal(shown.filter((line) => line.includes(" → 503 ")).length, 2, log(verbose!.result));
+});
+
+Deno.test("--verbose masks the key in an error's body in any spelling: another case, full-width, percent-escaped", async () => {
+  const time = new FakeTime();
+  await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
+  const fullWidth = KEYS.ci.replace(
+    /[!-~]/g,
+    (char) => String.fromCharCode(char.charCodeAt(0) + 0xfee0),
+  );
+  const escaped = [...KEYS.ci].map((char) => `%${char.charCodeAt(0).toString(16)}`).join("");
+  const spellings = [KEYS.ci.toUpperCase(), fullWidth, escaped];
+  service.script({
+    method: "POST",
+    answer: () => problem(503, "unavailable", `keys ${spellings.join(" ")}`),
+  });
+  const result = await runInProcess(["--agent", AGENTS.passing, "--verbose"], {
+    time,
+    env: env(service.url),
+  });
+  assert.equal(result.code, 0, log(result));
+  const failed = exchanges(result, "service-ci: ")[0] ?? "";
+  assert.match(failed, /→ 503 .*body: .*keys \*\*\* \*\*\* \*\*\*/, log(result));
+  const all = `${result.stdout}${result.stderr}`;
+  for (const spelling of spellings) assert.ok(!all.includes(spelling), spelling);
+  assert.ok(!all.normalize("NFKC").toLowerCase().includes(KEYS.ci), log(result));
 });

@@ -3,7 +3,8 @@
  * forges on loopback: a few requests at once and GitHub's writes one at a time; GitHub's
  * secondary limit (a 403 with and without Retry-After) pausing every writer on a fake clock; a
  * create whose answer is lost; a comment endpoint that hangs at the end and on cancel; the merge
- * queue's head; GitLab's ref and pipeline; two overlapping runs of one pull request.
+ * queue's head; GitLab's ref and pipeline; two overlapping runs of one pull request; a run link
+ * that spells the key (issue 41).
  */
 
 import assert from "node:assert/strict";
@@ -17,7 +18,7 @@ import {
 import { hangUntil, startFakeStatusForge } from "../support/fake_status.ts";
 import { FakeTime } from "../support/fake_time.ts";
 import { type ForgeRunOptions, runAgainstForge } from "../support/forge_run.ts";
-import type { Harness } from "../support/run_harness.ts";
+import { AGENT, type Harness, KEY } from "../support/run_harness.ts";
 import { gitlabStatusErrors } from "../support/forge_schemas.ts";
 
 const HEAD_SHA = FORGE_COMMITS.head;
@@ -265,4 +266,50 @@ Deno.test("two overlapping runs of one pull request leave one comment: the later
       request.method === "DELETE" && request.path.endsWith(`/comments/${ours.id + 1}`)
     ),
   );
+});
+
+Deno.test("a run link that spells the key in its host in another case, full-width or percent-escaped reaches no forge request: check runs and comment masked", async () => {
+  const fullWidth = KEY.replace(
+    /[!-~]/g,
+    (char) => String.fromCharCode(char.charCodeAt(0) + 0xfee0),
+  );
+  const escaped = [...KEY].map((char) => `%${char.charCodeAt(0).toString(16)}`).join("");
+  for (const host of [KEY.toUpperCase(), fullWidth, escaped]) {
+    await using github = await startFakeStatusForge("github");
+    await using comments = await startFakeGithub();
+    const url = `https://${host}.evil.example/r/1`;
+    const service = {
+      trigger: { run_id: "run_1", url },
+      reads: [{ status: "completed", passed: true, extra: { url } }],
+    };
+    const statuses = await runWith({ env: githubEnv(github.apiUrl), ...service });
+    const comment = await runWith({
+      args: ["--agent", AGENT, "--pr-comment"],
+      env: githubEnv(comments.apiUrl, { SERVICE_COMMIT_STATUS: "false" }),
+      ...service,
+    });
+    assert.equal(statuses.code, 0, statuses.stderr);
+    assert.equal(comment.code, 0, comment.stderr);
+    const bodies = [
+      ...github.requests.filter((request) => request.method !== "GET")
+        .map((request) => JSON.stringify(request.body)),
+      ...comments.writes.map((request) => request.body),
+    ];
+    // Two check-run writes (details_url and summary each), the comment (its link) and its final
+    // edit (the link and the hidden history).
+    assert.equal(bodies.length, 4, host);
+    for (const body of bodies) {
+      assert.ok(!body.toLowerCase().includes(KEY.toLowerCase()), `${host}: ${body}`);
+      assert.match(body, /https:\/\/\*\*\*\.evil\.example\/r\/1/, host);
+    }
+    // The final comment's hidden history (base64url, which no mask reads) holds the masked link.
+    const encoded = comments.writes.flatMap((request) =>
+      /history:([A-Za-z0-9_-]+)/.exec(JSON.parse(request.body).body)?.slice(1) ?? []
+    );
+    assert.equal(encoded.length, 1, host);
+    const history = new TextDecoder().decode(
+      Uint8Array.fromBase64(encoded[0]!, { alphabet: "base64url" }),
+    );
+    assert.match(history, /"url":"https:\/\/\*\*\*\.evil\.example\/r\/1"/, host);
+  }
 });

@@ -782,3 +782,59 @@ Deno.test("fetchFollowing() tells each hop to its log: the path without the quer
   assert.equal(told[2]?.status, null);
   assert.equal(told[2]?.attempt, 1);
 });
+
+/** `work`, or `"still waiting"` after `ms`, when `controller` ends the request. */
+async function within<T>(ms: number, work: Promise<T>, controller: AbortController) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"still waiting">((resolve) => {
+    timer = setTimeout(() => resolve("still waiting"), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+    await work.catch(() => {});
+  }
+}
+
+Deno.test("fetchFollowing() with a log reads no more of an error's body than its caller reads, and waits for no more", async () => {
+  const total = 64 * MAX_BODY_BYTES;
+  for (const caller of ["cancels it unread", "refuses its declared length", "reads to the cap"]) {
+    const body = streamed(total);
+    const declared = caller === "refuses its declared length";
+    await using server = serve(() =>
+      new Response(body.body, {
+        status: 503,
+        headers: declared ? { "content-length": String(total) } : {},
+      })
+    );
+    const told: Exchange[] = [];
+    const log = { monotonic: () => 0, tell: (exchange: Exchange) => told.push(exchange) };
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const outcome = await within(
+      5_000,
+      (async () => {
+        const { response } = await fetchFollowing(server.url, { method: "GET", signal }, {
+          fetch,
+          log,
+        });
+        if (caller === "cancels it unread") return await response.body?.cancel();
+        return await readCapped(response, { signal }).catch((error: Error) => error.message);
+      })(),
+      controller,
+    );
+    assert.notEqual(outcome, "still waiting", caller);
+    assert.equal(told.length, 1, caller);
+    if (caller === "reads to the cap") {
+      assert.equal(outcome, `answer 503 is larger than ${MAX_BODY_BYTES} bytes`);
+      // The start of what the caller read, a few KiB of it.
+      assert.equal(told[0]?.errorBody, " ".repeat(4 * 1024));
+    } else {
+      assert.equal(told[0]?.errorBody, null, caller);
+      // What the HTTP stack buffers ahead, as without a log, not the log's reading.
+      assert.ok(body.sent() < 8 * MAX_BODY_BYTES, `${caller}: ${body.sent()} bytes sent`);
+    }
+  }
+});
