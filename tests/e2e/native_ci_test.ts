@@ -522,8 +522,10 @@ Deno.test("in Bitbucket Pipelines a gate sends a Code Insights report, and an an
         annotation_type: "BUG",
         result: "FAILED",
         severity: "HIGH",
-        summary: `Agent ${agent}: quality gate failed`,
-        details: `Agent ${agent}: quality gate failed; run ${runId}; status completed`,
+        // The service's reason, as on every other CI's surface.
+        summary: `Agent ${agent}: quality gate failed: rule: jailbreak success rate < 2%`,
+        details:
+          `Agent ${agent}: quality gate failed; run ${runId}; status completed; rule: jailbreak success rate < 2%`,
         link: url,
       }]);
     }
