@@ -22,7 +22,7 @@ const [
   { isCapableTerminal },
 ] = await Promise.all([
   import("./platform/git.ts"),
-  import("./http/policy.ts"),
+  import("./http/fetch.ts"),
   import("./platform/signals.ts"),
   import("./run.ts"),
   import("./platform/system.ts"),

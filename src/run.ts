@@ -5,13 +5,15 @@
  */
 
 import { parseCommandLine } from "./config/resolve.ts";
-import { FileRefused, firstLine, UsageError } from "./config/errors.ts";
+import { UsageError } from "./config/errors.ts";
 import { DEFAULT_BASE_URL } from "./config/default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
-import { ExitCode } from "./result/outcome.ts";
+import { ExitCode } from "./report/outcome.ts";
 import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./config/options.ts";
 import { exchangeLog, Output } from "./outputs/streams.ts";
 import { userAgent, VERSION } from "./config/version.ts";
+import { firstLine } from "./text/quote.ts";
+import { readBounded } from "./platform/bounds.ts";
 
 /** Never throws: every failure is a line on stderr and a code. */
 export async function run(effects: RunEffects): Promise<number> {
@@ -33,8 +35,8 @@ export async function run(effects: RunEffects): Promise<number> {
     }
     // The pipeline is loaded only now: --help and --version need none of it.
     const [
-      { ENV_VARIABLES, loadConfig, makeTrustingFetch },
-      { detectCiBuild },
+      { loadConfig, makeTrustingFetch },
+      { CI_ENV_VARIABLES, detectCiBuild, ENV_VARIABLES },
       { ServiceClient },
       { chooseOutputs, finishOutputs },
       { runGates },
@@ -44,7 +46,7 @@ export async function run(effects: RunEffects): Promise<number> {
       import("./ci/detect.ts"),
       import("./service/client.ts"),
       import("./outputs/mod.ts"),
-      import("./result/gates.ts"),
+      import("./gates.ts"),
       import("./platform/git.ts"),
     ]);
     const { config, caCerts, warning } = await loadConfig(invocation.flags, ENV_VARIABLES, {
@@ -54,13 +56,14 @@ export async function run(effects: RunEffects): Promise<number> {
       git: configGit(effects),
       cwd: effects.cwd,
       addSecret: (secret) => output.addSecret(secret),
+      ciVariables: CI_ENV_VARIABLES,
     });
     if (warning !== undefined) output.stderr(`service-ci: warning: ${warning}\n`);
     // The deadline starts here: detection (git among it) counts toward --timeout-minutes.
     const started = effects.clock.monotonic();
     const { metadata, context } = await detectCiBuild(config.ci, {
       overrides: config,
-      readTextFile: (path) => _readCiFile(effects, path),
+      readTextFile: (path) => readBounded(effects, path),
       git: boundedGit(effects, config.timeoutMinutes * 60_000),
     });
     const log = exchangeLog(output, config.verbose, metadata.provider, config.ci, effects.clock);
@@ -113,28 +116,5 @@ function _fromAction(env: (name: string) => string | undefined): boolean {
     return OPTIONS.action.parse(env(OPTIONS.action.variable) ?? "", "") === true;
   } catch {
     return false;
-  }
-}
-
-/** How long reading a CI's event payload may take before it is refused (exit 2, nothing sent). */
-export const EVENT_READ_BOUND_MS = 10_000;
-
-// A CI's file read within EVENT_READ_BOUND_MS on the run's clock: a regular file that still does
-// not answer (a hung network mount) is refused like a pipe, before anything is sent; one that
-// cannot be read is none.
-async function _readCiFile(effects: Pick<RunEffects, "clock" | "files">, path: string) {
-  const done = new AbortController();
-  const late = effects.clock.sleep(EVENT_READ_BOUND_MS, done.signal).then(
-    () =>
-      Promise.reject(new FileRefused(`could not be read within ${EVENT_READ_BOUND_MS / 1000} s`)),
-    () => new Promise<never>(() => {}),
-  );
-  try {
-    return await Promise.race([effects.files.readTextFile(path), late]);
-  } catch (error) {
-    if (error instanceof FileRefused) throw error;
-    return undefined;
-  } finally {
-    done.abort();
   }
 }

@@ -33,8 +33,8 @@ function relative(url: URL): string {
 
 const CI_NAMES = /github|gitlab|azure|teamcity|buildkite|bitbucket|jenkins|circleci/i;
 
-Deno.test("the pipeline (run.ts, result/gates.ts, outputs/mod.ts, outputs/output.ts) names no CI in its code", async () => {
-  for (const name of ["run.ts", "result/gates.ts", "outputs/mod.ts", "outputs/output.ts"]) {
+Deno.test("the pipeline (run.ts, gates.ts, outputs/mod.ts, outputs/output.ts) names no CI in its code", async () => {
+  for (const name of ["run.ts", "gates.ts", "outputs/mod.ts", "outputs/output.ts"]) {
     const text = code(await Deno.readTextFile(new URL(name, SRC)));
     const lines = text.split("\n").filter((line) => CI_NAMES.test(line));
     assert.deepEqual(lines, [], `src/${name} names a CI`);
@@ -162,7 +162,7 @@ Deno.test("each option is spelled in one place in src/: its flag and variable ap
 });
 
 Deno.test("every variable src/ reads by name is declared: in the option table, a CI provider's list or a writer's, and so among ENV_VARIABLES", async () => {
-  const { ENV_VARIABLES } = await import("../src/config/load.ts");
+  const { ENV_VARIABLES } = await import("../src/ci/detect.ts");
   const undeclared: string[] = [];
   let seen = 0;
   for (const file of await sourceFiles()) {
@@ -228,6 +228,57 @@ function findCycle(graph: Map<string, string[]>): string[] | null {
   return null;
 }
 
+/**
+ * src/'s layers from the bottom up: a module imports only from its own folder and those below
+ * it. The pipeline (`gates.ts`, `run.ts`) stands on every folder, `main.ts` on all of it, and
+ * `effects.ts`, types only, is below everything.
+ */
+const LAYERS: readonly string[] = [
+  "effects.ts",
+  "text",
+  "http",
+  "platform",
+  "config",
+  "ci",
+  "service",
+  "report",
+  "forge",
+  "outputs",
+  "gates.ts",
+  "run.ts",
+  "main.ts",
+];
+
+/** Each import that points up the layers, as `from → to (layer → layer)`. */
+function upwardImports(graph: Map<string, string[]>): string[] {
+  const layer = (file: string) => LAYERS.indexOf(file.slice("src/".length).split("/")[0]!);
+  return [...graph].flatMap(([from, targets]) =>
+    targets.filter((to) => layer(to) > layer(from)).map((to) =>
+      `${from} → ${to} (${LAYERS[layer(from)]} imports ${LAYERS[layer(to)]}, which is above it)`
+    )
+  );
+}
+
+Deno.test("every import in src/ points down the layers: text, http, platform, config, ci, service, report, forge, outputs, the pipeline", async () => {
+  const graph = await importGraph();
+  const unknown = [...graph.keys()].filter((file) =>
+    !LAYERS.includes(file.slice("src/".length).split("/")[0]!)
+  );
+  assert.deepEqual(unknown, [], "every folder and top-level file of src/ has a layer");
+  assert.deepEqual(upwardImports(graph), []);
+});
+
+Deno.test("upwardImports() names an import that points up, one line each (so the check above can fail)", async () => {
+  const graph = new Map(await importGraph());
+  graph.set("src/text/sanitize.ts", [
+    ...graph.get("src/text/sanitize.ts")!,
+    "src/config/resolve.ts",
+  ]);
+  assert.deepEqual(upwardImports(graph), [
+    "src/text/sanitize.ts → src/config/resolve.ts (text imports config, which is above it)",
+  ]);
+});
+
 Deno.test("findCycle() finds a cycle through a type-only import, and none in a tree", () => {
   assert.deepEqual(
     findCycle(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]]])),
@@ -286,7 +337,7 @@ Deno.test("no module in src/ re-exports another's names: each is imported from i
   assert.deepEqual(found, []);
 });
 
-Deno.test("docs/architecture.md's folder map names every folder of src/ with its true file count, and the top holds only the entry, the pipeline and the effects", async () => {
+Deno.test("docs/architecture.md's folder map names every folder of src/ with its true file count, and the top holds only the entry, the pipeline, the gates and the effects", async () => {
   const doc = await Deno.readTextFile(new URL("../docs/architecture.md", import.meta.url));
   const map = doc.split("\n## The folders\n")[1]?.split("\n## ")[0] ?? "";
   const rows = [...map.matchAll(/^(src\/\S*\/)\s+(\d+) files?:/gm)];
@@ -296,7 +347,7 @@ Deno.test("docs/architecture.md's folder map names every folder of src/ with its
     counts[dir] = (counts[dir] ?? 0) + 1;
   }
   const { "src/": top, ...folders } = counts;
-  assert.equal(top, 3, "only main.ts, run.ts and effects.ts at the top of src/");
+  assert.equal(top, 4, "only main.ts, run.ts, gates.ts and effects.ts at the top of src/");
   assert.deepEqual(Object.fromEntries(rows.map(([, dir, count]) => [dir, Number(count)])), folders);
   assert.ok(doc.split("\n").length <= 200, "docs/architecture.md is one page (200 lines)");
 });

@@ -19,6 +19,7 @@ import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_se
 import { FakeTime } from "./support/fake_time.ts";
 import { runInProcess } from "./support/in_process.ts";
 import { runProgram } from "./support/program.ts";
+import { REFUSED_URL } from "./support/refused_address.ts";
 import {
   DIRECT_API_TOOLS,
   directApiPath,
@@ -126,14 +127,6 @@ async function _scriptSession(reader: DirectApiReader): Promise<Session> {
   };
 }
 
-/** A base URL where nothing listens. */
-function _closedUrl(): string {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return `http://127.0.0.1:${port}`;
-}
-
 async function _play(scenario: Scenario, implementation: Implementation): Promise<void> {
   const session = await implementation.session(scenario);
   try {
@@ -157,7 +150,7 @@ async function _playIn(
   scenario.setup?.({ service, elsewhere, now: session.now });
   const env = {
     SERVICE_API_KEY: KEYS.ci,
-    SERVICE_BASE_URL: scenario.unreachable ? _closedUrl() : service.url,
+    SERVICE_BASE_URL: scenario.unreachable ? REFUSED_URL : service.url,
     ...scenario.env,
   };
   const result = await session.run(scenario.agent ?? AGENTS.passing, scenario.args ?? [], env);

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Interrupted } from "../src/platform/signals.ts";
 import type { RunEffects } from "../src/effects.ts";
-import { EVENT_READ_BOUND_MS, run } from "../src/run.ts";
+import { run } from "../src/run.ts";
 import { readGithubOutput } from "./support/github_output.ts";
 import {
   AGENT,
@@ -16,6 +16,7 @@ import {
   KEY,
   serviceJson as _json,
 } from "./support/run_harness.ts";
+import { EVENT_READ_BOUND_MS } from "../src/platform/bounds.ts";
 
 const GITHUB = {
   GITHUB_ACTIONS: "true",

@@ -2,11 +2,19 @@
 
 import type { GitRunner } from "../effects.ts";
 import { type CiProvider, fieldValue, type MergeKind, PROVIDERS, type Read } from "./providers.ts";
-import { FileRefused, quoteValue, UsageError } from "../config/errors.ts";
-import { type OptionValues, pullRequestNumber } from "../config/options.ts";
+import { UsageError } from "../config/errors.ts";
+import {
+  CONFIG_ENV_VARIABLES,
+  nearMissNames,
+  OPTIONS,
+  type OptionValues,
+  pullRequestNumber,
+} from "../config/options.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "../text/sanitize.ts";
 import { httpLink } from "../text/markdown.ts";
+import { quoteValue } from "../text/quote.ts";
+import { FileRefused } from "../platform/bounds.ts";
 
 /** The `ci_metadata` object of the trigger request (contract §1). */
 export interface CiMetadata {
@@ -70,6 +78,21 @@ export const RUNNER_VARIABLES = [
 export const CI_ENV_VARIABLES: readonly string[] = Object.freeze([
   ...new Set(["CI", ...PROVIDERS.flatMap((provider) => provider.variables), ...RUNNER_VARIABLES]),
 ]);
+
+/** Every environment variable the program reads: the only ones `main.ts` asks the system for. */
+export const ENV_VARIABLES: readonly string[] = [
+  ...new Set([
+    ...CONFIG_ENV_VARIABLES,
+    // Read only to say "did you mean" when a required variable is unset.
+    ...[OPTIONS.apiKey.variable, OPTIONS.agents.variable, OPTIONS.baseUrl.variable].flatMap(
+      nearMissNames,
+    ),
+    ...CI_ENV_VARIABLES,
+    // The console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours).
+    "NO_COLOR",
+    "TERM",
+  ]),
+];
 
 /** Without its effects, detection reads no file and runs no git. */
 export interface DetectOptions {

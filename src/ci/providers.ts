@@ -68,6 +68,15 @@ export interface CiProvider<V extends string = string> {
    */
   readonly almostDetected?: (read: Read<V>) => string | null;
   /**
+   * The CI's own debug switch (a re-run with debug logging), which turns `--verbose` on, and the
+   * form its log shows debug lines in: GitHub's `::debug::`, Azure's `##[debug]`, or plain.
+   */
+  readonly debug?: {
+    readonly variable: V;
+    readonly on: (value: string) => boolean;
+    readonly format: "github" | "azure" | "plain";
+  };
+  /**
    * Where the CI keeps the branch and the pull request outside the environment: the parameters a
    * user passes as `--branch` and `--pull-request`, on a pull request's build (`pullRequest`) and
    * on any other (`branch`). Named when no branch was found; docs/ci/teamcity.md quotes them.
@@ -82,11 +91,12 @@ export interface CiProvider<V extends string = string> {
 function _provider<const V extends string>(
   declared: Omit<CiProvider<V>, "variables"> & { readonly reads?: readonly V[] },
 ): CiProvider {
-  // Every object but `parameters` (the CI's own, not the environment's) names variables.
-  const { parameters: _parameters, ...fields } = declared;
+  // Every object but `parameters` (the CI's own, not the environment's) names variables, and so
+  // does `debug.variable`.
+  const { parameters: _parameters, debug, ...fields } = declared;
   const names = Object.values(fields).flatMap((value) =>
     typeof value === "object" ? Object.values(value) : []
-  );
+  ).concat(debug === undefined ? [] : [debug.variable]);
   return { ...declared, variables: [...new Set(names)] } as unknown as CiProvider;
 }
 
@@ -128,6 +138,8 @@ async function _event(
 const GITHUB_ACTIONS = _provider({
   id: "github_actions",
   name: "GitHub Actions",
+  // Shown only with RUNNER_DEBUG=1.
+  debug: { variable: "RUNNER_DEBUG", on: (value) => value === "1", format: "github" },
   reads: [
     "GITHUB_EVENT_NAME",
     "GITHUB_EVENT_PATH",
@@ -189,6 +201,8 @@ const GITHUB_ACTIONS = _provider({
 const GITLAB = _provider({
   id: "gitlab",
   name: "GitLab CI",
+  // No debug form of its own.
+  debug: { variable: "CI_DEBUG_TRACE", on: (value) => value === "true", format: "plain" },
   reads: [
     "CI_COMMIT_BRANCH",
     "CI_COMMIT_REF_NAME",
@@ -323,6 +337,12 @@ const JENKINS = _provider({
 const AZURE_PIPELINES = _provider({
   id: "azure_pipelines",
   name: "Azure Pipelines",
+  // `##[debug]` lines show in grey.
+  debug: {
+    variable: "SYSTEM_DEBUG",
+    on: (value) => value.toLowerCase() === "true",
+    format: "azure",
+  },
   reads: [
     "BUILD_SOURCEVERSION",
     "BUILD_SOURCEBRANCH",

@@ -4,32 +4,12 @@
  */
 
 import { type Config, resolveConfig } from "./resolve.ts";
-import { firstLine, UsageError } from "./errors.ts";
-import { CONFIG_ENV_VARIABLES, ENV_FILE_VARIABLES, type Flags } from "./options.ts";
-import { nearMissNames, optionName, OPTIONS, secretValues } from "./options.ts";
-import { CI_ENV_VARIABLES, reader } from "../ci/detect.ts";
+import { UsageError } from "./errors.ts";
+import { ENV_FILE_VARIABLES, type Flags } from "./options.ts";
+import { optionName, OPTIONS, secretValues } from "./options.ts";
 import type { GitRunner } from "../effects.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
-import { DEBUG_ENV_VARIABLES } from "../outputs/streams.ts";
-
-/** Every environment variable the program reads: the only ones `main.ts` asks the system for. */
-export const ENV_VARIABLES: readonly string[] = [
-  ...new Set([
-    ...CONFIG_ENV_VARIABLES,
-    // Read only to say "did you mean" when a required variable is unset.
-    ...[OPTIONS.apiKey.variable, OPTIONS.agents.variable, OPTIONS.baseUrl.variable].flatMap(
-      nearMissNames,
-    ),
-    ...CI_ENV_VARIABLES,
-    // The console's (`TERM=dumb`: a terminal that shows neither cursor movement nor colours).
-    "NO_COLOR",
-    "TERM",
-    ...DEBUG_ENV_VARIABLES,
-  ]),
-];
-
-// What detection (ci/detect.ts) and the verbose mode read, once loaded: from Config only.
-const CI_READS = [...CI_ENV_VARIABLES, ...DEBUG_ENV_VARIABLES];
+import { firstLine } from "../text/quote.ts";
 
 interface LoadDeps {
   readonly env: (name: string) => string | undefined;
@@ -42,6 +22,11 @@ interface LoadDeps {
   /** Read-only git in the working directory: asked whether its `.env` is tracked. */
   readonly git: GitRunner;
   readonly cwd?: string;
+  /**
+   * The CI's variables (ci/detect.ts): kept in `Config.ci`, and any one of them set means CI for
+   * the working directory's `.env`.
+   */
+  readonly ciVariables: readonly string[];
 }
 
 const CA_CERT = `${optionName(OPTIONS.caCert)}/${OPTIONS.caCert.variable}`;
@@ -79,7 +64,7 @@ export async function loadConfig(
     config = Object.freeze({
       ...resolveConfig(flags, env, { fromDotenv, envFileNote: file.note }),
       envFileRead: file.shown,
-      ci: Object.fromEntries(CI_READS.map((name) => [name, env[name]])),
+      ci: Object.fromEntries(deps.ciVariables.map((name) => [name, env[name]])),
       noColor: Boolean(env.NO_COLOR),
     });
   } catch (error) {
@@ -131,7 +116,9 @@ async function _readDotenv(
     });
     return { values: await parseEnvFile(text), note: `read ${explicit}`, shown: explicit };
   }
-  const ci = _ciVariable(deps.env);
+  // Any variable of a CI's that is set (CI among them, with any value: CI=false switches only the
+  // metadata detection off), named so that a local shell that happens to set one can tell why.
+  const ci = deps.ciVariables.find((name) => Boolean(deps.env(name)?.trim()));
   const cwd = deps.cwd;
   const shown = cwd === undefined ? ".env" : `${cwd}${/[\\/]$/.test(cwd) ? "" : "/"}.env`;
   const inCi = (there: boolean) =>
@@ -174,14 +161,6 @@ async function _readDotenv(
   const note =
     `${shown} is tracked by git, so whoever can push to the branch wrote it: ${what}; pass ${envFile} .env if you trust it`;
   return { values: {}, note, ...(set.length === 0 ? {} : { unused: note }) };
-}
-
-// CI as the .env rule means it: any variable the providers' table knows (ci/detect.ts) that is
-// set, CI among them with any value (CI=false switches only the metadata detection off). The
-// first one set, named so that a local shell that happens to set one can tell why.
-function _ciVariable(env: (name: string) => string | undefined): string | undefined {
-  const read = reader(Object.fromEntries(CI_ENV_VARIABLES.map((name) => [name, env(name)])));
-  return CI_ENV_VARIABLES.find((name) => read(name) !== null);
 }
 
 function _and(names: readonly string[]): string {

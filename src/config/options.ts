@@ -4,8 +4,9 @@
  * docs/options.md, README.md and action.yml against {@linkcode OPTIONS}.
  */
 
-import { hideUserinfo, quoteValue, UsageError } from "./errors.ts";
-import { checkHttps, isLoopbackHost } from "../http/policy.ts";
+import { UsageError } from "./errors.ts";
+import { hideUserinfo, quoteValue } from "../text/quote.ts";
+import { checkHttps, isLoopbackHost } from "../http/url.ts";
 
 /** One option. Every field but `type` and `help` is there only when it applies. */
 export interface OptionSpec {

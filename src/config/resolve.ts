@@ -14,8 +14,9 @@ import {
   type OptionValues,
   parseBaseUrl,
 } from "./options.ts";
-import { QUOTE_MAX, quoteValue, UsageError } from "./errors.ts";
+import { UsageError } from "./errors.ts";
 import { parseArgTokens } from "./parse_args.ts";
+import { QUOTE_MAX, quoteValue } from "../text/quote.ts";
 
 /**
  * Each option of {@linkcode OPTIONS}, typed by the table, and where each came from: its flag

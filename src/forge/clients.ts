@@ -1,10 +1,10 @@
 /** The run's forge clients: one per forge, shared by every writer of that forge with its limits. */
 
 import type { Clock, Http } from "../effects.ts";
-import { boundedFetch } from "../http/policy.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS, ForgeHttp } from "./http.ts";
 import { ForgeLimits } from "./limits.ts";
 import type { ForgeName, ForgeTarget } from "./target.ts";
+import { boundedFetch } from "../http/fetch.ts";
 
 export class ForgeClients {
   readonly #limits = new Map<ForgeName, ForgeLimits>();

@@ -5,17 +5,16 @@
  */
 
 import { exponentialDelay, parseRetryAfter } from "../service/timing.ts";
-import {
-  failureKind,
-  fetchFollowing,
-  HttpFailure,
-  MAX_FORGE_BODY_BYTES,
-  proxyAuthRefusal,
-  readCapped,
-} from "../http/policy.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts";
+import { failureKind, HttpFailure } from "../http/failure.ts";
+import {
+  fetchFollowing,
+  MAX_FORGE_BODY_BYTES,
+  proxyAuthRefusal,
+  readCapped,
+} from "../http/fetch.ts";
 
 /**
  * A 5xx or no answer is tried again only for methods other than `POST`; a rate limit, once its

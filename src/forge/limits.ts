@@ -5,7 +5,8 @@
  */
 
 import type { Clock } from "../effects.ts";
-import { type Concurrency, HttpFailure, type Slot, Slots } from "../http/policy.ts";
+import { HttpFailure } from "../http/failure.ts";
+import { type Concurrency, type Slot, Slots } from "../http/slots.ts";
 
 /**
  * The final statuses decide merges and go first; the comment (`background`) goes last. A `final`

@@ -4,10 +4,10 @@
  */
 
 import { type CiContext, type CiMetadata, reader } from "../ci/detect.ts";
-import { tokenUrlProblem } from "../http/policy.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import type { Config } from "../config/resolve.ts";
 import { maskSecrets } from "../text/sanitize.ts";
+import { tokenUrlProblem } from "../http/url.ts";
 
 export type ForgeName = "GitHub" | "GitLab" | "Bitbucket";
 

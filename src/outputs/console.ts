@@ -5,13 +5,12 @@
 
 import { MAX_CONSECUTIVE_FAULTS } from "../service/timing.ts";
 import { describeCiMetadata } from "../ci/detect.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
-import { explainExitCode, OUTCOME_LABELS } from "../text/words.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../report/outcome.ts";
+import { explainExitCode, OUTCOME_LABELS, outcomeReason } from "../report/words.ts";
 import type { GateEvent } from "../service/poll.ts";
 import type { RunOutput, RunPlan } from "./output.ts";
 import type { Clock } from "../effects.ts";
 import type { Output } from "./streams.ts";
-import { outcomeReason } from "./summary.ts";
 import { sanitize } from "../text/sanitize.ts";
 
 /** In CI logs, a "still waiting" line comes after this long without any other line. */

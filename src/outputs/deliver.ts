@@ -5,10 +5,10 @@
  */
 
 import type { Files, ReportFile } from "../effects.ts";
-import { decideExitCode, type RunReport } from "../result/outcome.ts";
-import { firstLine } from "../config/errors.ts";
+import { decideExitCode, type RunReport } from "../report/outcome.ts";
 import type { Output } from "./streams.ts";
 import type { FileReport, RunOutput } from "./output.ts";
+import { firstLine } from "../text/quote.ts";
 
 /** Resolves with the report as finally delivered; `--json`'s document follows the files. */
 export async function deliverReports(

@@ -3,10 +3,10 @@
 import { type CiContext, type CiMetadata, describeCiMetadata } from "../ci/detect.ts";
 import type { ServiceClient } from "../service/client.ts";
 import { type Config, describeSources } from "../config/resolve.ts";
-import { ExitCode } from "../result/outcome.ts";
+import { ExitCode } from "../report/outcome.ts";
 import { describeTarget, forgeTarget } from "../forge/target.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
-import { statusesSkipped } from "../forge/status/output.ts";
+import { statusesSkipped } from "./statuses.ts";
 import type { Output } from "./streams.ts";
 import { VERSION } from "../config/version.ts";
 

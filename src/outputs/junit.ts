@@ -1,10 +1,9 @@
 /** Renders a run report as JUnit XML, one test case per agent, for CI test-report views. */
 
-import type { AgentOutcome, Outcome, RunReport } from "../result/outcome.ts";
-import { OUTCOME_LABELS, shownMs } from "../text/words.ts";
-import { XML_ENTITIES } from "../text/sanitize.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../report/outcome.ts";
+import { gateReason, OUTCOME_LABELS, outcomeReason, shownMs } from "../report/words.ts";
+import { escapeXml } from "../text/xml.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
-import { gateReason, outcomeReason } from "./summary.ts";
 
 export const JUNIT_SUITE_NAME = "service-ci quality gates";
 
@@ -74,26 +73,6 @@ export function renderJunit(report: RunReport): string {
   ];
   return `${lines.join("\n")}\n`;
 }
-
-/**
- * Tab, line feed and carriage return become character references, so attribute normalization
- * and line-end handling keep them.
- */
-export function escapeXml(text: string): string {
-  return text.replace(_NOT_XML, "").replace(/[&<>"'\t\n\r]/g, (char) => _ENTITIES[char] ?? "");
-}
-
-// Outside XML 1.0's Char production, plus DEL and C1: discouraged, and some readers reject them.
-const _NOT_XML =
-  // deno-lint-ignore no-control-regex
-  /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-const _ENTITIES: Readonly<Record<string, string>> = {
-  ...XML_ENTITIES,
-  "\t": "&#9;",
-  "\n": "&#10;",
-  "\r": "&#13;",
-};
 
 function _verdict(agent: AgentOutcome): string[] {
   if (agent.outcome === "passed") return [];

@@ -4,23 +4,24 @@
  */
 
 import { describeSources } from "../config/resolve.ts";
-import { firstLine, quoteValue, UsageError } from "../config/errors.ts";
+import { UsageError } from "../config/errors.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
-import { formatMinutes, type RunReport } from "../result/outcome.ts";
+import { formatMinutes, type RunReport } from "../report/outcome.ts";
 import type { Output } from "./streams.ts";
 import { ConsoleReporter } from "./console.ts";
 import { deliverReports } from "./deliver.ts";
 import { renderJson } from "./json.ts";
 import { renderJunit } from "./junit.ts";
 import { nativeWriter } from "./ci/native.ts";
-import { type NativeIo, nativeTimeBound } from "./ci/native_io.ts";
+import { type NativeIo } from "./ci/native_io.ts";
 import type { RunEffects } from "../effects.ts";
 import type { OutputsContext, RunOutput } from "./output.ts";
 import type { ForgeClients } from "../forge/clients.ts";
 import type { ForgeConfig } from "../forge/target.ts";
-import { detectProvider } from "../ci/detect.ts";
-import { ENV_VARIABLES } from "../config/load.ts";
+import { detectProvider, ENV_VARIABLES } from "../ci/detect.ts";
 import { userAgent, VERSION } from "../config/version.ts";
+import { firstLine, quoteValue } from "../text/quote.ts";
+import { nativeTimeBound } from "../platform/bounds.ts";
 
 /**
  * Every report's path is checked here, before anything is sent: one that cannot be written is a
@@ -78,7 +79,7 @@ export async function chooseOutputs(
   if (config.prComment) {
     // Loaded only when asked for: the comment's modules (and node:crypto) stay off the hot path.
     const [{ pullRequestComment, commentOutput }, { forgeTarget }] = await Promise.all([
-      import("../forge/comment/pr_comment.ts"),
+      import("./pr_comment.ts"),
       import("../forge/target.ts"),
     ]);
     const target = forgeTarget(config, context, "comment");
@@ -93,7 +94,7 @@ export async function chooseOutputs(
     }
   }
   if (config.commitStatus) {
-    const { commitStatusOutputs } = await import("../forge/status/output.ts");
+    const { commitStatusOutputs } = await import("./statuses.ts");
     outputs.push(...commitStatusOutputs(context, await forgeClients()));
   }
   outputs.push({

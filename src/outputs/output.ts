@@ -9,7 +9,7 @@
 
 import type { CiContext, CiMetadata } from "../ci/detect.ts";
 import type { Config } from "../config/resolve.ts";
-import type { AgentOutcome, RunReport } from "../result/outcome.ts";
+import type { AgentOutcome, RunReport } from "../report/outcome.ts";
 import type { GateEvent } from "../service/poll.ts";
 import type { Output } from "./streams.ts";
 

@@ -8,6 +8,7 @@
 import type { Clock, Exchange, ExchangeLog, Streams } from "../effects.ts";
 import { escapeJsonForLogs, neutralizeLine, neutralizeText } from "../text/log_commands.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
+import { PROVIDERS } from "../ci/providers.ts";
 
 /** `TERM=dumb` (Emacs' shell, some CI agents) shows cursor movement and colours as they are. */
 export function isCapableTerminal(isTerminal: boolean, term: string | undefined): boolean {
@@ -69,25 +70,6 @@ function _write(stream: (text: string) => void, text: string): boolean {
   }
 }
 
-// GitHub shows `::debug::` lines only with RUNNER_DEBUG=1 (a re-run with debug logging), Azure
-// shows `##[debug]` in grey; GitLab's CI_DEBUG_TRACE has no format of its own.
-const _CI_DEBUG: Readonly<
-  Record<
-    string,
-    { variable: string; on: (value: string) => boolean; format: "github" | "azure" | "plain" }
-  >
-> = {
-  github_actions: { variable: "RUNNER_DEBUG", on: (value) => value === "1", format: "github" },
-  gitlab: { variable: "CI_DEBUG_TRACE", on: (value) => value === "true", format: "plain" },
-  azure_pipelines: {
-    variable: "SYSTEM_DEBUG",
-    on: (value) => value.toLowerCase() === "true",
-    format: "azure",
-  },
-};
-
-export const DEBUG_ENV_VARIABLES = Object.values(_CI_DEBUG).map((ci) => ci.variable);
-
 /** `verbose` is `undefined` when not given, so the CI's debug switch decides. */
 export function exchangeLog(
   output: Output,
@@ -96,7 +78,7 @@ export function exchangeLog(
   env: Readonly<Record<string, string | undefined>>,
   clock: Pick<Clock, "monotonic">,
 ): ExchangeLog | undefined {
-  const ci = _CI_DEBUG[provider];
+  const ci = PROVIDERS.find((each) => each.id === provider)?.debug;
   const debug = ci !== undefined && ci.on(env[ci.variable]?.trim() ?? "");
   if (!(verbose ?? debug)) return undefined;
   const format = debug ? ci.format : "plain";

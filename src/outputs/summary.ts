@@ -1,14 +1,15 @@
 /** The report model every surface reads, so that no CI's writer imports another's. */
 
 import { inertMarkdown, markdownLink } from "../text/markdown.ts";
-import type { AgentOutcome, RunReport } from "../result/outcome.ts";
+import type { AgentOutcome, RunReport } from "../report/outcome.ts";
 import {
   formatDuration,
   headline,
   markedOutcome,
   OUTCOME_LABELS,
   outcomeCounts,
-} from "../text/words.ts";
+  outcomeReason,
+} from "../report/words.ts";
 import { toJsonAgent } from "./json.ts";
 
 /**
@@ -60,16 +61,6 @@ export function summaryMarkdown(report: RunReport): string {
     `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`,
     "",
   ].join("\n");
-}
-
-export function outcomeReason(agent: AgentOutcome): string | null {
-  return agent.error ?? gateReason(agent);
-}
-
-/** A passed gate needs no explanation where a person reads; `--json` carries every verdict's. */
-export function gateReason(agent: AgentOutcome): string | null {
-  if (agent.outcome !== "failed" || agent.gate.length === 0) return null;
-  return agent.gate.map(({ name, value }) => `${name}: ${value}`).join("; ");
 }
 
 export function gateProblems(

@@ -4,8 +4,8 @@
  */
 
 import type { Clock, GitOptions, GitRunner, RunEffects } from "../effects.ts";
-import { nativeTimeBound } from "../outputs/ci/native_io.ts";
 import { runCommand } from "./system.ts";
+import { nativeTimeBound } from "./bounds.ts";
 
 // git answers in milliseconds; one that does not (a lock, a hung network file system, a prompt)
 // would otherwise hold the run without end.

@@ -1,8 +1,10 @@
 /** The real `Files` and `Programs` of `effects.ts`: files read, report files, git and CI tools. */
 
-import { errorMessage, FileRefused, firstLine } from "../config/errors.ts";
-import { HttpFailure, readCapped } from "../http/policy.ts";
 import type { Clock, CommandOptions, CommandResult, ReportFile } from "../effects.ts";
+import { errorMessage, firstLine } from "../text/quote.ts";
+import { FileRefused } from "./bounds.ts";
+import { HttpFailure } from "../http/failure.ts";
+import { readCapped } from "../http/fetch.ts";
 
 /** The largest file the program reads: a `.env`, a CA bundle, a CI's event payload. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;

@@ -5,20 +5,19 @@
 
 import { parseRetryAfter } from "./timing.ts";
 import type { CiMetadata } from "../ci/detect.ts";
+import type { Clock, ExchangeLog, Http } from "../effects.ts";
+import { sanitize } from "../text/sanitize.ts";
+import { duplicateMember, isObject } from "./verdict.ts";
+import { failureKind, HttpFailure } from "../http/failure.ts";
+import { Slots } from "../http/slots.ts";
 import {
   causeChain,
-  failureKind,
   fetchFollowing,
-  HttpFailure,
   proxyAuthRefusal,
   readCapped,
   REDIRECT_STATUSES,
   requestSignal,
-  Slots,
-} from "../http/policy.ts";
-import type { Clock, ExchangeLog, Http } from "../effects.ts";
-import { sanitize } from "../text/sanitize.ts";
-import { duplicateMember, isObject } from "./verdict.ts";
+} from "../http/fetch.ts";
 
 // rustls: "invalid peer certificate: <UnknownIssuer, Expired, BadSignature, …>".
 const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;

@@ -1,7 +1,7 @@
 /** What to fix, added to a refusal or failure the service or the network gave. */
 
-import type { FailureKind, HttpFailure } from "../http/policy.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
+import { type FailureKind, type HttpFailure } from "../http/failure.ts";
 
 /** `reason (fix: …)` when the status, the kind or the service's error code says what to fix. */
 export function withHint(

@@ -6,7 +6,6 @@
 import type { Clock } from "../effects.ts";
 import type { CiMetadata } from "../ci/detect.ts";
 import type { ServiceClient } from "./client.ts";
-import { HttpFailure, type Unreachable } from "../http/policy.ts";
 import {
   MAX_CONSECUTIVE_FAULTS,
   nextPollDelay,
@@ -14,7 +13,8 @@ import {
   UNREACHABLE_GIVE_UP_MS,
 } from "./timing.ts";
 import { type GateField, readRun, type Verdict } from "./verdict.ts";
-import { hideUserinfo } from "../config/errors.ts";
+import { hideUserinfo } from "../text/quote.ts";
+import { HttpFailure, type Unreachable } from "../http/failure.ts";
 
 /** A 404 on a run this young may only mean the service does not show it yet (contract §3). */
 export const NEW_RUN_GRACE_MS = 30_000;

@@ -1,7 +1,7 @@
 /** Reads a run document (contract §2): still going, passed, failed, or unchecked. Pure. */
 
-import type { HttpFailure } from "../http/policy.ts";
 import { sanitize } from "../text/sanitize.ts";
+import { type HttpFailure } from "../http/failure.ts";
 
 /** Poll again, whatever `results` says. Statuses are folded by {@linkcode normalizeStatus}. */
 export const IN_PROGRESS: ReadonlySet<string> = new Set(

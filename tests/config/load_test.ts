@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { loadConfig, refusedReadError } from "../../src/config/load.ts";
 import { UsageError } from "../../src/config/errors.ts";
+import { CI_ENV_VARIABLES } from "../../src/ci/detect.ts";
 
 const AGENT = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const all = () => true;
@@ -32,6 +33,7 @@ Deno.test("loadConfig() says a refused key was refused, never that it is not set
     env: () => undefined,
     readTextFile: () => Promise.reject(new Deno.errors.NotFound("no .env")),
     git: () => Promise.resolve(undefined),
+    ciVariables: CI_ENV_VARIABLES,
   };
   const flags = { agents: [AGENT], baseUrl: "https://x.example" };
   await assert.rejects(
@@ -69,6 +71,7 @@ function _workingDirectory(
     },
     addSecret: (secret: string) => void secrets.push(secret),
     cwd: "/repo",
+    ciVariables: CI_ENV_VARIABLES,
   };
   return { deps, read, asked, secrets };
 }

@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { systemClock } from "../../src/platform/clock.ts";
 import { PROVIDERS } from "../../src/ci/providers.ts";
 import { ServiceClient } from "../../src/service/client.ts";
-import { MAX_BODY_BYTES, MAX_REDIRECTS } from "../../src/http/policy.ts";
 import { NEW_RUN_GRACE_MS } from "../../src/service/poll.ts";
 import {
   DEFAULT_MAX_INTERVAL_MS,
@@ -23,6 +22,7 @@ import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../../src/service/
 import { userAgent } from "../../src/config/version.ts";
 import { AGENTS, KEYS } from "../support/fake_service.ts";
 import { readSpec, SPEC_PATH, SpecValidator } from "../support/openapi.ts";
+import { MAX_BODY_BYTES, MAX_REDIRECTS } from "../../src/http/fetch.ts";
 
 const REDOCLY = "npm:@redocly/cli@2.77.0";
 const ROOT = new URL("../../", import.meta.url).pathname;

@@ -30,6 +30,7 @@ import {
 import { FakeTime } from "../support/fake_time.ts";
 import { runInProcess } from "../support/in_process.ts";
 import { render } from "../support/markdown.ts";
+import { REFUSED_PORT } from "../support/refused_address.ts";
 import {
   type AgentCall,
   agentCalls,
@@ -614,13 +615,6 @@ Deno.test("an interrupted gate still closes the section and reports the interrup
 
 // --- Never fatal ---
 
-function closedPort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
-}
-
 Deno.test("a native channel that fails keeps the exit code and says in one line what could not be written", async () => {
   await using service = await fakeService();
   const notADirectory = join(await tempDir("azure-file"), "not-a-directory");
@@ -628,7 +622,7 @@ Deno.test("a native channel that fails keeps the exit code and says in one line 
   const gitlabDir = await tempDir("gitlab-dotenv-dir");
   await Deno.mkdir(join(gitlabDir, "service-ci.env"));
   const failingAgent = await buildkiteAgent(1);
-  const port = closedPort();
+  const port = REFUSED_PORT;
   const [azure, gitlab, buildkite, bitbucket] = await Promise.all([
     run(["--agent", AGENTS.passing], service, {
       TF_BUILD: "True",

@@ -6,7 +6,7 @@
  * What Deno 2.9.6's fetch does, as found while writing these tests:
  * - It reads HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and the lowercase forms) itself, in Rust, with
  *   no --allow-env check (a run without them in --allow-env still used the proxy and DENO_CERT);
- *   the runner's code reads none of them but NO_PROXY, set for a moment (src/http/policy.ts).
+ *   the runner's code reads none of them but NO_PROXY, set for a moment (src/http/fetch.ts, src/main.ts).
  * - It does NOT exempt loopback: `https://localhost:<port>` and `https://127.0.0.1:<port>` both go
  *   through HTTPS_PROXY as `CONNECT <host>:<port> HTTP/1.1`, so loopback is a fair stand-in for a
  *   remote service here. Only NO_PROXY bypasses the proxy, matched on the URL's host as written
@@ -14,7 +14,7 @@
  * - `http://` URLs use HTTP_PROXY (never HTTPS_PROXY), sent in absolute form
  *   (`POST http://127.0.0.1:<port>/… HTTP/1.1`); over plain http the proxy sees every header,
  *   which is why the runner accepts http:// only for loopback hosts, and sends those straight
- *   to the host whatever the proxy variables say (src/http/policy.ts).
+ *   to the host whatever the proxy variables say (src/http/fetch.ts, src/main.ts).
  * - A proxy that answers 407 to `CONNECT` fails the fetch with "client error (Connect): proxy
  *   authentication required"; to an absolute-form request its 407 is the answer's status.
  * - `deno run` itself (not the runner) checks for a newer Deno at dl.deno.land, through the same
@@ -31,6 +31,7 @@ import { type Pki, pki } from "../support/pki.ts";
 import { startProxy } from "../support/proxy.ts";
 import { AGENTS, type FakeService, KEYS, startFakeService } from "../support/fake_service.ts";
 import { type ProgramResult, runProgram } from "../support/program.ts";
+import { REFUSED_PORT, REFUSED_URL } from "../support/refused_address.ts";
 import { onPath, toolTest } from "../support/tools.ts";
 
 const HAVE_OPENSSL = onPath("openssl");
@@ -403,10 +404,8 @@ tlsTest(
 );
 
 Deno.test("nothing listening at the address: the first line says connection refused, names the address and what to check", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  const url = `http://127.0.0.1:${port}`;
+  const port = REFUSED_PORT;
+  const url = REFUSED_URL;
   // The 30 s give-up is tested on virtual time in tests/run_test.ts; here a short timeout ends it.
   const result = await runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "0.05"], {
     env: env(url),
@@ -425,11 +424,8 @@ Deno.test("nothing listening at the address: the first line says connection refu
 });
 
 Deno.test("a proxy that refuses reads as the service's refusal in Deno's words: the line names the proxy variable as a suspect", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const closed = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`;
-  listener.close();
   const result = await runProgram(["--agent", AGENTS.passing, "--timeout-minutes", "0.02"], {
-    env: env("https://service.example", { HTTPS_PROXY: closed }),
+    env: env("https://service.example", { HTTPS_PROXY: REFUSED_URL }),
   });
   assert.equal(result.code, 4, result.stderr);
   assert.match(

@@ -29,6 +29,7 @@ import {
 } from "../support/fake_service.ts";
 import { FakeTime } from "../support/fake_time.ts";
 import { runInProcess } from "../support/in_process.ts";
+import { REFUSED_URL } from "../support/refused_address.ts";
 import { type ProgramResult, runProgram, startProgram } from "../support/program.ts";
 
 const HEAD_SHA = "4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
@@ -638,14 +639,9 @@ Deno.test("a 5xx on creating the comment looks again before creating it a second
 Deno.test("an unreachable API is a network error: retried, then one line", async () => {
   const time = new FakeTime();
   await using service = await startFakeService({ now: time.now, agents: defaultAgents(50) });
-  // A port that was just free: nothing listens there.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const closed = `http://127.0.0.1:${listener.addr.port}`;
-  listener.close();
-
   const result = await runInProcess(["--agent", AGENTS.passing], {
     time,
-    env: await githubEnv(service, { apiUrl: closed }),
+    env: await githubEnv(service, { apiUrl: REFUSED_URL }),
   });
 
   assertOneLine(

@@ -1,14 +1,17 @@
 import assert from "node:assert/strict";
 import { ForgeLimits } from "../../src/forge/limits.ts";
-import { HttpFailure } from "../../src/http/policy.ts";
 import { FakeTime } from "../support/fake_time.ts";
+import { HttpFailure } from "../../src/http/failure.ts";
+
+const OPEN = new AbortController().signal;
 
 function limits(time: FakeTime = new FakeTime()) {
   return new ForgeLimits("GitHub", time);
 }
 
 Deno.test("ForgeLimits lets one GitHub write and four requests in flight at once", async () => {
-  const github = limits();
+  const time = new FakeTime();
+  const github = limits(time);
   const writes = await Promise.all(
     [0, 1, 2].map(() => github.acquire({ write: false, priority: "progress" })),
   );
@@ -23,7 +26,8 @@ Deno.test("ForgeLimits lets one GitHub write and four requests in flight at once
     fifth = true;
     return slot;
   });
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // Everything pending has run, and time has passed: the two still wait for a slot.
+  await time.sleep(5, OPEN);
   assert.equal(second, false);
   assert.equal(fifth, false);
   assert.equal(github.peak, 4);
@@ -36,7 +40,8 @@ Deno.test("ForgeLimits lets one GitHub write and four requests in flight at once
 });
 
 Deno.test("ForgeLimits lets the final statuses go first, and a final write ends a comment's write in flight", async () => {
-  const github = limits();
+  const time = new FakeTime();
+  const github = limits(time);
   const comment = await github.acquire({ write: true, priority: "background" });
   const order: string[] = [];
   const progress = github.acquire({ write: true, priority: "progress" }).then((slot) => {
@@ -47,7 +52,7 @@ Deno.test("ForgeLimits lets the final statuses go first, and a final write ends 
     order.push("final");
     slot.release();
   });
-  await new Promise((resolve) => setTimeout(resolve, 1));
+  await time.sleep(1, OPEN);
   assert.equal(comment.signal.aborted, true, "the comment gave way");
   comment.release();
   await Promise.all([progress, final]);
@@ -94,7 +99,7 @@ Deno.test("ForgeLimits ends every request at once after a refused token", async 
 Deno.test("ForgeLimits refuses more than 10 requests in flight", () => {
   assert.throws(
     () =>
-      new ForgeLimits("GitHub", { now: Date.now, sleep: () => Promise.resolve() }, {
+      new ForgeLimits("GitHub", new FakeTime(), {
         inFlight: 11,
         writes: 1,
       }),

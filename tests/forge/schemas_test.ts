@@ -1,7 +1,7 @@
 /**
  * Every body service-ci sends to GitLab and Bitbucket validates against the forges' own request
  * schemas (tests/fixtures/forges/, copied from the forges' API descriptions), fields outside them
- * refused, as GitHub's bodies are against its OpenAPI description (tests/forge/status/output_test.ts).
+ * refused, as GitHub's bodies are against its OpenAPI description (tests/outputs/statuses_test.ts).
  */
 
 import assert from "node:assert/strict";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ConsoleReporter, HEARTBEAT_MS } from "../../src/outputs/console.ts";
-import { explainExitCode } from "../../src/text/words.ts";
-import type { AgentOutcome, RunReport } from "../../src/result/outcome.ts";
+import { explainExitCode } from "../../src/report/words.ts";
+import type { AgentOutcome, RunReport } from "../../src/report/outcome.ts";
 import { sanitize } from "../../src/text/sanitize.ts";
 import {
   AGENT_IDS,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
-import { escapeXml, JUNIT_SUITE_NAME, renderJunit } from "../../src/outputs/junit.ts";
-import type { RunReport } from "../../src/result/outcome.ts";
+import { JUNIT_SUITE_NAME, renderJunit } from "../../src/outputs/junit.ts";
+import type { RunReport } from "../../src/report/outcome.ts";
 import { JUNIT_XSD, xmllint, xmlTest } from "../support/junit.ts";
 import {
   AGENT_IDS,
@@ -13,6 +13,7 @@ import {
   mixedReport,
   passingReport,
 } from "../support/report_fixtures.ts";
+import { escapeXml } from "../../src/text/xml.ts";
 
 function validate(xml: string): Promise<string> {
   return xmllint(["--noout", "--schema", JUNIT_XSD], { xml });

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { Output } from "../../src/outputs/streams.ts";
-import type { RunReport } from "../../src/result/outcome.ts";
+import type { RunReport } from "../../src/report/outcome.ts";
 import { eachOutput, finishOutputs } from "../../src/outputs/mod.ts";
 import { run } from "../../src/run.ts";
 import type { RunOutput } from "../../src/outputs/output.ts";

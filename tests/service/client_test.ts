@@ -5,14 +5,11 @@ import fc from "npm:fast-check@3.23.2";
 import denoConfig from "../../deno.json" with { type: "json" };
 import type { CiMetadata } from "../../src/ci/detect.ts";
 import { ServiceClient, type ServiceClientOptions } from "../../src/service/client.ts";
-import {
-  type FailureKind,
-  HttpFailure,
-  MAX_BODY_BYTES,
-  MAX_REDIRECTS,
-} from "../../src/http/policy.ts";
 import { userAgent, VERSION } from "../../src/config/version.ts";
 import { anyString } from "../support/report_fixtures.ts";
+import { REFUSED_PORT, REFUSED_URL } from "../support/refused_address.ts";
+import { type FailureKind, HttpFailure } from "../../src/http/failure.ts";
+import { MAX_BODY_BYTES, MAX_REDIRECTS } from "../../src/http/fetch.ts";
 
 const AGENT = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const KEY = "sk_test_ci_4f1c9a7e2b3d";
@@ -574,23 +571,16 @@ Deno.test("a certificate issued for another name says so, names the names, and i
 });
 
 Deno.test("a refused connection names the address, where it came from and what to check, and is marked unreachable", async () => {
-  // A port just closed may be taken again at once by another test's server: try a few.
-  let closed = new URL("http://127.0.0.1:1");
-  let error: HttpFailure | undefined;
-  for (let attempt = 0; attempt < 5 && error?.unreachable !== "refused"; attempt++) {
-    const service = serve(() => json(200, {}));
-    closed = service.url;
-    await service[Symbol.asyncDispose]();
-    const client = makeClient(fetch, { baseUrl: closed, baseUrlSource: "SERVICE_BASE_URL" });
-    error = await apiError(client.readRun(AGENT, "run_1", OPEN));
-  }
-  assert.ok(error !== undefined);
+  const client = makeClient(fetch, {
+    baseUrl: new URL(REFUSED_URL),
+    baseUrlSource: "SERVICE_BASE_URL",
+  });
+  const error = await apiError(client.readRun(AGENT, "run_1", OPEN));
   assert.equal(error.kind, "transient");
   assert.equal(error.unreachable, "refused");
-  const url = new URL(closed);
   assert.equal(
     error.message,
-    `connection refused by ${url.host} (from SERVICE_BASE_URL): check the address and its port, that the service is up, and any proxy in HTTP_PROXY/ALL_PROXY`,
+    `connection refused by 127.0.0.1:${REFUSED_PORT} (from SERVICE_BASE_URL): check the address and its port, that the service is up, and any proxy in HTTP_PROXY/ALL_PROXY`,
   );
   assertOneLine(error.message);
 });

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
 import type { CiMetadata } from "../../src/ci/detect.ts";
 import type { ApiAnswer, TriggerAnswer } from "../../src/service/client.ts";
-import { HttpFailure } from "../../src/http/policy.ts";
 import {
   DeadlineReached,
   type GateDeps,
@@ -17,6 +16,7 @@ import {
   RETRY_AFTER_MAX_MS,
   RETRY_AFTER_MIN_MS,
 } from "../../src/service/timing.ts";
+import { HttpFailure } from "../../src/http/failure.ts";
 
 const AGENT = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const START = 1_000_000;

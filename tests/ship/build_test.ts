@@ -18,6 +18,7 @@ import {
 } from "../../scripts/build.ts";
 import { sbomName, sbomOfEntry } from "../../scripts/sbom.ts";
 import { runCommand } from "../support/command.ts";
+import { REFUSED_URL } from "../support/refused_address.ts";
 import { sha256Hex } from "../support/release.ts";
 import { onPath, toolTest } from "../support/tools.ts";
 
@@ -416,11 +417,9 @@ Deno.test("build.ts refuses an unknown --target with exit code 2 and lists the v
 
 Deno.test("build.ts prints one line when the Deno base runtime cannot be downloaded", async () => {
   await using repo = await _scratchRepository();
-  // A proxy address where nothing listens makes the download fail on any machine; a fresh
+  // A proxy that refuses every connection makes the download fail on any machine; a fresh
   // DENO_DIR makes sure no runtime downloaded earlier is reused.
-  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const proxy = `http://127.0.0.1:${closed.addr.port}`;
-  closed.close();
+  const proxy = REFUSED_URL;
   const target = "x86_64-unknown-linux-gnu";
   // --no-check: deno compile would type-check the stub entry point again (the release keeps it).
   const result = await _runBuild(repo.dir, ["--target", target, "--no-check"], {

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { CI_ENV_VARIABLES } from "../../src/ci/detect.ts";
-import { ENV_VARIABLES } from "../../src/config/load.ts";
+import { CI_ENV_VARIABLES, ENV_VARIABLES } from "../../src/ci/detect.ts";
 
 /** The `env` list of deno.json's default permission set: exact names and `PREFIX*` wildcards. */
 async function allowedEnv(): Promise<string[]> {

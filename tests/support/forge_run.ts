@@ -8,9 +8,9 @@
  */
 
 import { run } from "../../src/run.ts";
-import { makePolicyFetch } from "../../src/http/policy.ts";
 import { FORGE_COMMITS, FORGE_TARGET } from "./fake_forge.ts";
 import { type Harness, harness, type HarnessOptions } from "./run_harness.ts";
+import { makePolicyFetch } from "../../src/http/fetch.ts";
 
 /** What {@linkcode runAgainstForge} takes besides the harness's options. */
 export interface ForgeRunOptions extends HarnessOptions {

@@ -6,9 +6,7 @@
  */
 
 import { resolve } from "node:path";
-import { ENV_VARIABLES } from "../../src/config/load.ts";
 import { runGit } from "../../src/platform/git.ts";
-import { makePolicyFetch } from "../../src/http/policy.ts";
 import { run } from "../../src/run.ts";
 import {
   checkReportPath,
@@ -18,6 +16,8 @@ import {
 } from "../../src/platform/system.ts";
 import { FakeTime } from "./fake_time.ts";
 import type { ProgramResult } from "./program.ts";
+import { ENV_VARIABLES } from "../../src/ci/detect.ts";
+import { makePolicyFetch } from "../../src/http/fetch.ts";
 
 /** Options of {@linkcode runInProcess}. */
 export interface InProcessOptions {

@@ -4,13 +4,15 @@
  */
 
 import { ForgeClients } from "../../src/forge/clients.ts";
-import { boundedFetch, makePolicyFetch } from "../../src/http/policy.ts";
 import { systemClock } from "../../src/platform/clock.ts";
 import { runCommand as realRunCommand } from "../../src/platform/system.ts";
-import { NATIVE_TIME_BOUNDS, type NativeIo } from "../../src/outputs/ci/native_io.ts";
+import { type NativeIo } from "../../src/outputs/ci/native_io.ts";
 import type { FakeTime } from "./fake_time.ts";
+import type { Clock } from "../../src/effects.ts";
 import { OPTIONS } from "../../src/config/options.ts";
 import type { ForgeConfig } from "../../src/forge/target.ts";
+import { NATIVE_TIME_BOUNDS } from "../../src/platform/bounds.ts";
+import { boundedFetch, makePolicyFetch } from "../../src/http/fetch.ts";
 
 /** The forge's part of `Config` and the CI's variables, as `loadConfig` resolves them. */
 export function forgeConfig(env: Readonly<Record<string, string | undefined>>): ForgeConfig {
@@ -54,6 +56,8 @@ export function recordingIo(
     env?: Record<string, string>;
     /** The fetch the Bitbucket client sends through, for a proxy (default: the real one). */
     makeFetch?: (proxy: string) => typeof fetch;
+    /** The forge clients' clock: their `Retry-After` waits (default: the real one). */
+    forgeClock?: Pick<Clock, "now" | "sleep">;
   } = {},
 ): IoRecord {
   const commands: string[] = [];
@@ -62,6 +66,7 @@ export function recordingIo(
   const {
     env = {},
     makeFetch = (proxy) => proxyFetch(proxy, () => NATIVE_TIME_BOUNDS.eachMs),
+    forgeClock = systemClock,
     ...effects
   } = overrides;
   const io: NativeIo = {
@@ -77,7 +82,7 @@ export function recordingIo(
       Promise.resolve(
         new ForgeClients({
           userAgent: "service-ci/test",
-          clock: systemClock,
+          clock: forgeClock,
           http: {
             makeFetch: (setup) =>
               setup.proxy === undefined

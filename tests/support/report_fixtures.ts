@@ -2,7 +2,7 @@
 
 import fc from "npm:fast-check@3.23.2";
 import type { CiMetadata } from "../../src/ci/detect.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../../src/result/outcome.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../../src/report/outcome.ts";
 
 /**
  * Agent UUIDs, one per outcome, in the order `mixedReport` lists them.

@@ -11,16 +11,17 @@ import MarkdownIt from "npm:markdown-it@14.1.0";
 import fc from "npm:fast-check@3.23.2";
 import { removeIgnorable } from "../../src/text/ignorable.ts";
 import { httpLink, inertMarkdown, markdownLink } from "../../src/text/markdown.ts";
-import type { AgentOutcome, RunReport } from "../../src/result/outcome.ts";
+import type { AgentOutcome, RunReport } from "../../src/report/outcome.ts";
 import { finalComment, progressComment } from "../../src/forge/comment/content.ts";
 import { createAzureWriter } from "../../src/outputs/ci/azure.ts";
 import { createBuildkiteWriter } from "../../src/outputs/ci/buildkite.ts";
-import { gateReason, summaryMarkdown } from "../../src/outputs/summary.ts";
+import { summaryMarkdown } from "../../src/outputs/summary.ts";
 import { agentSummary } from "../../src/forge/status/github.ts";
 import { cmarkGfm } from "../support/markdown.ts";
 import { recordingIo } from "../support/native_io.ts";
 import { anyString, githubMetadata, makeAgent, makeReport } from "../support/report_fixtures.ts";
 import { toolTest } from "../support/tools.ts";
+import { gateReason } from "../../src/report/words.ts";
 
 // Words a renderer or a forge could turn into something other than text.
 const HOSTILE_WORDS = [

@@ -5,8 +5,7 @@
  */
 
 import { inertMarkdown, markdownLink } from "../../text/markdown.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
-import { outcomeReason } from "../../outputs/summary.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../../report/outcome.ts";
 import { type CommentHistory, type HistoryEntry, historyLine } from "./history.ts";
 import {
   exitMeaning,
@@ -15,7 +14,8 @@ import {
   markedOutcome,
   OUTCOME_LABELS,
   outcomeCounts,
-} from "../../text/words.ts";
+  outcomeReason,
+} from "../../report/words.ts";
 
 /**
  * In UTF-16 code units: GitHub refuses bodies over 65,536 characters (GitLab allows 1,000,000),

@@ -6,9 +6,9 @@
  */
 
 import { httpLink } from "../../text/markdown.ts";
-import type { Outcome, RunReport } from "../../result/outcome.ts";
+import type { Outcome, RunReport } from "../../report/outcome.ts";
 import { AGENT_UUID } from "../../config/options.ts";
-import { OUTCOME_LABELS } from "../../text/words.ts";
+import { OUTCOME_LABELS } from "../../report/words.ts";
 import { isObject } from "../../service/verdict.ts";
 import { createHash } from "node:crypto";
 

@@ -4,10 +4,10 @@
  */
 
 import { type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
-import { HttpFailure } from "../../http/policy.ts";
 import { lacksPermission } from "../status/commit_status.ts";
 import type { ForgeTarget } from "../target.ts";
 import { hasMarker } from "./history.ts";
+import { HttpFailure } from "../../http/failure.ts";
 
 // Pages of 100 comments read while looking for the marker.
 const _MAX_PAGES = 50;

@@ -6,9 +6,9 @@
 
 import { OPTIONS } from "../../config/options.ts";
 import type { RequestOptions } from "../http.ts";
-import { HttpFailure } from "../../http/policy.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
-import { outcomeLine } from "../../text/words.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../../report/outcome.ts";
+import { outcomeLine } from "../../report/words.ts";
+import { HttpFailure } from "../../http/failure.ts";
 
 /** Stable from run to run, so branch protection can require it. */
 export function statusName(agentId: string): string {

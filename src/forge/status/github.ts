@@ -4,13 +4,11 @@
  */
 
 import { inertMarkdown, markdownCode, markdownLink } from "../../text/markdown.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../../result/outcome.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../../report/outcome.ts";
 import { type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
-import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
 import { clip } from "../../text/sanitize.ts";
-import { outcomeReason } from "../../outputs/summary.ts";
-import { formatDuration, outcomeLine, outcomeText } from "../../text/words.ts";
+import { formatDuration, outcomeLine, outcomeReason, outcomeText } from "../../report/words.ts";
 import {
   lacksPermission,
   statusDescription,
@@ -18,6 +16,7 @@ import {
   statusName,
   tokenAdvice,
 } from "./commit_status.ts";
+import { HttpFailure } from "../../http/failure.ts";
 
 type _Ended = Exclude<Outcome, "triggered">;
 

@@ -6,9 +6,8 @@
 
 import { OPTIONS } from "../../config/options.ts";
 import type { ForgeHttp } from "../http.ts";
-import { HttpFailure } from "../../http/policy.ts";
 import type { ForgeTarget } from "../target.ts";
-import type { Outcome } from "../../result/outcome.ts";
+import type { Outcome } from "../../report/outcome.ts";
 import { clip } from "../../text/sanitize.ts";
 import { httpLink } from "../../text/markdown.ts";
 import {
@@ -18,6 +17,7 @@ import {
   statusName,
   tokenAdvice,
 } from "./commit_status.ts";
+import { HttpFailure } from "../../http/failure.ts";
 
 // `triggered`: the state while the gate runs.
 const _STATES: Readonly<Record<"GitLab" | "Bitbucket", Readonly<Record<Outcome, string>>>> = {

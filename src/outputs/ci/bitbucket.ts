@@ -6,11 +6,11 @@
 import { forgeTarget } from "../../forge/target.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { clip } from "../../text/sanitize.ts";
-import type { AgentOutcome, RunReport } from "../../result/outcome.ts";
-import { OUTCOME_LABELS, outcomeText } from "../../text/words.ts";
-import { gateProblems, outcomeReason, outputValues } from "../summary.ts";
+import type { AgentOutcome, RunReport } from "../../report/outcome.ts";
+import { OUTCOME_LABELS, outcomeReason, outcomeText } from "../../report/words.ts";
+import { gateProblems, outputValues } from "../summary.ts";
 import type { NativeWriter } from "./native_io.ts";
-import { errorMessage } from "../../config/errors.ts";
+import { errorMessage } from "../../text/quote.ts";
 
 /** A re-run replaces the report of this id instead of adding one. */
 const BITBUCKET_REPORT_ID = "service-ci";

@@ -3,12 +3,12 @@
  * then, through `buildkite-agent`, an annotation with the summary and meta-data for the outputs.
  */
 
-import type { RunReport } from "../../result/outcome.ts";
+import type { RunReport } from "../../report/outcome.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
 import type { CommandResult } from "../../effects.ts";
-import { formatBound } from "../../http/policy.ts";
 import { CI_OUTPUTS, type NativeWriter } from "./native_io.ts";
 import { sanitize } from "../../text/sanitize.ts";
+import { formatBound } from "../../http/fetch.ts";
 
 /** A re-run of the job replaces the annotation of this context instead of adding one. */
 const BUILDKITE_CONTEXT = "service-ci";

@@ -1,6 +1,6 @@
 /** GitHub Actions' writer: progress group, step outputs, job summary, annotations. */
 
-import type { RunReport } from "../../result/outcome.ts";
+import type { RunReport } from "../../report/outcome.ts";
 import { cannotWrite } from "../deliver.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
 import { LOG_CONTROLS, type NativeWriter } from "./native_io.ts";

@@ -3,14 +3,14 @@
  * `artifacts:reports:dotenv` and a job-annotations file for `artifacts:reports:annotations`.
  */
 
-import type { RunReport } from "../../result/outcome.ts";
+import type { RunReport } from "../../report/outcome.ts";
 import { httpLink, percentEncode } from "../../text/markdown.ts";
-import { outcomeText } from "../../text/words.ts";
+import { outcomeText } from "../../report/words.ts";
 import { outputValues } from "../summary.ts";
 import type { NativeWriter } from "./native_io.ts";
 import type { Clock } from "../../effects.ts";
-import { errorMessage } from "../../config/errors.ts";
 import { sanitize } from "../../text/sanitize.ts";
+import { errorMessage } from "../../text/quote.ts";
 
 export const GITLAB_DOTENV_FILE = "service-ci.env";
 

@@ -1,12 +1,12 @@
 /** The seam between the run and each CI's native writer: the effects it may use and its shape. */
 
 import type { ForgeClients } from "../../forge/clients.ts";
-import type { RunReport } from "../../result/outcome.ts";
+import type { RunReport } from "../../report/outcome.ts";
 import type { FileReport } from "../output.ts";
 import type { CommandResult } from "../../effects.ts";
 import type { ForgeConfig } from "../../forge/target.ts";
 import type { Config } from "../../config/resolve.ts";
-import { errorMessage } from "../../config/errors.ts";
+import { errorMessage } from "../../text/quote.ts";
 
 export interface NativeIo {
   readonly command: (line: string, stream?: "stderr") => void;
@@ -27,22 +27,6 @@ export interface NativeIo {
 
 /** The GitHub action's outputs that Azure, TeamCity and Buildkite set too, in this order. */
 export const CI_OUTPUTS = ["passed", "exit-code", "run-id", "url"] as const;
-
-/** A CI's tool or proxy that hangs holds the job up by at most these. */
-export const NATIVE_TIME_BOUNDS = { eachMs: 10_000, totalMs: 30_000 };
-
-/** Each call gives the next program's or request's bound; the total counts from the first call. */
-export function nativeTimeBound(
-  monotonic: () => number,
-  bounds: typeof NATIVE_TIME_BOUNDS = NATIVE_TIME_BOUNDS,
-): () => number {
-  let start: number | undefined;
-  return () => {
-    const now = monotonic();
-    start ??= now;
-    return Math.max(0, Math.min(bounds.eachMs, start + bounds.totalMs - now));
-  };
-}
 
 export interface NativeWriter {
   readonly ci: string;

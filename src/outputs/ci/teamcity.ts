@@ -3,8 +3,8 @@
  * a build problem per gate that could not be checked, and build parameters for the outputs.
  */
 
-import type { AgentOutcome } from "../../result/outcome.ts";
-import { outcomeText } from "../../text/words.ts";
+import type { AgentOutcome } from "../../report/outcome.ts";
+import { outcomeText } from "../../report/words.ts";
 import { gateProblems, outputValues } from "../summary.ts";
 import { CI_OUTPUTS, type NativeWriter, printLines } from "./native_io.ts";
 import { optionName, OPTIONS } from "../../config/options.ts";

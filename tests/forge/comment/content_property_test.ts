@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
-import type { AgentOutcome, Outcome } from "../../../src/result/outcome.ts";
+import type { AgentOutcome, Outcome } from "../../../src/report/outcome.ts";
 import { finalComment, progressComment } from "../../../src/forge/comment/content.ts";
 import { gateMarker } from "../../../src/forge/comment/history.ts";
 import { render } from "../../support/markdown.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@3.23.2";
 import { httpLink } from "../../../src/text/markdown.ts";
-import type { Outcome } from "../../../src/result/outcome.ts";
+import type { Outcome } from "../../../src/report/outcome.ts";
 import { finalComment } from "../../../src/forge/comment/content.ts";
 import {
   type CommentHistory,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { markdownLink } from "../../../src/text/markdown.ts";
-import type { RunReport } from "../../../src/result/outcome.ts";
+import type { RunReport } from "../../../src/report/outcome.ts";
 import { finalComment, progressComment } from "../../../src/forge/comment/content.ts";
 import {
   type CommentHistory,

@@ -15,6 +15,7 @@ import {
   passingReport,
 } from "../../support/report_fixtures.ts";
 import { FakeTime } from "../../support/fake_time.ts";
+import { REFUSED_URL } from "../../support/refused_address.ts";
 import {
   proxyFetch,
   recordingIo,
@@ -186,10 +187,7 @@ Deno.test("createBitbucketWriter().finish() says in one line when the proxy answ
 });
 
 Deno.test("createBitbucketWriter().finish() says in one line when the proxy cannot be reached", async () => {
-  // A port that was just free: nothing listens there any more.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const closed = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`;
-  listener.close();
+  const closed = REFUSED_URL;
   const { io, warnings } = recordingIo({ env: pipelineEnv(closed) });
   await createBitbucketWriter().finish(mixedReport, io);
   assert.equal(warnings.length, 1);

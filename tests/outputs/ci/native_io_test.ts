@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { formatBound } from "../../../src/http/policy.ts";
-import { NATIVE_TIME_BOUNDS, nativeTimeBound } from "../../../src/outputs/ci/native_io.ts";
+import { NATIVE_TIME_BOUNDS, nativeTimeBound } from "../../../src/platform/bounds.ts";
+import { formatBound } from "../../../src/http/fetch.ts";
 
 Deno.test("nativeTimeBound() gives each call the bound, less when the total has less left, then 0", () => {
   let now = 1_000;

@@ -1,11 +1,13 @@
 /**
- * The one HTTP policy of every outbound request (the service, the forges, Bitbucket's proxy):
+ * The one transport of every outbound request (the service, the forges, Bitbucket's proxy):
  * trusted certificates and proxies, a per-request time limit, same-origin redirects, a cap on
  * every body read, and the rule for plain `http://`. Each client words and retries its failures.
  */
 
 import type { ExchangeLog, FetchSetup } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
+import { HttpFailure, type Redirect, type RedirectRefusal } from "./failure.ts";
+import { isLoopbackHost } from "./url.ts";
 
 export const MAX_REDIRECTS = 5;
 /** One run document of the service. */
@@ -14,35 +16,6 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_FORGE_BODY_BYTES = 16 * 1024 * 1024;
 /** The Fetch standard's list; any other 3xx is not followed. */
 export const REDIRECT_STATUSES: readonly number[] = [301, 302, 303, 307, 308];
-
-/**
- * `hostname` as `URL.hostname` spells it (IPv6 in brackets). Plain http:// stays on this machine:
- * anyone on the path would read every header.
- */
-export function isLoopbackHost(hostname: string): boolean {
-  return /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(hostname);
-}
-
-/** What is wrong with `url` (from the variable `name`) as a token's address, or `null`. */
-export function tokenUrlProblem(url: string, name: string): string | null {
-  if (!URL.canParse(url)) return `${name} is not a URL (got ${JSON.stringify(url)})`;
-  const parsed = new URL(url);
-  if (parsed.username !== "" || parsed.password !== "") {
-    return `${name} must not contain credentials`;
-  }
-  return checkHttps(parsed, name, `${parsed.protocol}//${parsed.host}`);
-}
-
-/** What is wrong with `url` as an address a secret is sent to, or `null`. */
-export function checkHttps(url: URL, name: string, given: string = url.href): string | null {
-  if (url.protocol === "https:") return null;
-  if (url.protocol !== "http:") {
-    return `${name} must be an https:// URL (got ${JSON.stringify(given)})`;
-  }
-  if (isLoopbackHost(url.hostname)) return null;
-  const got = JSON.stringify(given);
-  return `${name} must use https:// for a remote host; plain http:// is only allowed for localhost, 127.0.0.0/8 and [::1] (got ${got})`;
-}
 
 /**
  * Makes an HTTP client that never uses a proxy for `url`'s host. Deno has no per-request switch
@@ -149,22 +122,6 @@ export function formatBound(ms: number): string {
   return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
 }
 
-export type RedirectRefusal =
-  | "no_location"
-  | "not_followed"
-  | "invalid"
-  | "other_origin"
-  | "credentials"
-  | "outside"
-  | "too_many";
-
-/** A redirect {@linkcode fetchFollowing} did not follow. */
-export interface Redirect {
-  readonly reason: RedirectRefusal;
-  readonly from: URL;
-  readonly to: URL | undefined;
-}
-
 /**
  * The one wording of a refused redirect: the policy's and the service's (the address sanitized
  * and cut, without the secrets), or a forge's, which names itself and where its token goes.
@@ -201,154 +158,6 @@ function _refused(
   }[reason];
   const kind = reason === "no_location" ? "unusable" : "redirect";
   return new HttpFailure(kind, message, { status, redirect });
-}
-
-type _ServiceKind = "auth" | "transient" | "tls" | "plain_http" | "proxy" | "redirect";
-type _ForgeKind = "unauthorized" | "forbidden" | "rate_limited" | "server" | "network";
-
-/**
- * Both clients give `not_found`, `refused` and `unusable`. The service's client retries only
- * `transient` (408, 425, 429, 5xx, a network error, a timeout, a body that is not a JSON object),
- * and `not_found` for a run just triggered: `tls`, `plain_http` and `proxy` would meet the same
- * certificate, server or credentials again. A forge's `refused`: a redirect to another origin, to
- * an address with credentials, or too many; or the proxy refused its credentials (407): no retry
- * changes it.
- */
-export type FailureKind = _ServiceKind | _ForgeKind | "not_found" | "refused" | "unusable";
-
-/** What an HTTP status that is no success says to the service's client, or to a forge's. */
-export function failureKind(status: number, to: "service" | "forge"): FailureKind {
-  if (to === "forge") {
-    if (status === 401) return "unauthorized";
-    if (status === 403) return "forbidden";
-    if (status === 404) return "not_found";
-    if (status === 429) return "rate_limited";
-    return status >= 500 ? "server" : "unusable";
-  }
-  if (status === 401 || status === 403) return "auth";
-  if (status === 404) return "not_found";
-  if (status === 408 || status === 425 || status === 429 || status >= 500) return "transient";
-  return status >= 400 ? "refused" : "unusable";
-}
-
-/** A transient failure marked so is most often a wrong address: it is retried only briefly. */
-export type Unreachable = "refused" | "dns";
-
-type _Detail = "status" | "retryAfterMs" | "code" | "unreachable" | "givenUp" | "redirect";
-
-/**
- * Every request that did not give a usable answer, the service's and the forges'. Its message is
- * one sanitized line, without the credential.
- */
-export class HttpFailure extends Error {
-  override name = "HttpFailure";
-  declare readonly status: number | undefined;
-  declare readonly retryAfterMs: number | undefined;
-  /** The service's `{"error": {"code"}}`, or `certificate_name_mismatch`. */
-  declare readonly code: string | undefined;
-  /** Set only while the service has not answered this client yet. */
-  declare readonly unreachable: Unreachable | undefined;
-  /** Never sent: a rate limit's pause outlasts the time left to finish. */
-  declare readonly givenUp: boolean | undefined;
-  declare readonly redirect: Redirect | undefined;
-
-  constructor(
-    readonly kind: FailureKind,
-    message: string,
-    { cause, ...details }: Partial<Pick<HttpFailure, _Detail>> & { readonly cause?: unknown } = {},
-  ) {
-    super(message, cause === undefined ? undefined : { cause });
-    Object.assign(this, details);
-  }
-
-  get retryable(): boolean {
-    return ["transient", "rate_limited", "server", "network"].includes(this.kind);
-  }
-}
-
-/** `writes`: POST, PATCH, PUT, DELETE. */
-export type Concurrency = { readonly inFlight: number; readonly writes: number };
-
-export interface Slot {
-  /** Aborts when a more urgent write takes the slot (only for rank-2 writes). */
-  readonly signal: AbortSignal;
-  /** Call once, whatever became of the request. */
-  release(): void;
-}
-
-interface _Waiter {
-  readonly write: boolean;
-  readonly rank: number;
-  readonly grant: (slot: Slot) => void;
-}
-
-/**
- * The one concurrency limiter (the service's requests, each forge's): a few requests in flight,
- * fewer writes, the lowest rank first, then the first come. A rank-0 write that waits for the
- * write slot ends a rank-2 write in flight, which retries later.
- */
-export class Slots {
-  readonly #waiters: _Waiter[] = [];
-  // Each holder's controller aborts it when a more urgent write takes its slot.
-  readonly #holders = new Map<_Waiter, AbortController>();
-  peak = 0;
-
-  /** `name` says who the preempted write gave way on. */
-  constructor(private readonly concurrency: Concurrency, private readonly name: string) {}
-
-  acquire(request: Pick<_Waiter, "write" | "rank">, signal?: AbortSignal): Promise<Slot> {
-    return new Promise<Slot>((resolve, reject) => {
-      const onAbort = () => {
-        const index = this.#waiters.indexOf(waiter);
-        if (index < 0) return;
-        this.#waiters.splice(index, 1);
-        reject(signal?.reason);
-      };
-      const waiter: _Waiter = {
-        ...request,
-        grant: (slot) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(slot);
-        },
-      };
-      this.#waiters.push(waiter);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#pump();
-    });
-  }
-
-  #pump(): void {
-    // Stable: the first come stays first within a rank.
-    this.#waiters.sort((a, b) => a.rank - b.rank);
-    let writes = [...this.#holders.keys()].filter((holder) => holder.write).length;
-    for (let index = 0; index < this.#waiters.length;) {
-      const waiter = this.#waiters[index]!;
-      if (this.#holders.size >= this.concurrency.inFlight) break;
-      if (waiter.write && writes >= this.concurrency.writes) {
-        if (waiter.rank === 0) {
-          for (const [holder, controller] of this.#holders) {
-            if (holder.write && holder.rank === 2) {
-              controller.abort(new Error(`gave way to the final statuses on ${this.name}`));
-            }
-          }
-        }
-        index++;
-        continue;
-      }
-      this.#waiters.splice(index, 1);
-      const controller = new AbortController();
-      this.#holders.set(waiter, controller);
-      if (waiter.write) writes++;
-      this.peak = Math.max(this.peak, this.#holders.size);
-      waiter.grant({
-        signal: controller.signal,
-        // Once: a second call finds no holder.
-        release: () => {
-          if (this.#holders.delete(waiter)) this.#pump();
-        },
-      });
-    }
-  }
 }
 
 /**

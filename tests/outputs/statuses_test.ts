@@ -10,26 +10,26 @@ import { Ajv, type ErrorObject } from "npm:ajv@8.17.1";
 import addFormatsModule from "npm:ajv-formats@3.0.1";
 // @ts-types="npm:@types/markdown-it@14.1.2"
 import MarkdownIt from "npm:markdown-it@14.1.0";
-import { statusName } from "../../../src/forge/status/commit_status.ts";
-import { agentSummary } from "../../../src/forge/status/github.ts";
+import { statusName } from "../../src/forge/status/commit_status.ts";
+import { agentSummary } from "../../src/forge/status/github.ts";
 import {
   FORGE_COMMITS,
   FORGE_TARGET,
   FORGE_TOKENS,
   githubPullRequestEnv,
   gitlabMergeRequestEnv,
-} from "../../support/fake_forge.ts";
+} from "../support/fake_forge.ts";
 import {
   type FakeStatusForge,
   hangUntil,
   startFakeStatusForge,
   type StatusRequest,
-} from "../../support/fake_status.ts";
-import { FakeTime } from "../../support/fake_time.ts";
-import { type ForgeRunOptions, runAgainstForge } from "../../support/forge_run.ts";
-import { startFakeProxy } from "../../support/native_io.ts";
-import { makeAgent, makeReport } from "../../support/report_fixtures.ts";
-import { AGENT, KEY, type Read } from "../../support/run_harness.ts";
+} from "../support/fake_status.ts";
+import { FakeTime } from "../support/fake_time.ts";
+import { type ForgeRunOptions, runAgainstForge } from "../support/forge_run.ts";
+import { startFakeProxy } from "../support/native_io.ts";
+import { makeAgent, makeReport } from "../support/report_fixtures.ts";
+import { AGENT, KEY, type Read } from "../support/run_harness.ts";
 
 // ajv-formats is CommonJS: its function is the default export's own default (as in schema_test).
 const addFormats = addFormatsModule.default ?? addFormatsModule;

@@ -1,19 +1,16 @@
 import assert from "node:assert/strict";
-import { systemClock } from "../../../src/platform/clock.ts";
-import { FakeTime } from "../../support/fake_time.ts";
-import { forgeConfig } from "../../support/native_io.ts";
-import type { CiMetadata } from "../../../src/ci/detect.ts";
-import { MAX_ATTEMPTS } from "../../../src/forge/http.ts";
-import { gateMarker, hasMarker, readHistory } from "../../../src/forge/comment/history.ts";
-import {
-  type PullRequestComment,
-  pullRequestComment,
-} from "../../../src/forge/comment/pr_comment.ts";
-import type { ForgeHttp } from "../../../src/forge/http.ts";
-import { ForgeClients } from "../../../src/forge/clients.ts";
-import type { Clock } from "../../../src/effects.ts";
-import { type ForgeConfig, type ForgeSkip, forgeTarget } from "../../../src/forge/target.ts";
-import type { CiContext } from "../../../src/ci/detect.ts";
+import { systemClock } from "../../src/platform/clock.ts";
+import { FakeTime } from "../support/fake_time.ts";
+import { forgeConfig } from "../support/native_io.ts";
+import type { CiMetadata } from "../../src/ci/detect.ts";
+import { MAX_ATTEMPTS } from "../../src/forge/http.ts";
+import { gateMarker, hasMarker, readHistory } from "../../src/forge/comment/history.ts";
+import { type PullRequestComment, pullRequestComment } from "../../src/outputs/pr_comment.ts";
+import type { ForgeHttp } from "../../src/forge/http.ts";
+import { ForgeClients } from "../../src/forge/clients.ts";
+import type { Clock } from "../../src/effects.ts";
+import { type ForgeConfig, type ForgeSkip, forgeTarget } from "../../src/forge/target.ts";
+import type { CiContext } from "../../src/ci/detect.ts";
 import {
   type FakeForge,
   FORGE_IDENTITIES,
@@ -21,7 +18,7 @@ import {
   FORGE_TOKENS,
   startFakeGithub,
   startFakeGitlab,
-} from "../../support/fake_forge.ts";
+} from "../support/fake_forge.ts";
 import {
   AGENT_IDS,
   githubMetadata,
@@ -29,7 +26,7 @@ import {
   makeReport,
   mixedReport,
   passingReport,
-} from "../../support/report_fixtures.ts";
+} from "../support/report_fixtures.ts";
 
 const AGENTS = [AGENT_IDS.passed];
 const USER_AGENT = "service-ci/1.0.0 (linux; x86_64)";

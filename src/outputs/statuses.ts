@@ -3,16 +3,16 @@
  * completed once the reports are written. A failed write is one line, never the verdict.
  */
 
-import type { Config } from "../../config/resolve.ts";
-import type { ForgeClients } from "../clients.ts";
-import { forgeTarget } from "../target.ts";
-import { httpLink } from "../../text/markdown.ts";
-import { optionName, OPTIONS } from "../../config/options.ts";
-import type { OutputsContext, RunOutput, RunPlan } from "../../outputs/output.ts";
-import { maskSecrets, sanitize } from "../../text/sanitize.ts";
-import { writeQueue } from "./commit_status.ts";
-import { githubStatuses } from "./github.ts";
-import { bitbucketStatuses, gitlabStatuses } from "./posted.ts";
+import type { Config } from "../config/resolve.ts";
+import type { ForgeClients } from "../forge/clients.ts";
+import { forgeTarget } from "../forge/target.ts";
+import { httpLink } from "../text/markdown.ts";
+import { optionName, OPTIONS } from "../config/options.ts";
+import type { OutputsContext, RunOutput, RunPlan } from "./output.ts";
+import { maskSecrets, sanitize } from "../text/sanitize.ts";
+import { writeQueue } from "../forge/status/commit_status.ts";
+import { githubStatuses } from "../forge/status/github.ts";
+import { bitbucketStatuses, gitlabStatuses } from "../forge/status/posted.ts";
 
 /**
  * A merge queue's `merge_group` run gets them on the merge group's head, which branch protection

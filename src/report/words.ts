@@ -1,6 +1,6 @@
 /** The words every surface shares, so that no two name one result two ways. */
 
-import { type AgentOutcome, ExitCode, type Outcome, type RunReport } from "../result/outcome.ts";
+import { type AgentOutcome, ExitCode, type Outcome, type RunReport } from "./outcome.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
 // `counted` is the console's last line's, where it says more than `words`; `problem` is an
@@ -138,3 +138,14 @@ const _EXIT_MEANINGS: Readonly<Record<number, string>> = {
   [ExitCode.Sigint]: "interrupted (SIGINT) before every run had a verdict",
   [ExitCode.Sigterm]: "interrupted (SIGTERM or SIGHUP) before every run had a verdict",
 };
+
+/** Why a gate did not pass: the program's error, or the service's reason. */
+export function outcomeReason(agent: AgentOutcome): string | null {
+  return agent.error ?? gateReason(agent);
+}
+
+/** A passed gate needs no explanation where a person reads; `--json` carries every verdict's. */
+export function gateReason(agent: AgentOutcome): string | null {
+  if (agent.outcome !== "failed" || agent.gate.length === 0) return null;
+  return agent.gate.map(({ name, value }) => `${name}: ${value}`).join("; ");
+}

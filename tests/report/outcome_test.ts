@@ -4,7 +4,7 @@ import {
   ExitCode,
   GATE_LIMITS,
   toAgentOutcome,
-} from "../../src/result/outcome.ts";
+} from "../../src/report/outcome.ts";
 import type { GateResult } from "../../src/service/poll.ts";
 import type { GateField } from "../../src/service/verdict.ts";
 

@@ -4,16 +4,21 @@
  * is rendered.
  */
 
-import type { CiContext, CiMetadata } from "../ci/detect.ts";
-import type { ServiceClient } from "../service/client.ts";
-import type { Config } from "../config/resolve.ts";
-import { type AgentOutcome, decideExitCode, type RunReport, toAgentOutcome } from "./outcome.ts";
-import type { Output } from "../outputs/streams.ts";
-import { eachOutput } from "../outputs/mod.ts";
-import { DeadlineReached, runGate } from "../service/poll.ts";
-import type { RunEffects } from "../effects.ts";
-import type { RunOutput, RunPlan } from "../outputs/output.ts";
-import { VERSION } from "../config/version.ts";
+import type { CiContext, CiMetadata } from "./ci/detect.ts";
+import type { ServiceClient } from "./service/client.ts";
+import type { Config } from "./config/resolve.ts";
+import {
+  type AgentOutcome,
+  decideExitCode,
+  type RunReport,
+  toAgentOutcome,
+} from "./report/outcome.ts";
+import type { Output } from "./outputs/streams.ts";
+import { eachOutput } from "./outputs/mod.ts";
+import { DeadlineReached, runGate } from "./service/poll.ts";
+import type { RunEffects } from "./effects.ts";
+import type { RunOutput, RunPlan } from "./outputs/output.ts";
+import { VERSION } from "./config/version.ts";
 
 export async function runGates(
   effects: Pick<RunEffects, "clock" | "interrupt" | "random" | "uuid">,

@@ -5,23 +5,28 @@
  * never touches the verdict.
  */
 
-import { OPTIONS } from "../../config/options.ts";
-import { errorMessage } from "../../config/errors.ts";
-import type { RunReport } from "../../result/outcome.ts";
-import { maskSecrets, sanitize } from "../../text/sanitize.ts";
+import { OPTIONS } from "../config/options.ts";
+import type { RunReport } from "../report/outcome.ts";
+import { maskSecrets, sanitize } from "../text/sanitize.ts";
 import {
   type CommentProgress,
   finalComment,
   progressComment,
   type TriggeredRun,
-} from "./content.ts";
-import type { ForgeHttp, RequestOptions } from "../http.ts";
-import { type FailureKind, HttpFailure } from "../../http/policy.ts";
-import type { ForgeTarget } from "../target.ts";
-import type { FinishWindow, RunOutput, RunPlan } from "../../outputs/output.ts";
-import { tokenAdvice, writeQueue } from "../status/commit_status.ts";
-import { type CommentHistory, gateMarker, readHistory, recordRun } from "./history.ts";
-import { commentThread } from "./thread.ts";
+} from "../forge/comment/content.ts";
+import type { ForgeHttp, RequestOptions } from "../forge/http.ts";
+import type { ForgeTarget } from "../forge/target.ts";
+import type { FinishWindow, RunOutput, RunPlan } from "./output.ts";
+import { tokenAdvice, writeQueue } from "../forge/status/commit_status.ts";
+import {
+  type CommentHistory,
+  gateMarker,
+  readHistory,
+  recordRun,
+} from "../forge/comment/history.ts";
+import { commentThread } from "../forge/comment/thread.ts";
+import { errorMessage } from "../text/quote.ts";
+import { type FailureKind, HttpFailure } from "../http/failure.ts";
 
 /**
  * Service text is masked before the comment renders it: escaping for Markdown would otherwise
