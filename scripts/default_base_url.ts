@@ -11,8 +11,9 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseBaseUrl } from "../src/config/options.ts";
 import { UsageError } from "../src/config/errors.ts";
+import { parseBaseUrl } from "../src/config/values.ts";
+import { OPTIONS } from "../src/config/options.ts";
 
 /** The module a release rewrites, relative to the repository root. */
 export const DEFAULT_BASE_URL_MODULE = "src/config/default_base_url.ts";
@@ -34,7 +35,12 @@ const DECLARATION = /^export const DEFAULT_BASE_URL: string \| undefined = .*;$/
  */
 export function checkDefaultBaseUrl(url: string, source = "SERVICE_DEFAULT_BASE_URL"): string {
   try {
-    return parseBaseUrl(url, `${source} (the release's built-in service address)`).href;
+    return parseBaseUrl(
+      url,
+      `${source} (the release's built-in service address)`,
+      OPTIONS.apiKey.variable,
+    )
+      .href;
   } catch (error) {
     if (error instanceof UsageError) throw new TypeError(error.message);
     throw error;

@@ -1,20 +1,21 @@
 /** The CI metadata sent with each run: commit, branch, pull request, repository, actor. */
 
 import type { GitRunner } from "../effects.ts";
-import { type CiProvider, fieldValue, type MergeKind, PROVIDERS, type Read } from "./providers.ts";
+import { PROVIDERS } from "./providers.ts";
 import { UsageError } from "../config/errors.ts";
 import {
   CONFIG_ENV_VARIABLES,
   nearMissNames,
   OPTIONS,
   type OptionValues,
-  pullRequestNumber,
 } from "../config/options.ts";
 import { repositorySlug } from "./git_url.ts";
 import { sanitize } from "../text/sanitize.ts";
 import { httpLink } from "../text/markdown.ts";
 import { quoteValue } from "../text/quote.ts";
 import { FileRefused } from "../platform/bounds.ts";
+import { pullRequestNumber } from "../config/values.ts";
+import { type CiProvider, fieldValue, type MergeKind, type Read } from "./provider.ts";
 
 /** The `ci_metadata` object of the trigger request (contract §1). */
 export interface CiMetadata {

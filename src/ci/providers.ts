@@ -1,254 +1,11 @@
-/** The table of CI providers: how each one is detected and where it keeps each metadata field. */
+/** The table of CI providers: one entry per CI, and the order they are detected in. */
 
-import type { GitRunner } from "../effects.ts";
 import { repositorySlug } from "./git_url.ts";
+import { GITHUB_ACTIONS } from "./github_actions.ts";
+import { GITLAB } from "./gitlab.ts";
+import { type CiProvider, first, provider, unlessTag } from "./provider.ts";
 
-/** Trimmed, or `null` when unset or blank. */
-export type Read<V extends string = string> = (name: V) => string | null;
-
-export interface ProviderContext<V extends string = string> {
-  readonly read: Read<V>;
-  /** Read-only git commands in the working directory. */
-  readonly git: GitRunner;
-  /**
-   * `undefined` when the variable is not set or the file cannot be read or parsed; a path that is
-   * not a regular file, or too large, is a usage error naming the variable.
-   */
-  readonly readJson: (variable: V) => Promise<unknown>;
-  /** Found first (`null` while it is), so commit and branch can pick the change's head. */
-  readonly pullRequest: number | null;
-}
-
-/** As the provider keeps it (a full ref, a number as text); `detectCiBuild()` normalizes it. */
-export type RawValue = string | null | Promise<string | null>;
-
-/** Its variables (the first that is set), or how it is found. */
-type Field<V extends string> = readonly V[] | ((context: ProviderContext<V>) => RawValue);
-
-/**
- * A change merged with its target before it lands: GitHub's merge queue, a GitLab merge train or
- * merged-results pipeline.
- */
-export type MergeKind = "merge_queue" | "merge_train" | "merged_result";
-
-/**
- * `V` lists the variables the provider reads; reading any other name is a type error, so
- * `variables` (and from it `CI_ENV_VARIABLES`) cannot fall behind the code.
- */
-export interface CiProvider<V extends string = string> {
-  /** The `provider` value sent to the service. */
-  readonly id: string;
-  readonly name: string;
-  /** Every name the provider gives: its fields', `detect`'s and `reads` (what only functions read). */
-  readonly variables: readonly V[];
-  /** Its variable set to `true` (any case), its variable set at all, or a test. */
-  readonly detect: { true: V } | { set: V } | ((read: Read<V>) => boolean);
-  /** Absent where the CI does not keep the field (as `--pull-request`, `--actor`, … can give it). */
-  readonly pullRequest?: Field<V>;
-  /** The change's head on a pull request. */
-  readonly commitSha: Field<V>;
-  /**
-   * The source branch on a pull request. As data: the branch and tag variables (none on a tag
-   * build), with the source branch of a pull request when the branch is then the target.
-   */
-  readonly branch?: Field<V> | { branch: V; tag: V; source?: V };
-  readonly repository?: Field<V>;
-  readonly actor?: Field<V>;
-  readonly buildUrl: Field<V>;
-  /** Reads variables only: the answer needs no file. */
-  readonly merge?: (read: Read<V>) => MergeKind | null;
-  readonly baseRef?: Field<V>;
-  /** Not sent: contract §1. */
-  readonly mergeSha?: Field<V>;
-  /** Default `PR #7`. */
-  readonly changeLabel?: (number: number) => string;
-  /**
-   * A local runner that sets the CI's variables but not its switch; said in the "no CI detected"
-   * line.
-   */
-  readonly almostDetected?: (read: Read<V>) => string | null;
-  /**
-   * The CI's own debug switch (a re-run with debug logging), which turns `--verbose` on, and the
-   * form its log shows debug lines in: GitHub's `::debug::`, Azure's `##[debug]`, or plain.
-   */
-  readonly debug?: {
-    readonly variable: V;
-    readonly on: (value: string) => boolean;
-    readonly format: "github" | "azure" | "plain";
-  };
-  /**
-   * Where the CI keeps the branch and the pull request outside the environment: the parameters a
-   * user passes as `--branch` and `--pull-request`, on a pull request's build (`pullRequest`) and
-   * on any other (`branch`). Named when no branch was found; docs/ci/teamcity.md quotes them.
-   */
-  readonly parameters?: {
-    readonly branch: string;
-    readonly pullRequest: { readonly branch: string; readonly number: string };
-  };
-}
-
-// `const V` makes the names the declaration gives the exact set its functions may read.
-function _provider<const V extends string>(
-  declared: Omit<CiProvider<V>, "variables"> & { readonly reads?: readonly V[] },
-): CiProvider {
-  // Every object but `parameters` (the CI's own, not the environment's) names variables, and so
-  // does `debug.variable`.
-  const { parameters: _parameters, debug, ...fields } = declared;
-  const names = Object.values(fields).flatMap((value) =>
-    typeof value === "object" ? Object.values(value) : []
-  ).concat(debug === undefined ? [] : [debug.variable]);
-  return { ...declared, variables: [...new Set(names)] } as unknown as CiProvider;
-}
-
-/** A field's value: its first variable that is set, or what its function finds. */
-export function fieldValue(field: CiProvider["branch"], context: ProviderContext): RawValue {
-  const { read, pullRequest } = context;
-  if (field === undefined) return null;
-  if (typeof field === "function") return field(context);
-  if (Array.isArray(field)) return _first(read, field);
-  const { branch, tag, source } = field as Exclude<typeof field, readonly string[]>;
-  return source !== undefined && pullRequest !== null
-    ? read(source)
-    : _unlessTag(read(branch), read(tag));
-}
-
-function _first<V extends string>(read: Read<V>, names: readonly V[]): string | null {
-  return names.map(read).find((value) => value !== null) ?? null;
-}
-
-// Several providers put the tag's name in their branch variable on tag builds: a tag has no branch.
-function _unlessTag(branch: string | null, tag: string | null): string | null {
-  return tag === null ? branch : null;
-}
-
-// A value in the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
-async function _event(
-  { readJson }: Pick<ProviderContext<"GITHUB_EVENT_PATH">, "readJson">,
-  ...path: string[]
-): Promise<string | null> {
-  let value = await readJson("GITHUB_EVENT_PATH");
-  for (const key of path) {
-    if (typeof value !== "object" || value === null) return null;
-    value = (value as Record<string, unknown>)[key];
-  }
-  if (typeof value === "number") return String(value);
-  return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
-}
-
-const GITHUB_ACTIONS = _provider({
-  id: "github_actions",
-  name: "GitHub Actions",
-  // Shown only with RUNNER_DEBUG=1.
-  debug: { variable: "RUNNER_DEBUG", on: (value) => value === "1", format: "github" },
-  reads: [
-    "GITHUB_EVENT_NAME",
-    "GITHUB_EVENT_PATH",
-    "GITHUB_SHA",
-    "GITHUB_REF",
-    "GITHUB_REF_NAME",
-    "GITHUB_REF_TYPE",
-    "GITHUB_HEAD_REF",
-    "GITHUB_BASE_REF",
-    "GITHUB_SERVER_URL",
-    "GITHUB_RUN_ID",
-  ],
-  detect: { true: "GITHUB_ACTIONS" },
-  pullRequest: async (context) =>
-    await _event(context, "pull_request", "number") ??
-      /^refs\/pull\/(\d+)\//.exec(context.read("GITHUB_REF") ?? "")?.[1] ??
-      // The queue's branch is `gh-readonly-queue/<base>/pr-<number>-<sha>`: the number is the
-      // pull request the group was made for, the last one in it.
-      /^(?:refs\/heads\/)?gh-readonly-queue\/.+\/pr-(\d+)-[^/]*$/.exec(
-        await _event(context, "merge_group", "head_ref") ?? "",
-      )?.[1] ?? null,
-  // GITHUB_SHA is the synthetic merge commit on pull-request events; the event holds the head.
-  // A merge group has no head of its own: its merge commit is what is tested and what lands.
-  commitSha: async (context) =>
-    await _event(context, "pull_request", "head", "sha") ??
-      await _event(context, "merge_group", "head_sha") ??
-      context.read("GITHUB_SHA"),
-  branch: async (context) => {
-    const { read } = context;
-    const head = await _event(context, "pull_request", "head", "ref") ??
-      await _event(context, "merge_group", "head_ref") ??
-      read("GITHUB_HEAD_REF");
-    if (head !== null) return head;
-    if (read("GITHUB_REF") !== null) return read("GITHUB_REF");
-    return read("GITHUB_REF_TYPE") === "tag" ? null : read("GITHUB_REF_NAME");
-  },
-  repository: ["GITHUB_REPOSITORY"],
-  // On a re-run GITHUB_ACTOR is still whoever started the first attempt.
-  actor: ["GITHUB_TRIGGERING_ACTOR", "GITHUB_ACTOR"],
-  buildUrl: ({ read }) => {
-    const [server, repository, run] = [
-      read("GITHUB_SERVER_URL"),
-      read("GITHUB_REPOSITORY"),
-      read("GITHUB_RUN_ID"),
-    ];
-    if (server === null || repository === null || run === null) return null;
-    return `${server.replace(/\/+$/, "")}/${repository}/actions/runs/${run}`;
-  },
-  merge: (read) => read("GITHUB_EVENT_NAME") === "merge_group" ? "merge_queue" : null,
-  baseRef: async (context) =>
-    await _event(context, "merge_group", "base_ref") ??
-      await _event(context, "pull_request", "base", "ref") ??
-      context.read("GITHUB_BASE_REF"),
-  mergeSha: async (context) =>
-    await _event(context, "merge_group", "head_sha") ??
-      context.read("GITHUB_SHA"),
-});
-
-const GITLAB = _provider({
-  id: "gitlab",
-  name: "GitLab CI",
-  // No debug form of its own.
-  debug: { variable: "CI_DEBUG_TRACE", on: (value) => value === "true", format: "plain" },
-  reads: [
-    "CI_COMMIT_BRANCH",
-    "CI_COMMIT_REF_NAME",
-    "CI_COMMIT_TAG",
-    "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
-    "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME",
-    "CI_MERGE_REQUEST_EVENT_TYPE",
-  ],
-  detect: { true: "GITLAB_CI" },
-  changeLabel: (number) => `MR !${number}`,
-  // gitlab-ci-local sets GITLAB_CI=false and the rest of GitLab's variables.
-  almostDetected: (read) =>
-    read("GITLAB_CI") !== null && (read("CI_COMMIT_SHA") ?? read("CI_PROJECT_PATH")) !== null
-      ? `GITLAB_CI is ${
-        JSON.stringify(read("GITLAB_CI"))
-      } although GitLab's other variables are set, as gitlab-ci-local sets them; set GITLAB_CI=true to gate as GitLab CI`
-      : null,
-  // Not CI_MERGE_REQUEST_ID: that one is unique across the whole GitLab instance.
-  pullRequest: ["CI_MERGE_REQUEST_IID", "CI_EXTERNAL_PULL_REQUEST_IID"],
-  // The source SHAs are set only in merged-results and merge-train pipelines, where CI_COMMIT_SHA
-  // is the merge result; the contract wants the change's head.
-  commitSha: [
-    "CI_MERGE_REQUEST_SOURCE_BRANCH_SHA",
-    "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_SHA",
-    "CI_COMMIT_SHA",
-  ],
-  branch: ({ read }) =>
-    _first(read, [
-      "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
-      "CI_EXTERNAL_PULL_REQUEST_SOURCE_BRANCH_NAME",
-    ]) ??
-      _unlessTag(_first(read, ["CI_COMMIT_BRANCH", "CI_COMMIT_REF_NAME"]), read("CI_COMMIT_TAG")),
-  repository: ["CI_PROJECT_PATH"],
-  actor: ["GITLAB_USER_LOGIN"],
-  buildUrl: ["CI_JOB_URL"],
-  // `detached` is a merge request pipeline on the source branch's head: no merge build.
-  merge: (read) => {
-    const type = read("CI_MERGE_REQUEST_EVENT_TYPE");
-    return type === "merge_train" || type === "merged_result" ? type : null;
-  },
-  baseRef: ["CI_MERGE_REQUEST_TARGET_BRANCH_NAME"],
-  // In merge trains and merged-results pipelines CI_COMMIT_SHA is the merge result.
-  mergeSha: ["CI_COMMIT_SHA"],
-});
-
-const CIRCLECI = _provider({
+const CIRCLECI = provider({
   id: "circleci",
   name: "CircleCI",
   reads: [
@@ -274,7 +31,7 @@ const CIRCLECI = _provider({
   buildUrl: ["CIRCLE_BUILD_URL"],
 });
 
-const BITBUCKET = _provider({
+const BITBUCKET = provider({
   id: "bitbucket",
   name: "Bitbucket Pipelines",
   detect: { set: "BITBUCKET_BUILD_NUMBER" },
@@ -291,7 +48,7 @@ const BITBUCKET = _provider({
   },
 });
 
-const JENKINS = _provider({
+const JENKINS = provider({
   id: "jenkins",
   name: "Jenkins",
   reads: [
@@ -324,8 +81,8 @@ const JENKINS = _provider({
   branch: ({ read }) => {
     if (read("CHANGE_ID") !== null) return read("CHANGE_BRANCH");
     const gitBranch = read("GIT_BRANCH")?.replace(/^(?:refs\/remotes\/)?origin\//, "") ?? null;
-    return _unlessTag(
-      _first(read, ["BRANCH_NAME", "GIT_LOCAL_BRANCH"]) ?? gitBranch,
+    return unlessTag(
+      first(read, ["BRANCH_NAME", "GIT_LOCAL_BRANCH"]) ?? gitBranch,
       read("TAG_NAME"),
     );
   },
@@ -334,7 +91,7 @@ const JENKINS = _provider({
   buildUrl: ["BUILD_URL"],
 });
 
-const AZURE_PIPELINES = _provider({
+const AZURE_PIPELINES = provider({
   id: "azure_pipelines",
   name: "Azure Pipelines",
   // `##[debug]` lines show in grey.
@@ -358,7 +115,7 @@ const AZURE_PIPELINES = _provider({
   commitSha: ({ read, pullRequest }) =>
     pullRequest === null
       ? read("BUILD_SOURCEVERSION")
-      : _first(read, ["SYSTEM_PULLREQUEST_SOURCECOMMITID", "BUILD_SOURCEVERSION"]),
+      : first(read, ["SYSTEM_PULLREQUEST_SOURCECOMMITID", "BUILD_SOURCEVERSION"]),
   // BUILD_SOURCEBRANCHNAME is not used: it is only the last segment of `feature/login`.
   branch: ({ read, pullRequest }) =>
     read(pullRequest === null ? "BUILD_SOURCEBRANCH" : "SYSTEM_PULLREQUEST_SOURCEBRANCH"),
@@ -375,7 +132,7 @@ const AZURE_PIPELINES = _provider({
   },
 });
 
-const BUILDKITE = _provider({
+const BUILDKITE = provider({
   id: "buildkite",
   name: "Buildkite",
   reads: ["BUILDKITE_COMMIT", "BUILDKITE_REPO"],
@@ -392,7 +149,7 @@ const BUILDKITE = _provider({
   buildUrl: ["BUILDKITE_BUILD_URL"],
 });
 
-const TRAVIS = _provider({
+const TRAVIS = provider({
   id: "travis",
   name: "Travis CI",
   reads: ["TRAVIS_COMMIT", "TRAVIS_PULL_REQUEST_SHA"],
@@ -402,7 +159,7 @@ const TRAVIS = _provider({
   commitSha: ({ read, pullRequest }) =>
     pullRequest === null
       ? read("TRAVIS_COMMIT")
-      : _first(read, ["TRAVIS_PULL_REQUEST_SHA", "TRAVIS_COMMIT"]),
+      : first(read, ["TRAVIS_PULL_REQUEST_SHA", "TRAVIS_COMMIT"]),
   branch: { branch: "TRAVIS_BRANCH", tag: "TRAVIS_TAG", source: "TRAVIS_PULL_REQUEST_BRANCH" },
   repository: ["TRAVIS_REPO_SLUG"],
   buildUrl: ["TRAVIS_JOB_WEB_URL", "TRAVIS_BUILD_WEB_URL"],
@@ -411,7 +168,7 @@ const TRAVIS = _provider({
 // TeamCity keeps branch and pull request in configuration parameters, not in the environment. On
 // a pull request's build `teamcity.build.branch` is `pull/42` (the logical name of the PR's ref),
 // not a branch; the Pull Requests build feature gives the source branch and the number.
-const TEAMCITY = _provider({
+const TEAMCITY = provider({
   id: "teamcity",
   name: "TeamCity",
   detect: { set: "TEAMCITY_VERSION" },
@@ -427,7 +184,7 @@ const TEAMCITY = _provider({
 });
 
 // Harness CI runs Drone plugins, so it sets DRONE_* (and DRONE=true) too: it is checked first.
-const HARNESS = _provider({
+const HARNESS = provider({
   id: "harness",
   name: "Harness CI",
   detect: { set: "HARNESS_BUILD_ID" },
@@ -440,7 +197,7 @@ const HARNESS = _provider({
   buildUrl: ["DRONE_BUILD_LINK", "CI_BUILD_LINK"],
 });
 
-const WOODPECKER = _provider({
+const WOODPECKER = provider({
   id: "woodpecker",
   name: "Woodpecker CI",
   reads: ["CI"],
@@ -454,7 +211,7 @@ const WOODPECKER = _provider({
   buildUrl: ["CI_PIPELINE_URL"],
 });
 
-const DRONE = _provider({
+const DRONE = provider({
   id: "drone",
   name: "Drone",
   detect: { true: "DRONE" },
@@ -467,7 +224,7 @@ const DRONE = _provider({
   buildUrl: ["DRONE_BUILD_LINK"],
 });
 
-const CODEBUILD = _provider({
+const CODEBUILD = provider({
   id: "codebuild",
   name: "AWS CodeBuild",
   reads: [
@@ -490,7 +247,7 @@ const CODEBUILD = _provider({
   buildUrl: ["CODEBUILD_PUBLIC_BUILD_URL", "CODEBUILD_BUILD_URL"],
 });
 
-const BITRISE = _provider({
+const BITRISE = provider({
   id: "bitrise",
   name: "Bitrise",
   reads: ["GIT_REPOSITORY_URL"],
@@ -506,7 +263,7 @@ const BITRISE = _provider({
 // the environment only when mapped (`env:` or `options: automapSubstitutions: true`). It is
 // detected by PROJECT_ID and BUILD_ID, which every build has, plus one of the mapped values;
 // it is checked last because BUILD_ID alone is also Jenkins'.
-const CLOUD_BUILD = _provider({
+const CLOUD_BUILD = provider({
   id: "cloud_build",
   name: "Google Cloud Build",
   reads: [
@@ -520,15 +277,15 @@ const CLOUD_BUILD = _provider({
   ],
   detect: (read) =>
     read("PROJECT_ID") !== null && read("BUILD_ID") !== null &&
-    _first(read, ["COMMIT_SHA", "BRANCH_NAME", "_PR_NUMBER", "REPO_FULL_NAME"]) !== null,
+    first(read, ["COMMIT_SHA", "BRANCH_NAME", "_PR_NUMBER", "REPO_FULL_NAME"]) !== null,
   pullRequest: ["_PR_NUMBER"],
   commitSha: ["COMMIT_SHA"],
   // Pull-request triggers name the change's branches in _HEAD_BRANCH and _BASE_BRANCH; what
   // BRANCH_NAME holds on such a build is not documented, so it is only the fallback.
   branch: ({ read, pullRequest }) =>
     pullRequest === null
-      ? _unlessTag(read("BRANCH_NAME"), read("TAG_NAME"))
-      : _first(read, ["_HEAD_BRANCH", "BRANCH_NAME"]),
+      ? unlessTag(read("BRANCH_NAME"), read("TAG_NAME"))
+      : first(read, ["_HEAD_BRANCH", "BRANCH_NAME"]),
   baseRef: ({ read, pullRequest }) => pullRequest === null ? null : read("_BASE_BRANCH"),
   repository: ["REPO_FULL_NAME"],
   buildUrl: ({ read }) => {

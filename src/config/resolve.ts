@@ -12,11 +12,11 @@ import {
   OPTIONS,
   type OptionSpec,
   type OptionValues,
-  parseBaseUrl,
 } from "./options.ts";
 import { UsageError } from "./errors.ts";
 import { parseArgTokens } from "./parse_args.ts";
 import { QUOTE_MAX, quoteValue } from "../text/quote.ts";
+import { parseBaseUrl } from "./values.ts";
 
 /**
  * Each option of {@linkcode OPTIONS}, typed by the table, and where each came from: its flag
@@ -224,7 +224,11 @@ function _resolve(
   }
   if (option === OPTIONS.baseUrl && DEFAULT_BASE_URL !== undefined) {
     return [
-      parseBaseUrl(DEFAULT_BASE_URL, "the built-in default service address"),
+      parseBaseUrl(
+        DEFAULT_BASE_URL,
+        "the built-in default service address",
+        OPTIONS.apiKey.variable,
+      ),
       "built-in default",
     ];
   }

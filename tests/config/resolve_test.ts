@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { parseCommandLine, resolveConfig } from "../../src/config/resolve.ts";
 import type { Flags } from "../../src/config/options.ts";
-import { FETCH_BLOCKED_PORTS } from "../../src/config/options.ts";
 import { UsageError } from "../../src/config/errors.ts";
 import { mergeEnv, parseEnvFile } from "../../src/config/load.ts";
 import { OPTIONS } from "../../src/config/options.ts";
 import { run } from "../../src/run.ts";
 import { AGENT, harness } from "../support/run_harness.ts";
+import { FETCH_BLOCKED_PORTS } from "../../src/config/values.ts";
 
 const A = "0b0c4a5e-8f4e-4a8e-9a53-3f1c2b9d7e10";
 const B = "1c1d5b6f-9a5f-4b9f-8b64-4a2d3cae8f21";

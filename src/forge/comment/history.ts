@@ -7,10 +7,10 @@
 
 import { httpLink } from "../../text/markdown.ts";
 import type { Outcome, RunReport } from "../../report/outcome.ts";
-import { AGENT_UUID } from "../../config/options.ts";
 import { OUTCOME_LABELS } from "../../report/words.ts";
 import { isObject } from "../../service/verdict.ts";
 import { createHash } from "node:crypto";
+import { AGENT_UUID } from "../../config/values.ts";
 
 /**
  * The hidden HTML comment that tells one gate's pull-request comment apart from every other. Only

@@ -1,0 +1,121 @@
+/** What a CI provider is: how it is detected and where it keeps each metadata field. */
+
+import type { GitRunner } from "../effects.ts";
+
+/** Trimmed, or `null` when unset or blank. */
+export type Read<V extends string = string> = (name: V) => string | null;
+
+export interface ProviderContext<V extends string = string> {
+  readonly read: Read<V>;
+  /** Read-only git commands in the working directory. */
+  readonly git: GitRunner;
+  /**
+   * `undefined` when the variable is not set or the file cannot be read or parsed; a path that is
+   * not a regular file, or too large, is a usage error naming the variable.
+   */
+  readonly readJson: (variable: V) => Promise<unknown>;
+  /** Found first (`null` while it is), so commit and branch can pick the change's head. */
+  readonly pullRequest: number | null;
+}
+
+/** As the provider keeps it (a full ref, a number as text); `detectCiBuild()` normalizes it. */
+export type RawValue = string | null | Promise<string | null>;
+
+/** Its variables (the first that is set), or how it is found. */
+type Field<V extends string> = readonly V[] | ((context: ProviderContext<V>) => RawValue);
+
+/**
+ * A change merged with its target before it lands: GitHub's merge queue, a GitLab merge train or
+ * merged-results pipeline.
+ */
+export type MergeKind = "merge_queue" | "merge_train" | "merged_result";
+
+/**
+ * `V` lists the variables the provider reads; reading any other name is a type error, so
+ * `variables` (and from it `CI_ENV_VARIABLES`) cannot fall behind the code.
+ */
+export interface CiProvider<V extends string = string> {
+  /** The `provider` value sent to the service. */
+  readonly id: string;
+  readonly name: string;
+  /** Every name the provider gives: its fields', `detect`'s and `reads` (what only functions read). */
+  readonly variables: readonly V[];
+  /** Its variable set to `true` (any case), its variable set at all, or a test. */
+  readonly detect: { true: V } | { set: V } | ((read: Read<V>) => boolean);
+  /** Absent where the CI does not keep the field (as `--pull-request`, `--actor`, … can give it). */
+  readonly pullRequest?: Field<V>;
+  /** The change's head on a pull request. */
+  readonly commitSha: Field<V>;
+  /**
+   * The source branch on a pull request. As data: the branch and tag variables (none on a tag
+   * build), with the source branch of a pull request when the branch is then the target.
+   */
+  readonly branch?: Field<V> | { branch: V; tag: V; source?: V };
+  readonly repository?: Field<V>;
+  readonly actor?: Field<V>;
+  readonly buildUrl: Field<V>;
+  /** Reads variables only: the answer needs no file. */
+  readonly merge?: (read: Read<V>) => MergeKind | null;
+  readonly baseRef?: Field<V>;
+  /** Not sent: contract §1. */
+  readonly mergeSha?: Field<V>;
+  /** Default `PR #7`. */
+  readonly changeLabel?: (number: number) => string;
+  /**
+   * A local runner that sets the CI's variables but not its switch; said in the "no CI detected"
+   * line.
+   */
+  readonly almostDetected?: (read: Read<V>) => string | null;
+  /**
+   * The CI's own debug switch (a re-run with debug logging), which turns `--verbose` on, and the
+   * form its log shows debug lines in: GitHub's `::debug::`, Azure's `##[debug]`, or plain.
+   */
+  readonly debug?: {
+    readonly variable: V;
+    readonly on: (value: string) => boolean;
+    readonly format: "github" | "azure" | "plain";
+  };
+  /**
+   * Where the CI keeps the branch and the pull request outside the environment: the parameters a
+   * user passes as `--branch` and `--pull-request`, on a pull request's build (`pullRequest`) and
+   * on any other (`branch`). Named when no branch was found; docs/ci/teamcity.md quotes them.
+   */
+  readonly parameters?: {
+    readonly branch: string;
+    readonly pullRequest: { readonly branch: string; readonly number: string };
+  };
+}
+
+/** `const V` makes the names the declaration gives the exact set its functions may read. */
+export function provider<const V extends string>(
+  declared: Omit<CiProvider<V>, "variables"> & { readonly reads?: readonly V[] },
+): CiProvider {
+  // Every object but `parameters` (the CI's own, not the environment's) names variables, and so
+  // does `debug.variable`.
+  const { parameters: _parameters, debug, ...fields } = declared;
+  const names = Object.values(fields).flatMap((value) =>
+    typeof value === "object" ? Object.values(value) : []
+  ).concat(debug === undefined ? [] : [debug.variable]);
+  return { ...declared, variables: [...new Set(names)] } as unknown as CiProvider;
+}
+
+/** A field's value: its first variable that is set, or what its function finds. */
+export function fieldValue(field: CiProvider["branch"], context: ProviderContext): RawValue {
+  const { read, pullRequest } = context;
+  if (field === undefined) return null;
+  if (typeof field === "function") return field(context);
+  if (Array.isArray(field)) return first(read, field);
+  const { branch, tag, source } = field as Exclude<typeof field, readonly string[]>;
+  return source !== undefined && pullRequest !== null
+    ? read(source)
+    : unlessTag(read(branch), read(tag));
+}
+
+export function first<V extends string>(read: Read<V>, names: readonly V[]): string | null {
+  return names.map(read).find((value) => value !== null) ?? null;
+}
+
+/** Several providers put the tag's name in their branch variable on tag builds: a tag has none. */
+export function unlessTag(branch: string | null, tag: string | null): string | null {
+  return tag === null ? branch : null;
+}
