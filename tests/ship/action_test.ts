@@ -1011,21 +1011,27 @@ function _toolCache(root: string, version: string): string {
   return join(root, "service-ci", version, HOST_TARGET.startsWith("x86_64") ? "x64" : "arm64");
 }
 
+// Release 1.2.3 served from `url`, run with a tool cache under `dir`: the action's inputs and
+// environment, where its fake binary writes its arguments (`args`), and the cached copy's folder.
+function _cachedRelease(dir: string, url: string) {
+  const toolCache = join(dir, "tool-cache");
+  const args = join(dir, "args");
+  return {
+    toolCache,
+    cache: _toolCache(toolCache, "1.2.3"),
+    args,
+    inputs: { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" },
+    env: { SERVICE_CI_DOWNLOAD_URL: url, FAKE_ARGS: args, RUNNER_TOOL_CACHE: toolCache },
+  };
+}
+
 toolTest(
   "a release is kept in RUNNER_TOOL_CACHE and the next job runs it without a download, checked",
   INSTALL_TOOLS,
   async () => {
     await using scratch = await _scratch();
     await using release = await _serveRelease(scratch.dir, "1.2.3");
-    const toolCache = join(scratch.dir, "tool-cache");
-    const cache = _toolCache(toolCache, "1.2.3");
-    const args = join(scratch.dir, "args");
-    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
-    const env = {
-      SERVICE_CI_DOWNLOAD_URL: release.url,
-      FAKE_ARGS: args,
-      RUNNER_TOOL_CACHE: toolCache,
-    };
+    const { cache, args, inputs, env } = _cachedRelease(scratch.dir, release.url);
     const downloads = [
       "/releases/download/v1.2.3/SHA256SUMS",
       `/releases/download/v1.2.3/${archiveName("1.2.3", HOST_TARGET)}`,
@@ -1144,14 +1150,7 @@ toolTest(
   async () => {
     await using scratch = await _scratch();
     await using release = await _serveRelease(scratch.dir, "1.2.3");
-    const toolCache = join(scratch.dir, "tool-cache");
-    const args = join(scratch.dir, "args");
-    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
-    const env = {
-      SERVICE_CI_DOWNLOAD_URL: release.url,
-      FAKE_ARGS: args,
-      RUNNER_TOOL_CACHE: toolCache,
-    };
+    const { toolCache, args, inputs, env } = _cachedRelease(scratch.dir, release.url);
 
     const first = await _runAction(scratch.dir, inputs, env, { umask: "000" });
     assert.equal(first.code, 0, _log(first));
@@ -1182,15 +1181,7 @@ toolTest(
   async () => {
     await using scratch = await _scratch();
     await using release = await _serveRelease(scratch.dir, "1.2.3");
-    const toolCache = join(scratch.dir, "tool-cache");
-    const cache = _toolCache(toolCache, "1.2.3");
-    const args = join(scratch.dir, "args");
-    const inputs = { agent: AGENTS.passing, "api-key": KEYS.ci, version: "1.2.3" };
-    const env = {
-      SERVICE_CI_DOWNLOAD_URL: release.url,
-      FAKE_ARGS: args,
-      RUNNER_TOOL_CACHE: toolCache,
-    };
+    const { toolCache, cache, args, inputs, env } = _cachedRelease(scratch.dir, release.url);
     const installed = await _runAction(scratch.dir, inputs, env);
     assert.equal(installed.code, 0, _log(installed));
     const sha = await sha256Hex(await Deno.readFile(join(cache, "service-ci")));

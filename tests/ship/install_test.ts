@@ -16,6 +16,7 @@ import { type CommandResult, runCommand } from "../support/command.ts";
 import { fakeGh } from "../support/fake_gh.ts";
 import { HOST_TARGET, type ReleaseServer, serveRelease, sha256Hex } from "../support/release.ts";
 import { startProxy } from "../support/proxy.ts";
+import { pki } from "../support/pki.ts";
 import { assertShellcheckPasses } from "../support/shellcheck.ts";
 import { type ToolOptions, toolTest, which } from "../support/tools.ts";
 
@@ -477,60 +478,16 @@ toolTest(
   },
 );
 
-/** A self-signed certificate for 127.0.0.1, its key, and the file that holds the certificate. */
-interface SelfSigned {
-  readonly cert: string;
-  readonly key: string;
-  readonly certFile: string;
-}
-
-async function _selfSigned(dir: string): Promise<SelfSigned> {
-  // A config file rather than -addext, so that LibreSSL (macOS) reads it too.
-  await Deno.writeTextFile(
-    join(dir, "openssl.cnf"),
-    [
-      "[req]",
-      "distinguished_name = dn",
-      "[dn]",
-      "[self]",
-      "subjectAltName = IP:127.0.0.1",
-      "basicConstraints = critical, CA:TRUE",
-      "keyUsage = critical, digitalSignature, keyEncipherment, keyCertSign",
-      "extendedKeyUsage = serverAuth",
-      "",
-    ].join("\n"),
-  );
-  const openssl = await runCommand("openssl", [
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=service-ci private CA",
-    "-config",
-    "openssl.cnf",
-    "-extensions",
-    "self",
-    "-keyout",
-    "self.key",
-    "-out",
-    "self.pem",
-  ], { cwd: dir });
-  assert.equal(openssl.code, 0, openssl.stderr);
-  return {
-    cert: await Deno.readTextFile(join(dir, "self.pem")),
-    key: await Deno.readTextFile(join(dir, "self.key")),
-    certFile: join(dir, "self.pem"),
-  };
+/** A certificate for 127.0.0.1 from the tests' private CA, its key, and the CA's file to trust. */
+async function _privateTls(): Promise<{ cert: string; key: string; certFile: string }> {
+  const { caPem, serverCert, serverKey } = await pki();
+  return { cert: serverCert, key: serverKey, certFile: caPem };
 }
 
 /** {@linkcode serveRelease} over HTTPS, with `tls`'s certificate; `url` carries `userinfo`. */
 function _serveReleaseTls(
   files: Readonly<Record<string, Uint8Array<ArrayBuffer>>>,
-  tls: SelfSigned,
+  tls: { readonly cert: string; readonly key: string },
   userinfo: string,
 ): ReleaseServer {
   const requested: string[] = [];
@@ -624,7 +581,7 @@ toolTest(
   { ...TLS, tools: [...TLS.tools, "curl"] },
   async () => {
     await using scratch = await _scratch();
-    const tls = await _selfSigned(scratch.dir);
+    const tls = await _privateTls();
     const sums = _sums([sha256sumsLine(await sha256Hex(scratch.archive), ARCHIVE)]);
     await using server = _serveReleaseTls(
       { SHA256SUMS: sums, [ARCHIVE]: scratch.archive },
@@ -668,7 +625,7 @@ toolTest(
   { tools: [...FALLBACK_TOOLS, "openssl"], onlyOn: ["linux"] },
   async () => {
     await using scratch = await _scratch();
-    const tls = await _selfSigned(scratch.dir);
+    const tls = await _privateTls();
     const bin = join(scratch.dir, "path");
     await Deno.mkdir(bin);
     for (const tool of FALLBACK_TOOLS) await Deno.symlink(which(tool)!, join(bin, tool));
