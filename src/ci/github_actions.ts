@@ -1,6 +1,6 @@
 /** The GitHub Actions provider. */
 
-import { type CiProvider, first, provider, type ProviderContext } from "./provider.ts";
+import { type CiProvider, provider, type ProviderContext } from "./provider.ts";
 
 // A value in the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
 async function _event(
