@@ -1,6 +1,7 @@
 /** Reads a run document (contract §2): still going, passed, failed, or unchecked. Pure. */
 
 import { sanitize } from "../text/sanitize.ts";
+import { readAs } from "../text/ignorable.ts";
 import { type HttpFailure } from "../http/failure.ts";
 
 /** Poll again, whatever `results` says. Statuses are folded by {@linkcode normalizeStatus}. */
@@ -47,7 +48,8 @@ export type RunState =
 
 /**
  * A status as every report shows it ({@linkcode sanitize}: no invisible or control character,
- * blanks of every kind one space, none at the ends), folded: lower case, `-` and blanks as `_`.
+ * blanks of every kind one space, none at the ends) and as a reader takes it ({@linkcode readAs}:
+ * full-width and look-alike letters as Latin ones), folded: lower case, `-` and blanks as `_`.
  * What reads as `failed` is read as `failed`.
  *
  * @example
@@ -57,7 +59,7 @@ export type RunState =
  * ```
  */
 export function normalizeStatus(status: string): string {
-  return sanitize(status).toLowerCase().replace(/[-\s]/g, "_");
+  return readAs(sanitize(status)).toLowerCase().replace(/[-\s]/g, "_");
 }
 
 /** What a read was asking for, and what of the answer's text `JSON.parse` cannot show. */
@@ -141,7 +143,9 @@ export function gateFields(document: Readonly<Record<string, unknown>>): GateFie
     if (name === "summary") return _isScalar(value) ? [{ name, value }] : [];
     if (name !== "gate" || !isObject(value)) return [];
     return Object.entries(value).flatMap(([member, inner]) =>
-      sanitize(member) !== "passed" && _isScalar(inner) ? [{ name: member, value: inner }] : []
+      readAs(sanitize(member)) !== "passed" && _isScalar(inner)
+        ? [{ name: member, value: inner }]
+        : []
     );
   });
 }
@@ -190,7 +194,7 @@ function _lookAlike(document: Readonly<Record<string, unknown>>): string | undef
     );
     if (!isObject(object)) continue;
     for (const member of Object.keys(object)) {
-      const shown = sanitize(member);
+      const shown = readAs(sanitize(member));
       if (shown === member || !names.includes(shown)) continue;
       const spelled = JSON.stringify(member).replace(
         /[^ -~]/g,

@@ -32,3 +32,43 @@ const _IGNORABLE = new RegExp(IGNORABLE_SOURCE, "gu");
 export function removeIgnorable(text: string): string {
   return text.replace(_IGNORABLE, "");
 }
+
+// Letters of other scripts drawn like Latin ones (Unicode's confusables for a-z, the common ones):
+// `fаiled` with a Cyrillic `а` is read as `failed`.
+const _LOOK_ALIKE: Readonly<Record<string, string>> = Object.fromEntries(
+  [
+    ["a", "аɑα"],
+    ["c", "сϲ"],
+    ["d", "ԁ"],
+    ["e", "еҽ"],
+    ["g", "ɡ"],
+    ["h", "һ"],
+    ["i", "іɩι"],
+    ["j", "ј"],
+    ["k", "κ"],
+    ["l", "ӏ"],
+    ["n", "ո"],
+    ["o", "оοօ"],
+    ["p", "рρ"],
+    ["q", "ԛ"],
+    ["s", "ѕ"],
+    ["u", "υս"],
+    ["v", "ν"],
+    ["w", "ԝ"],
+    ["x", "хχ"],
+    ["y", "уγ"],
+  ].flatMap(([latin, others]) => [...others!].map((other) => [other, latin!])),
+);
+
+/**
+ * What a reader takes `text` for: its compatibility form (full-width `ｆａｉｌｅｄ` is `failed`)
+ * with look-alike letters of other scripts as the Latin ones. Only for comparing, never shown.
+ *
+ * @example
+ * ```ts
+ * readAs("f\u0430iled"); // "failed"
+ * ```
+ */
+export function readAs(text: string): string {
+  return [...text.normalize("NFKC")].map((char) => _LOOK_ALIKE[char] ?? char).join("");
+}

@@ -219,6 +219,10 @@ Deno.test("readRun() reads a status as it is shown: invisible characters hide no
     assert.equal(readRun({ status, ...gate(true) }).kind, "unchecked", JSON.stringify(status));
   }
   assert.equal(readRun({ status: "run ning", ...gate(true) }).kind, "in_progress");
+  // Letters of other scripts drawn like Latin ones, and full-width ones, read as what they show.
+  for (const status of ["f\u0430iled", "\uff46\uff41\uff49\uff4c\uff45\uff44", "c\u0430ncelled"]) {
+    assert.equal(readRun({ status, ...gate(true) }).kind, "unchecked", JSON.stringify(status));
+  }
 });
 
 Deno.test("readRun() gives no verdict on an answer with a member that reads as one on the verdict's path", () => {
@@ -236,6 +240,7 @@ Deno.test("readRun() gives no verdict on an answer with a member that reads as o
       /a member "passed\\u00a0"/,
     ],
     [{ status: "completed", results: { gate: { "pass\u00aded": true } } }, /"pass\\u00aded"/],
+    [{ status: "completed", results: { gate: { "p\u0430ssed": true } } }, /"p\\u0430ssed"/],
     [{ status: "completed", "st\u200batus": "failed", ...gate(true) }, /reads as status$/],
     [{ "run\u200b_id": "run_2", status: "completed", ...gate(true) }, /reads as run_id$/],
     [{ status: "running", "results\u2060": { gate: { passed: true } } }, /reads as results$/],
@@ -267,6 +272,7 @@ Deno.test("gateFields() never gives a member that reads as passed", () => {
         "pass\u200bed": true,
         " passed": true,
         "passed\u00a0": true,
+        "p\u0430ssed": true,
         rule: "r",
       },
     },
