@@ -9,7 +9,8 @@
 #
 # Options and variables (an option wins over its variable):
 #   --agent <uuid>            SERVICE_AGENT_ID         required; one agent per call
-#   --base-url <url>          SERVICE_BASE_URL         required; https:// (http:// for loopback)
+#   --base-url <url>          SERVICE_BASE_URL         required; https:// (http:// for loopback,
+#                                                      reached directly, never through a proxy)
 #   --timeout-minutes <n>     SERVICE_TIMEOUT_MINUTES  default 30; decimals allowed
 #                             SERVICE_API_KEY          required; sent only as the X-API-Key header
 #
@@ -23,9 +24,7 @@ export LC_ALL=C # byte-wise tr, awk and case patterns, whatever the caller's loc
 VERSION=1.2.0
 tab=$(printf '\t')
 
-say() {
-  printf 'direct-api.sh: %s\n' "$*" >&2
-}
+say() { printf 'direct-api.sh: %s\n' "$*" >&2; }
 # lower TEXT: sets lower to TEXT with A-Z as a-z, as tr '[:upper:]' '[:lower:]' would, without a process.
 lower() {
   lower='' rest=$1 pairs=AaBbCcDdEeFfGgHhIiJjKkLlMmNnOoPpQqRrSsTtUuVvWwXxYyZz
@@ -308,6 +307,7 @@ exchange() {
     --max-time "$((left < 1 ? 1 : left < 30 ? left : 30))" --max-filesize 1048576 --header @"$tmp/key" \
     --header 'Accept: application/json' --header "User-Agent: $user_agent" \
     --output "$tmp/body" --dump-header "$tmp/headers" --write-out '%{http_code}'
+  case $base_url in http:*) set -- "$@" --noproxy '*' ;; esac # loopback: no proxy reads the key
   if [ "$method" = POST ]; then
     set -- "$@" --header 'Content-Type: application/json' --header "Idempotency-Key: $idempotency_key" \
       --data-binary '{"ci_metadata":{"commit_sha":null,"branch":null,"pull_request_number":null,"repository":null,"actor":null,"provider":"local","build_url":null}}'

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCommand } from "./support/command.ts";
+import { startProxy } from "./support/proxy.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "./support/fake_service.ts";
 import { assertShellcheckPasses } from "./support/shellcheck.ts";
 import { ENDED_WITHOUT_VERDICT, FINISHED, IN_PROGRESS } from "../src/service/verdict.ts";
@@ -272,6 +273,33 @@ for (const reader of READERS) {
 }
 
 const NEEDS = needsTools({ tools: ["sh", ...DIRECT_API_TOOLS], notOn: ["windows"] });
+
+Deno.test({
+  name:
+    `direct-api.sh reaches a plain-http loopback service straight, never through a proxy variable${NEEDS.nameSuffix}`,
+  ignore: NEEDS.ignore,
+  fn: async () => {
+    NEEDS.assertFound();
+    await using service = await startFakeService({ agents: defaultAgents(0) });
+    await using proxy = startProxy("relay");
+    const path = await directApiPath("own");
+    const result = await runCommand(join(path, "sh"), [SCRIPT, "--agent", AGENTS.passing], {
+      env: {
+        PATH: path,
+        SERVICE_API_KEY: KEYS.ci,
+        SERVICE_BASE_URL: service.url,
+        http_proxy: proxy.url,
+        HTTP_PROXY: proxy.url,
+        ALL_PROXY: proxy.url,
+      },
+      clearEnv: true,
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(proxy.connections, 0, `the proxy saw ${JSON.stringify(proxy.requests)}`);
+    assert.ok(service.requests.length >= 2);
+  },
+});
+
 Deno.test({
   name: `direct-api.sh's own failures exit 3, never 1: 1 is only a failed gate${NEEDS.nameSuffix}`,
   ignore: NEEDS.ignore,
