@@ -31,10 +31,7 @@ export interface FetchSetup {
   readonly proxy?: string | undefined;
 }
 
-/**
- * One HTTP exchange as the verbose mode tells it: never a header but the request id, never a body
- * but an error answer's, never the query.
- */
+/** --verbose's line: no query, no header but the request id, no body but an error answer's. */
 export interface Exchange {
   readonly method: string;
   readonly host: string;
@@ -43,10 +40,7 @@ export interface Exchange {
   readonly durationMs: number;
   readonly attempt: number;
   readonly requestId: string | null;
-  /**
-   * The start of a 400-or-more answer's body as its caller read it (`null`: none read); the teller
-   * bounds, sanitizes and masks it.
-   */
+  /** An error answer's body as its caller read it (`null`: none); the teller bounds, masks it. */
   readonly errorBody: string | null;
 }
 

@@ -1,7 +1,6 @@
 /**
- * Every agent's gate, run at once against one deadline on the injected clock, each event handed
- * to every output; resolves with the finished report, its exit code decided before any report
- * is rendered.
+ * Every agent's gate, run at once against one deadline on the injected clock, each event handed to
+ * every output; resolves with the report, its exit code decided before any report is rendered.
  */
 
 import type { CiContext, CiMetadata } from "./ci/detect.ts";

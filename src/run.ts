@@ -1,7 +1,6 @@
 /**
- * One invocation, as a one-way pipeline with every effect passed in. The exit code is decided
- * before any report is rendered, so every report shows the code the process exits with. No CI is
- * named here: each CI's writer sits behind the one output interface.
+ * One invocation as a one-way pipeline, every effect passed in. The exit code is decided before any
+ * report is rendered, so every report shows it. No CI is named: writers sit behind one interface.
  */
 
 import { parseCommandLine } from "./config/resolve.ts";

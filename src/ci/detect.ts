@@ -40,19 +40,13 @@ export interface CiContext {
   readonly kind: "pull_request" | MergeKind | "other";
   /** The branch the change merges into, without `refs/heads/`. */
   readonly baseRef: string | null;
-  /**
-   * The commit the CI tested: in a merge train or merged-results pipeline the merge result (while
-   * `commit_sha` is the change's head), otherwise `commit_sha`.
-   */
+  /** The commit the CI tested: the merge result in a merge train or merged-results pipeline. */
   readonly evaluatedSha: string | null;
   /** In a local run, why a CI whose variables are set was not detected (`GITLAB_CI` is "false"). */
   readonly almostDetected?: string;
 }
 
-/**
- * Besides the metadata's: the files a CI's runner names for its writer, and what the forge target
- * needs to know about the build (its event, project, pipeline and job).
- */
+/** Besides the metadata's: the runner's files for its writer, and what the forge target reads. */
 export const RUNNER_VARIABLES = [
   "GITHUB_OUTPUT",
   "GITHUB_STEP_SUMMARY",
@@ -176,10 +170,7 @@ function _detect(read: Read): CiProvider | undefined {
     );
 }
 
-/**
- * The progress line: which CI was detected and what will be sent. With a {@linkcode CiContext}, a
- * merge queue is named by its target, a merge train by the merge result it evaluates.
- */
+/** The progress line: the CI and what is sent (a merge queue by target, a train by its merge). */
 export function describeCiMetadata(
   metadata: CiMetadata,
   context?: CiContext,

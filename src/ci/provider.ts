@@ -24,10 +24,7 @@ export type RawValue = string | null | Promise<string | null>;
 /** Its variables (the first that is set), or how it is found. */
 type Field<V extends string> = readonly V[] | ((context: ProviderContext<V>) => RawValue);
 
-/**
- * A change merged with its target before it lands: GitHub's merge queue, a GitLab merge train or
- * merged-results pipeline.
- */
+/** A change merged with its target before it lands: a merge queue, train or merged results. */
 export type MergeKind = "merge_queue" | "merge_train" | "merged_result";
 
 /**
@@ -61,10 +58,7 @@ export interface CiProvider<V extends string = string> {
   readonly mergeSha?: Field<V>;
   /** Default `PR #7`. */
   readonly changeLabel?: (number: number) => string;
-  /**
-   * A local runner that sets the CI's variables but not its switch; said in the "no CI detected"
-   * line.
-   */
+  /** A local runner that sets the CI's variables but not its switch: said in "no CI detected". */
   readonly almostDetected?: (read: Read<V>) => string | null;
   /**
    * The CI's own debug switch (a re-run with debug logging), which turns `--verbose` on, and the
@@ -76,9 +70,8 @@ export interface CiProvider<V extends string = string> {
     readonly format: "github" | "azure" | "plain";
   };
   /**
-   * Where the CI keeps the branch and the pull request outside the environment: the parameters a
-   * user passes as `--branch` and `--pull-request`, on a pull request's build (`pullRequest`) and
-   * on any other (`branch`). Named when no branch was found; docs/ci/teamcity.md quotes them.
+   * The CI's parameters for the branch and pull request, outside the environment: what a user
+   * passes as `--branch`/`--pull-request`. Named when no branch was found (docs/ci/teamcity.md).
    */
   readonly parameters?: {
     readonly branch: string;
@@ -90,8 +83,7 @@ export interface CiProvider<V extends string = string> {
 export function provider<const V extends string>(
   declared: Omit<CiProvider<V>, "variables"> & { readonly reads?: readonly V[] },
 ): CiProvider {
-  // Every object but `parameters` (the CI's own, not the environment's) names variables, and so
-  // does `debug.variable`.
+  // Every object but `parameters` (the CI's own) names variables, and so does `debug.variable`.
   const { parameters: _parameters, debug, ...fields } = declared;
   const names = Object.values(fields).flatMap((value) =>
     typeof value === "object" ? Object.values(value) : []

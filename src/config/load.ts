@@ -1,7 +1,4 @@
-/**
- * The configuration of one invocation: the `.env` file laid under the environment, the flags
- * resolved against both and the CA file read, all before anything is sent.
- */
+/** One invocation's config, before any send: `.env` under the environment, flags over both, CAs. */
 
 import { type Config, resolveConfig } from "./resolve.ts";
 import { UsageError } from "./errors.ts";
@@ -22,10 +19,7 @@ interface LoadDeps {
   /** Read-only git in the working directory: asked whether its `.env` is tracked. */
   readonly git: GitRunner;
   readonly cwd?: string;
-  /**
-   * The CI's variables (ci/detect.ts): kept in `Config.ci`, and any one of them set means CI for
-   * the working directory's `.env`.
-   */
+  /** The CI's variables (ci/detect.ts): kept in `Config.ci`; any one set means CI for `.env`. */
   readonly ciVariables: readonly string[];
 }
 
@@ -43,10 +37,7 @@ export async function loadConfig(
 ): Promise<{
   readonly config: Config;
   readonly caCerts: string | undefined;
-  /**
-   * What of a `.env` file was not used: the working directory's, in CI or tracked by git, or the
-   * variables a file set that a file may not give.
-   */
+  /** A `.env` not used (in CI or tracked by git), or the variables a file set but may not give. */
   readonly warning: string | undefined;
 }> {
   const file = await _readDotenv(deps, flags.envFile);
@@ -81,8 +72,7 @@ export async function loadConfig(
 }
 
 /**
- * Deno rejects a malformed certificate file only when the client is made: that is a usage error
- * naming `--ca-cert`, not an internal one.
+ * Deno refuses a bad certificate file only as the client is made: a usage error naming `--ca-cert`.
  *
  * @throws {UsageError} When the certificates cannot be used.
  */
@@ -101,10 +91,9 @@ export function makeTrustingFetch(
   }
 }
 
-// The working directory's .env is used only outside CI and only when git does not track it: in CI
-// the working directory is the repository under test, whose files may be an attacker's, and a
-// tracked file was written by whoever can push to the branch. A file --env-file names is always
-// used. `unused` is the one line saying that a file that is there was not used.
+// The working directory's .env is used only outside CI and untracked: in CI the checkout may be an
+// attacker's, and a tracked file was written by whoever can push to the branch. A file --env-file
+// names is always used. `unused`: the one line saying a file that is there was not used.
 async function _readDotenv(
   deps: LoadDeps,
   explicit: string | undefined,
@@ -190,10 +179,7 @@ export async function parseEnvFile(text: string): Promise<Record<string, string>
   return { ...parseEnv(text) } as Record<string, string>;
 }
 
-/**
- * Lays a `.env` file's values under the environment: a variable set to a non-empty value wins,
- * one unset or empty takes the file's. Only `names` are read, so nothing else ever is.
- */
+/** A `.env` file's values under the environment's non-empty ones; only `names` are ever read. */
 export function mergeEnv(
   names: readonly string[],
   env: (name: string) => string | undefined,
@@ -207,10 +193,7 @@ export function mergeEnv(
   return merged;
 }
 
-/**
- * Where the configuration would call a required setting (key, agent, address) "not set" because
- * Deno's permission list refused to let it be read: the error naming `--allow-env`.
- */
+/** A required setting unset only because `--allow-env` refused its read: the error saying so. */
 export function refusedReadError(
   flags: Flags,
   env: Readonly<Record<string, string | undefined>>,

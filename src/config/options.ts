@@ -1,7 +1,6 @@
 /**
- * Every option of service-ci, declared once: its flag, type, default, environment variable,
- * GitHub action input, `--help` line and check. `tests/config/options_test.ts` checks
- * docs/options.md, README.md and action.yml against {@linkcode OPTIONS}.
+ * Every option, declared once: flag, type, default, variable, action input, `--help` line, check.
+ * `tests/config/options_test.ts` checks docs/options.md, README.md and action.yml against it.
  */
 
 import {
@@ -249,8 +248,7 @@ export const OPTIONS = {
     valueName: "<name>",
     variable: "SERVICE_PR_COMMENT_KEY",
     help: ["a comment of its own for this job, e.g. a matrix leg"],
-    // Trimmed: part of the comment's marker, where the blanks around it would only tell two
-    // markers apart.
+    // Trimmed: part of the comment's marker, where blanks would only tell two markers apart.
     ...textValue("a name", (text) => text.trim()),
   },
   commitStatus: {
@@ -342,9 +340,8 @@ export const ENV_FILE_VARIABLES: readonly string[] = CONFIG_ENV_VARIABLES.filter
 );
 
 /**
- * The misspellings of `variable` a user is likely to set instead (`SERVICE_APIKEY`,
- * `SERVICE_API_TOKEN`, `SERVICE_URL`, …), all within `SERVICE_*`: the only names the permission
- * set lets the program read besides the CIs'. Only their names are ever printed.
+ * Misspellings of `variable` a user may set instead (`SERVICE_APIKEY`, `SERVICE_URL`, …), all in
+ * `SERVICE_*`: the only names the permissions let us read besides the CIs'. Only names are printed.
  */
 export function nearMissNames(variable: string): string[] {
   const rest = variable.replace(/^SERVICE_/, "");

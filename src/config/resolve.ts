@@ -1,7 +1,4 @@
-/**
- * Flags, environment and `.env` → one validated, immutable {@linkcode Config}, or a
- * {@linkcode UsageError}. Precedence: flag, then environment, then `.env`, then default.
- */
+/** Flag, then environment, then `.env`, then default → one immutable {@linkcode Config}. */
 
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import {
@@ -19,9 +16,8 @@ import { QUOTE_MAX, quoteValue } from "../text/quote.ts";
 import { parseBaseUrl } from "./values.ts";
 
 /**
- * Each option of {@linkcode OPTIONS}, typed by the table, and where each came from: its flag
- * (`--base-url`), its variable (`SERVICE_BASE_URL`), `.env`, the release's `built-in default`
- * address, the table's `default`, or `unset`.
+ * Each option of {@linkcode OPTIONS}, typed by the table, and its source: its flag, its variable,
+ * `.env`, the release's `built-in default` address, the table's `default`, or `unset`.
  */
 export type Config = OptionValues & {
   /** As the messages show it. */
@@ -156,8 +152,7 @@ function _editDistance(a: string, b: string): number {
 }
 
 /**
- * Each value is checked by its option's own `parse` under the name it came by; an empty variable
- * counts as unset.
+ * Each value goes through its option's `parse` under the name it came by; an empty one is unset.
  *
  * @throws {UsageError} For a value that is not valid, or a required option given nowhere.
  */

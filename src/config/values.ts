@@ -1,7 +1,4 @@
-/**
- * How each option's value is read and checked: one parser per kind of value, each refusing bad
- * input with a one-line UsageError that names the option and what would be valid.
- */
+/** One parser per kind of option value, each refusing bad input with a one-line UsageError. */
 
 import { UsageError } from "./errors.ts";
 import { hideUserinfo, quoteValue } from "../text/quote.ts";
@@ -138,8 +135,7 @@ const _UNEXPANDED: ReadonlyArray<readonly [RegExp, (ref: string | undefined) => 
 ];
 
 export function apiKeyValue(key: string, name: string): string {
-  // Before the whitespace rule: `${{ secrets.X }}` has blanks, and a trailing newline is not what
-  // is wrong with it.
+  // Before the whitespace rule: `${{ secrets.X }}` has blanks; a trailing newline is not its fault.
   for (const [form, what] of _UNEXPANDED) {
     const found = form.exec(key.trim());
     if (found !== null) throw new UsageError(`${name} is ${what(found[1])} (nothing was sent)`);
@@ -175,10 +171,7 @@ export function pullRequestValue(text: string, name: string): number {
   return number;
 }
 
-/**
- * The Fetch standard's "bad ports" (https://fetch.spec.whatwg.org/#port-blocking) and port 0:
- * every request there fails the same way, so the address is refused before any is sent.
- */
+/** Fetch's bad ports (https://fetch.spec.whatwg.org/#port-blocking) and 0: refused up front. */
 export const FETCH_BLOCKED_PORTS: readonly number[] = [
   "0 1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110",
   "111 113 115 117 119 123 135 137 139 143 161 179 389 427 465 512 513 514 515 526 530 531",
@@ -186,24 +179,19 @@ export const FETCH_BLOCKED_PORTS: readonly number[] = [
   "5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080",
 ].join(" ").split(" ").map(Number);
 
-/**
- * The longest service address accepted. fetch refuses a URL of about 64 KiB ("Invalid URL"), and
- * servers refuse far shorter ones; an address this long is a mistake, not an installation.
- */
+/** fetch refuses a URL of about 64 KiB, servers far shorter ones: a longer address is a mistake. */
 const MAX_BASE_URL_LENGTH = 2048;
 
 /**
- * Checks a service address by the `--base-url` rules; a path prefix is kept. `name` is the
- * input the message names.
+ * Checks a service address by the `--base-url` rules; a path prefix is kept.
  *
  * @throws {UsageError} Naming `name` and what would be valid.
  */
 export function parseBaseUrl(text: string, name: string, keyVariable: string): URL {
   if (text === "") throw new UsageError(`${name} must be an https:// URL (got an empty value)`);
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
-    // The address as it was probably meant: without a scheme short of its slashes (`https:/h`)
-    // or the slashes alone (`//h`), and without credentials, which the suggestion must not echo
-    // (and would be refused).
+    // As probably meant: no scheme short of its slashes (`https:/h`) or bare slashes (`//h`), and
+    // no credentials, which the suggestion must not echo (and would be refused).
     const meant = text.replace(/^(?:[a-z][a-z0-9+.-]*:)?[\\/]+/i, "").replace(/^[^\\/?#]*@/, "");
     // Not even a host: the plain message says what is expected.
     const host = URL.parse(`http://${meant}`)?.hostname ?? "";
@@ -227,7 +215,6 @@ export function parseBaseUrl(text: string, name: string, keyVariable: string): U
   // again, every request would miss and the 404 would blame the agent.
   const apiPath = /\/api(?:\/v1)?\/*$/i.exec(url.pathname);
   const fixed = `${url.origin}${url.pathname.slice(0, apiPath?.index)}`;
-  // The first of the remaining rules the address breaks.
   const rule = url.search !== "" || url.hash !== ""
     ? "not have a query or fragment; give the address and optional path prefix only"
     : text.length > MAX_BASE_URL_LENGTH
@@ -248,9 +235,8 @@ export const FORGE_VALUE = {
 } as const;
 
 /**
- * A forge's address, judged by forge/target.ts like any {@linkcode FORGE_VALUE}, but never with
- * credentials: it is printed (`--dry-run`, warnings), and a password in it would be too.
- * `instead` says what the credentials were for.
+ * A forge's address, judged by forge/target.ts, never with credentials: it is printed (`--dry-run`,
+ * warnings), and a password in it would be too. `instead` says what the credentials were for.
  */
 export interface ForgeAddress {
   readonly type: "string";

@@ -34,8 +34,7 @@ export class ForgeClients {
   }
 
   /**
-   * GitHub's or GitLab's REST API with the target's token: the same client for the same forge,
-   * address and token.
+   * GitHub's or GitLab's API with the target's token: one client per forge, address and token.
    *
    * @throws {TypeError} For a Bitbucket target, which has {@linkcode ForgeClients.bitbucket}.
    */
@@ -69,10 +68,7 @@ export class ForgeClients {
     return api;
   }
 
-  /**
-   * Bitbucket Cloud through the pipeline's authenticated proxy, which signs its requests.
-   * `timeoutMs` bounds each request (a CI channel's bound, for Code Insights).
-   */
+  /** Bitbucket via the pipeline's signing proxy; `timeoutMs` bounds a request (Code Insights). */
   bitbucket(target: ForgeTarget, timeoutMs?: () => number): ForgeHttp {
     const proxy = target.proxy ?? "";
     const { http, requestTimeoutMs } = this.options;

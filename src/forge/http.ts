@@ -1,7 +1,6 @@
 /**
- * One client per forge (GitHub, GitLab) for every writer of the run: the token only ever goes to
- * the API's origin, a rate limit pauses every writer of the forge, and a refused token (401) ends
- * every later request.
+ * One client per forge (GitHub, GitLab) for every writer: the token goes only to the API's origin,
+ * a rate limit pauses every writer of the forge, and a refused token (401) ends later requests.
  */
 
 import { exponentialDelay, parseRetryAfter } from "../service/timing.ts";
@@ -16,10 +15,7 @@ import {
   readCapped,
 } from "../http/fetch.ts";
 
-/**
- * A 5xx or no answer is tried again only for methods other than `POST`; a rate limit, once its
- * pause is over, for every method (it was not handled).
- */
+/** 5xx or no answer: retried but for `POST`; a rate limit, once paused out, for any method. */
 export const MAX_ATTEMPTS = 3;
 const MAX_RATE_LIMITED = 3;
 const RETRY_DELAY_MS = 1_000;
@@ -43,9 +39,8 @@ export interface ForgeHttpOptions {
   readonly limits?: ForgeLimits;
   readonly log?: ExchangeLog | undefined;
   /**
-   * Bitbucket's proxy, for messages: no body is read, a 404 to a `DELETE` counts as done (what
-   * was to be deleted is not there), nothing is tried again but a rate limit, and failures are
-   * worded as the proxy's.
+   * Bitbucket's proxy, for messages: no body is read, a 404 to a `DELETE` counts as done, only a
+   * rate limit is tried again, and failures are worded as the proxy's.
    */
   readonly proxy?: string;
 }
@@ -83,9 +78,8 @@ export class ForgeHttp {
   }
 
   /**
-   * `target` is a path under the API root or an absolute URL on its origin (a pagination link).
-   * A POST is not retried after a 5xx or a network error, which may have created what it asked
-   * for.
+   * `target`: a path under the API root or a URL on its origin (a pagination link). A POST is not
+   * retried after a 5xx or network error, which may have created what it asked for.
    *
    * @throws {HttpFailure} For every failure; never another error.
    */
@@ -240,8 +234,7 @@ export class ForgeHttp {
     // GitHub's secondary limit may come as a 403 with neither header: its message says so.
     const says = /rate limit/i.test(detail);
     if (status === 429 || (status === 403 && (exhausted || retryAfterMs !== undefined || says))) {
-      // GitHub's `x-ratelimit-reset` is in epoch seconds; waited for only once the limit is
-      // exhausted.
+      // GitHub's `x-ratelimit-reset` is epoch seconds; waited for only once the limit is spent.
       const resetAt = Number(response.headers.get("x-ratelimit-reset")) * 1000;
       const known = Number.isFinite(resetAt) && resetAt > 0;
       const left = resetAt - now;

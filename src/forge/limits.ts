@@ -1,17 +1,13 @@
 /**
- * What one forge allows, shared by every writer of the run (statuses, comment, Code Insights): a
- * few requests in flight, writes one at a time, one pause for all on a rate limit, a deadline, and
- * a refused token (401) that ends every later request at once.
+ * What one forge allows, shared by its writers (statuses, comment, Code Insights): a few requests
+ * in flight, writes one at a time, one pause for all on a rate limit, a deadline, a 401 ending all.
  */
 
 import type { Clock } from "../effects.ts";
 import { HttpFailure } from "../http/failure.ts";
 import { type Concurrency, type Slot, Slots } from "../http/slots.ts";
 
-/**
- * The final statuses decide merges and go first; the comment (`background`) goes last. A `final`
- * write waiting for the write slot ends a `background` write in flight, which retries later.
- */
+/** `final` statuses decide merges: first, preempting a `background` write (the comment's). */
 export type Priority = "final" | "progress" | "background";
 
 /**

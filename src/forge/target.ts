@@ -1,7 +1,4 @@
-/**
- * The one answer, for the comment, the statuses and Code Insights alike, to "which forge, API
- * address, token, commit and pull or merge request — or why there is nothing to write".
- */
+/** Every writer's one answer to "which forge, address, token, commit and change, or why none". */
 
 import { type CiContext, type CiMetadata, reader } from "../ci/detect.ts";
 import { optionName, OPTIONS } from "../config/options.ts";

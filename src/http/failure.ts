@@ -1,7 +1,4 @@
-/**
- * Every request that did not give a usable answer, the service's and the forges': one error type,
- * its kinds, and what an HTTP status says to each client.
- */
+/** One failure type for every request, its kinds, and what an HTTP status says to each client. */
 
 export type RedirectRefusal =
   | "no_location"
@@ -23,12 +20,11 @@ type _ServiceKind = "auth" | "transient" | "tls" | "plain_http" | "proxy" | "red
 type _ForgeKind = "unauthorized" | "forbidden" | "rate_limited" | "server" | "network";
 
 /**
- * Both clients give `not_found`, `refused` and `unusable`. The service's client retries only
- * `transient` (408, 425, 429, 5xx, a network error, a timeout, a body that is not a JSON object),
- * and `not_found` for a run just triggered: `tls`, `plain_http` and `proxy` would meet the same
- * certificate, server or credentials again. A forge's `refused`: a redirect to another origin, to
- * an address with credentials, or too many; or the proxy refused its credentials (407): no retry
- * changes it.
+ * Both clients give `not_found`, `refused` and `unusable`. The service's retries only `transient`
+ * (408, 425, 429, 5xx, a network error, a timeout, a body not a JSON object), and `not_found` for a
+ * run just triggered: `tls`, `plain_http` and `proxy` would meet the same certificate, server or
+ * credentials again. A forge's `refused` (a redirect off origin, to credentials or too many, or a
+ * proxy's 407): no retry changes it.
  */
 export type FailureKind = _ServiceKind | _ForgeKind | "not_found" | "refused" | "unusable";
 
@@ -52,10 +48,7 @@ export type Unreachable = "refused" | "dns";
 
 type _Detail = "status" | "retryAfterMs" | "code" | "unreachable" | "givenUp" | "redirect";
 
-/**
- * Every request that did not give a usable answer, the service's and the forges'. Its message is
- * one sanitized line, without the credential.
- */
+/** Its message is one sanitized line, without the credential. */
 export class HttpFailure extends Error {
   override name = "HttpFailure";
   declare readonly status: number | undefined;

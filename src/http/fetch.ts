@@ -1,7 +1,6 @@
 /**
- * The one transport of every outbound request (the service, the forges, Bitbucket's proxy):
- * trusted certificates and proxies, a per-request time limit, same-origin redirects, a cap on
- * every body read, and the rule for plain `http://`. Each client words and retries its failures.
+ * The one transport of every outbound request: trusted CAs and proxies, a per-request time limit,
+ * same-origin redirects, capped bodies, the plain-`http://` rule. Clients word and retry failures.
  */
 
 import type { ExchangeLog, FetchSetup } from "../effects.ts";
@@ -63,10 +62,7 @@ export function makePolicyFetch(
   };
 }
 
-/**
- * The line for a fetch the environment's proxy refused with 407, or `null`. It names the
- * variables, never their value (which holds the password).
- */
+/** A proxy's 407 as one line, or `null`; it names the variables, never their value (a password). */
 export function proxyAuthRefusal(error: unknown, url: URL): string | null {
   // How Deno's fetch reports a proxy that answered its CONNECT with 407.
   const refused = causeChain(error).slice(0, 4)
@@ -86,10 +82,7 @@ export function causeChain(error: unknown): unknown[] {
   return chain;
 }
 
-/**
- * One timer for all of a request, redirects and body included: `signal` for fetch and the body
- * read, `timeout` to tell a timeout from the caller's own abort.
- */
+/** One timer for a request, its redirects and body; `timeout` tells it from the caller's abort. */
 export function requestSignal(
   timeout: AbortSignal,
   caller?: AbortSignal,
@@ -122,10 +115,7 @@ export function formatBound(ms: number): string {
   return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
 }
 
-/**
- * The one wording of a refused redirect: the policy's and the service's (the address sanitized
- * and cut, without the secrets), or a forge's, which names itself and where its token goes.
- */
+/** The one wording of a refused redirect: the service's (address sanitized) or a forge's. */
 function _refused(
   redirect: Redirect,
   { method, status, follows }: { method: string; status: number; follows: readonly number[] },
@@ -199,7 +189,6 @@ export async function fetchFollowing(
   const headers = new Headers(request.headers);
   for (let redirects = 0;; redirects++) {
     const started = log?.monotonic() ?? 0;
-    // `at`: when the answer's headers came, or the request failed.
     const tell = (
       log: ExchangeLog,
       at: number,
@@ -207,7 +196,6 @@ export async function fetchFollowing(
       errorBody: string | null,
     ) => {
       const durationMs = at - started;
-      // The `x-github-request-id` and the like of an answer, first found first.
       const requestId = ["x-request-id", "x-github-request-id", "x-correlation-id", "request-id"]
         .map((name) => answer?.headers.get(name) ?? "").find((value) => value !== "") ?? null;
       const { host, pathname: path } = target;

@@ -17,9 +17,8 @@ interface _Waiter {
 }
 
 /**
- * The one concurrency limiter (the service's requests, each forge's): a few requests in flight,
- * fewer writes, the lowest rank first, then the first come. A rank-0 write that waits for the
- * write slot ends a rank-2 write in flight, which retries later.
+ * A few requests in flight, fewer writes, the lowest rank first, then the first come. A rank-0
+ * write that waits for the write slot ends a rank-2 write in flight, which retries later.
  */
 export class Slots {
   readonly #waiters: _Waiter[] = [];

@@ -1,9 +1,6 @@
 /** Where a secret may be sent: https anywhere, plain http only to this machine. */
 
-/**
- * `hostname` as `URL.hostname` spells it (IPv6 in brackets). Plain http:// stays on this machine:
- * anyone on the path would read every header.
- */
+/** As `URL.hostname` spells it. Plain http:// only here: anyone on the path would read headers. */
 export function isLoopbackHost(hostname: string): boolean {
   return /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(hostname);
 }

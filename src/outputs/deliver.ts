@@ -1,7 +1,6 @@
 /**
- * Delivers the finished run's reports so that every one of them shows the code the process
- * exits with. A report that turns out not to be writable is an input of that code
- * (`decideExitCode`), so every report already written is rewound and written again with it.
+ * Delivers the reports so each shows the code the process exits with. A report that turns out not
+ * writable changes that code (`decideExitCode`), so those already written are rewritten with it.
  */
 
 import type { Files, ReportFile } from "../effects.ts";
@@ -25,8 +24,7 @@ export async function deliverReports(
   };
   let holder = reports.find((each) => each.document !== undefined);
   let pending = reports.flatMap((each) => each.files ?? []);
-  // A report that cannot be put in place changes the code: those already placed are delivered
-  // again.
+  // A report that cannot be placed changes the code: those already placed are delivered again.
   for (;;) {
     const open: { report: FileReport; file: ReportFile }[] = [];
     for (const fileReport of pending) {

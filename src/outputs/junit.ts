@@ -44,8 +44,7 @@ export function renderJunit(report: RunReport): string {
         errors,
         skipped: count("triggered"),
         time,
-        // What Ant and Surefire write, plus the zone, which readers that parse only the Ant form
-        // ignore.
+        // What Ant and Surefire write, plus the zone, which readers of only the Ant form ignore.
         timestamp: Number.isNaN(started)
           ? null
           : `${new Date(started).toISOString().slice(0, 19)}Z`,

@@ -1,7 +1,4 @@
-/**
- * The one place that chooses a run's outputs (from its config and the detected CI) and ends them
- * once every gate has.
- */
+/** The one place that chooses a run's outputs and ends them once every gate has. */
 
 import { describeSources } from "../config/resolve.ts";
 import { UsageError } from "../config/errors.ts";
@@ -23,10 +20,7 @@ import { userAgent, VERSION } from "../config/version.ts";
 import { firstLine, quoteValue } from "../text/quote.ts";
 import { nativeTimeBound } from "../platform/bounds.ts";
 
-/**
- * Every report's path is checked here, before anything is sent: one that cannot be written is a
- * usage error.
- */
+/** Checks every report's path before anything is sent: one not writable is a usage error. */
 export async function chooseOutputs(
   effects: Pick<RunEffects, "clock" | "http" | "files" | "programs" | "console" | "uuid" | "cwd">,
   context: OutputsContext,
@@ -44,9 +38,8 @@ export async function chooseOutputs(
   if (stdoutHeldBy !== null) output.commandsToStderr();
   const outputs: RunOutput[] = [];
   const writer = await nativeWriter(context.metadata.provider, effects);
-  // One client per forge for every writer, made when the first writer asks, on the run's clock
-  // and fetch; an interrupt must not stop the last writes, so their waits end only by their own
-  // signals.
+  // One client per forge for every writer, made on first use with the run's clock and fetch; an
+  // interrupt must not stop the last writes, so their waits end only by their own signals.
   let clients: ForgeClients | undefined;
   const forgeClients = async () =>
     clients ??= new (await import("../forge/clients.ts")).ForgeClients({

@@ -1,8 +1,6 @@
 /**
- * Keeps one comment per gate on the pull request (GitHub) or merge request (GitLab): written
- * "in progress" once every agent has its run (or has ended without one), edited with the verdicts
- * at the end. A comment that cannot be written is one line of diagnostics; it never throws and
- * never touches the verdict.
+ * One comment per gate on the pull or merge request: "in progress" once every agent has its run (or
+ * ended without one), then the verdicts. A failed write is one line, never a throw or the verdict.
  */
 
 import { OPTIONS } from "../config/options.ts";
@@ -78,10 +76,7 @@ export function commentOutput(comment: PullRequestComment, secrets: readonly str
 export interface PullRequestComment {
   /** Never rejects; nobody need wait for it, as {@linkcode PullRequestComment.finish} does. */
   begin(progress: CommentProgress): Promise<void>;
-  /**
-   * Looks for the gate's comments again first: overlapping runs of one pull request each wrote
-   * one, and only the oldest is kept. Never rejects.
-   */
+  /** Looks again first: overlapping runs may each have written one; the oldest stays. */
   finish(report: RunReport, window?: FinishWindow): Promise<void>;
 }
 

@@ -1,7 +1,4 @@
-/**
- * The commit statuses as a courtesy output: one per agent, in progress once its run is triggered,
- * completed once the reports are written. A failed write is one line, never the verdict.
- */
+/** Commit statuses, a courtesy: in progress per triggered run, completed after the reports. */
 
 import type { Config } from "../config/resolve.ts";
 import type { ForgeClients } from "../forge/clients.ts";
@@ -14,10 +11,7 @@ import { writeQueue } from "../forge/status/commit_status.ts";
 import { githubStatuses } from "../forge/status/github.ts";
 import { bitbucketStatuses, gitlabStatuses } from "../forge/status/posted.ts";
 
-/**
- * A merge queue's `merge_group` run gets them on the merge group's head, which branch protection
- * requires them on.
- */
+/** In a merge queue, on the merge group's head, which branch protection requires them on. */
 export function commitStatusOutputs(context: OutputsContext, clients: ForgeClients): RunOutput[] {
   const { config, metadata, output } = context;
   const skipped = statusesSkipped(config);

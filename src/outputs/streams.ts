@@ -1,8 +1,7 @@
 /**
- * The program's two streams, as every other module sees them: every text masked of the
- * secrets known so far, every line unable to form a CI log command, and a stream that cannot
- * be written (a closed pipe) reported rather than thrown. The verbose mode writes one inert line
- * per HTTP exchange to stderr.
+ * The program's two streams as every module sees them: text masked of the secrets known so far,
+ * lines unable to form a CI log command, a closed pipe reported rather than thrown, and --verbose's
+ * one inert line per HTTP exchange on stderr.
  */
 
 import type { Clock, Exchange, ExchangeLog, Streams } from "../effects.ts";

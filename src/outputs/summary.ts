@@ -13,9 +13,8 @@ import {
 import { toJsonAgent } from "./json.ts";
 
 /**
- * By the names GitHub gives them; every CI sets them under its own. `passed` stays `"false"`
- * with `--warn-only`, which changes the exit code, not the verdict. With several agents, each
- * per-run value is a JSON array.
+ * By GitHub's names; every CI sets them under its own. `passed` stays `"false"` with `--warn-only`
+ * (it changes the exit code, not the verdict). With several agents, per-run values are JSON arrays.
  */
 export function outputValues(
   report: RunReport,

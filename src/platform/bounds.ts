@@ -2,10 +2,7 @@
 
 import type { Clock, Files } from "../effects.ts";
 
-/**
- * Not a regular file (a named pipe would block the run), or too large. The message is a phrase
- * about the path: "is a named pipe (FIFO), not a regular file".
- */
+/** Not a regular file (a named pipe would block the run), or too large; its message is a phrase. */
 export class FileRefused extends Error {
   override name = "FileRefused";
 }

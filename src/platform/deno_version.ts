@@ -1,7 +1,6 @@
 /**
- * The oldest Deno that runs service-ci. `main.ts` asks before it loads anything else, so this
- * module imports nothing and uses no API newer than Deno 1.x: an old Deno gets one line, not a
- * crash that exits 1 like a failed gate.
+ * The oldest Deno that runs service-ci. `main.ts` asks before loading anything else, so this module
+ * imports nothing and uses no API past Deno 1.x: an old Deno gets one line, not a failed gate's 1.
  */
 
 // Deno 2.0 reads `--allow-env=SERVICE_*` as one variable (wildcards came in 2.1.0), so the key

@@ -1,7 +1,4 @@
-/**
- * Runs the few read-only git commands CI metadata detection and the `.env` rule need, each bounded
- * in time.
- */
+/** The few read-only git commands detection and the `.env` rule run, each bounded in time. */
 
 import type { Clock, GitOptions, GitRunner, RunEffects } from "../effects.ts";
 import { runCommand } from "./system.ts";
@@ -30,9 +27,8 @@ const READ_ONLY_COMMANDS: readonly (readonly string[])[] = [
 ];
 
 /**
- * Resolves git's trimmed stdout, or `undefined` on any failure (no git, not a repository, a
- * non-zero exit, the timeout or the signal, which stop git). stdin is closed and stderr
- * discarded, so git can neither prompt nor write to the console.
+ * git's trimmed stdout, or `undefined` on any failure (no git, no repository, a non-zero exit, the
+ * timeout or the signal). stdin closed and stderr discarded: git can neither prompt nor print.
  */
 export async function runGit(
   args: readonly string[],

@@ -40,9 +40,8 @@ interface ProcessOptions extends CommandOptions {
 }
 
 /**
- * Runs a program found on PATH. It rejects only when `options.signal` aborts: when it cannot be
- * started, ends before reading all of its input, or outlasts `options.timeoutMs` (SIGTERM, then
- * SIGKILL `killAfterMs` later), the result says so.
+ * Runs a program on PATH; rejects only when `options.signal` aborts. Not started, input not all
+ * read, or over `options.timeoutMs` (SIGTERM, then SIGKILL `killAfterMs` later): the result says.
  */
 export async function runCommand(
   program: string,
@@ -70,8 +69,7 @@ export async function runCommand(
     return { kind: "not-run", reason };
   }
   // Written while the timer runs: a program that never reads would block a large input forever.
-  // Resolves with why it could not be written (a program that ended without reading all of it:
-  // "Broken pipe"), or undefined once it was.
+  // Resolves with why it could not be written ("Broken pipe"), or undefined once it was.
   const input = (async () => {
     if (options.stdin === undefined) return undefined;
     const writer = child.stdin.getWriter();
@@ -127,10 +125,9 @@ export async function runCommand(
 }
 
 /**
- * A file the runner owns (`append`: `GITHUB_OUTPUT`) or a character device is written in place.
- * Any other report is written beside the path and moved over it on `close`: a link planted there
- * (a fork's pull request can commit one) is replaced, never written through, and no half-written
- * report is seen.
+ * A file the runner owns (`append`: `GITHUB_OUTPUT`) or a character device is written in place;
+ * any other report beside the path, moved over it on `close`: a link planted there (a fork's PR
+ * can commit one) is replaced, never written through, and no half-written report is seen.
  */
 export async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
   if (append) return await _openInPlace(path, true);
@@ -183,8 +180,7 @@ function _nameStart(path: string): number {
   return Math.max(path.lastIndexOf("/"), windows ? path.lastIndexOf("\\") : -1) + 1;
 }
 
-// A new file in the path's own directory (so the rename is one step on one file system), named
-// so that no two runs meet.
+// In the path's own directory (so the rename is one step on one file system), unique per run.
 function _temporaryPath(path: string): string {
   const start = _nameStart(path);
   return `${path.slice(0, start)}.${path.slice(start)}.${
@@ -192,8 +188,7 @@ function _temporaryPath(path: string): string {
   }.service-ci.tmp`;
 }
 
-// Rewound to `start` (an appended file's length); `moved`: the file is `temporary`, moved over
-// `path` on close.
+// Rewound to `start` (an appended file's length); `moved`: written as `temporary`, moved on close.
 function _reportFile(
   file: Deno.FsFile,
   start: number,

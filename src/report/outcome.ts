@@ -1,7 +1,6 @@
 /**
- * The result of one agent's gate and of the invocation: what every report is fed, and the exit
- * codes of contract §5, decided here alone: one agent's from its verdict, and the process's from
- * every agent's, `--warn-only` and whether a report asked for was delivered.
+ * What every report is fed (one agent's result and the invocation's) and contract §5's exit codes,
+ * decided here alone: from each verdict, `--warn-only` and whether each report was delivered.
  */
 
 import type { CiMetadata } from "../ci/detect.ts";

@@ -1,7 +1,4 @@
-/**
- * The service's two HTTP operations, one attempt each, every failure an {@linkcode HttpFailure}
- * that says whether a retry may help. Retrying is the poller's job.
- */
+/** The service's two operations, one attempt each: the poller retries where an HttpFailure may. */
 
 import { parseRetryAfter } from "./timing.ts";
 import type { CiMetadata } from "../ci/detect.ts";
@@ -21,8 +18,7 @@ import {
 
 // rustls: "invalid peer certificate: <UnknownIssuer, Expired, BadSignature, …>".
 const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
-// Linux/macOS "Connection refused (os error 111)", Windows "… actively refused it. (os error
-// 10061)".
+// "Connection refused (os error 111)" (Linux/macOS), "… actively refused it. (os error 10061)".
 const CONNECTION_REFUSED_ERROR = /connection refused|actively refused|os error (?:111|61|10061)\b/i;
 // "Name or service not known" (glibc), "nodename nor servname provided" (macOS), "No such host
 // is known" (Windows).
@@ -227,8 +223,7 @@ export class ServiceClient {
       return { document, status, retryAfterMs, duplicate: duplicateMember(text) };
     }
     // The service's words: `{"error": {"code", "message"}}`, `{"error"}`, `{"message"}`,
-    // `{"detail"}` or plain text. An HTML page (nginx's 502, a login portal) is described, not
-    // quoted: its markup says nothing in one line.
+    // `{"detail"}` or text; an HTML page (nginx's 502, a login portal) is described, not quoted.
     const error = document?.error;
     const inner = isObject(error) ? error : undefined;
     const html = document === undefined && text.trim() !== "" &&

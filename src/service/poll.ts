@@ -1,7 +1,4 @@
-/**
- * One agent's gate: trigger a run (or attach to one), then poll it until the service gives a
- * verdict, the deadline passes, or the caller aborts. Transient faults are retried here.
- */
+/** One agent's gate: trigger or attach, poll to a verdict, deadline or abort, retrying faults. */
 
 import type { Clock } from "../effects.ts";
 import type { CiMetadata } from "../ci/detect.ts";
@@ -223,10 +220,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
   }
 }
 
-/**
- * The reason the gate's signal carries when the deadline passes, and what the gate throws to
- * itself when its own clock says the deadline has passed.
- */
+/** The abort reason at the deadline, also thrown when the gate's own clock says it has passed. */
 export class DeadlineReached extends Error {
   override name = "DeadlineReached";
   constructor() {

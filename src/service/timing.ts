@@ -1,7 +1,6 @@
 /**
- * When to poll a run next (fast while the run is young, slower as it ages, capped), the delays
- * between retries of a transient fault, and reading the `Retry-After` header. Pure: the clock and
- * the random source are the caller's.
+ * When to poll next (fast while a run is young, slower as it ages, capped), retry delays for a
+ * transient fault, and `Retry-After`. Pure: the clock and the random source are the caller's.
  */
 
 export const FIRST_POLL_MS = 1_000;

@@ -27,8 +27,7 @@ export const FINISHED: ReadonlySet<string> = new Set(
 );
 
 /**
- * How one agent's gate ended, from the answer ({@linkcode readRun}) or the wait (`runGate`) to
- * the report: `kind` is the outcome every surface shows, and the exit code follows from it alone
+ * How one agent's gate ended: every surface shows `kind`, and the exit code follows from it alone
  * (`exitCodeOf`). `error`: the service's failure behind an unchecked gate, kept for its hint.
  */
 export type Verdict =
@@ -47,10 +46,8 @@ export type RunState =
   );
 
 /**
- * A status as every report shows it ({@linkcode sanitize}: no invisible or control character,
- * blanks of every kind one space, none at the ends) and as a reader takes it ({@linkcode readAs}:
- * full-width and look-alike letters as Latin ones), folded: lower case, `-` and blanks as `_`.
- * What reads as `failed` is read as `failed`.
+ * A status as reports show it ({@linkcode sanitize}) and a reader takes it ({@linkcode readAs}),
+ * folded: lower case, `-` and blanks as `_`. What reads as `failed` is read as `failed`.
  *
  * @example
  * ```ts
@@ -131,9 +128,8 @@ export interface GateField {
 }
 
 /**
- * Every scalar member of `results.gate` but `passed` (or one that reads as it), and
- * `results.summary`, in the answer's order: shown, never read for the verdict (the service's docs
- * fix only `passed`). Numbers JSON cannot write back (`1e999`) are left out.
+ * Every scalar of `results.gate` but `passed` (or a look-alike), and `results.summary`, in order:
+ * shown, never read for the verdict (the docs fix only `passed`). `1e999` and the like are dropped.
  */
 export function gateFields(document: Readonly<Record<string, unknown>>): GateField[] {
   const results = _own(document, "results");

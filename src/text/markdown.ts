@@ -4,10 +4,9 @@ import { removeIgnorable } from "./ignorable.ts";
 import { CONTROL, XML_ENTITIES } from "./sanitize.ts";
 
 /**
- * Any text as inert Markdown on one line. A zero-width space follows every character that starts
- * a reference or autolink (`@` `#` `!`, GitLab's `~ % $ ^ & *`, `:`, `www.`, `GH-1`): renderers
- * find those in the rendered text, where a backslash escape is gone (cmark-gfm links
- * `user\@host\.example`), and the zero-width space is not, as in Renovate's comments.
+ * Any text as inert Markdown on one line. A zero-width space follows every character that starts a
+ * reference or autolink (`@` `#` `!`, GitLab's `~ % $ ^ & *`, `:`, `www.`, `GH-1`), as Renovate
+ * does: renderers see them once backslash escapes are gone (cmark-gfm links `user\@host\.example`).
  *
  * @example
  * ```ts
@@ -26,10 +25,9 @@ export function inertMarkdown(text: string): string {
 }
 
 /**
- * An id (a run's, an agent's, a status) as an inert code span on one line: shown as it is, since
- * Markdown shows a backslash escape inside a code span as the backslash. A fence longer than any
- * run of backticks in the id keeps it inside; renderers link and mention nothing in code. Not
- * for a table's cell, which a `|` would split even in code.
+ * An id as an inert code span on one line, shown as it is (in code a backslash escape shows). A
+ * fence longer than any backtick run keeps it inside; nothing links in code. Not for a table cell,
+ * which a `|` would split even in code.
  *
  * @example
  * ```ts
@@ -49,10 +47,9 @@ export function markdownCode(text: string): string {
 }
 
 /**
- * A link to an http(s) `url`, or `null`: the one way every Markdown surface links. `text` is
- * this program's own Markdown, never the service's: a service cannot choose what a link says.
- * Whatever in the address could end the link, split a table or open a code span is
- * percent-encoded; a long one gives `null`, so that one row cannot take a whole comment.
+ * A link to an http(s) `url`, or `null`: the one way every Markdown surface links. `text` is our
+ * own Markdown, never the service's. What could end the link, split a table or open a code span is
+ * percent-encoded; a long one gives `null`, so one row cannot take a whole comment.
  *
  * @example
  * ```ts
@@ -90,7 +87,6 @@ export function httpLink(url: string | null): string | null {
 
 const _UTF8 = new TextEncoder();
 
-// What a Markdown surface shows of any text: one line, no control or invisible character.
 function _oneLine(text: string): string {
   const visible = text
     .toWellFormed()

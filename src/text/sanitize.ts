@@ -12,8 +12,7 @@ const ESCAPE_SEQUENCE =
 // C1 CSI (U+009B) and OSC (U+009D) introduce sequences too.
 const C1_SEQUENCE = /\x9b[0-?]*[ -/]*[@-~]?|\x9d[^\x07\x9c]*(?:\x07|\x9c)?/g;
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
-// Other controls (C0, DEL, C1). The invisible and bidirectional format characters go with every
-// other default-ignorable code point (removeIgnorable).
+// Other controls (C0, DEL, C1); invisible and bidi format characters go in removeIgnorable.
 export const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
 // A line starting like a GitHub Actions command is quoted whole, as it always was; neutralizeLine()
 // then breaks every other CI's markers (and `##[` anywhere, which GitHub's runner also reads).
@@ -48,8 +47,7 @@ export function sanitize(
   line = neutralizeLine(line);
   if (maxLength < 1) return "";
   if (line.length > maxLength) {
-    // Every whole secret was masked before the cut; one that straddles it must not leave its
-    // first characters behind.
+    // Whole secrets were masked before the cut; one straddling it must not leave its start behind.
     line = `${_maskSecretPrefixAtEnd(_cut(line, maxLength - 1), secrets)}…`;
   }
   return line;
@@ -95,8 +93,7 @@ const _formsCache = new Map<string, readonly string[]>();
  * Every spelling of `secret` that output could carry, longest first; none for a secret too short
  * to mask. Percent-encoding is also strict RFC 3986 (`! ' ( ) *` too, as Python's `quote` and Go
  * do); JSON also with `/` as `\/` (PHP's `json_encode`) and anything but printable ASCII as `\u`
- * escapes (PHP's and Python's default). {@linkcode maskSecrets} finds each in any letter case
- * (lower-case hex included), in full-width letters and percent-escaped.
+ * escapes (PHP's and Python's default).
  */
 export function secretForms(secret: string): readonly string[] {
   if (secret.length < MIN_SECRET_LENGTH) return [];
@@ -146,10 +143,8 @@ export const XML_ENTITIES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Every spelling of each secret becomes `***`, and so does the start of one cut before a `…`. A
- * spelling is found however a reader, a URL parser or a forge may respell it: in any letter case,
- * in full-width or other compatibility letters, percent-escaped, or with invisible characters
- * between its characters.
+ * Every spelling of each secret becomes `***`, and so does the start of one cut before a `…`,
+ * found however a reader, URL parser or forge respells it: case, NFKD, %-escapes, invisibles.
  */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
   const forms = _foldedForms(secrets);
@@ -186,7 +181,6 @@ function _masked(text: string, spans: Array<readonly [number, number]>): string 
 
 const _foldedCache = new Map<string, readonly string[]>();
 
-// Each secret's spellings as _fold() reads them, each once.
 function _foldedForms(secrets: readonly string[]): readonly string[] {
   const forms = new Set<string>();
   for (const secret of secrets) {
@@ -223,10 +217,8 @@ function _views(text: string): _Folded[] {
 }
 
 /**
- * How a reader, a URL parser (which lower-cases and IDNA-maps a host) or a forge may respell
- * `text`: every letter in lower case, compatibility forms decomposed (full-width letters,
- * ligatures: NFKD), invisible characters dropped, and with `decode` each percent-escape of a
- * UTF-8 character read as that character.
+ * How a reader, a URL parser (lower case, IDNA) or a forge may respell `text`: lower case, NFKD
+ * (full-width letters, ligatures), no invisibles, and with `decode` UTF-8 percent-escapes decoded.
  */
 function _fold(text: string, decode: boolean): _Folded {
   let folded = "";

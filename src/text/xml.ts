@@ -2,10 +2,7 @@
 
 import { XML_ENTITIES } from "./sanitize.ts";
 
-/**
- * Tab, line feed and carriage return become character references, so attribute normalization
- * and line-end handling keep them.
- */
+/** Tab, LF and CR as character references, so attribute and line-end normalization keep them. */
 export function escapeXml(text: string): string {
   return text.replace(_NOT_XML, "").replace(/[&<>"'\t\n\r]/g, (char) => _ENTITIES[char] ?? "");
 }

@@ -1,7 +1,6 @@
 /**
- * The Markdown of a gate's pull-request comment: "in progress" with the links once the runs are
- * triggered, then the verdicts. Text from the service is data: it cannot break the table, add
- * markup, hide text, link, or ping anyone on GitHub or GitLab.
+ * A gate's pull-request comment: "in progress" with the links, then the verdicts. Service text is
+ * data: it cannot break the table, add markup, hide text, link, or ping anyone on GitHub or GitLab.
  */
 
 import { inertMarkdown, markdownLink } from "../../text/markdown.ts";
@@ -17,10 +16,7 @@ import {
   outcomeReason,
 } from "../../report/words.ts";
 
-/**
- * In UTF-16 code units: GitHub refuses bodies over 65,536 characters (GitLab allows 1,000,000),
- * and a code unit never counts less than a character.
- */
+/** UTF-16 units (never fewer than characters): GitHub refuses over 65,536 characters, GitLab 1M. */
 export const MAX_COMMENT_LENGTH = 60_000;
 
 export interface TriggeredRun {

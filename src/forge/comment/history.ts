@@ -1,8 +1,7 @@
 /**
- * The verdicts of a gate's last few commits, kept in its pull-request comment as a second hidden
- * line, so a reviewer sees "❌ at `abc1234` → ✅ at `def5678`" without opening CI. What is read
- * back is data from the forge: anything not exactly what {@linkcode historyLine} writes is
- * ignored as a whole. The gate's marker, the comment's first line, is here too.
+ * A gate's last few verdicts as a hidden second line of its comment ("❌ at `abc1234` → ✅ at
+ * `def5678`" without opening CI), and its marker, the first. What is read back is the forge's data:
+ * anything but exactly what {@linkcode historyLine} writes is ignored as a whole.
  */
 
 import { httpLink } from "../../text/markdown.ts";
@@ -109,10 +108,7 @@ export function recordRun(history: CommentHistory, report: RunReport): CommentHi
   return next;
 }
 
-/**
- * `<!-- service-ci history:<base64url of JSON> -->`. base64url holds no `-->` and no line break,
- * so nothing in the history can end the comment early.
- */
+/** `<!-- service-ci history:<base64url of JSON> -->`; base64url holds no `-->` nor line break. */
 export function historyLine(history: CommentHistory): string | null {
   const agents = [...history.entries()].filter(([, entries]) => entries.length > 0);
   // Oldest first, across agents; among entries of one age, later agents' first.

@@ -1,7 +1,6 @@
 /**
- * What the commit statuses of every forge share (the per-agent name, the writer's interface) and
- * what they share with the pull-request comment: the queue that turns a failed write into one
- * line.
+ * What the commit statuses of every forge share (the per-agent name, the writer's interface), and
+ * with the pull-request comment: the queue that turns a failed write into one line.
  */
 
 import { OPTIONS } from "../../config/options.ts";
@@ -72,8 +71,7 @@ export function writeQueue(
       try {
         await write();
       } catch (error) {
-        // A rate limit that outlasts the time left: the forge's one line says how many were
-        // given up.
+        // A rate limit outlasting the time left: the forge's one line counts those given up.
         if (error instanceof HttpFailure && error.givenUp) return;
         const final = writer.final(error);
         if (final) givenUp = true;

@@ -1,7 +1,6 @@
 /**
- * GitLab and Bitbucket Cloud: one commit status per agent, each write one POST whose state comes
- * from a table. GitLab's merge request pipeline widget shows them; Bitbucket's are sent through
- * the proxy every Bitbucket Pipelines step has, so no credential is needed.
+ * GitLab and Bitbucket Cloud: one commit status per agent, each write one POST, its state from a
+ * table. Bitbucket's go through the proxy every Pipelines step has, so no credential is needed.
  */
 
 import { OPTIONS } from "../../config/options.ts";
@@ -39,8 +38,7 @@ const _STATES: Readonly<Record<"GitLab" | "Bitbucket", Readonly<Record<Outcome, 
   },
 };
 
-// GitLab refuses a target_url or a description longer than 255 characters; Bitbucket a longer
-// description.
+// GitLab refuses a target_url or description over 255 characters; Bitbucket a longer description.
 const _FIELD_MAX = 255;
 
 /**

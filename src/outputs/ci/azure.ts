@@ -1,7 +1,4 @@
-/**
- * The Azure Pipelines native writer: a progress group, an error issue per gate that did not pass,
- * output variables and the job summary.
- */
+/** Azure Pipelines: a progress group, an error per gate not passed, output variables, a summary. */
 
 import { neutralizeLine } from "../../text/log_commands.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
@@ -17,9 +14,8 @@ export function azureSummaryFile(id: string): string {
 }
 
 /**
- * The output variables have the GitHub action's meanings, set with `isOutput=true` so later jobs
- * read them too. Azure allows only letters, digits, `.` and `_` in variable names, so GitHub's
- * `exit-code` and `run-id` are spelled with `_`.
+ * Output variables with the GitHub action's meanings, `isOutput=true` so later jobs read them too;
+ * Azure allows only letters, digits, `.` and `_` in names, so `exit-code` is `exit_code`.
  */
 export function createAzureWriter({ cwd, uuid }: Pick<RunEffects, "cwd" | "uuid">): NativeWriter {
   return {

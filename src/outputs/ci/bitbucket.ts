@@ -1,7 +1,4 @@
-/**
- * Bitbucket Pipelines' native output: a Code Insights report on the commit with an annotation per
- * gate that did not pass, sent through the pipeline's proxy so no credential is needed.
- */
+/** Bitbucket Pipelines: a Code Insights report with an annotation per gate not passed. */
 
 import { forgeTarget } from "../../forge/target.ts";
 import { httpLink } from "../../text/markdown.ts";

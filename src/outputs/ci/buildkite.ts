@@ -1,7 +1,4 @@
-/**
- * Buildkite's native output: a log group around progress (expanded when a gate did not pass),
- * then, through `buildkite-agent`, an annotation with the summary and meta-data for the outputs.
- */
+/** Buildkite: a progress log group, then via `buildkite-agent` an annotation and meta-data. */
 
 import type { RunReport } from "../../report/outcome.ts";
 import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";

@@ -1,7 +1,4 @@
-/**
- * GitLab CI's native output: a collapsed log section around progress, a dotenv file for
- * `artifacts:reports:dotenv` and a job-annotations file for `artifacts:reports:annotations`.
- */
+/** GitLab CI: a collapsed progress section, `artifacts:reports:dotenv` and `annotations` files. */
 
 import type { RunReport } from "../../report/outcome.ts";
 import { httpLink, percentEncode } from "../../text/markdown.ts";

@@ -1,7 +1,4 @@
-/**
- * Picks the writer of the CI that detection found. Only that writer is loaded: the others stay
- * off every run's start-up.
- */
+/** Picks the detected CI's writer; only it is loaded, keeping the others off every start-up. */
 
 import type { RunEffects } from "../../effects.ts";
 import type { NativeWriter } from "./native_io.ts";

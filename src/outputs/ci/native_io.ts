@@ -32,8 +32,7 @@ export interface NativeWriter {
   readonly ci: string;
   /** TeamCity reads command lines only from stdout: what is lost when `--json` holds it. */
   readonly stdoutOnly?: { readonly what: string; readonly lost: string };
-  /** Each is checked before anything is sent, and a failure gives exit 3. */
-  /** `ci`: `Config.ci`, the CI's variables as given. */
+  /** Each checked before anything is sent (a failure: exit 3); `ci`: `Config.ci`, as given. */
   reportFiles?(ci: Config["ci"]): readonly FileReport[];
   /** Exit 2, nothing sent. Never throws. */
   usageError?(message: string, io: NativeIo): Promise<void>;

@@ -1,7 +1,4 @@
-/**
- * The TeamCity native writer: a log block around progress, each agent as a test in the Tests tab,
- * a build problem per gate that could not be checked, and build parameters for the outputs.
- */
+/** TeamCity: a progress block, a test per agent, a build problem per unchecked gate, parameters. */
 
 import type { AgentOutcome } from "../../report/outcome.ts";
 import { outcomeText } from "../../report/words.ts";
@@ -11,11 +8,7 @@ import { optionName, OPTIONS } from "../../config/options.ts";
 
 const TEAMCITY_SUITE = "service-ci";
 
-/**
- * A gate that could not be checked, timed out or was interrupted has no verdict: its test is
- * shown ignored, and a `buildProblem` fails the build. The parameters have the GitHub action's
- * values.
- */
+/** A gate with no verdict: an ignored test and a `buildProblem`. Parameters as the action's. */
 export function createTeamcityWriter(): NativeWriter {
   return {
     ci: "TeamCity",
