@@ -587,6 +587,29 @@ function renamedRoute(scenarios: Scenarios, marker: string, options: { verbatim?
   };
 }
 
+/**
+ * Plays `gate`'s run with both writers against the renamed repository's recordings (`verbatim`,
+ * `prefix` and `keepLocation` as for renamedRoute and startReplay), then `check`s what it did;
+ * every request must have gone out as GitHub's.
+ */
+async function playRenamed(
+  scenarios: Scenarios,
+  gate: Gate,
+  options: { readonly verbatim?: boolean } & ReplayOptions,
+  check: (result: ProgramResult, github: Replay) => void,
+): Promise<void> {
+  const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [GATES[gate].agent] });
+  const { verbatim, ...replay } = options;
+  await using github = startReplay(
+    renamedRoute(scenarios, marker, verbatim === undefined ? {} : { verbatim }),
+    scenarios.notFound,
+    replay,
+  );
+  const flags = ["--commit-status", "--pr-comment"];
+  check(await runGate({ gate, repository: RENAMED_REPO, flags, github }), github);
+  assertSentAsGithub(github);
+}
+
 fixtureTest(
   "a renamed repository's recorded 301 and 307 are followed on the same origin, on github.com and under /api/v3",
   async (scenarios) => {
@@ -594,116 +617,89 @@ fixtureTest(
       { gate: "passing", prefix: "" },
       { gate: "failing", prefix: "/api/v3" },
     ] as const;
-    await Promise.all(runs.map(async ({ gate, prefix }) => {
-      const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [GATES[gate].agent] });
-      await using github = startReplay(renamedRoute(scenarios, marker), scenarios.notFound, {
-        prefix,
-      });
-
-      const result = await runGate({
-        gate,
-        repository: RENAMED_REPO,
-        flags: ["--commit-status", "--pr-comment"],
-        github,
-      });
-
-      assertGateOnly(result, gate, [
-        new RegExp(
-          `^service-ci: GitHub did not let the token create check runs \\(GitHub answered POST ${prefix}/repositories/1000/check-runs with 404: Branch not protected\\); commit statuses instead`,
-        ),
-      ]);
-      const sent = calls(github);
-      const moved = `${prefix}/repositories/1000`;
-      const comment = sent.filter((call) => /\/(issues|user)/.test(call));
-      const list = [
-        `GET ${prefix}${RENAMED_COMMENTS}?per_page=100`,
-        `GET ${moved}/issues/${PULL_REQUEST}/comments?per_page=100`,
-      ];
-      const edit = [
-        `PATCH ${prefix}/repos/${RENAMED_REPO}/issues/comments/1012`,
-        `PATCH ${moved}/issues/comments/1012`,
-      ];
-      assert.deepEqual(comment, [`GET ${prefix}/user`, ...list, ...edit, ...list, ...edit]);
-      const statuses = github.requests.filter((request) => /\/statuses\//.test(request.path));
-      assert.deepEqual(
-        statuses.map((request) => `${request.method} ${request.path} ${parsed(request).state}`),
-        [
-          `POST ${prefix}/repos/${RENAMED_REPO}/statuses/${HEAD_SHA} pending`,
-          `POST ${moved}/statuses/${HEAD_SHA} pending`,
-          `POST ${prefix}/repos/${RENAMED_REPO}/statuses/${HEAD_SHA} ${
-            gate === "passing" ? "success" : "failure"
-          }`,
-          `POST ${moved}/statuses/${HEAD_SHA} ${gate === "passing" ? "success" : "failure"}`,
-        ],
-      );
-      // The 307 keeps the method and the body.
-      assert.match(
-        parsed(github.requests.findLast((request) => request.method === "PATCH")!).body as string,
-        /quality gate/,
-      );
-      assertSentAsGithub(github);
-    }));
+    await Promise.all(
+      runs.map(({ gate, prefix }) =>
+        playRenamed(scenarios, gate, { prefix }, (result, github) => {
+          assertGateOnly(result, gate, [
+            new RegExp(
+              `^service-ci: GitHub did not let the token create check runs \\(GitHub answered POST ${prefix}/repositories/1000/check-runs with 404: Branch not protected\\); commit statuses instead`,
+            ),
+          ]);
+          const sent = calls(github);
+          const moved = `${prefix}/repositories/1000`;
+          const comment = sent.filter((call) => /\/(issues|user)/.test(call));
+          const list = [
+            `GET ${prefix}${RENAMED_COMMENTS}?per_page=100`,
+            `GET ${moved}/issues/${PULL_REQUEST}/comments?per_page=100`,
+          ];
+          const edit = [
+            `PATCH ${prefix}/repos/${RENAMED_REPO}/issues/comments/1012`,
+            `PATCH ${moved}/issues/comments/1012`,
+          ];
+          assert.deepEqual(comment, [`GET ${prefix}/user`, ...list, ...edit, ...list, ...edit]);
+          const statuses = github.requests.filter((request) => /\/statuses\//.test(request.path));
+          assert.deepEqual(
+            statuses.map((request) => `${request.method} ${request.path} ${parsed(request).state}`),
+            [
+              `POST ${prefix}/repos/${RENAMED_REPO}/statuses/${HEAD_SHA} pending`,
+              `POST ${moved}/statuses/${HEAD_SHA} pending`,
+              `POST ${prefix}/repos/${RENAMED_REPO}/statuses/${HEAD_SHA} ${
+                gate === "passing" ? "success" : "failure"
+              }`,
+              `POST ${moved}/statuses/${HEAD_SHA} ${gate === "passing" ? "success" : "failure"}`,
+            ],
+          );
+          // The 307 keeps the method and the body.
+          assert.match(
+            parsed(github.requests.findLast((request) => request.method === "PATCH")!)
+              .body as string,
+            /quality gate/,
+          );
+        })
+      ),
+    );
   },
 );
 
 fixtureTest(
   "the recorded Location taken verbatim (the repository, not the list) is one line per writer, and the exit code is the gate's",
   async (scenarios) => {
-    await Promise.all((["passing", "failing"] as const).map(async (gate) => {
-      const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [GATES[gate].agent] });
-      await using github = startReplay(
-        renamedRoute(scenarios, marker, { verbatim: true }),
-        scenarios.notFound,
-      );
-
-      const result = await runGate({
-        gate,
-        repository: RENAMED_REPO,
-        flags: ["--commit-status", "--pr-comment"],
-        github,
-      });
-
-      const refused = "POST /repositories/1000 with 404: Branch not protected";
-      assertGateOnly(result, gate, [
-        new RegExp(
-          `^service-ci: GitHub did not let the token create check runs \\(GitHub answered ${refused}\\); commit statuses instead`,
-        ),
-        new RegExp(
-          `^service-ci: the GitHub commit statuses were not written: GitHub answered ${refused}\\. Give the job`,
-        ),
-        /^service-ci: the pull-request comment was not written: GitHub listed the comments without a JSON array\. The gate's/,
-      ]);
-      assert.ok(!github.requests.some((request) => request.method === "PATCH"), log(result));
-      assertSentAsGithub(github);
-    }));
+    await Promise.all(
+      (["passing", "failing"] as const).map((gate) =>
+        playRenamed(scenarios, gate, { verbatim: true }, (result, github) => {
+          const refused = "POST /repositories/1000 with 404: Branch not protected";
+          assertGateOnly(result, gate, [
+            new RegExp(
+              `^service-ci: GitHub did not let the token create check runs \\(GitHub answered ${refused}\\); commit statuses instead`,
+            ),
+            new RegExp(
+              `^service-ci: the GitHub commit statuses were not written: GitHub answered ${refused}\\. Give the job`,
+            ),
+            /^service-ci: the pull-request comment was not written: GitHub listed the comments without a JSON array\. The gate's/,
+          ]);
+          assert.ok(!github.requests.some((request) => request.method === "PATCH"), log(result));
+        })
+      ),
+    );
   },
 );
 
 fixtureTest(
   "the recorded redirect to api.github.com itself is refused in one line per writer, and the token stays here",
   async (scenarios) => {
-    await Promise.all((["passing", "failing"] as const).map(async (gate) => {
-      const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [GATES[gate].agent] });
-      await using github = startReplay(renamedRoute(scenarios, marker), scenarios.notFound, {
-        keepLocation: true,
-      });
-      const refused =
-        `GitHub redirected to https://api\\.github\\.com; the token is only sent to http://127\\.0\\.0\\.1:\\d+\\. The gate's`;
-
-      const result = await runGate({
-        gate,
-        repository: RENAMED_REPO,
-        flags: ["--commit-status", "--pr-comment"],
-        github,
-      });
-
-      assertGateOnly(result, gate, [
-        new RegExp(`^service-ci: the GitHub commit statuses were not written: ${refused}`),
-        new RegExp(`^service-ci: the pull-request comment was not written: ${refused}`),
-      ]);
-      assert.ok(!github.requests.some((request) => request.path.startsWith("/repositories/")));
-      assertSentAsGithub(github);
-    }));
+    const refused =
+      `GitHub redirected to https://api\\.github\\.com; the token is only sent to http://127\\.0\\.0\\.1:\\d+\\. The gate's`;
+    await Promise.all(
+      (["passing", "failing"] as const).map((gate) =>
+        playRenamed(scenarios, gate, { keepLocation: true }, (result, github) => {
+          assertGateOnly(result, gate, [
+            new RegExp(`^service-ci: the GitHub commit statuses were not written: ${refused}`),
+            new RegExp(`^service-ci: the pull-request comment was not written: ${refused}`),
+          ]);
+          assert.ok(!github.requests.some((request) => request.path.startsWith("/repositories/")));
+        })
+      ),
+    );
   },
 );
 
