@@ -22,7 +22,7 @@ import {
   startFakeService,
 } from "../support/fake_service.ts";
 import { MAIN, PERMISSIONS } from "../support/program.ts";
-import { needsTools, which } from "../support/tools.ts";
+import { needsPart, needsTools, which } from "../support/tools.ts";
 import { parseYaml } from "../support/yaml.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -207,25 +207,23 @@ function _lastMetadata(service: FakeService): Record<string, unknown> {
 
 const GITLAB_CI_LOCAL = _gitlabCiLocal();
 const NEEDS = needsTools({ tools: ["git", "rsync", "bash", "node"], notOn: ["windows"] });
-const SKIP_MISSING = GITLAB_CI_LOCAL === undefined && Deno.env.get("CI") !== "true";
 const INSTALL_HINT =
   `npm ci --prefix ~/.cache/service-ci/gitlab-ci-local, from tests/interop/gitlab-ci-local/ (as .ci/run does)`;
+const LOCAL = needsPart(
+  GITLAB_CI_LOCAL === undefined ? "gitlab-ci-local not found" : null,
+  INSTALL_HINT,
+  `this test needs gitlab-ci-local (or GITLAB_CI_LOCAL=<path>)`,
+);
 
 Deno.test({
   name: `the GitLab recipe runs as written in gitlab-ci-local ${GITLAB_CI_LOCAL_VERSION}${
-    NEEDS.ignore
-      ? NEEDS.nameSuffix
-      : SKIP_MISSING
-      ? ` (skipped: gitlab-ci-local not found; ${INSTALL_HINT})`
-      : ""
+    NEEDS.ignore ? NEEDS.nameSuffix : LOCAL.nameSuffix
   }`,
-  ignore: NEEDS.ignore || SKIP_MISSING,
+  ignore: NEEDS.ignore || LOCAL.ignore,
   fn: async (t) => {
     NEEDS.assertFound();
-    assert.ok(
-      GITLAB_CI_LOCAL !== undefined,
-      `CI=true but this test needs gitlab-ci-local (${INSTALL_HINT}, or GITLAB_CI_LOCAL=<path>)`,
-    );
+    LOCAL.assertFound();
+    assert.ok(GITLAB_CI_LOCAL !== undefined);
     assert.equal(JOB?.image, IMAGE);
     assert.match(AGENT, /^[0-9a-f-]{36}$/, "the recipe names an agent in SERVICE_AGENT_ID");
     await using lab = await _lab(GITLAB_CI_LOCAL);

@@ -6,6 +6,7 @@
  */
 
 import { AGENTS, KEYS } from "./fake_service.ts";
+import { needsPart } from "./tools.ts";
 
 /**
  * Debian's own Python, where `apt-get install python3-fastapi python3-uvicorn python3-flask`
@@ -57,16 +58,15 @@ export function frameworkTest(
   framework: Framework,
   fn: () => Promise<void>,
 ): void {
-  const found = _canImport(_MODULES[framework]);
-  const hint = `apt-get install ${_PACKAGES[framework]}`;
-  const skip = !found && Deno.env.get("CI") !== "true";
+  const absent = _canImport(_MODULES[framework])
+    ? null
+    : `${DEBIAN_PYTHON} cannot import ${framework}`;
+  const needs = needsPart(absent, `apt-get install ${_PACKAGES[framework]}`);
   Deno.test({
-    name: skip ? `${name} (skipped: ${DEBIAN_PYTHON} cannot import ${framework}; ${hint})` : name,
-    ignore: skip,
+    name: `${name}${needs.nameSuffix}`,
+    ignore: needs.ignore,
     fn: async () => {
-      if (!found) {
-        throw new Error(`CI=true but ${DEBIAN_PYTHON} cannot import ${framework} (${hint})`);
-      }
+      needs.assertFound();
       await fn();
     },
   });

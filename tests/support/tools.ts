@@ -109,18 +109,40 @@ export function needsTools(options: ToolOptions): ToolNeeds {
   const os = Deno.build.os;
   const otherOs = (options.onlyOn !== undefined && !options.onlyOn.includes(os)) ||
     (options.notOn?.includes(os) ?? false);
-  const skipMissing = missing.length > 0 && Deno.env.get("CI") !== "true";
   const hint = missing.length > 0 ? _installHint(missingTools) : "";
+  const absent = missing.length > 0 ? `${missing.join(", ")} not found` : null;
+  const needs = needsPart(absent, hint, `this test needs ${missing.join(", ")} on PATH`);
   return {
+    ...needs,
     missing,
-    ignore: otherOs || skipMissing,
-    nameSuffix: !otherOs && skipMissing
-      ? ` (skipped: ${missing.join(", ")} not found; ${hint})`
-      : "",
+    ignore: otherOs || needs.ignore,
+    nameSuffix: otherOs ? "" : needs.nameSuffix,
+  };
+}
+
+/**
+ * What a test needs that is not a program on PATH (a Python module, an npm package, a tool at a
+ * path of its own), by the same rule as {@linkcode needsTools}: ignored outside CI with one line in
+ * the test's name, failing in CI. `absent` says what is missing, or is `null` when it is there;
+ * `hint` how to get it; `needed`, for the failure, what the test needs (default `absent`).
+ *
+ * @example
+ * ```ts
+ * const flask = new Deno.Command("python3", { args: ["-c", "import flask"] }).outputSync().success;
+ * const needs = needsPart(flask ? null : "python3 cannot import flask", "apt-get install python3-flask");
+ * Deno.test({ name: `a gate on Flask${needs.nameSuffix}`, ignore: needs.ignore, fn: () => {
+ *   needs.assertFound();
+ * } });
+ * ```
+ */
+export function needsPart(absent: string | null, hint: string, needed = absent): ToolNeeds {
+  const skip = absent !== null && Deno.env.get("CI") !== "true";
+  return {
+    missing: absent === null ? [] : [absent],
+    ignore: skip,
+    nameSuffix: skip ? ` (skipped: ${absent}; ${hint})` : "",
     assertFound() {
-      if (missing.length > 0) {
-        throw new Error(`CI=true but this test needs ${missing.join(", ")} on PATH (${hint})`);
-      }
+      if (absent !== null) throw new Error(`CI=true but ${needed} (${hint})`);
     },
   };
 }
