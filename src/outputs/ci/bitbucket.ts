@@ -108,16 +108,14 @@ export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
     const problem = OUTCOME_LABELS[agent.outcome].problem;
     if (problem === null) return [];
     const link = httpLink(agent.url);
+    const reason = outcomeReason(agent);
     return [{
       external_id: `service-ci-${agent.agentId}`,
       annotation_type: "BUG",
       result: "FAILED",
       severity: agent.outcome === "failed" ? "HIGH" : "MEDIUM",
       // Bitbucket shows the summary (at most 450 characters) first: the service's reason with it.
-      summary: clip(
-        [`Agent ${agent.agentId}: ${problem}`, outcomeReason(agent)].filter(Boolean).join(": "),
-        450,
-      ),
+      summary: clip(`Agent ${agent.agentId}: ${problem}${reason ? `: ${reason}` : ""}`, 450),
       details: clip(_agentLine(agent), 2000),
       ...(link === null ? {} : { link }),
     }];
@@ -125,10 +123,11 @@ export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
 }
 
 function _agentLine(agent: AgentOutcome): string {
+  const reason = outcomeReason(agent);
   return [
     `Agent ${agent.agentId}: ${outcomeText(agent.outcome)}`,
     agent.runId === null ? "no run id" : `run ${agent.runId}`,
     ...(agent.status === null ? [] : [`status ${agent.status}`]),
-    ...[outcomeReason(agent) ?? []].flat(),
+    ...(reason === null ? [] : [reason]),
   ].join("; ");
 }
