@@ -1,14 +1,14 @@
 /** The run's forge clients: one per forge, shared by every writer of that forge with its limits. */
 
 import type { Clock, Http } from "../effects.ts";
-import { DEFAULT_REQUEST_TIMEOUT_MS, ForgeHttp } from "./http.ts";
+import { DEFAULT_REQUEST_TIMEOUT_MS, type ExchangeSetup, ForgeHttp } from "./http.ts";
 import { ForgeLimits } from "./limits.ts";
-import type { ForgeName, ForgeTarget } from "./target.ts";
-import { boundedFetch } from "../http/fetch.ts";
+import type { ForgeTarget } from "./forge.ts";
+import { forgeNamed } from "./registry.ts";
 
 export class ForgeClients {
-  readonly #limits = new Map<ForgeName, ForgeLimits>();
-  readonly #apis = new Map<string, ForgeHttp>();
+  readonly #limits = new Map<string, ForgeLimits>();
+  readonly #clients = new Map<string, ForgeHttp>();
   #fetch: typeof fetch | undefined;
 
   constructor(
@@ -27,67 +27,35 @@ export class ForgeClients {
     for (const limits of this.#limits.values()) limits.finishBy(deadline);
   }
 
-  #limitsOf(forge: ForgeName): ForgeLimits {
-    const limits = this.#limits.get(forge) ?? new ForgeLimits(forge, this.options.clock);
-    this.#limits.set(forge, limits);
-    return limits;
-  }
-
   /**
-   * GitHub's or GitLab's API with the target's token: one client per forge, address and token.
-   *
-   * @throws {TypeError} For a Bitbucket target, which has {@linkcode ForgeClients.bitbucket}.
+   * The target's forge with its token or through its proxy: one client per forge, address and
+   * token. `timeoutMs` bounds each request instead of `--request-timeout-seconds` (Code
+   * Insights), in a client of its own.
    */
-  api(target: ForgeTarget): ForgeHttp {
-    if (target.forge === "Bitbucket" || target.token === null) {
-      throw new TypeError(`${target.forge} has no REST client with a token here`);
-    }
-    const { forge, apiUrl, token: { value: token } } = target;
+  http(target: ForgeTarget, timeoutMs?: () => number): ForgeHttp {
+    const forge = forgeNamed(target.forge);
+    const key = [forge.name, target.apiUrl, target.token?.value, target.proxy].join(" ");
+    const cached = timeoutMs === undefined ? this.#clients.get(key) : undefined;
+    if (cached !== undefined) return cached;
     const { userAgent, clock, http, requestTimeoutMs } = this.options;
-    const key = `${forge} ${apiUrl} ${token}`;
-    const api = this.#apis.get(key) ?? new ForgeHttp({
-      forge,
-      baseUrl: apiUrl,
-      headers: forge === "GitHub"
-        ? {
-          Authorization: `Bearer ${token}`,
-          Accept: "application/vnd.github+json",
-          "X-GitHub-Api-Version": "2022-11-28",
-          "User-Agent": userAgent,
-        }
-        : { "PRIVATE-TOKEN": token, Accept: "application/json", "User-Agent": userAgent },
-      secrets: [token, ...http.secrets ?? []],
-      fetch: this.#fetch ??= http.makeFetch({}),
+    const limits = this.#limits.get(forge.name) ??
+      new ForgeLimits(forge.name, clock, forge.concurrency);
+    this.#limits.set(forge.name, limits);
+    const setup: ExchangeSetup = {
+      userAgent,
+      http,
       clock,
-      timeout: http.timeout,
-      limits: this.#limitsOf(forge),
-      log: http.log,
-      requestTimeoutMs,
+      requestTimeoutMs: timeoutMs ?? (() => requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+      fetch: () => this.#fetch ??= http.makeFetch({}),
+    };
+    const client = new ForgeHttp(forge.name, {
+      baseUrl: target.apiUrl,
+      exchange: forge.exchange(target, setup),
+      clock,
+      limits,
     });
-    this.#apis.set(key, api);
-    return api;
-  }
-
-  /** Bitbucket via the pipeline's signing proxy; `timeoutMs` bounds a request (Code Insights). */
-  bitbucket(target: ForgeTarget, timeoutMs?: () => number): ForgeHttp {
-    const proxy = target.proxy ?? "";
-    const { http, requestTimeoutMs } = this.options;
-    return new ForgeHttp({
-      forge: "Bitbucket",
-      baseUrl: "http://api.bitbucket.org",
-      headers: {},
-      secrets: http.secrets ?? [],
-      proxy,
-      fetch: boundedFetch(
-        http.makeFetch({ proxy }),
-        timeoutMs ?? (() => requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
-        http.timeout,
-      ),
-      timeout: undefined,
-      limits: this.#limitsOf("Bitbucket"),
-      clock: this.options.clock,
-      log: http.log,
-    });
+    if (timeoutMs === undefined) this.#clients.set(key, client);
+    return client;
   }
 
   /** The lines to print once every writer has finished; ends the limits' timers. */

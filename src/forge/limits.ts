@@ -10,16 +10,6 @@ import { type Concurrency, type Slot, Slots } from "../http/slots.ts";
 /** `final` statuses decide merges: first, preempting a `background` write (the comment's). */
 export type Priority = "final" | "progress" | "background";
 
-/**
- * GitHub asks integrations to send writes one at a time and never to have more than 100 requests
- * in flight; GitLab and Bitbucket document no figure, so they get the same few.
- */
-const FORGE_CONCURRENCY: Readonly<Record<string, Concurrency>> = {
-  GitHub: { inFlight: 4, writes: 1 },
-  GitLab: { inFlight: 4, writes: 2 },
-  Bitbucket: { inFlight: 4, writes: 2 },
-};
-
 /** The shortest pause after a rate limit that gives no time (GitHub: "at least one minute"). */
 export const MIN_RATE_LIMIT_PAUSE_MS = 60_000;
 
@@ -38,7 +28,8 @@ export class ForgeLimits {
   constructor(
     readonly forge: string,
     private readonly clock: Pick<Clock, "now" | "sleep">,
-    concurrency: Concurrency = FORGE_CONCURRENCY[forge] ?? { inFlight: 4, writes: 1 },
+    /** The forge's own figures (`Forge.concurrency`). */
+    concurrency: Concurrency = { inFlight: 4, writes: 1 },
   ) {
     if (concurrency.inFlight > 10) {
       throw new RangeError(`At most 10 requests in flight (got ${concurrency.inFlight})`);

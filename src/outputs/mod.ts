@@ -14,7 +14,7 @@ import { type NativeIo } from "./ci/native_io.ts";
 import type { RunEffects } from "../effects.ts";
 import type { OutputsContext, RunOutput } from "./output.ts";
 import type { ForgeClients } from "../forge/clients.ts";
-import type { ForgeConfig } from "../forge/target.ts";
+import type { ForgeConfig } from "../forge/forge.ts";
 import { detectProvider, ENV_VARIABLES } from "../ci/detect.ts";
 import { userAgent, VERSION } from "../config/version.ts";
 import { firstLine, quoteValue } from "../text/quote.ts";
@@ -78,7 +78,7 @@ export async function chooseOutputs(
     const target = forgeTarget(config, context, "comment");
     if ("skip" in target) output.stderr(`${target.skip}\n`);
     else {
-      const comment = pullRequestComment(target, (await forgeClients()).api(target), {
+      const comment = pullRequestComment(target, (await forgeClients()).http(target), {
         agents: config.agents,
         key: config.prCommentKey,
         warn: (line) => output.stderr(`${line}\n`),

@@ -3,7 +3,6 @@
  * ended without one), then the verdicts. A failed write is one line, never a throw or the verdict.
  */
 
-import { OPTIONS } from "../config/options.ts";
 import type { RunReport } from "../report/outcome.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
 import {
@@ -13,9 +12,10 @@ import {
   type TriggeredRun,
 } from "../forge/comment/content.ts";
 import type { ForgeHttp, RequestOptions } from "../forge/http.ts";
-import type { ForgeTarget } from "../forge/target.ts";
+import type { ForgeTarget } from "../forge/forge.ts";
 import type { FinishWindow, RunOutput, RunPlan } from "./output.ts";
-import { tokenAdvice, writeQueue } from "../forge/status/commit_status.ts";
+import { mayHaveCreated, tokenAdvice, writeQueue } from "../forge/writes.ts";
+import { forgeNamed } from "../forge/registry.ts";
 import {
   type CommentHistory,
   gateMarker,
@@ -24,7 +24,7 @@ import {
 } from "../forge/comment/history.ts";
 import { commentThread } from "../forge/comment/thread.ts";
 import { errorMessage } from "../text/quote.ts";
-import { type FailureKind, HttpFailure } from "../http/failure.ts";
+import { HttpFailure } from "../http/failure.ts";
 
 /**
  * Service text is masked before the comment renders it: escaping for Markdown would otherwise
@@ -91,16 +91,17 @@ export function pullRequestComment(
     readonly warn: (line: string) => void;
   },
 ): PullRequestComment {
-  const thread = commentThread(target, http);
+  const forge = forgeNamed(target.forge);
+  const side = forge.comment!;
+  const thread = commentThread(side.thread(target), http);
   const marker = gateMarker({ ...target.gate, agents: options.agents, key: options.key });
-  const noun = thread.forge === "GitLab" ? "merge-request comment" : "pull-request comment";
   const queue = writeQueue({
-    subject: `the ${noun} was`,
+    subject: `the ${side.noun.replace(" ", "-")} comment was`,
     // A refused or read-only token, or a fault of this program: another attempt would repeat it.
     final: (error) => !(error instanceof HttpFailure && error.retryable),
     advice: (error) =>
-      tokenAdvice(thread.forge, error) ??
-        (error instanceof HttpFailure ? _ADVICE[thread.forge][error.kind] ?? "" : ""),
+      tokenAdvice(forge, error) ??
+        (error instanceof HttpFailure ? side.advice[error.kind] ?? "" : ""),
   }, (line) => options.warn(maskSecrets(line, [target.token?.value ?? ""])));
   let commentId: number | null = null;
   // The history the comment held before this run; the verdicts add this run to it.
@@ -142,10 +143,7 @@ export function pullRequestComment(
     try {
       commentId = await thread.create(body, options);
     } catch (error) {
-      // A create that got no answer may have worked: look again before a second one.
-      if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
-        throw error;
-      }
+      if (!mayHaveCreated(error)) throw error;
       const [again] = await thread.find(marker, options);
       if (again === undefined) commentId = await thread.create(body, options);
       else {
@@ -188,18 +186,3 @@ export function pullRequestComment(
     },
   };
 }
-
-const _ADVICE: Readonly<Record<"GitHub" | "GitLab", Partial<Record<FailureKind, string>>>> = {
-  GitHub: {
-    forbidden:
-      "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
-    not_found:
-      "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
-  },
-  GitLab: {
-    forbidden:
-      `${OPTIONS.gitlabToken.variable} needs the api scope and a role that may comment: Reporter or higher, and Developer when the same token writes the commit statuses too.`,
-    not_found:
-      `${OPTIONS.gitlabToken.variable} cannot see this project or merge request; use a token of this project.`,
-  },
-};

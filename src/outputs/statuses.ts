@@ -7,9 +7,8 @@ import { httpLink } from "../text/markdown.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import type { OutputsContext, RunOutput, RunPlan } from "./output.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
-import { writeQueue } from "../forge/status/commit_status.ts";
-import { githubStatuses } from "../forge/status/github.ts";
-import { bitbucketStatuses, gitlabStatuses } from "../forge/status/posted.ts";
+import { writeQueue } from "../forge/writes.ts";
+import { forgeNamed } from "../forge/registry.ts";
 
 /** In a merge queue, on the merge group's head, which branch protection requires them on. */
 export function commitStatusOutputs(context: OutputsContext, clients: ForgeClients): RunOutput[] {
@@ -22,17 +21,12 @@ export function commitStatusOutputs(context: OutputsContext, clients: ForgeClien
     output.stderr(`${target.skip}\n`);
     return [];
   }
-  // Bitbucket's statuses go through its pipeline's proxy; its client pauses for a rate limit too.
-  const api = target.forge === "Bitbucket" ? null : clients.api(target);
-  const http = api ?? clients.bitbucket(target);
-  const forge = api === null
-    ? bitbucketStatuses(target, http, metadata.build_url)
-    : target.forge === "GitHub"
-    ? githubStatuses(target, api, {
-      warn: (line) => output.stderr(`${maskSecrets(line, [target.token?.value ?? ""])}\n`),
-      now: clients.options.clock.now,
-    })
-    : gitlabStatuses(target, api);
+  const http = clients.http(target);
+  const forge = forgeNamed(target.forge).statuses(target, http, {
+    warn: (line) => output.stderr(`${maskSecrets(line, [target.token?.value ?? ""])}\n`),
+    now: clients.options.clock.now,
+    buildUrl: metadata.build_url,
+  });
   let plan: RunPlan | undefined;
   const started = new Set<string>();
   // Agents whose final write is queued: an in-progress write not yet sent is skipped.

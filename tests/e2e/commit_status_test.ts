@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { statusName } from "../../src/forge/status/commit_status.ts";
+import { statusName } from "../../src/forge/writes.ts";
 import { FORGE_TARGET, FORGE_TOKENS } from "../support/fake_forge.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
 import { startFakeStatusForge } from "../support/fake_status.ts";

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { ForgeClients } from "../../src/forge/clients.ts";
-import type { ForgeTarget } from "../../src/forge/target.ts";
+import type { ForgeTarget } from "../../src/forge/forge.ts";
 import { systemClock } from "../../src/platform/clock.ts";
 
 const KEY = "sk_forge_clients_test_key_4f1c9a";
@@ -33,7 +33,7 @@ Deno.test("ForgeClients gives every forge client the run's secrets: GitLab's and
     http: { makeFetch: () => fetchSpy, timeout: systemClock.timeout, secrets: [KEY] },
   });
   const link = new URL(`https://${KEY.toUpperCase()}.evil.example/r/1`).href;
-  await clients.api(GITLAB).request("POST", "/projects/1234/statuses/4f1c2d3e", {
+  await clients.http(GITLAB).request("POST", "/projects/1234/statuses/4f1c2d3e", {
     target_url: link,
     description: `token ${TOKEN}`,
   });
@@ -43,7 +43,7 @@ Deno.test("ForgeClients gives every forge client the run's secrets: GitLab's and
     token: null,
     proxy: "http://localhost:29418",
   };
-  await clients.bitbucket(bitbucket).request("PUT", "/reports/service-ci", { link });
+  await clients.http(bitbucket).request("PUT", "/reports/service-ci", { link });
   assert.deepEqual(bodies.map((body) => JSON.parse(body)), [
     { target_url: "https://***.evil.example/r/1", description: "token ***" },
     { link: "https://***.evil.example/r/1" },

@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { statusName } from "../../src/forge/status/commit_status.ts";
+import { statusName } from "../../src/forge/writes.ts";
 import {
   FORGE_COMMITS,
   githubPullRequestEnv,

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { ForgeHttp } from "../../src/forge/http.ts";
+import { apiClient } from "../support/forge_http.ts";
 import { systemClock } from "../../src/platform/clock.ts";
 
 const TOKEN = "ghs_forge_http_test_token_4f1c9a";
@@ -18,11 +18,10 @@ Deno.test("ForgeHttp masks its secrets in every request body, in the spelling a 
     bodies.push(await request.text());
     return Response.json({ id: 1 }, { status: 201 });
   });
-  const http = new ForgeHttp({
-    forge: "GitHub",
+  const http = apiClient({
     baseUrl: `http://127.0.0.1:${server.addr.port}`,
-    headers: { Authorization: `Bearer ${TOKEN}` },
-    secrets: [TOKEN, KEY],
+    token: TOKEN,
+    secrets: [KEY],
     fetch,
     clock: systemClock,
     timeout: systemClock.timeout,

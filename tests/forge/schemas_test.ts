@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { systemClock } from "../../src/platform/clock.ts";
-import { bitbucketStatuses } from "../../src/forge/status/posted.ts";
+import { bitbucket } from "../../src/forge/bitbucket.ts";
 import { ForgeClients } from "../../src/forge/clients.ts";
 import { forgeTarget } from "../../src/forge/target.ts";
 import { forgeConfig } from "../support/native_io.ts";
@@ -57,14 +57,14 @@ Deno.test("Bitbucket's build statuses fit Bitbucket's schema, in progress and at
     "statuses",
   );
   assert.ok(!("skip" in target));
-  const statuses = bitbucketStatuses(
+  const statuses = bitbucket.statuses(
     target,
     new ForgeClients({
       userAgent: "service-ci/test",
       clock: systemClock,
       http: { makeFetch: () => fetchSpy, timeout: systemClock.timeout },
-    }).bitbucket(target),
-    null,
+    }).http(target),
+    { warn: () => {}, now: systemClock.now, buildUrl: null },
   );
   for (const report of REPORTS) {
     for (const agent of report.agents) {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Clock, Exchange } from "../../src/effects.ts";
 import { exponentialDelay, parseRetryAfter } from "../../src/service/timing.ts";
 import { ServiceClient } from "../../src/service/client.ts";
-import { ForgeHttp } from "../../src/forge/http.ts";
+import { apiClient } from "../support/forge_http.ts";
 import { createBitbucketWriter } from "../../src/outputs/ci/bitbucket.ts";
 import { proxyFetch, recordingIo } from "../support/native_io.ts";
 import { FakeTime } from "../support/fake_time.ts";
@@ -472,11 +472,9 @@ const USERS: readonly PolicyUser[] = [
     credential: ["authorization", `Bearer ${TOKEN}`],
     retries: true,
     run: async (base, { sleeps, timeoutMs = ROOMY_MS, timer = systemClock.timeout }) => {
-      const http = new ForgeHttp({
-        forge: "GitHub",
+      const http = apiClient({
         baseUrl: base.href,
-        headers: { Authorization: `Bearer ${TOKEN}` },
-        secrets: [TOKEN],
+        token: TOKEN,
         requestTimeoutMs: timeoutMs,
         fetch,
         timeout: timer,
@@ -713,11 +711,9 @@ Deno.test("a proxy that refuses its credentials ends the service's and a forge's
 
   calls = 0;
   const sleeps: number[] = [];
-  const forge = new ForgeHttp({
-    forge: "GitHub",
+  const forge = apiClient({
     baseUrl: "https://api.github.com",
-    headers: { Authorization: `Bearer ${TOKEN}` },
-    secrets: [TOKEN],
+    token: TOKEN,
     fetch: failing,
     timeout: systemClock.timeout,
     clock: _recordingClock(sleeps),

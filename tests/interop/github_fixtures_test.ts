@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { gateMarker } from "../../src/forge/comment/history.ts";
-import { statusName } from "../../src/forge/status/commit_status.ts";
+import { statusName } from "../../src/forge/writes.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
 import { type ProgramResult, runProgram } from "../support/program.ts";
 import { needsPart } from "../support/tools.ts";

@@ -9,7 +9,8 @@ import { type PullRequestComment, pullRequestComment } from "../../src/outputs/p
 import type { ForgeHttp } from "../../src/forge/http.ts";
 import { ForgeClients } from "../../src/forge/clients.ts";
 import type { Clock } from "../../src/effects.ts";
-import { type ForgeConfig, type ForgeSkip, forgeTarget } from "../../src/forge/target.ts";
+import type { ForgeConfig, ForgeSkip } from "../../src/forge/forge.ts";
+import { forgeTarget } from "../../src/forge/target.ts";
 import type { CiContext } from "../../src/ci/detect.ts";
 import {
   type FakeForge,
@@ -67,7 +68,7 @@ function fromEnv(
     ...options,
     http: { makeFetch: () => options.fetch, timeout: options.timeout },
   });
-  return pullRequestComment(target, clients.api(target), options);
+  return pullRequestComment(target, clients.http(target), options);
 }
 
 interface Harness {

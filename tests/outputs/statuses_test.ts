@@ -10,8 +10,8 @@ import { Ajv, type ErrorObject } from "npm:ajv@8.17.1";
 import addFormatsModule from "npm:ajv-formats@3.0.1";
 // @ts-types="npm:@types/markdown-it@14.1.2"
 import MarkdownIt from "npm:markdown-it@14.1.0";
-import { statusName } from "../../src/forge/status/commit_status.ts";
-import { agentSummary } from "../../src/forge/status/github.ts";
+import { statusName } from "../../src/forge/writes.ts";
+import { agentSummary } from "../../src/forge/github.ts";
 import {
   FORGE_COMMITS,
   FORGE_TARGET,

@@ -10,7 +10,7 @@ import { type NativeIo } from "../../src/outputs/ci/native_io.ts";
 import type { FakeTime } from "./fake_time.ts";
 import type { Clock } from "../../src/effects.ts";
 import { OPTIONS } from "../../src/config/options.ts";
-import type { ForgeConfig } from "../../src/forge/target.ts";
+import type { ForgeConfig } from "../../src/forge/forge.ts";
 import { NATIVE_TIME_BOUNDS } from "../../src/platform/bounds.ts";
 import { boundedFetch, makePolicyFetch } from "../../src/http/fetch.ts";
 

@@ -53,7 +53,7 @@ export function createBitbucketWriter(): NativeWriter {
     finish: async (report, io) => {
       const target = forgeTarget(io.config, { metadata: report.ciMetadata }, "insights");
       if ("skip" in target) return io.warn(target.skip);
-      const bitbucket = (await io.forgeClients()).bitbucket(target, io.requestBound);
+      const bitbucket = (await io.forgeClients()).http(target, io.requestBound);
       const url = `${target.apiUrl}/reports/${BITBUCKET_REPORT_ID}`;
       try {
         await bitbucket.request("DELETE", url);

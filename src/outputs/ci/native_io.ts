@@ -4,7 +4,7 @@ import type { ForgeClients } from "../../forge/clients.ts";
 import type { RunReport } from "../../report/outcome.ts";
 import type { FileReport } from "../output.ts";
 import type { CommandResult } from "../../effects.ts";
-import type { ForgeConfig } from "../../forge/target.ts";
+import type { ForgeConfig } from "../../forge/forge.ts";
 import type { Config } from "../../config/resolve.ts";
 import { errorMessage } from "../../text/quote.ts";
 

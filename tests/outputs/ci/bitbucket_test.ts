@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { BITBUCKET_PROXY } from "../../../src/forge/target.ts";
+import { BITBUCKET_PROXY } from "../../../src/forge/bitbucket.ts";
 import {
   bitbucketAnnotations,
   bitbucketReport,

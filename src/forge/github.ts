@@ -1,22 +1,26 @@
 /**
  * GitHub: one check run per agent through the Checks API, or, where the token may not create
- * check runs, one commit status per agent (docs/github-actions.md, "Commit statuses").
+ * check runs, one commit status per agent (docs/github-actions.md, "Commit statuses"); the pull
+ * request's comments through the issues API.
  */
 
-import { inertMarkdown, markdownCode, markdownLink } from "../../text/markdown.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../../report/outcome.ts";
-import { type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
-import type { ForgeTarget } from "../target.ts";
-import { clip } from "../../text/sanitize.ts";
-import { formatDuration, outcomeLine, outcomeReason, outcomeText } from "../../report/words.ts";
+import { optionName, OPTIONS } from "../config/options.ts";
+import { tokenUrlProblem } from "../http/url.ts";
+import { HttpFailure } from "../http/failure.ts";
+import type { AgentOutcome, Outcome, RunReport } from "../report/outcome.ts";
+import { formatDuration, outcomeLine, outcomeReason, outcomeText } from "../report/words.ts";
+import { inertMarkdown, markdownCode, markdownLink } from "../text/markdown.ts";
+import { clip, maskSecrets } from "../text/sanitize.ts";
+import { jsonFields } from "./comment/thread.ts";
+import type { Forge, StatusForge } from "./forge.ts";
+import { apiExchange, type ForgeHttp, nextLink, type RequestOptions } from "./http.ts";
 import {
   lacksPermission,
+  mayHaveCreated,
   statusDescription,
-  type StatusForge,
   statusName,
   tokenAdvice,
-} from "./commit_status.ts";
-import { HttpFailure } from "../../http/failure.ts";
+} from "./writes.ts";
 
 type _Ended = Exclude<Outcome, "triggered">;
 
@@ -43,13 +47,114 @@ const _SUMMARY_MAX = 65_535;
 const _DESCRIPTION_MAX = 140;
 const _MAX_PAGES = 10;
 
+export const github: Forge = {
+  name: "GitHub",
+  provider: "github_actions",
+  // GitHub asks integrations to send writes one at a time, and never 100 requests at once.
+  concurrency: { inFlight: 4, writes: 1 },
+  commitOf({ metadata, context, read }) {
+    if (_mergeQueue(context?.kind, read)) return "the merge group's head";
+    return metadata.pull_request_number === null ? null : "the pull request's head";
+  },
+  connect({ config, read, metadata, use, skip }) {
+    const value = config.githubToken;
+    const permission = use === "comment" ? "pull-requests" : "checks";
+    if (value === undefined) {
+      return skip(
+        `${OPTIONS.githubToken.variable} is not set; set it to \${{ github.token }} and grant the job \`permissions: ${permission}: write\``,
+      );
+    }
+    // GITHUB_API_URL points elsewhere on GitHub Enterprise Server.
+    const apiUrl = config.githubApiUrl ?? "https://api.github.com";
+    const problem = tokenUrlProblem(apiUrl, OPTIONS.githubApiUrl.variable);
+    if (problem !== null) return skip(problem);
+    const slug = metadata.repository ?? read("GITHUB_REPOSITORY");
+    if (slug === null || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(slug)) {
+      const got = JSON.stringify(maskSecrets(slug ?? "", [value]));
+      const flag = optionName(OPTIONS.repository);
+      return skip(
+        `the repository must be "owner/name" (got ${got}; GITHUB_REPOSITORY or ${flag} sets it)`,
+      );
+    }
+    return {
+      apiUrl,
+      token: { value, variable: OPTIONS.githubToken.variable },
+      repository: slug,
+      gate: { workflow: read("GITHUB_WORKFLOW") ?? "", job: read("GITHUB_JOB") ?? "" },
+    };
+  },
+  exchange: (target, setup) =>
+    apiExchange("GitHub", target, {
+      Authorization: `Bearer ${target.token?.value}`,
+      Accept: "application/vnd.github+json",
+      "X-GitHub-Api-Version": "2022-11-28",
+      "User-Agent": setup.userAgent,
+    }, setup),
+  statuses: githubStatuses,
+  tokenAdvice: `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`,
+  comment: {
+    noun: "pull request",
+    sign: "#",
+    change({ metadata, context, read, skip }) {
+      // The queue's branch names a pull request, but the event has none: the comment belongs to
+      // the pull request's own run.
+      if (_mergeQueue(context?.kind, read)) {
+        return {
+          skip:
+            "service-ci: no pull-request comment in a merge queue run (merge_group has no pull request); the pull_request run's comment stands",
+        };
+      }
+      const flag = optionName(OPTIONS.pullRequest);
+      return metadata.pull_request_number ?? skip(
+        `this build is not for a pull request (no pull request number was detected; ${flag} <n> names one)`,
+      );
+    },
+    // A pull request is an issue: its comments are the issue's. The workflow token (and an
+    // app's) cannot read `GET /user` and writes as `github-actions[bot]`.
+    thread(target) {
+      const repo = _repo(target.repository);
+      const list = `${repo}/issues/${target.change}/comments`;
+      return {
+        list,
+        firstPage: `${list}?per_page=100`,
+        one: `${repo}/issues/comments`,
+        update: "PATCH",
+        noun: "comment",
+        author: _author,
+        self: (user) => _author({ user }) ?? "github-actions[bot]",
+        createdBySelf: true,
+      };
+    },
+    advice: {
+      forbidden:
+        "Grant the job `permissions: pull-requests: write`; pull requests from forks only get a read-only token.",
+      not_found:
+        "The token cannot see this repository or pull request; use the workflow's own ${{ github.token }}.",
+    },
+  },
+};
+
+function _mergeQueue(kind: string | undefined, read: (name: string) => string | null): boolean {
+  return kind === "merge_queue" || read("GITHUB_EVENT_NAME") === "merge_group";
+}
+
+function _repo(repository: string): string {
+  return `/repos/${repository.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+// A comment's author by `user.login`, compared lower-case.
+function _author(comment: unknown): string | null {
+  const login = jsonFields(jsonFields(comment).user).login;
+  return typeof login === "string" && login !== "" ? login.toLowerCase() : null;
+}
+
 /** `target`: the pull request's or the merge group's head. */
-export function githubStatuses(
-  target: ForgeTarget,
+function githubStatuses(
+  target: Parameters<Forge["statuses"]>[0],
   http: ForgeHttp,
-  effects: { readonly warn: (line: string) => void; readonly now: () => number },
+  effects: Parameters<Forge["statuses"]>[2],
 ): StatusForge {
-  const repo = `/repos/${target.repository.split("/").map(encodeURIComponent).join("/")}`;
+  const repo = _repo(target.repository);
   const sha = target.commit.sha;
   const checkRuns = new Map<string, number>();
   let existing: Promise<Map<string, number>> | null = null;
@@ -68,8 +173,7 @@ export function githubStatuses(
       const runs = (answer.data as { check_runs?: unknown } | null)?.check_runs;
       if (!Array.isArray(runs)) break;
       for (const run of runs as unknown[]) {
-        const { id, name, external_id: external, status } =
-          (typeof run === "object" && run !== null ? run : {}) as Record<string, unknown>;
+        const { id, name, external_id: external, status } = jsonFields(run);
         if (
           typeof id === "number" && Number.isSafeInteger(id) && typeof external === "string" &&
           name === statusName(external) && status !== "completed" && !found.has(external)
@@ -98,10 +202,7 @@ export function githubStatuses(
         if (Number.isSafeInteger(created)) checkRuns.set(key, created as number);
         return;
       } catch (error) {
-        // The create may have worked with its answer lost: find it by name before another one.
-        if (!(error instanceof HttpFailure && ["server", "network"].includes(error.kind))) {
-          throw error;
-        }
+        if (!mayHaveCreated(error)) throw error;
         id = (await find(agentId, options).catch(() => new Map<string, number>())).get(key);
         if (id === undefined) throw error;
       }
@@ -161,7 +262,7 @@ export function githubStatuses(
     },
     // How to enable what failed; never a permission for a rate limit.
     advice: (error) => {
-      if (!lacksPermission(error)) return tokenAdvice("GitHub", error) ?? "";
+      if (!lacksPermission(error)) return tokenAdvice(github, error) ?? "";
       return mode === "checks"
         ? "Give the job `permissions: checks: write`."
         : "Give the job `permissions: statuses: write` (`checks: write` for check runs).";

@@ -1,36 +1,17 @@
 /**
- * What the commit statuses of every forge share (the per-agent name, the writer's interface), and
- * with the pull-request comment: the queue that turns a failed write into one line.
+ * How every forge write fails well, for the statuses and the comment alike: one queue that turns
+ * a failed write into one line, the recovery of a create whose answer was lost, and the advice
+ * for a refused token.
  */
 
-import { OPTIONS } from "../../config/options.ts";
-import type { RequestOptions } from "../http.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../../report/outcome.ts";
-import { outcomeLine } from "../../report/words.ts";
-import { HttpFailure } from "../../http/failure.ts";
+import { HttpFailure } from "../http/failure.ts";
+import type { Outcome } from "../report/outcome.ts";
+import { outcomeLine } from "../report/words.ts";
+import type { Forge, StatusForge } from "./forge.ts";
 
 /** Stable from run to run, so branch protection can require it. */
 export function statusName(agentId: string): string {
   return `service-ci / ${agentId.toLowerCase()}`;
-}
-
-/** Each method throws on failure; the output turns that into one line. */
-export interface StatusForge {
-  readonly forge: string;
-  /** In progress until `ended` is given; creates the status if no earlier write did. */
-  write(
-    agentId: string,
-    status: {
-      readonly runId: string | null;
-      readonly link: string | null;
-      readonly ended?: { readonly agent: AgentOutcome; readonly report: RunReport };
-    },
-    options: RequestOptions,
-  ): Promise<void>;
-  /** Whether `error` would only repeat on another attempt (a refused token, a missing scope). */
-  final(error: unknown): boolean;
-  /** How to enable the writes after `error`, one sentence (may be empty). */
-  advice(error: unknown): string;
 }
 
 /** A commit status's description: the verdict, or that it is still to come. */
@@ -43,20 +24,22 @@ export function lacksPermission(error: unknown): error is HttpFailure {
   return error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind);
 }
 
+/** A create that got no answer (a 5xx, no answer) may have worked: look before another. */
+export function mayHaveCreated(error: unknown): error is HttpFailure {
+  return error instanceof HttpFailure && ["server", "network"].includes(error.kind);
+}
+
 /** What a refused token or a used-up rate limit needs, said alike by the statuses and the comment. */
-export function tokenAdvice(forge: "GitHub" | "GitLab", error: unknown): string | undefined {
+export function tokenAdvice(forge: Forge, error: unknown): string | undefined {
   const kind = error instanceof HttpFailure ? error.kind : null;
-  if (kind === "rate_limited") return `${forge}'s API rate limit is used up for now.`;
-  if (kind !== "unauthorized") return undefined;
-  return forge === "GitHub"
-    ? `Check ${OPTIONS.githubToken.variable} (set it to \${{ github.token }}).`
-    : `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`;
+  if (kind === "rate_limited") return `${forge.name}'s API rate limit is used up for now.`;
+  return kind === "unauthorized" ? forge.tokenAdvice : undefined;
 }
 
 /**
- * The statuses and the comment write alike: writes under one key go one after the other; only
- * the first failure is shown, as `warn`'s one line saying `subject` ("the pull-request comment
- * was") was not written, and one that another attempt would only repeat stops every further write.
+ * Writes under one key go one after the other; only the first failure is shown, as `warn`'s one
+ * line saying `subject` ("the pull-request comment was") was not written, and one that another
+ * attempt would only repeat stops every further write.
  */
 export function writeQueue(
   writer: Pick<StatusForge, "final" | "advice"> & { readonly subject: string },
