@@ -63,10 +63,10 @@ const RAW_BREAK = /[\u0085\u2028\u2029]/g;
 export function escapeJsonForLogs(json: string): string {
   return json.replace(
     JSON_STRING,
-    (literal) => literal.replace(MARKER_END, _unicodeEscape).replace(RAW_BREAK, _unicodeEscape),
+    (literal) => literal.replace(MARKER_END, unicodeEscape).replace(RAW_BREAK, unicodeEscape),
   );
 }
 
-function _unicodeEscape(char: string): string {
+export function unicodeEscape(char: string): string {
   return `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
 }

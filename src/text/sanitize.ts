@@ -4,7 +4,7 @@
 // deno-lint-ignore-file no-control-regex
 
 import { IGNORABLE_SOURCE, removeIgnorable } from "./ignorable.ts";
-import { escapeJsonForLogs, neutralizeLine } from "./log_commands.ts";
+import { escapeJsonForLogs, neutralizeLine, unicodeEscape } from "./log_commands.ts";
 
 // CSI (ESC [ … final), OSC/DCS/SOS/PM/APC (… BEL or ESC \), and two-byte ESC X.
 const ESCAPE_SEQUENCE =
@@ -111,10 +111,7 @@ export function secretForms(secret: string): readonly string[] {
     forms.add(new URLSearchParams({ k: secret }).toString().slice(2));
   }
   const json = JSON.stringify(secret).slice(1, -1);
-  const asciiJson = json.replace(
-    /[^\x20-\x7e]/g,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  const asciiJson = json.replace(/[^\x20-\x7e]/g, unicodeEscape);
   for (const form of [json, asciiJson]) {
     forms.add(form).add(escapeJsonForLogs(`"${form}"`).slice(1, -1)).add(
       form.replaceAll("/", "\\/"),
