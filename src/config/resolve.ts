@@ -13,7 +13,6 @@ import {
 import { UsageError } from "./errors.ts";
 import { parseArgTokens } from "./parse_args.ts";
 import { QUOTE_MAX, quoteValue } from "../text/quote.ts";
-import { parseBaseUrl } from "./values.ts";
 
 /**
  * Each option of {@linkcode OPTIONS}, typed by the table, and its source: its flag, its variable,
@@ -218,14 +217,7 @@ function _resolve(
     }
   }
   if (option === OPTIONS.baseUrl && DEFAULT_BASE_URL !== undefined) {
-    return [
-      parseBaseUrl(
-        DEFAULT_BASE_URL,
-        "the built-in default service address",
-        OPTIONS.apiKey.variable,
-      ),
-      "built-in default",
-    ];
+    return [parse!(DEFAULT_BASE_URL, "the built-in default service address"), "built-in default"];
   }
   if (option.default !== undefined) return [option.default, "default"];
   if (option.missing !== undefined) {
