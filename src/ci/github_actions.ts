@@ -49,15 +49,12 @@ export const GITHUB_ACTIONS: CiProvider = provider({
     await _event(context, "pull_request", "head", "sha") ??
       await _event(context, "merge_group", "head_sha") ??
       context.read("GITHUB_SHA"),
-  branch: async (context) => {
-    const { read } = context;
-    const head = await _event(context, "pull_request", "head", "ref") ??
+  branch: async (context) =>
+    await _event(context, "pull_request", "head", "ref") ??
       await _event(context, "merge_group", "head_ref") ??
-      read("GITHUB_HEAD_REF");
-    if (head !== null) return head;
-    if (read("GITHUB_REF") !== null) return read("GITHUB_REF");
-    return read("GITHUB_REF_TYPE") === "tag" ? null : read("GITHUB_REF_NAME");
-  },
+      context.read("GITHUB_HEAD_REF") ??
+      context.read("GITHUB_REF") ??
+      (context.read("GITHUB_REF_TYPE") === "tag" ? null : context.read("GITHUB_REF_NAME")),
   repository: ["GITHUB_REPOSITORY"],
   // On a re-run GITHUB_ACTOR is still whoever started the first attempt.
   actor: ["GITHUB_TRIGGERING_ACTOR", "GITHUB_ACTOR"],
