@@ -1,4 +1,24 @@
-/** One failure type for every request, its kinds, and what an HTTP status says to each client. */
+/**
+ * One failure type for every request, its kinds, what an HTTP status says to each client, and what
+ * a request that got no answer says (DNS, a refused connection, TLS, the rest).
+ */
+
+import { sanitize } from "../text/sanitize.ts";
+
+// rustls: "invalid peer certificate: <UnknownIssuer, Expired, BadSignature, …>".
+const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
+// "Connection refused (os error 111)" (Linux/macOS), "… actively refused it. (os error 10061)".
+const CONNECTION_REFUSED_ERROR = /connection refused|actively refused|os error (?:111|61|10061)\b/i;
+// "Name or service not known" (glibc), "nodename nor servname provided" (macOS), "No such host
+// is known" (Windows).
+const DNS_ERROR =
+  /dns error|failed to lookup address|name or service not known|nodename nor servname|no such host|temporary failure in name resolution/i;
+// rustls: `certificate not valid for name "127.0.0.1"; certificate is only valid for
+// DnsName("other.example")` (older versions: NotValidForName).
+const NAME_MISMATCH_ERROR = /not valid for name|NotValidForName/i;
+// rustls, for an `https://` request answered in plain HTTP: "received corrupt message of type
+// InvalidContentType".
+const PLAIN_HTTP_ERROR = /InvalidContentType|corrupt message/i;
 
 export type RedirectRefusal =
   | "no_location"
@@ -73,4 +93,90 @@ export class HttpFailure extends Error {
   get retryable(): boolean {
     return ["transient", "rate_limited", "server", "network"].includes(this.kind);
   }
+}
+
+/** `error` and its causes, outermost first: fetch's own message ("fetch failed") hides the rest. */
+export function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let link = error; link !== undefined && chain.length < 8;) {
+    chain.push(link);
+    link = link instanceof Error ? link.cause : undefined;
+  }
+  return chain;
+}
+
+/** The service as asked: where, whether it answered before, where its address came from. */
+export type ServiceAsked = { url: URL; answered: boolean; source?: string | undefined };
+
+/**
+ * The one wording of a request that got no answer (but a timeout or a proxy's 407). The service's
+ * says what the causes mean: a refused connection or DNS (`unreachable` until it has answered), a
+ * plain-HTTP port, a refused certificate, else the causes. A forge's is one `network` line.
+ */
+export function networkFailure(
+  error: unknown,
+  secrets: readonly string[],
+  /** A forge's name, unset through Bitbucket's proxy: its words are shown as they are. */
+  asker: ServiceAsked | { readonly forge: string | undefined },
+): HttpFailure {
+  const shown = (text: string) => sanitize(text, { secrets, maxLength: 200 });
+  const cause = { cause: error };
+  if ("forge" in asker) {
+    const forge = asker.forge;
+    const text = error instanceof Error ? error.message : String(error);
+    const named = forge !== undefined && error instanceof Error ? `${error.name}: ${text}` : text;
+    const line = forge === undefined
+      ? shown(named)
+      : `${forge} could not be reached (${shown(named)})`;
+    return new HttpFailure("network", line, cause);
+  }
+  const { url, answered } = asker;
+  const causes: string[] = [];
+  for (const link of causeChain(error)) {
+    const message = link instanceof Error ? link.message : String(link);
+    if (!causes.some((seen) => seen.includes(message))) causes.push(message);
+    if (causes.length === 4) break;
+  }
+  // The URL is already known to the reader; the connection error after it is the news.
+  const reason = causes.join(": ").replace(
+    /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
+    "",
+  );
+  const from = asker.source === undefined ? "" : ` (from ${asker.source})`;
+  // Deno reports a failing proxy in the same words, naming the service's URL: the proxy is a
+  // suspect too. Kept short: a progress line shows 200 characters.
+  const proxy = `any proxy in ${url.protocol === "https:" ? "HTTPS" : "HTTP"}_PROXY/ALL_PROXY`;
+  // Before the service has answered, most often a wrong address; after, an outage.
+  const refused = CONNECTION_REFUSED_ERROR.test(reason);
+  if (refused || DNS_ERROR.test(reason)) {
+    const message = refused
+      ? answered
+        ? `connection refused by ${url.host}, which answered before: check that the service (and ${proxy}) is up`
+        : `connection refused by ${url.host}${from}: check the address and its port, that the service is up, and ${proxy}`
+      : answered
+      ? `could not resolve host ${url.hostname}, which resolved before: check this machine's DNS (and ${proxy})`
+      : `could not resolve host ${url.hostname}${from}: check the address, this machine's DNS, and ${proxy}`;
+    const unreachable = answered ? undefined : refused ? "refused" : "dns";
+    return new HttpFailure("transient", message, { ...cause, unreachable });
+  }
+  // A plain-HTTP port and a refused certificate are configuration errors, the same on every
+  // retry. What rustls says is kept, without the layers of the HTTP stack it came through.
+  if (PLAIN_HTTP_ERROR.test(reason)) {
+    const message = `TLS handshake with ${url.host} failed: the port answers in plain HTTP`;
+    return new HttpFailure("plain_http", message, cause);
+  }
+  if (NAME_MISMATCH_ERROR.test(reason)) {
+    const names = /only valid for (.*)$/i.exec(reason)?.[1]
+      ?.replace(/DnsName\("([^"]*)"\)|IpAddress\(([^)]*)\)/g, "$1$2");
+    const named = names === undefined ? "" : ` (it names ${shown(names)})`;
+    const message = `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}`;
+    const code = "certificate_name_mismatch";
+    return new HttpFailure("tls", `${message}${named}`, { ...cause, code });
+  }
+  if (CERTIFICATE_ERROR.test(reason)) {
+    const tlsReason = reason.replace(/^(?:fetch failed: )?(?:client error \([^)]*\): )?/, "");
+    const message = `the TLS certificate of ${url.host} was refused: ${shown(tlsReason)}`;
+    return new HttpFailure("tls", message, cause);
+  }
+  return new HttpFailure("transient", `network error: ${shown(reason)}`, cause);
 }

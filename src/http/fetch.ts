@@ -5,7 +5,7 @@
 
 import type { ExchangeLog, FetchSetup } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
-import { HttpFailure, type Redirect, type RedirectRefusal } from "./failure.ts";
+import { causeChain, HttpFailure, type Redirect, type RedirectRefusal } from "./failure.ts";
 import { isLoopbackHost } from "./url.ts";
 
 export const MAX_REDIRECTS = 5;
@@ -70,16 +70,6 @@ export function proxyAuthRefusal(error: unknown, url: URL): string | null {
   if (!refused) return null;
   const variable = url.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY";
   return `the proxy in ${variable}/ALL_PROXY refused the credentials it was given (407 Proxy Authentication Required): check the user and password in that variable; a retry would send the same ones`;
-}
-
-/** `error` and its causes, outermost first: fetch's own message ("fetch failed") hides the rest. */
-export function causeChain(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let link = error; link !== undefined && chain.length < 8;) {
-    chain.push(link);
-    link = link instanceof Error ? link.cause : undefined;
-  }
-  return chain;
 }
 
 /** One timer for a request, its redirects and body; `timeout` tells it from the caller's abort. */

@@ -5,10 +5,9 @@ import type { CiMetadata } from "../ci/detect.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
 import { duplicateMember, isObject } from "./verdict.ts";
-import { failureKind, HttpFailure } from "../http/failure.ts";
+import { failureKind, HttpFailure, networkFailure } from "../http/failure.ts";
 import { Slots } from "../http/slots.ts";
 import {
-  causeChain,
   fetchFollowing,
   proxyAuthRefusal,
   readCapped,
@@ -16,20 +15,6 @@ import {
   requestSignal,
 } from "../http/fetch.ts";
 
-// rustls: "invalid peer certificate: <UnknownIssuer, Expired, BadSignature, …>".
-const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
-// "Connection refused (os error 111)" (Linux/macOS), "… actively refused it. (os error 10061)".
-const CONNECTION_REFUSED_ERROR = /connection refused|actively refused|os error (?:111|61|10061)\b/i;
-// "Name or service not known" (glibc), "nodename nor servname provided" (macOS), "No such host
-// is known" (Windows).
-const DNS_ERROR =
-  /dns error|failed to lookup address|name or service not known|nodename nor servname|no such host|temporary failure in name resolution/i;
-// rustls: `certificate not valid for name "127.0.0.1"; certificate is only valid for
-// DnsName("other.example")` (older versions: NotValidForName).
-const NAME_MISMATCH_ERROR = /not valid for name|NotValidForName/i;
-// rustls, for an `https://` request answered in plain HTTP: "received corrupt message of type
-// InvalidContentType".
-const PLAIN_HTTP_ERROR = /InvalidContentType|corrupt message/i;
 /** A run id that makes a longer address is an unusable answer. */
 const MAX_RUN_URL_LENGTH = 8_000;
 
@@ -266,58 +251,8 @@ export class ServiceClient {
     }
     const proxyRefusal = proxyAuthRefusal(error, url);
     if (proxyRefusal !== null) return new HttpFailure("proxy", proxyRefusal, { cause: error });
-    // fetch's own message ("fetch failed") hides the useful part in its causes.
-    const causes: string[] = [];
-    for (const link of causeChain(error)) {
-      const message = link instanceof Error ? link.message : String(link);
-      if (!causes.some((seen) => seen.includes(message))) causes.push(message);
-      if (causes.length === 4) break;
-    }
-    // The URL is already known to the reader; the connection error after it is the news.
-    const reason = causes.join(": ").replace(
-      /error sending request (?:for url \([^)]*\)|from \S+ for \S+ \([^)]*\)): */,
-      "",
-    );
-    const shown = (text: string) => this.#shown(text, 200);
-    const source = this.#options.baseUrlSource;
-    const from = source === undefined ? "" : ` (from ${source})`;
-    // Deno reports a failing proxy in the same words, naming the service's URL: the proxy is a
-    // suspect too. Kept short: a progress line shows 200 characters.
-    const proxy = `any proxy in ${url.protocol === "https:" ? "HTTPS" : "HTTP"}_PROXY/ALL_PROXY`;
-    // Before the service has answered, most often a wrong address; after, an outage.
-    const refused = CONNECTION_REFUSED_ERROR.test(reason);
-    if (refused || DNS_ERROR.test(reason)) {
-      const message = refused
-        ? this.#answered
-          ? `connection refused by ${url.host}, which answered before: check that the service (and ${proxy}) is up`
-          : `connection refused by ${url.host}${from}: check the address and its port, that the service is up, and ${proxy}`
-        : this.#answered
-        ? `could not resolve host ${url.hostname}, which resolved before: check this machine's DNS (and ${proxy})`
-        : `could not resolve host ${url.hostname}${from}: check the address, this machine's DNS, and ${proxy}`;
-      const unreachable = this.#answered ? undefined : refused ? "refused" : "dns";
-      return new HttpFailure("transient", message, { cause: error, unreachable });
-    }
-    // A plain-HTTP port and a refused certificate are configuration errors, the same on every
-    // retry. What rustls says is kept, without the layers of the HTTP stack it came through.
-    const tlsReason = reason.replace(/^(?:fetch failed: )?(?:client error \([^)]*\): )?/, "");
-    if (PLAIN_HTTP_ERROR.test(reason)) {
-      const message = `TLS handshake with ${url.host} failed: the port answers in plain HTTP`;
-      return new HttpFailure("plain_http", message, { cause: error });
-    }
-    if (NAME_MISMATCH_ERROR.test(reason)) {
-      const names = /only valid for (.*)$/i.exec(reason)?.[1]
-        ?.replace(/DnsName\("([^"]*)"\)|IpAddress\(([^)]*)\)/g, "$1$2");
-      const named = names === undefined ? "" : ` (it names ${shown(names)})`;
-      const message =
-        `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}`;
-      const code = "certificate_name_mismatch";
-      return new HttpFailure("tls", `${message}${named}`, { cause: error, code });
-    }
-    if (CERTIFICATE_ERROR.test(reason)) {
-      const message = `the TLS certificate of ${url.host} was refused: ${shown(tlsReason)}`;
-      return new HttpFailure("tls", message, { cause: error });
-    }
-    return new HttpFailure("transient", `network error: ${shown(reason)}`, { cause: error });
+    const asked = { url, answered: this.#answered, source: this.#options.baseUrlSource };
+    return networkFailure(error, [this.#options.apiKey], asked);
   }
 }
 
