@@ -53,8 +53,6 @@ export class ServiceClient {
   // Whether any HTTP answer has come: from then on a refused connection is an outage, not a
   // wrong address.
   #answered = false;
-  // For the verbose mode: a trigger by its idempotency key, a read by its address.
-  readonly #attempts = new Map<string, number>();
 
   constructor(options: ServiceClientOptions) {
     this.#options = options;
@@ -109,8 +107,10 @@ export class ServiceClient {
     metadata: CiMetadata,
     idempotencyKey: string,
     signal: AbortSignal,
+    attempt = 1,
   ): Promise<TriggerAnswer> {
-    const request = { body: JSON.stringify({ ci_metadata: metadata }), idempotencyKey, signal };
+    const body = JSON.stringify({ ci_metadata: metadata });
+    const request = { body, idempotencyKey, signal, attempt };
     const answer = await this.#request("POST", this.runsUrl(agentId), agentId, request);
     const runId = answer.document.run_id;
     let problem: string | undefined;
@@ -136,21 +136,18 @@ export class ServiceClient {
     throw new HttpFailure("unusable", message, { status: answer.status });
   }
 
-  readRun(agentId: string, runId: string, signal: AbortSignal): Promise<ApiAnswer> {
-    return this.#request("GET", this.runUrl(agentId, runId), agentId, { signal });
+  readRun(agentId: string, runId: string, signal: AbortSignal, attempt = 1): Promise<ApiAnswer> {
+    return this.#request("GET", this.runUrl(agentId, runId), agentId, { signal, attempt });
   }
 
   async #request(
     method: "GET" | "POST",
     url: URL,
     agentId: string,
-    options: { body?: string; idempotencyKey?: string; signal: AbortSignal },
+    options: { body?: string; idempotencyKey?: string; signal: AbortSignal; attempt: number },
   ): Promise<ApiAnswer> {
     options.signal.throwIfAborted();
     const slot = await this.#slots.acquire({ write: false, rank: 0 }, options.signal);
-    const request = options.idempotencyKey ?? `${method} ${url.href}`;
-    const attempt = (this.#attempts.get(request) ?? 0) + 1;
-    this.#attempts.set(request, attempt);
     const timer = this.#options.timeout(this.#options.requestTimeoutMs);
     const { signal, timeout } = requestSignal(timer, options.signal);
     try {
@@ -167,11 +164,9 @@ export class ServiceClient {
         secrets: [this.#options.apiKey],
         onAnswer: () => this.#answered = true,
         log: this.#options.log,
-        attempt,
+        attempt: options.attempt,
       });
-      const answer = await this.#answer(method, response, signal);
-      this.#attempts.delete(request);
-      return answer;
+      return await this.#answer(method, response, signal);
     } catch (error) {
       throw this.#asFailure(error, options.signal, timeout, url);
     } finally {

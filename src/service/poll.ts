@@ -12,6 +12,7 @@ import {
 import { type GateField, readRun, type Verdict } from "./verdict.ts";
 import { hideUserinfo } from "../text/quote.ts";
 import { HttpFailure, type Unreachable } from "../http/failure.ts";
+import { retrying } from "../http/retry.ts";
 
 /** A 404 on a run this young may only mean the service does not show it yet (contract §3). */
 export const NEW_RUN_GRACE_MS = 30_000;
@@ -85,74 +86,72 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
    * {@linkcode MAX_CONSECUTIVE_FAULTS} in a row, never past the deadline. A 404 on a run younger
    * than {@linkcode NEW_RUN_GRACE_MS} (by `bornAt`) is retried without counting.
    */
-  const withRetries = async <T>(
+  const withRetries = <T>(
     operation: "trigger" | "read",
-    attempt: () => Promise<T>,
+    attempt: (tries: number) => Promise<T>,
     bornAt?: number,
   ): Promise<T> => {
     let consecutive = 0;
     let unreachableSince: number | undefined;
-    for (;;) {
+    const once = async (tries: number): Promise<T> => {
       if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
-      try {
-        const answer = await attempt();
-        lastFault = null;
-        return answer;
-      } catch (error) {
-        if (signal.aborted) throw signal.reason;
-        if (!(error instanceof HttpFailure)) throw error;
-        const young = bornAt !== undefined && deps.clock.monotonic() - bornAt < NEW_RUN_GRACE_MS;
-        if (error.kind === "not_found" && young) {
-          const delayMs = retryDelay({
-            attempt: 1,
-            remainingMs: options.deadline - deps.clock.monotonic(),
-            retryAfterMs: error.retryAfterMs,
-            random: 0.5 + deps.random() / 2,
-          });
-          options.onEvent?.({ type: "not_visible_yet", delayMs });
-          await sleepUntilDeadline(delayMs);
-          continue;
-        }
-        if (!error.retryable) throw error;
-        lastFault = error.message;
-        consecutive++;
-        // A service that has never answered and cannot be reached is tried for a short window:
-        // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
-        unreachableSince = error.unreachable === undefined
-          ? undefined
-          : unreachableSince ?? deps.clock.monotonic();
-        const windowLeft = unreachableSince === undefined
-          ? undefined
-          : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
-        if (consecutive >= MAX_CONSECUTIVE_FAULTS || (windowLeft ?? Infinity) <= 0) {
-          const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
-          const seconds = Math.round((UNREACHABLE_GIVE_UP_MS - (windowLeft ?? 0)) / 1000);
-          const message = windowLeft !== undefined
-            ? `${error.message}; gave up after ${attempts} over ${seconds} s`
-            : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`;
-          throw new HttpFailure("transient", message, { status: error.status, cause: error });
-        }
-        const backoff = retryDelay({
-          attempt: consecutive,
+      const answer = await attempt(tries).catch((error: unknown) => {
+        throw signal.aborted ? signal.reason : error;
+      });
+      lastFault = null;
+      return answer;
+    };
+    return retrying(once, (error) => {
+      const young = bornAt !== undefined && deps.clock.monotonic() - bornAt < NEW_RUN_GRACE_MS;
+      if (error.kind === "not_found" && young) {
+        const delayMs = retryDelay({
+          attempt: 1,
           remainingMs: options.deadline - deps.clock.monotonic(),
           retryAfterMs: error.retryAfterMs,
-          random: deps.random(),
+          random: 0.5 + deps.random() / 2,
         });
-        // The last attempt of the window comes at its end, not after it.
-        const delayMs = windowLeft === undefined ? backoff : Math.min(backoff, windowLeft);
-        options.onEvent?.({
-          type: "fault",
-          operation,
-          message: error.message,
-          consecutive,
-          ...(error.unreachable === undefined
-            ? {}
-            : { unreachable: error.unreachable, giveUpAfterMs: UNREACHABLE_GIVE_UP_MS }),
-          delayMs,
-        });
-        await sleepUntilDeadline(delayMs);
+        options.onEvent?.({ type: "not_visible_yet", delayMs });
+        return delayMs;
       }
-    }
+      if (!error.retryable) return undefined;
+      lastFault = error.message;
+      consecutive++;
+      // A service that has never answered and cannot be reached is tried for a short window:
+      // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
+      unreachableSince = error.unreachable === undefined
+        ? undefined
+        : unreachableSince ?? deps.clock.monotonic();
+      const windowLeft = unreachableSince === undefined
+        ? undefined
+        : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
+      if (consecutive >= MAX_CONSECUTIVE_FAULTS || (windowLeft ?? Infinity) <= 0) {
+        const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
+        const seconds = Math.round((UNREACHABLE_GIVE_UP_MS - (windowLeft ?? 0)) / 1000);
+        const message = windowLeft !== undefined
+          ? `${error.message}; gave up after ${attempts} over ${seconds} s`
+          : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`;
+        throw new HttpFailure("transient", message, { status: error.status, cause: error });
+      }
+      const backoff = retryDelay({
+        attempt: consecutive,
+        remainingMs: options.deadline - deps.clock.monotonic(),
+        retryAfterMs: error.retryAfterMs,
+        random: deps.random(),
+      });
+      // The last attempt of the window comes at its end, not after it.
+      const delayMs = windowLeft === undefined ? backoff : Math.min(backoff, windowLeft);
+      options.onEvent?.({
+        type: "fault",
+        operation,
+        message: error.message,
+        consecutive,
+        ...(error.unreachable === undefined
+          ? {}
+          : { unreachable: error.unreachable, giveUpAfterMs: UNREACHABLE_GIVE_UP_MS }),
+        delayMs,
+      });
+      return delayMs;
+    }, sleepUntilDeadline);
   };
   try {
     let bornAt: number;
@@ -160,7 +159,8 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     let pollNow = false;
     if (options.runId === undefined) {
       const idempotencyKey = deps.uuid();
-      const trigger = () => deps.client.trigger(agentId, options.metadata, idempotencyKey, signal);
+      const trigger = (tries: number) =>
+        deps.client.trigger(agentId, options.metadata, idempotencyKey, signal, tries);
       const answer = await withRetries("trigger", trigger);
       state.runId = answer.runId;
       state.url = _link(answer.document.url);
@@ -192,7 +192,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       });
       pollNow = false;
       await sleepUntilDeadline(delay);
-      const read = () => deps.client.readRun(agentId, runId, signal);
+      const read = (tries: number) => deps.client.readRun(agentId, runId, signal, tries);
       const answer = await withRetries("read", read, bornAt);
       retryAfterMs = answer.retryAfterMs;
       const run = readRun(answer.document, { runId, agentId, duplicate: answer.duplicate });

@@ -54,6 +54,8 @@ function setup(script: Script) {
     { agentId: string; idempotencyKey: string; metadata: CiMetadata; at: number }
   > = [];
   const reads: Array<{ agentId: string; runId: string; at: number }> = [];
+  // The attempt number each request was given, for the verbose mode's log.
+  const attempts: Array<[string, number | undefined]> = [];
   const reply = <T>(answer: Reply<T> | undefined, signal: AbortSignal): Promise<T> => {
     if (answer === undefined) return Promise.reject(new Error("the script has no more answers"));
     if (answer instanceof HttpFailure) return Promise.reject(answer);
@@ -64,11 +66,13 @@ function setup(script: Script) {
   };
   const deps: GateDeps = {
     client: {
-      trigger(agentId, metadata, idempotencyKey, signal) {
+      trigger(agentId, metadata, idempotencyKey, signal, attempt) {
+        attempts.push(["trigger", attempt]);
         triggers.push({ agentId, idempotencyKey, metadata, at: now });
         return reply(script.trigger?.[triggers.length - 1], signal);
       },
-      readRun(agentId, runId, signal) {
+      readRun(agentId, runId, signal, attempt) {
+        attempts.push(["read", attempt]);
         reads.push({ agentId, runId, at: now });
         const index = reads.length - 1;
         const read = script.read;
@@ -97,7 +101,7 @@ function setup(script: Script) {
       onEvent: (event) => events.push(event),
       ...options,
     });
-  return { run, sleeps, events, triggers, reads, now: () => now, keys: () => keys };
+  return { run, sleeps, events, triggers, reads, attempts, now: () => now, keys: () => keys };
 }
 
 function triggered(
@@ -659,4 +663,21 @@ Deno.test("runGate() reads no verdict from an answer about another run: unchecke
   assert.equal(result.end.kind, "unchecked");
   assert.match(String((result.end as { reason: string }).reason), /about run .*run_1.*run_9/);
   assert.equal(gate.reads.length, 1);
+});
+
+Deno.test("each request is told its attempt: counted from 1 per operation, a young run's 404 included", async () => {
+  const gate = setup({
+    trigger: [transient("POST answered 503"), transient("POST answered 502"), triggered()],
+    read: [notFound(), transient(), RUNNING, PASSED],
+  });
+  assert.equal((await gate.run()).passed, true);
+  assert.deepEqual(gate.attempts, [
+    ["trigger", 1],
+    ["trigger", 2],
+    ["trigger", 3],
+    ["read", 1],
+    ["read", 2],
+    ["read", 3],
+    ["read", 1],
+  ]);
 });
