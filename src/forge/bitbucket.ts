@@ -5,11 +5,11 @@
 
 import { OPTIONS } from "../config/options.ts";
 import { boundedFetch, fetchFollowing } from "../http/fetch.ts";
-import { failureKind, HttpFailure } from "../http/failure.ts";
+import { failureKind, HttpFailure, networkFailure } from "../http/failure.ts";
 import type { Outcome } from "../report/outcome.ts";
 import { parseRetryAfter } from "../service/timing.ts";
 import { httpLink } from "../text/markdown.ts";
-import { clip, maskSecrets, sanitize } from "../text/sanitize.ts";
+import { clip, maskSecrets } from "../text/sanitize.ts";
 import type { Forge } from "./forge.ts";
 import type { Exchange } from "./http.ts";
 import { MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
@@ -126,8 +126,7 @@ function _proxyExchange(proxy: string, setup: Parameters<Forge["exchange"]>[1]):
         if (cause instanceof HttpFailure) {
           throw new HttpFailure("refused", cause.message, { cause });
         }
-        const text = cause instanceof Error ? cause.message : String(cause);
-        throw new HttpFailure("network", sanitize(text, { maxLength: 200, secrets }), { cause });
+        throw networkFailure(cause, secrets, { forge: undefined });
       });
       const { response, method: sent } = answer;
       await response.body?.cancel();

@@ -9,7 +9,8 @@ import { exponentialDelay, parseRetryAfter } from "../service/timing.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
 import type { Clock, Http } from "../effects.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts";
-import { failureKind, HttpFailure } from "../http/failure.ts";
+import { failureKind, HttpFailure, networkFailure } from "../http/failure.ts";
+import { retrying } from "../http/retry.ts";
 import {
   fetchFollowing,
   MAX_FORGE_BODY_BYTES,
@@ -112,41 +113,47 @@ export class ForgeHttp {
     const url = this.#resolve(target);
     const write = method !== "GET";
     const exchange = this.#exchange;
+    const priority = options.priority ?? "background";
     let limited = 0;
-    for (let attempt = 1;;) {
-      const priority = options.priority ?? "background";
-      // No slot comes once a 401 has ended the run's requests to this forge.
+    // No slot came (a 401 ended the forge's requests, a pause outlasts the time, the caller's
+    // signal ended the wait): that is final.
+    let unsent: HttpFailure | undefined;
+    // The proxy gives up on its last rate limit without pausing first.
+    const lastLimit = () => exchange.limitedGivesUp && limited === MAX_RATE_LIMITED;
+    return await retrying(async (tries) => {
       const slot = await this.limits.acquire({ write, priority }, options.signal).catch(
         (cause: unknown) => {
-          throw cause instanceof HttpFailure ? cause : exchange.unreached(cause);
+          throw unsent = cause instanceof HttpFailure ? cause : exchange.unreached(cause);
         },
       );
-      let failure: HttpFailure;
       try {
         const bounds = [slot.signal, options.signal].filter((bound) => bound !== undefined);
         return await exchange.send(method, url, body, {
           signal: AbortSignal.any(bounds),
-          attempt: attempt + limited,
+          attempt: tries,
         });
       } catch (error) {
-        if (!(error instanceof HttpFailure)) throw error;
-        if (error.kind === "unauthorized") this.limits.refuse(error);
-        if (!error.retryable) throw error;
-        failure = error;
+        // Before the slot is free: no other request goes out before the pause or the refusal.
+        if (error instanceof HttpFailure && error.kind === "unauthorized") {
+          this.limits.refuse(error);
+        }
+        if (error instanceof HttpFailure && error.kind === "rate_limited" && !lastLimit()) {
+          this.limits.pause(error.retryAfterMs ?? MIN_RATE_LIMIT_PAUSE_MS, error.message);
+        }
+        throw error;
       } finally {
         slot.release();
       }
+    }, (failure, tries) => {
+      if (!failure.retryable || failure === unsent) return undefined;
+      // The limits' pause is the wait.
       if (failure.kind === "rate_limited") {
-        if (exchange.limitedGivesUp && limited === MAX_RATE_LIMITED) throw failure;
-        this.limits.pause(failure.retryAfterMs ?? MIN_RATE_LIMIT_PAUSE_MS, failure.message);
-        if (++limited > MAX_RATE_LIMITED) throw failure;
-        continue;
+        return lastLimit() || ++limited > MAX_RATE_LIMITED ? undefined : 0;
       }
-      if (method === "POST" || attempt >= (options.attempts ?? exchange.attempts)) throw failure;
-      const delayMs = failure.retryAfterMs ?? exponentialDelay(attempt, RETRY_DELAY_MS);
-      await this.#clock.sleep(delayMs, new AbortController().signal);
-      attempt++;
-    }
+      const attempt = tries - limited;
+      if (method === "POST" || attempt >= (options.attempts ?? exchange.attempts)) return undefined;
+      return failure.retryAfterMs ?? exponentialDelay(attempt, RETRY_DELAY_MS);
+    }, (ms) => this.#clock.sleep(ms, new AbortController().signal));
   }
 
   #resolve(target: string): URL {
@@ -174,11 +181,7 @@ export function apiExchange(
   const api = { forge, origin: new URL(target.apiUrl).origin };
   // Its token and the run's: masked in its messages and in every request body.
   const secrets = [target.token?.value ?? "", ...http.secrets ?? []];
-  const unreached = (cause: unknown) => {
-    const text = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-    const shown = sanitize(text, { maxLength: 200, secrets });
-    return new HttpFailure("network", `${forge} could not be reached (${shown})`, { cause });
-  };
+  const unreached = (cause: unknown) => networkFailure(cause, secrets, { forge });
   // The forge's own explanation: GitHub `{message}`, GitLab `{message}` or `{error}`.
   const detail = (text: string) => {
     let message: unknown = text;

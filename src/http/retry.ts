@@ -19,7 +19,8 @@ export async function retrying<T>(
     } catch (error) {
       const delayMs = error instanceof HttpFailure ? wait(error, tries) : undefined;
       if (delayMs === undefined) throw error;
-      await sleep(delayMs);
+      // None: at once, as a forge's request whose wait is its limits' pause.
+      if (delayMs > 0) await sleep(delayMs);
     }
   }
 }

@@ -1,38 +1,59 @@
 import assert from "node:assert/strict";
-import { ForgeHttp } from "../../src/forge/http.ts";
+import { ForgeClients } from "../../src/forge/clients.ts";
+import { apiClient } from "../support/forge_http.ts";
 import { HttpFailure, networkFailure } from "../../src/http/failure.ts";
 
 const TOKEN = "ghs_failure_test_token_9c2e";
 
-Deno.test("networkFailure() words a forge's request without an answer as ForgeHttp does, the token masked", async () => {
-  const url = new URL("https://api.github.com/repos/acme/widgets/issues/1/comments");
-  const errors: unknown[] = [
-    new TypeError(`connection refused for ${TOKEN}`),
-    new DOMException("Signal timed out.", "TimeoutError"),
-    new TypeError("fetch failed", { cause: new Error("connection reset by peer") }),
-    new Error("x".repeat(300)),
-    "not an error",
+Deno.test("a forge's request without an answer is one line: the API's names the forge and the error, the proxy's the error alone, the token masked", async () => {
+  const errors: [unknown, string][] = [
+    [new TypeError(`connection refused for ${TOKEN}`), "TypeError: connection refused for ***"],
+    [new DOMException("Signal timed out.", "TimeoutError"), "TimeoutError: Signal timed out."],
+    ["not an error", "not an error"],
   ];
-  for (const proxy of [undefined, "localhost:29418"]) {
-    for (const error of errors) {
-      const http = new ForgeHttp({
-        forge: "GitHub",
-        baseUrl: "https://api.github.com",
-        headers: {},
+  const clock = { now: () => 0, sleep: () => Promise.resolve() };
+  for (const [error, words] of errors) {
+    const fetch = () => Promise.reject(error);
+    const api = apiClient({
+      baseUrl: "https://api.github.com",
+      token: TOKEN,
+      fetch,
+      timeout: () => new AbortController().signal,
+      clock,
+    });
+    const proxied = new ForgeClients({
+      userAgent: "service-ci/test",
+      clock,
+      http: {
+        makeFetch: () => fetch,
+        timeout: () => new AbortController().signal,
         secrets: [TOKEN],
-        fetch: () => Promise.reject(error),
-        timeout: undefined,
-        clock: { now: () => 0, sleep: () => Promise.resolve() },
-        ...(proxy === undefined ? {} : { proxy }),
-      });
-      const request = http.request("GET", url.pathname, undefined, { attempts: 1 });
+      },
+    }).http({
+      forge: "Bitbucket",
+      apiUrl: "http://api.bitbucket.org/2.0/repositories/acme/widgets/commit/abc",
+      token: null,
+      proxy: "http://localhost:29418",
+      repository: "acme/widgets",
+      commit: { sha: "abc", of: "the commit built" },
+      change: null,
+      ref: null,
+      pipelineId: null,
+      gate: { workflow: "", job: "" },
+    });
+    for (
+      const [http, path, expected] of [
+        [api, "/repos/acme/widgets/issues/1/comments", `GitHub could not be reached (${words})`],
+        [proxied, "http://api.bitbucket.org/2.0/x", words.replace(/^\w+: /, "")],
+      ] as const
+    ) {
+      const request = http.request("GET", path, undefined, { attempts: 1 });
       const failure = await request.then(() => null, (thrown: unknown) => thrown);
       assert.ok(failure instanceof HttpFailure, String(failure));
-      const forge = proxy === undefined ? "GitHub" : undefined;
-      const worded = networkFailure(error, [TOKEN], { forge });
-      assert.deepEqual([worded.kind, worded.message], [failure.kind, failure.message]);
-      assert.equal(worded.cause, error);
-      assert.ok(!worded.message.includes(TOKEN), worded.message);
+      assert.deepEqual([failure.kind, failure.message], ["network", expected]);
+      assert.equal(failure.cause, error);
     }
   }
+  const long = networkFailure(new Error("x".repeat(300)), [], { forge: "GitLab" });
+  assert.ok(long.message.length < 240, long.message);
 });
