@@ -7,6 +7,7 @@
 
 import { exponentialDelay, parseRetryAfter } from "../service/timing.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
+import { formatBound } from "../text/duration.ts";
 import type { Clock, Http } from "../effects.ts";
 import { ForgeLimits, MIN_RATE_LIMIT_PAUSE_MS, type Priority } from "./limits.ts";
 import { failureKind, HttpFailure, networkFailure } from "../http/failure.ts";
@@ -221,7 +222,7 @@ export function apiExchange(
       const known = Number.isFinite(resetAt) && resetAt > 0;
       const left = resetAt - now;
       const reset = known
-        ? ` (the limit resets in ${Math.max(0, Math.ceil(left / 60_000))} min)`
+        ? ` (the limit resets in ${formatBound(Math.max(0, Math.ceil(left / 60_000)) * 60_000)})`
         : "";
       const waitMs = retryAfterMs ??
         (known && exhausted && left > 0 ? left : MIN_RATE_LIMIT_PAUSE_MS);

@@ -5,6 +5,7 @@
 
 import type { ExchangeLog, FetchSetup } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
+import { formatBound } from "../text/duration.ts";
 import { causeChain, HttpFailure, type Redirect, type RedirectRefusal } from "./failure.ts";
 import { isLoopbackHost } from "./url.ts";
 
@@ -99,10 +100,6 @@ export function boundedFetch(
       throw error;
     }
   };
-}
-
-export function formatBound(ms: number): string {
-  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${Math.round(ms)} ms`;
 }
 
 /** The one wording of a refused redirect: the service's (address sanitized) or a forge's. */

@@ -12,6 +12,7 @@ import type { RunOutput, RunPlan } from "./output.ts";
 import type { Clock } from "../effects.ts";
 import type { Output } from "./streams.ts";
 import { sanitize } from "../text/sanitize.ts";
+import { formatBound, formatDuration } from "../text/duration.ts";
 
 /** In CI logs, a "still waiting" line comes after this long without any other line. */
 export const HEARTBEAT_MS = 60_000;
@@ -133,7 +134,7 @@ export class ConsoleReporter implements RunOutput {
         agent.runId === null ? "-" : _line(agent.runId),
         agent.status === null ? "-" : _line(agent.status),
         OUTCOME_LABELS[agent.outcome].verdict,
-        _seconds(agent.durationMs),
+        formatDuration(agent.durationMs),
         agent.url === null ? "-" : _line(agent.url),
       ]),
     ];
@@ -164,18 +165,18 @@ export class ConsoleReporter implements RunOutput {
         return `attached to run ${this.#safe(event.runId)}`;
       case "not_visible_yet":
         return `run not visible yet (404 right after the trigger); retrying in ${
-          _seconds(event.delayMs)
+          formatDuration(event.delayMs)
         }`;
     }
     const what = event.operation === "trigger" ? "trigger" : "reading the run";
     const failed = `${what} failed: ${this.#safe(event.message)}`;
-    const next = `next in ${_seconds(event.delayMs)}`;
+    const next = `next in ${formatDuration(event.delayMs)}`;
     if (event.unreachable === undefined || event.giveUpAfterMs === undefined) {
       return `${failed}; attempt ${event.consecutive} of ${MAX_CONSECUTIVE_FAULTS}, ${next}`;
     }
     // Said in full once: the address, what went wrong, what to check.
-    const giveUpAfter = Math.round(event.giveUpAfterMs / 1000);
-    if (event.consecutive === 1) return `${failed}; trying for up to ${giveUpAfter} s, ${next}`;
+    const giveUpAfter = formatBound(event.giveUpAfterMs, 1000);
+    if (event.consecutive === 1) return `${failed}; trying for up to ${giveUpAfter}, ${next}`;
     const why = event.unreachable === "refused" ? "connection refused" : "host not found";
     return `${what} failed again (${why}); attempt ${event.consecutive}, ${next}`;
   }
@@ -183,7 +184,7 @@ export class ConsoleReporter implements RunOutput {
   #times(): string {
     const now = this.options.clock.monotonic();
     const left = Math.max(0, this.#deadline - now);
-    return `${_duration(now - this.#started)} elapsed, ${_duration(left)} left`;
+    return `${formatBound(now - this.#started, 1000)} elapsed, ${formatBound(left, 1000)} left`;
   }
 
   #paint(text: string, kind: Outcome | "dim"): string {
@@ -219,15 +220,4 @@ export class ConsoleReporter implements RunOutput {
 // command. No second cut: a failed gate's reason, bounded field by field, would lose its end.
 function _line(text: string): string {
   return sanitize(text, { maxLength: Infinity });
-}
-
-function _seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
-}
-
-function _duration(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 60) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
 }

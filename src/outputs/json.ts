@@ -1,7 +1,7 @@
 /** Renders a run report as the `--json` document, whose shape `docs/report.schema.json` fixes. */
 
 import type { AgentOutcome, RunReport } from "../report/outcome.ts";
-import { shownMs } from "../report/words.ts";
+import { shownMs } from "../text/duration.ts";
 
 /** The GitHub `agents` output uses the same objects, so both read alike. */
 export function toJsonAgent(agent: AgentOutcome): Readonly<Record<string, unknown>> {

@@ -1,7 +1,8 @@
 /** Renders a run report as JUnit XML, one test case per agent, for CI test-report views. */
 
 import type { AgentOutcome, Outcome, RunReport } from "../report/outcome.ts";
-import { gateReason, OUTCOME_LABELS, outcomeReason, shownMs } from "../report/words.ts";
+import { gateReason, OUTCOME_LABELS, outcomeReason } from "../report/words.ts";
+import { shownMs } from "../text/duration.ts";
 import { escapeXml } from "../text/xml.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 

@@ -3,7 +3,8 @@
 import { describeSources } from "../config/resolve.ts";
 import { UsageError } from "../config/errors.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
-import { formatMinutes, type RunReport } from "../report/outcome.ts";
+import type { RunReport } from "../report/outcome.ts";
+import { formatBound } from "../text/duration.ts";
 import type { Output } from "./streams.ts";
 import { ConsoleReporter } from "./console.ts";
 import { deliverReports } from "./deliver.ts";
@@ -122,8 +123,8 @@ export async function chooseOutputs(
       header: `service-ci ${VERSION} → ${config.baseUrl.origin}${
         config.baseUrl.pathname.replace(/\/+$/, "")
       } (${config.agents.length === 1 ? "1 agent" : `${config.agents.length} agents`}, timeout ${
-        formatMinutes(config.timeoutMinutes * 60_000)
-      } min${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""}; ${describeSources(config)})`,
+        formatBound(config.timeoutMinutes * 60_000)
+      }${config.noWait ? `, ${optionName(OPTIONS.noWait)}` : ""}; ${describeSources(config)})`,
     }),
   );
   for (const file of outputs.flatMap((each) => each.files ?? [])) {
@@ -177,10 +178,10 @@ export async function finishOutputs(
     ]);
     timer.abort();
     if (inTime) return;
-    ended.abort(new Error(`the ${budgetMs / 1000} s to finish are over`));
+    ended.abort(new Error(`the ${formatBound(budgetMs)} to finish are over`));
     const names = [...pending].map((each) => each.name);
     output.stderr(
-      `service-ci: ${names.join(" and ")} did not finish within ${budgetMs / 1000} s and ${
+      `service-ci: ${names.join(" and ")} did not finish within ${formatBound(budgetMs)} and ${
         names.length === 1 ? "was" : "were"
       } left; the verdict and exit code are not affected\n`,
     );

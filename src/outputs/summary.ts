@@ -2,8 +2,8 @@
 
 import { inertMarkdown, markdownLink } from "../text/markdown.ts";
 import type { AgentOutcome, RunReport } from "../report/outcome.ts";
+import { formatDuration } from "../text/duration.ts";
 import {
-  formatDuration,
   headline,
   markedOutcome,
   OUTCOME_LABELS,

@@ -1,6 +1,7 @@
 /** The time bounds of what a CI hands the run: its files, its tools, its proxy. */
 
 import type { Clock, Files } from "../effects.ts";
+import { formatBound } from "../text/duration.ts";
 
 /** Not a regular file (a named pipe would block the run), or too large; its message is a phrase. */
 export class FileRefused extends Error {
@@ -40,7 +41,9 @@ export async function readBounded(
   const done = new AbortController();
   const late = effects.clock.sleep(EVENT_READ_BOUND_MS, done.signal).then(
     () =>
-      Promise.reject(new FileRefused(`could not be read within ${EVENT_READ_BOUND_MS / 1000} s`)),
+      Promise.reject(
+        new FileRefused(`could not be read within ${formatBound(EVENT_READ_BOUND_MS)}`),
+      ),
     () => new Promise<never>(() => {}),
   );
   try {

@@ -9,6 +9,7 @@ import { withHint } from "../service/hint.ts";
 import type { GateResult } from "../service/poll.ts";
 import type { GateField, Verdict } from "../service/verdict.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
+import { formatBound } from "../text/duration.ts";
 
 /** `triggered`: `--no-wait` started the run and did not wait for it. */
 export type Outcome = Verdict["kind"];
@@ -84,17 +85,13 @@ function _error(
       const last = (status === null ? "" : `; last status ${clean(status)}`) +
         (end.lastFault === null ? "" : `; last fault: ${clean(end.lastFault)}`);
       const what = runId === null ? "before the run was triggered" : "before a verdict";
-      return `the timeout of ${formatMinutes(context.timeoutMs)} min ran out ${what}${last}`;
+      return `the timeout of ${formatBound(context.timeoutMs)} ran out ${what}${last}`;
     }
     case "interrupted":
       return `interrupted by ${_interruptSignal(end.reason)}`;
     default:
       return null;
   }
-}
-
-export function formatMinutes(ms: number): string {
-  return String(Number((ms / 60_000).toFixed(3)));
 }
 
 // A name empty once cleaned, or repeated, is left out: each is a distinct key in `--json`.

@@ -105,18 +105,6 @@ function _counts(
   });
 }
 
-/** Clock arithmetic that went wrong (negative, not finite) shows as no time at all. */
-export function shownMs(ms: number): number {
-  return Number.isFinite(ms) && ms > 0 ? ms : 0;
-}
-
-export function formatDuration(ms: number): string {
-  const seconds = shownMs(ms) / 1000;
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const whole = Math.round(seconds);
-  return `${Math.floor(whole / 60)} min ${whole % 60} s`;
-}
-
 export function exitMeaning(report: RunReport): string {
   if (report.exitCode === ExitCode.Passed) {
     if (report.warnOnly && report.agents.some((agent) => agent.outcome === "failed")) {

@@ -4,6 +4,7 @@ import { parseRetryAfter } from "./timing.ts";
 import type { CiMetadata } from "../ci/detect.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
 import { sanitize } from "../text/sanitize.ts";
+import { formatBound } from "../text/duration.ts";
 import { duplicateMember, isObject } from "./verdict.ts";
 import { failureKind, HttpFailure, networkFailure } from "../http/failure.ts";
 import { Slots } from "../http/slots.ts";
@@ -241,8 +242,8 @@ export class ServiceClient {
     // The caller's abort (deadline or interrupt) is not a fault of the request: pass it on.
     if (caller.aborted) return caller.reason;
     if (timeout.aborted) {
-      const seconds = this.#options.requestTimeoutMs / 1000;
-      return new HttpFailure("transient", `request timed out after ${seconds} s`, { cause: error });
+      const after = formatBound(this.#options.requestTimeoutMs);
+      return new HttpFailure("transient", `request timed out after ${after}`, { cause: error });
     }
     const proxyRefusal = proxyAuthRefusal(error, url);
     if (proxyRefusal !== null) return new HttpFailure("proxy", proxyRefusal, { cause: error });

@@ -11,6 +11,7 @@ import {
 } from "./timing.ts";
 import { type GateField, readRun, type Verdict } from "./verdict.ts";
 import { hideUserinfo } from "../text/quote.ts";
+import { formatBound } from "../text/duration.ts";
 import { HttpFailure, type Unreachable } from "../http/failure.ts";
 import { retrying } from "../http/retry.ts";
 
@@ -126,9 +127,9 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
         : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
       if (consecutive >= MAX_CONSECUTIVE_FAULTS || (windowLeft ?? Infinity) <= 0) {
         const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
-        const seconds = Math.round((UNREACHABLE_GIVE_UP_MS - (windowLeft ?? 0)) / 1000);
+        const over = formatBound(UNREACHABLE_GIVE_UP_MS - (windowLeft ?? 0), 1000);
         const message = windowLeft !== undefined
-          ? `${error.message}; gave up after ${attempts} over ${seconds} s`
+          ? `${error.message}; gave up after ${attempts} over ${over}`
           : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`;
         throw new HttpFailure("transient", message, { status: error.status, cause: error });
       }

@@ -363,7 +363,7 @@ Deno.test(
         // The timeout's own line names the fault that kept the run from starting.
         assert.match(
           result.stderr,
-          /TIMED OUT: the timeout of 0\.05 min ran out before the run was triggered; last fault: network error: /,
+          /TIMED OUT: the timeout of 3 s ran out before the run was triggered; last fault: network error: /,
         );
         assertClean(result);
       });

@@ -463,7 +463,7 @@ const USERS: readonly PolicyUser[] = [
       tooMany: /^redirect: GET answered 302 redirect: more than 5 redirects; refused$/,
       otherOrigin: /^redirect: GET answered 302 redirect to another origin .*API key is only sent/,
       tooLarge: new RegExp(`^unusable: answer 200 is larger than ${MAX_BODY_BYTES} bytes$`),
-      timeout: /^transient: request timed out after 0\.03 s$/,
+      timeout: /^transient: request timed out after 30 ms$/,
     },
   },
   {

@@ -68,9 +68,9 @@ const passAndFail: RunReport = makeReport([passedA, failedB], { exitCode: 1 });
 
 const TABLE = [
   "",
-  "agent                                 run    status     verdict  duration  link",
-  `${A}  run_1  completed  PASSED   65.4 s    https://service.example/runs/run_1`,
-  `${B}  run_2  failed     FAILED   70.0 s    -`,
+  "agent                                 run    status     verdict  duration    link",
+  `${A}  run_1  completed  PASSED   1 min 5 s   https://service.example/runs/run_1`,
+  `${B}  run_2  failed     FAILED   1 min 10 s  -`,
   "",
   "exit 1: 2 gates, 1 passed, 1 failed",
   "",
@@ -125,8 +125,8 @@ Deno.test("ConsoleReporter in a CI log writes one line per status change and per
   assert.equal(
     r.take(),
     [
-      `agent ${A}: status queued (5s elapsed, 29m55s left)`,
-      `agent ${B}: status (no status) (7s elapsed, 29m54s left)`,
+      `agent ${A}: status queued (5 s elapsed, 29 min 55 s left)`,
+      `agent ${B}: status (no status) (7 s elapsed, 29 min 54 s left)`,
       `agent ${B}: reading the run failed: 503 Service Unavailable; attempt 2 of 10, next in 1.5 s`,
       `agent ${A}: trigger failed: connection reset; attempt 1 of 10, next in 0.8 s`,
       `agent ${B}: run not visible yet (404 right after the trigger); retrying in 2.0 s`,
@@ -160,7 +160,7 @@ Deno.test("ConsoleReporter in a CI log writes a heartbeat only after 60 s of sil
   r.console.tick();
   assert.equal(
     r.take(),
-    `still waiting (1m00s elapsed, 29m00s left): ${A} running, ${B} waiting\n`,
+    `still waiting (1 min elapsed, 29 min left): ${A} running, ${B} waiting\n`,
   );
   for (const ms of [65_000, 100_000, 119_999]) {
     r.at(ms);
@@ -171,14 +171,14 @@ Deno.test("ConsoleReporter in a CI log writes a heartbeat only after 60 s of sil
   r.console.tick();
   assert.equal(
     r.take(),
-    `still waiting (2m00s elapsed, 28m00s left): ${A} running, ${B} waiting\n`,
+    `still waiting (2 min elapsed, 28 min left): ${A} running, ${B} waiting\n`,
   );
   // Any other line restarts the minute.
   r.at(150_000);
   r.console.event(B, { type: "status", status: "evaluating", url: null });
   r.at(209_999);
   r.console.tick();
-  assert.equal(r.take(), `agent ${B}: status evaluating (2m30s elapsed, 27m30s left)\n`);
+  assert.equal(r.take(), `agent ${B}: status evaluating (2 min 30 s elapsed, 27 min 30 s left)\n`);
   r.at(210_000);
   r.console.agentDone(passedA);
   r.at(270_000);
@@ -187,7 +187,7 @@ Deno.test("ConsoleReporter in a CI log writes a heartbeat only after 60 s of sil
     r.take(),
     [
       `agent ${A}: PASSED (run run_1)`,
-      `still waiting (4m30s elapsed, 25m30s left): ${B} evaluating`,
+      `still waiting (4 min 30 s elapsed, 25 min 30 s left): ${B} evaluating`,
       "",
     ].join("\n"),
     "a finished agent leaves the heartbeat",
@@ -206,8 +206,8 @@ Deno.test("ConsoleReporter on a terminal redraws the live lines in place, withou
     r.take(),
     [
       "service-ci 1.0.0",
-      `… agent ${A}: waiting (0s elapsed, 30m00s left)`,
-      `… agent ${B}: waiting (0s elapsed, 30m00s left)`,
+      `… agent ${A}: waiting (0 s elapsed, 30 min left)`,
+      `… agent ${B}: waiting (0 s elapsed, 30 min left)`,
       "",
     ].join("\n"),
   );
@@ -216,8 +216,8 @@ Deno.test("ConsoleReporter on a terminal redraws the live lines in place, withou
   assert.equal(
     r.take(),
     [
-      `\x1b[2A\x1b[J… agent ${A}: queued (5s elapsed, 29m55s left)`,
-      `… agent ${B}: waiting (5s elapsed, 29m55s left)`,
+      `\x1b[2A\x1b[J… agent ${A}: queued (5 s elapsed, 29 min 55 s left)`,
+      `… agent ${B}: waiting (5 s elapsed, 29 min 55 s left)`,
       "",
     ].join("\n"),
     "a status change redraws instead of adding a line",
@@ -227,8 +227,8 @@ Deno.test("ConsoleReporter on a terminal redraws the live lines in place, withou
   assert.equal(
     r.take(),
     [
-      `\x1b[2A\x1b[J… agent ${A}: queued (6s elapsed, 29m54s left)`,
-      `… agent ${B}: waiting (6s elapsed, 29m54s left)`,
+      `\x1b[2A\x1b[J… agent ${A}: queued (6 s elapsed, 29 min 54 s left)`,
+      `… agent ${B}: waiting (6 s elapsed, 29 min 54 s left)`,
       "",
     ].join("\n"),
     "a tick redraws the elapsed time",
@@ -238,8 +238,8 @@ Deno.test("ConsoleReporter on a terminal redraws the live lines in place, withou
     r.take(),
     [
       `\x1b[2A\x1b[Jagent ${B}: triggered run run_2`,
-      `… agent ${A}: queued (6s elapsed, 29m54s left)`,
-      `… agent ${B}: waiting (6s elapsed, 29m54s left)`,
+      `… agent ${A}: queued (6 s elapsed, 29 min 54 s left)`,
+      `… agent ${B}: waiting (6 s elapsed, 29 min 54 s left)`,
       "",
     ].join("\n"),
     "a permanent line goes above the live lines",
@@ -249,7 +249,7 @@ Deno.test("ConsoleReporter on a terminal redraws the live lines in place, withou
     r.take(),
     [
       `\x1b[2A\x1b[Jagent ${A}: PASSED (run run_1)`,
-      `… agent ${B}: waiting (6s elapsed, 29m54s left)`,
+      `… agent ${B}: waiting (6 s elapsed, 29 min 54 s left)`,
       "",
     ].join("\n"),
     "a finished agent loses its live line",
@@ -258,7 +258,7 @@ Deno.test("ConsoleReporter on a terminal redraws the live lines in place, withou
   r.console.tick();
   assert.equal(
     r.take(),
-    `\x1b[1A\x1b[J… agent ${B}: waiting (3m00s elapsed, 27m00s left)\n`,
+    `\x1b[1A\x1b[J… agent ${B}: waiting (3 min elapsed, 27 min left)\n`,
     "a terminal gets no heartbeat lines",
   );
   r.console.agentDone(failedB);
@@ -272,7 +272,7 @@ Deno.test("ConsoleReporter colours verdicts and dims the table header only when 
   r.console.line("service-ci 1.0.0");
   assert.equal(
     r.take(),
-    `service-ci 1.0.0\n\x1b[2m…\x1b[22m agent ${A}: waiting (0s elapsed, 30m00s left)\n`,
+    `service-ci 1.0.0\n\x1b[2m…\x1b[22m agent ${A}: waiting (0 s elapsed, 30 min left)\n`,
   );
   r.console.agentDone(passedA);
   r.console.summary(makeReport([passedA, failedB], { exitCode: 1 }));
@@ -287,11 +287,11 @@ Deno.test("ConsoleReporter colours verdicts and dims the table header only when 
         dim("run  "),
         dim("status   "),
         dim("verdict"),
-        dim("duration"),
+        dim("duration  "),
         dim("link"),
       ].join("  "),
-      `${A}  run_1  completed  \x1b[32mPASSED \x1b[39m  65.4 s    https://service.example/runs/run_1`,
-      `${B}  run_2  failed     \x1b[31mFAILED \x1b[39m  70.0 s    -`,
+      `${A}  run_1  completed  \x1b[32mPASSED \x1b[39m  1 min 5 s   https://service.example/runs/run_1`,
+      `${B}  run_2  failed     \x1b[31mFAILED \x1b[39m  1 min 10 s  -`,
       "",
       "exit 1: 2 gates, 1 passed, 1 failed",
       "",
@@ -323,13 +323,13 @@ Deno.test("ConsoleReporter's final table shows every outcome, with - for what is
     r.take(),
     [
       "",
-      "agent                                 run    status      verdict      duration  link",
-      `${AGENT_IDS.passed}  run_1  completed   PASSED       1.2 s     https://service.example/runs/run_1`,
-      `${AGENT_IDS.failed}  run_2  failed      FAILED       2.0 s     https://service.example/runs/run_2`,
-      `${AGENT_IDS.unchecked}  -      -           NOT CHECKED  0.3 s     -`,
-      `${AGENT_IDS.timed_out}  run_4  running     TIMED OUT    1800.0 s  https://service.example/runs/run_4`,
-      `${AGENT_IDS.interrupted}  run_5  evaluating  INTERRUPTED  4.0 s     https://service.example/runs/run_5`,
-      `${AGENT_IDS.triggered}  run_6  queued      TRIGGERED    0.1 s     https://service.example/runs/run_6`,
+      "agent                                 run    status      verdict      duration    link",
+      `${AGENT_IDS.passed}  run_1  completed   PASSED       1.2 s       https://service.example/runs/run_1`,
+      `${AGENT_IDS.failed}  run_2  failed      FAILED       2.0 s       https://service.example/runs/run_2`,
+      `${AGENT_IDS.unchecked}  -      -           NOT CHECKED  0.3 s       -`,
+      `${AGENT_IDS.timed_out}  run_4  running     TIMED OUT    30 min 0 s  https://service.example/runs/run_4`,
+      `${AGENT_IDS.interrupted}  run_5  evaluating  INTERRUPTED  4.0 s       https://service.example/runs/run_5`,
+      `${AGENT_IDS.triggered}  run_6  queued      TRIGGERED    0.1 s       https://service.example/runs/run_6`,
       "",
       "exit 3: 6 gates, 1 passed, 1 failed, 1 could not be checked, 1 timed out, 1 interrupted, 1 triggered without waiting",
       "",
@@ -392,13 +392,13 @@ Deno.test("ConsoleReporter shows hostile service text as one inert line", () => 
       tty
         ? [
           `agent ${A}: triggered run run_1 ::error::pwned: https://evil.example/ ::warning::x`,
-          `… agent ${A}: waiting (1s elapsed, 29m59s left)`,
-          `… agent ${A}: red ::error::x (1s elapsed, 29m59s left)`,
+          `… agent ${A}: waiting (1 s elapsed, 29 min 59 s left)`,
+          `… agent ${A}: red ::error::x (1 s elapsed, 29 min 59 s left)`,
           "",
         ].join("\n")
         : [
           `agent ${A}: triggered run run_1 ::error::pwned: https://evil.example/ ::warning::x`,
-          `agent ${A}: status red ::error::x (1s elapsed, 29m59s left)`,
+          `agent ${A}: status red ::error::x (1 s elapsed, 29 min 59 s left)`,
           "",
         ].join("\n"),
     );

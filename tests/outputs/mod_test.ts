@@ -130,9 +130,9 @@ Deno.test("finishOutputs(): a courtesy output that hangs is left after the budge
       output,
     );
     assert.equal(code, 1);
-    const seconds = interrupted ? 2 : 60;
+    const within = interrupted ? "2 s" : "1 min";
     const left =
-      `service-ci: the stuck comment did not finish within ${seconds} s and was left; the verdict and exit code are not affected\n`;
+      `service-ci: the stuck comment did not finish within ${within} and was left; the verdict and exit code are not affected\n`;
     assert.equal(h.stderr.join(""), interrupted ? `summary\n${left}` : `${left}summary\n`);
   }
 });

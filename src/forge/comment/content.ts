@@ -4,11 +4,11 @@
  */
 
 import { inertMarkdown, markdownLink } from "../../text/markdown.ts";
+import { formatDuration } from "../../text/duration.ts";
 import type { AgentOutcome, Outcome, RunReport } from "../../report/outcome.ts";
 import { type CommentHistory, type HistoryEntry, historyLine } from "./history.ts";
 import {
   exitMeaning,
-  formatDuration,
   headline,
   markedOutcome,
   OUTCOME_LABELS,

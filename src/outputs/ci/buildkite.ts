@@ -5,7 +5,7 @@ import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
 import type { CommandResult } from "../../effects.ts";
 import { CI_OUTPUTS, type NativeWriter } from "./native_io.ts";
 import { sanitize } from "../../text/sanitize.ts";
-import { formatBound } from "../../http/fetch.ts";
+import { formatBound } from "../../text/duration.ts";
 
 /** A re-run of the job replaces the annotation of this context instead of adding one. */
 const BUILDKITE_CONTEXT = "service-ci";
