@@ -7,7 +7,7 @@ import { parseCommandLine } from "./config/resolve.ts";
 import { UsageError } from "./config/errors.ts";
 import { DEFAULT_BASE_URL } from "./config/default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
-import { ExitCode } from "./report/outcome.ts";
+import { ExitCode } from "./config/exit_codes.ts";
 import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./config/options.ts";
 import { exchangeLog, Output } from "./outputs/streams.ts";
 import { userAgent, VERSION } from "./config/version.ts";

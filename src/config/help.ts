@@ -2,6 +2,7 @@
 
 import { OPTION_LIST, optionName, OPTIONS, type OptionSpec } from "./options.ts";
 import { REPOSITORY_URL, VERSION } from "./version.ts";
+import { EXIT_MEANINGS } from "./exit_codes.ts";
 
 // Descriptions start in this column; a variable joins the last line when it stays within
 // VARIABLE_WIDTH, else it takes a line of its own.
@@ -61,10 +62,11 @@ Options ([VARIABLE] sets the same):
 ${lines.join("\n")}
 
 Exit codes:
-  0  every gate passed            1  a gate failed
-  2  usage or configuration error (nothing was sent)
-  3  a gate could not be checked  4  the timeout ran out
-  130, 143  interrupted by SIGINT, by SIGTERM or SIGHUP
+${
+    Object.entries(EXIT_MEANINGS).map(([code, meaning]) => `  ${code.padEnd(5)}${meaning}`).join(
+      "\n",
+    )
+  }
 
 Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 `;

@@ -10,6 +10,7 @@ import type { GateResult } from "../service/poll.ts";
 import type { GateField, Verdict } from "../service/verdict.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
 import { formatBound } from "../text/duration.ts";
+import { ExitCode } from "../config/exit_codes.ts";
 
 /** `triggered`: `--no-wait` started the run and did not wait for it. */
 export type Outcome = Verdict["kind"];
@@ -112,18 +113,6 @@ function _gateValue(value: string | number | boolean, secrets: readonly string[]
   if (typeof value !== "string" && maskSecrets(text, secrets) === text) return value;
   return sanitize(text, { maxLength: GATE_LIMITS.value, secrets });
 }
-
-export const ExitCode = {
-  Passed: 0,
-  Failed: 1,
-  /** No request was sent. */
-  Usage: 2,
-  Unchecked: 3,
-  TimedOut: 4,
-  Sigint: 130,
-  /** SIGHUP too: not the shell's 129, since `v1` adds no exit code (docs/compatibility.md). */
-  Sigterm: 143,
-} as const;
 
 // With several agents the first code of this list that any agent has is the process's code:
 // an interrupt, then 2, 3, 4, 1, 0 (contract §5).

@@ -1,6 +1,7 @@
 /** The words every surface shares, so that no two name one result two ways. */
 
-import { type AgentOutcome, ExitCode, type Outcome, type RunReport } from "./outcome.ts";
+import type { AgentOutcome, Outcome, RunReport } from "./outcome.ts";
+import { EXIT_MEANINGS, ExitCode } from "../config/exit_codes.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
 // `counted` is the console's last line's, where it says more than `words`; `problem` is an
@@ -57,26 +58,26 @@ export function outcomeLine(outcome: Outcome): string {
 export function headline(report: RunReport): string {
   const has = (outcome: Outcome) => report.agents.some((agent) => agent.outcome === outcome);
   const gate = report.agents.length === 1 ? "quality gate" : "quality gates";
-  switch (report.exitCode) {
-    case ExitCode.Passed:
-      if (has("failed")) {
-        return `⚠️ service-ci: ${gate} failed (ignored: ${optionName(OPTIONS.warnOnly)})`;
-      }
-      if (has("triggered")) return `⏩ service-ci: runs started, not waited for`;
-      return `✅ service-ci: ${gate} passed`;
-    case ExitCode.Failed:
-      return `❌ service-ci: ${gate} failed`;
-    case ExitCode.Unchecked:
-      return `⚠️ service-ci: ${gate} could not be checked`;
-    case ExitCode.TimedOut:
-      return `⏱️ service-ci: ${gate} timed out before a verdict`;
-    case ExitCode.Sigint:
-    case ExitCode.Sigterm:
-      return `🛑 service-ci: ${gate} interrupted`;
-    default:
-      return `⚠️ service-ci: ended with exit code ${report.exitCode}`;
+  if (report.exitCode === ExitCode.Passed && has("failed")) {
+    return `⚠️ service-ci: ${gate} failed (ignored: ${optionName(OPTIONS.warnOnly)})`;
   }
+  if (report.exitCode === ExitCode.Passed && has("triggered")) {
+    return `⏩ service-ci: runs started, not waited for`;
+  }
+  const outcome = _CODE_OUTCOMES[report.exitCode];
+  if (outcome === undefined) return `⚠️ service-ci: ended with exit code ${report.exitCode}`;
+  const { mark, words, counted } = OUTCOME_LABELS[outcome];
+  return `${mark} service-ci: ${gate} ${counted ?? words}`;
 }
+
+const _CODE_OUTCOMES: Readonly<Record<number, Outcome>> = {
+  [ExitCode.Passed]: "passed",
+  [ExitCode.Failed]: "failed",
+  [ExitCode.Unchecked]: "unchecked",
+  [ExitCode.TimedOut]: "timed_out",
+  [ExitCode.Sigint]: "interrupted",
+  [ExitCode.Sigterm]: "interrupted",
+};
 
 export function outcomeCounts(agents: readonly Pick<AgentOutcome, "outcome">[]): string {
   const counts = _counts(agents, "words");
@@ -114,18 +115,8 @@ export function exitMeaning(report: RunReport): string {
       return `the runs were started and not waited for (${optionName(OPTIONS.noWait)})`;
     }
   }
-  return _EXIT_MEANINGS[report.exitCode] ?? "not a code service-ci documents";
+  return EXIT_MEANINGS[report.exitCode] ?? "not a code service-ci documents";
 }
-
-const _EXIT_MEANINGS: Readonly<Record<number, string>> = {
-  [ExitCode.Passed]: "every agent's gate passed",
-  [ExitCode.Failed]: "at least one quality gate failed",
-  [ExitCode.Usage]: "a usage or configuration error",
-  [ExitCode.Unchecked]: "at least one gate could not be checked",
-  [ExitCode.TimedOut]: "the timeout ran out before every run had a verdict",
-  [ExitCode.Sigint]: "interrupted (SIGINT) before every run had a verdict",
-  [ExitCode.Sigterm]: "interrupted (SIGTERM or SIGHUP) before every run had a verdict",
-};
 
 /** Why a gate did not pass: the program's error, or the service's reason. */
 export function outcomeReason(agent: AgentOutcome): string | null {

@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  combineExitCodes,
-  ExitCode,
-  GATE_LIMITS,
-  toAgentOutcome,
-} from "../../src/report/outcome.ts";
+import { combineExitCodes, GATE_LIMITS, toAgentOutcome } from "../../src/report/outcome.ts";
+import { ExitCode } from "../../src/config/exit_codes.ts";
 import type { GateResult } from "../../src/service/poll.ts";
 import type { GateField } from "../../src/service/verdict.ts";
 

@@ -75,7 +75,7 @@ Deno.test("finalComment() says what the exit code means", () => {
   const failed = makeAgent({ outcome: "failed", passed: false, exitCode: 1 });
   assert.equal(
     line(makeReport([failed], { exitCode: 1 })),
-    "Exit code 1: at least one quality gate failed.",
+    "Exit code 1: at least one gate failed.",
   );
   assert.equal(
     line(makeReport([failed], { exitCode: 0, warnOnly: true })),
@@ -87,7 +87,7 @@ Deno.test("finalComment() says what the exit code means", () => {
   );
   assert.equal(
     line(makeReport([makeAgent({ outcome: "interrupted" })], { exitCode: 143 })),
-    "Exit code 143: interrupted (SIGTERM or SIGHUP) before every run had a verdict.",
+    "Exit code 143: interrupted by SIGTERM or SIGHUP before every run had a verdict.",
   );
 });
 
@@ -188,7 +188,7 @@ Deno.test("finalComment() cuts many agents with a count, keeping failures and li
   assert.equal(links.length, rows.length + 1);
   const hidden = 3000 - rows.length;
   assert.match(body, new RegExp(`… and ${hidden} more agents \\(${hidden} passed\\), left out`));
-  assert.match(body, /Exit code 1: at least one quality gate failed\./);
+  assert.match(body, /Exit code 1: at least one gate failed\./);
 });
 
 Deno.test("finalComment() keeps to a smaller maxLength", () => {

@@ -296,7 +296,7 @@ Deno.test("summaryMarkdown() words the heading after the overall result", () => 
   );
   assert.equal(
     heading(makeReport([makeAgent({ outcome: "timed_out" })], { exitCode: 4 })),
-    "### ⏱️ service-ci: quality gate timed out before a verdict",
+    "### ⏱️ service-ci: quality gate timed out",
   );
   assert.equal(
     heading(makeReport([makeAgent({ outcome: "interrupted" })], { exitCode: 130 })),
