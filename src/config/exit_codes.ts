@@ -3,7 +3,6 @@
 export const ExitCode = {
   Passed: 0,
   Failed: 1,
-  /** No request was sent. */
   Usage: 2,
   Unchecked: 3,
   TimedOut: 4,

@@ -45,6 +45,7 @@ export function helpText(defaultBaseUrl: string | undefined): string {
     lines.push(...indented);
     start = end;
   }
+  const exits = Object.entries(EXIT_MEANINGS).map(([code, text]) => `  ${code.padEnd(5)}${text}`);
   return `service-ci ${VERSION}: run an agent's quality gate on the evaluation service and
 turn its verdict into an exit code.
 
@@ -62,11 +63,7 @@ Options ([VARIABLE] sets the same):
 ${lines.join("\n")}
 
 Exit codes:
-${
-    Object.entries(EXIT_MEANINGS).map(([code, meaning]) => `  ${code.padEnd(5)}${meaning}`).join(
-      "\n",
-    )
-  }
+${exits.join("\n")}
 
 Docs for this version: ${REPOSITORY_URL}/tree/v${VERSION}/docs
 `;

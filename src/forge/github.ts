@@ -7,10 +7,10 @@
 import { optionName, OPTIONS } from "../config/options.ts";
 import { tokenUrlProblem } from "../http/url.ts";
 import { HttpFailure } from "../http/failure.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../report/outcome.ts";
-import { outcomeLine, outcomeReason, outcomeText } from "../report/words.ts";
-import { formatDuration } from "../text/duration.ts";
-import { inertMarkdown, markdownCode, markdownLink } from "../text/markdown.ts";
+import type { Outcome } from "../report/outcome.ts";
+import { outcomeText } from "../report/words.ts";
+import { agentSummary } from "../report/markdown.ts";
+import { inertMarkdown } from "../text/markdown.ts";
 import { clip, maskSecrets } from "../text/sanitize.ts";
 import { jsonFields } from "./comment/thread.ts";
 import type { Forge, StatusForge } from "./forge.ts";
@@ -273,28 +273,4 @@ function githubStatuses(
       error instanceof HttpFailure &&
       ["unauthorized", "forbidden", "not_found", "refused", "unusable"].includes(error.kind),
   };
-}
-
-/** That agent's verdict alone, and one line pointing to the job's summary for the others. */
-export function agentSummary(agent: AgentOutcome, report: RunReport): string {
-  const others = report.agents.length - 1;
-  const job = markdownLink("the job's summary", report.ciMetadata.build_url);
-  const run = markdownLink("dashboard", agent.url);
-  const why = outcomeReason(agent);
-  return [
-    `${outcomeLine(agent.outcome)}: agent ${markdownCode(agent.agentId)}`,
-    "",
-    `- Run: ${agent.runId === null ? "none" : markdownCode(agent.runId)}${
-      run === null ? "" : ` (${run})`
-    }`,
-    ...(agent.status === null ? [] : [`- Status: ${markdownCode(agent.status)}`]),
-    ...(why === null ? [] : [`- Reason: ${inertMarkdown(why)}`]),
-    `- Duration: ${formatDuration(agent.durationMs)}`,
-    "",
-    others === 0
-      ? `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`
-      : `${others} other ${others === 1 ? "agent" : "agents"} in this gate: see ${
-        job ?? "the job's summary"
-      } (exit code ${report.exitCode}).`,
-  ].join("\n");
 }

@@ -98,10 +98,9 @@ export function exchangeLog(
 export function exchangeLine(exchange: Exchange, secrets: readonly string[]): string {
   const clean = (text: string, maxLength: number) => sanitize(text, { secrets, maxLength });
   const status = exchange.status === null ? "no answer" : String(exchange.status);
+  const took = formatBound(exchange.durationMs);
   const parts = [
-    `${exchange.method} ${clean(exchange.host + exchange.path, 300)} → ${status} in ${
-      formatBound(exchange.durationMs)
-    }`,
+    `${exchange.method} ${clean(exchange.host + exchange.path, 300)} → ${status} in ${took}`,
     `attempt ${exchange.attempt}`,
     ...(exchange.requestId === null ? [] : [`request id ${clean(exchange.requestId, 100)}`]),
     ...(exchange.errorBody === null || exchange.status === null || exchange.status < 400

@@ -1,15 +1,9 @@
 /** The report model every surface reads, so that no CI's writer imports another's. */
 
-import { inertMarkdown, markdownLink } from "../text/markdown.ts";
+import { inertMarkdown } from "../text/markdown.ts";
 import type { AgentOutcome, RunReport } from "../report/outcome.ts";
-import { formatDuration } from "../text/duration.ts";
-import {
-  headline,
-  markedOutcome,
-  OUTCOME_LABELS,
-  outcomeCounts,
-  outcomeReason,
-} from "../report/words.ts";
+import { headline, OUTCOME_LABELS, outcomeCounts, outcomeReason } from "../report/words.ts";
+import { agentCells } from "../report/markdown.ts";
 import { toJsonAgent } from "./json.ts";
 
 /**
@@ -35,19 +29,6 @@ export function outputValues(
 
 /** Text from the service is escaped so it cannot break the table, add markup, HTML or links. */
 export function summaryMarkdown(report: RunReport): string {
-  const rows = report.agents.map((agent) => {
-    const why = outcomeReason(agent);
-    const link = markdownLink("open", agent.url, Infinity);
-    const cells = [
-      inertMarkdown(agent.agentId),
-      agent.runId === null ? "—" : inertMarkdown(agent.runId),
-      agent.status === null ? "—" : inertMarkdown(agent.status),
-      `${markedOutcome(agent.outcome)}${why === null ? "" : `: ${inertMarkdown(why)}`}`,
-      formatDuration(agent.durationMs),
-      link ?? "—",
-    ];
-    return `| ${cells.join(" | ")} |`;
-  });
   return [
     `### ${headline(report)}`,
     "",
@@ -55,7 +36,10 @@ export function summaryMarkdown(report: RunReport): string {
     "",
     "| Agent | Run | Status | Verdict | Duration | Link |",
     "| --- | --- | --- | --- | --- | --- |",
-    ...rows,
+    ...report.agents.map((agent) => {
+      const { agent: id, run, status, verdict, duration, link } = agentCells(agent, { full: true });
+      return `| ${[id, run, status, verdict, duration, link].join(" | ")} |`;
+    }),
     "",
     `Exit code ${report.exitCode} · service-ci ${inertMarkdown(report.version)}`,
     "",

@@ -56,14 +56,10 @@ export function outcomeLine(outcome: Outcome): string {
 }
 
 export function headline(report: RunReport): string {
-  const has = (outcome: Outcome) => report.agents.some((agent) => agent.outcome === outcome);
   const gate = report.agents.length === 1 ? "quality gate" : "quality gates";
-  if (report.exitCode === ExitCode.Passed && has("failed")) {
-    return `⚠️ service-ci: ${gate} failed (ignored: ${optionName(OPTIONS.warnOnly)})`;
-  }
-  if (report.exitCode === ExitCode.Passed && has("triggered")) {
-    return `⏩ service-ci: runs started, not waited for`;
-  }
+  const [zero, warnOnly] = [_zeroBy(report), optionName(OPTIONS.warnOnly)];
+  if (zero === "warnOnly") return `⚠️ service-ci: ${gate} failed (ignored: ${warnOnly})`;
+  if (zero === "noWait") return `⏩ service-ci: runs started, not waited for`;
   const outcome = _CODE_OUTCOMES[report.exitCode];
   if (outcome === undefined) return `⚠️ service-ci: ended with exit code ${report.exitCode}`;
   const { mark, words, counted } = OUTCOME_LABELS[outcome];
@@ -79,26 +75,31 @@ const _CODE_OUTCOMES: Readonly<Record<number, Outcome>> = {
   [ExitCode.Sigterm]: "interrupted",
 };
 
-export function outcomeCounts(agents: readonly Pick<AgentOutcome, "outcome">[]): string {
-  const counts = _counts(agents, "words");
+// An exit 0 that is not every gate passing: failed gates ignored, or runs not waited for.
+function _zeroBy(report: RunReport): "warnOnly" | "noWait" | null {
+  const has = (outcome: Outcome) => report.agents.some((agent) => agent.outcome === outcome);
+  if (report.exitCode !== ExitCode.Passed) return null;
+  return report.warnOnly && has("failed") ? "warnOnly" : has("triggered") ? "noWait" : null;
+}
+
+type _Outcomes = readonly Pick<AgentOutcome, "outcome">[];
+
+export function outcomeCounts(agents: _Outcomes): string {
+  const counts = countOutcomes(agents, "words");
   return counts.length === 0 ? "No agents." : `${counts.join(" · ")}.`;
 }
 
 /** The console's last line: the code, and what each outcome counted for. */
 export function explainExitCode(report: RunReport): string {
   const total = report.agents.length;
-  const warn = report.warnOnly && report.exitCode === ExitCode.Passed &&
-      report.agents.some((agent) => agent.outcome === "failed")
+  const warn = _zeroBy(report) === "warnOnly"
     ? ` (${optionName(OPTIONS.warnOnly)}: a failed gate does not fail the build)`
     : "";
-  const counts = _counts(report.agents, "counted").join(", ");
+  const counts = countOutcomes(report.agents, "counted").join(", ");
   return `exit ${report.exitCode}: ${total} ${total === 1 ? "gate" : "gates"}, ${counts}${warn}`;
 }
 
-function _counts(
-  agents: readonly Pick<AgentOutcome, "outcome">[],
-  label: "words" | "counted",
-): string[] {
+export function countOutcomes(agents: _Outcomes, label: "words" | "counted"): string[] {
   return (Object.keys(OUTCOME_LABELS) as Outcome[]).flatMap((outcome) => {
     const count = agents.filter((agent) => agent.outcome === outcome).length;
     const labels = OUTCOME_LABELS[outcome];
@@ -107,15 +108,12 @@ function _counts(
 }
 
 export function exitMeaning(report: RunReport): string {
-  if (report.exitCode === ExitCode.Passed) {
-    if (report.warnOnly && report.agents.some((agent) => agent.outcome === "failed")) {
-      return `failed gates do not fail the job (${optionName(OPTIONS.warnOnly)})`;
-    }
-    if (report.agents.some((agent) => agent.outcome === "triggered")) {
-      return `the runs were started and not waited for (${optionName(OPTIONS.noWait)})`;
-    }
-  }
-  return EXIT_MEANINGS[report.exitCode] ?? "not a code service-ci documents";
+  const zero = _zeroBy(report);
+  if (zero === null) return EXIT_MEANINGS[report.exitCode] ?? "not a code service-ci documents";
+  const why = zero === "noWait"
+    ? "the runs were started and not waited for"
+    : "failed gates do not fail the job";
+  return `${why} (${optionName(OPTIONS[zero])})`;
 }
 
 /** Why a gate did not pass: the program's error, or the service's reason. */

@@ -17,7 +17,6 @@ export function formatDuration(ms: number): string {
 export function formatBound(ms: number, unit = 1): string {
   const shown = Math.round(shownMs(ms) / unit) * unit;
   if (shown % 1000 !== 0) return `${shown} ms`;
-  const [minutes, seconds] = [Math.floor(shown / 60_000), (shown % 60_000) / 1000];
-  if (minutes === 0) return `${seconds} s`;
-  return seconds === 0 ? `${minutes} min` : `${minutes} min ${seconds} s`;
+  const parts = [[Math.floor(shown / 60_000), "min"], [(shown % 60_000) / 1000, "s"]] as const;
+  return parts.filter(([count]) => count > 0).map((part) => part.join(" ")).join(" ") || "0 s";
 }

@@ -11,7 +11,7 @@ import addFormatsModule from "npm:ajv-formats@3.0.1";
 // @ts-types="npm:@types/markdown-it@14.1.2"
 import MarkdownIt from "npm:markdown-it@14.1.0";
 import { statusName } from "../../src/forge/writes.ts";
-import { agentSummary } from "../../src/forge/github.ts";
+import { agentSummary } from "../../src/report/markdown.ts";
 import {
   FORGE_COMMITS,
   FORGE_TARGET,

@@ -12,7 +12,7 @@ import { renderJunit } from "../../src/outputs/junit.ts";
 import { gateProblems, summaryMarkdown } from "../../src/outputs/summary.ts";
 import { githubAnnotations } from "../../src/outputs/ci/github.ts";
 import { finalComment } from "../../src/forge/comment/content.ts";
-import { agentSummary } from "../../src/forge/github.ts";
+import { agentSummary } from "../../src/report/markdown.ts";
 import { type AgentOutcome, type RunReport, toAgentOutcome } from "../../src/report/outcome.ts";
 import type { GateResult } from "../../src/service/poll.ts";
 import type { GateField } from "../../src/service/verdict.ts";

@@ -16,7 +16,7 @@ import { finalComment, progressComment } from "../../src/forge/comment/content.t
 import { createAzureWriter } from "../../src/outputs/ci/azure.ts";
 import { createBuildkiteWriter } from "../../src/outputs/ci/buildkite.ts";
 import { summaryMarkdown } from "../../src/outputs/summary.ts";
-import { agentSummary } from "../../src/forge/github.ts";
+import { agentSummary } from "../../src/report/markdown.ts";
 import { cmarkGfm } from "../support/markdown.ts";
 import { recordingIo } from "../support/native_io.ts";
 import { anyString, githubMetadata, makeAgent, makeReport } from "../support/report_fixtures.ts";

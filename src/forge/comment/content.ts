@@ -4,17 +4,17 @@
  */
 
 import { inertMarkdown, markdownLink } from "../../text/markdown.ts";
-import { formatDuration } from "../../text/duration.ts";
-import type { AgentOutcome, Outcome, RunReport } from "../../report/outcome.ts";
+import type { Outcome, RunReport } from "../../report/outcome.ts";
 import { type CommentHistory, type HistoryEntry, historyLine } from "./history.ts";
 import {
+  countOutcomes,
   exitMeaning,
   headline,
   markedOutcome,
   OUTCOME_LABELS,
   outcomeCounts,
-  outcomeReason,
 } from "../../report/words.ts";
+import { agentCells, cap, runCell } from "../../report/markdown.ts";
 
 /** UTF-16 units (never fewer than characters): GitHub refuses over 65,536 characters, GitLab 1M. */
 export const MAX_COMMENT_LENGTH = 60_000;
@@ -60,12 +60,12 @@ export function progressComment(
     rows: progress.runs.map((run) => ({
       cells: _isRefused(run)
         ? [
-          inertMarkdown(_cap(run.agentId, 100)),
-          `${markedOutcome("unchecked")}: ${inertMarkdown(_cap(run.refused ?? "", 300))}`,
+          inertMarkdown(cap(run.agentId, 100)),
+          `${markedOutcome("unchecked")}: ${inertMarkdown(cap(run.refused ?? "", 300))}`,
           "—",
-          _runCell(null, null),
+          runCell(null, null),
         ]
-        : [inertMarkdown(_cap(run.agentId, 100)), "⏳ running", "—", _runCell(run.runId, run.url)],
+        : [inertMarkdown(cap(run.agentId, 100)), "⏳ running", "—", runCell(run.runId, run.url)],
       outcome: _isRefused(run) ? "unchecked" : null,
     })),
     closing: [],
@@ -76,7 +76,7 @@ export function progressComment(
 
 // The key leads: two legs' comments read "linux: ❌ …" and "windows: ✅ …" at a glance.
 function _keyed(heading: string, key: string | undefined): string {
-  return key === undefined || key === "" ? heading : `${inertMarkdown(_cap(key, 100))}: ${heading}`;
+  return key === undefined || key === "" ? heading : `${inertMarkdown(cap(key, 100))}: ${heading}`;
 }
 
 function _isRefused(run: TriggeredRun): boolean {
@@ -87,25 +87,14 @@ export function finalComment(marker: string, report: RunReport, options: _Option
   return _comment(marker, {
     heading: _keyed(headline(report), options.key),
     summary: `${outcomeCounts(report.agents)} Commit ${_commit(report.ciMetadata.commit_sha)}.`,
-    rows: report.agents.map((agent) => ({
-      cells: [
-        inertMarkdown(_cap(agent.agentId, 100)),
-        _verdictCell(agent),
-        formatDuration(agent.durationMs),
-        _runCell(agent.runId, agent.url),
-      ],
-      outcome: agent.outcome,
-    })),
+    rows: report.agents.map((agent) => {
+      const { agent: id, verdict, duration, runLink } = agentCells(agent);
+      return { cells: [id, verdict, duration, runLink], outcome: agent.outcome };
+    }),
     closing: [`Exit code ${report.exitCode}: ${exitMeaning(report)}.`],
     footer: _footer(report.version, report.ciMetadata.build_url),
     history: _history(options.history, report.agents, report.ciMetadata.commit_sha),
   }, options.maxLength ?? MAX_COMMENT_LENGTH);
-}
-
-function _verdictCell(agent: AgentOutcome): string {
-  const why = outcomeReason(agent);
-  const verdict = markedOutcome(agent.outcome);
-  return why === null ? verdict : `${verdict}: ${inertMarkdown(_cap(why, 300))}`;
 }
 
 // Room kept for the line that counts the agents left out.
@@ -207,7 +196,7 @@ function _history(
   const items = agents.flatMap(({ agentId }) => {
     const entries = history.get(agentId.trim().toLowerCase()) ?? [];
     if (!entries.some((entry) => entry.sha !== sha)) return [];
-    return [`- ${inertMarkdown(_cap(agentId, 100))}: ${entries.map(_historyStep).join(" → ")}`];
+    return [`- ${inertMarkdown(cap(agentId, 100))}: ${entries.map(_historyStep).join(" → ")}`];
   });
   return {
     line: historyLine(history),
@@ -221,43 +210,28 @@ function _historyStep(entry: HistoryEntry): string {
   // The history was checked when read; a commit id that is not hex is still only text.
   const commit = /^[0-9a-f]{7,40}$/.test(entry.sha)
     ? `\`${entry.sha.slice(0, 7)}\``
-    : inertMarkdown(_cap(entry.sha, 40));
+    : inertMarkdown(cap(entry.sha, 40));
   const mark = OUTCOME_LABELS[entry.outcome]?.mark ?? "";
   return `${mark} at ${markdownLink(commit, entry.url, _MAX_HREF_LENGTH) ?? commit}`;
 }
 
 function _omittedCounts(rows: readonly _Row[]): string {
-  const outcomes = rows.flatMap((row) => row.outcome === null ? [] : [row.outcome]);
-  if (outcomes.length === 0) return "";
-  const counts = (Object.keys(OUTCOME_LABELS) as Outcome[])
-    .map((outcome) => [outcome, outcomes.filter((other) => other === outcome).length] as const)
-    .filter(([, count]) => count > 0)
-    .map(([outcome, count]) => `${count} ${OUTCOME_LABELS[outcome].words}`);
-  return ` (${counts.join(", ")})`;
+  const counts = countOutcomes(
+    rows.flatMap(({ outcome }) => outcome ? [{ outcome }] : []),
+    "words",
+  );
+  return counts.length === 0 ? "" : ` (${counts.join(", ")})`;
 }
 
 // A hex commit id is written bare so that both forges link it to the commit.
 function _commit(sha: string | null): string {
   if (sha === null || sha.trim() === "") return "an unknown commit";
   const trimmed = sha.trim();
-  return /^[0-9a-f]{7,64}$/i.test(trimmed) ? trimmed : inertMarkdown(_cap(trimmed, 100));
+  return /^[0-9a-f]{7,64}$/i.test(trimmed) ? trimmed : inertMarkdown(cap(trimmed, 100));
 }
 
 function _footer(version: string | null, buildUrl: string | null): string {
-  const name = version === null ? "service-ci" : `service-ci ${inertMarkdown(_cap(version, 40))}`;
+  const name = version === null ? "service-ci" : `service-ci ${inertMarkdown(cap(version, 40))}`;
   const link = markdownLink("CI job", buildUrl, _MAX_HREF_LENGTH);
   return link === null ? name : `${name} · ${link}`;
-}
-
-// The run id beside its link, never as the link's text: the service does not word our links.
-function _runCell(runId: string | null, url: string | null): string {
-  const link = markdownLink("dashboard", url, _MAX_HREF_LENGTH);
-  const text = runId === null ? null : inertMarkdown(_cap(runId, 100));
-  if (link === null) return text ?? "—";
-  return text === null ? link : `${text} (${link})`;
-}
-
-function _cap(text: string, max: number): string {
-  const chars = Array.from(text);
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
 }
