@@ -7,7 +7,6 @@
 import type { Clock, Exchange, ExchangeLog, Streams } from "../effects.ts";
 import { escapeJsonForLogs, neutralizeLine, neutralizeText } from "../text/log_commands.ts";
 import { maskSecrets, sanitize } from "../text/sanitize.ts";
-import { formatBound } from "../text/duration.ts";
 import { PROVIDERS } from "../ci/providers.ts";
 
 /** `TERM=dumb` (Emacs' shell, some CI agents) shows cursor movement and colours as they are. */
@@ -98,9 +97,9 @@ export function exchangeLog(
 export function exchangeLine(exchange: Exchange, secrets: readonly string[]): string {
   const clean = (text: string, maxLength: number) => sanitize(text, { secrets, maxLength });
   const status = exchange.status === null ? "no answer" : String(exchange.status);
-  const took = formatBound(exchange.durationMs);
+  const ms = Math.round(exchange.durationMs);
   const parts = [
-    `${exchange.method} ${clean(exchange.host + exchange.path, 300)} → ${status} in ${took}`,
+    `${exchange.method} ${clean(exchange.host + exchange.path, 300)} → ${status} in ${ms} ms`,
     `attempt ${exchange.attempt}`,
     ...(exchange.requestId === null ? [] : [`request id ${clean(exchange.requestId, 100)}`]),
     ...(exchange.errorBody === null || exchange.status === null || exchange.status < 400
