@@ -1,8 +1,4 @@
-/**
- * What a forge is to service-ci. Each forge's file holds everything particular to it (where it
- * writes, its headers and limits, its statuses, its comment thread); adding a forge is its file,
- * a line in `registry.ts`, and its settings in `config/options.ts`.
- */
+/** What a forge is to service-ci: each forge's own file holds everything particular to it. */
 
 import type { CiContext, CiMetadata } from "../ci/detect.ts";
 import type { Read } from "../ci/provider.ts";
@@ -17,7 +13,7 @@ export type ForgeUse = "comment" | "statuses" | "insights";
 export type ForgeConfig = Partial<Config>;
 
 export interface ForgeTarget {
-  /** The forge's name ({@linkcode Forge.name}). */
+  /** {@linkcode Forge.name} */
   readonly forge: string;
   /** The API root, or the commit's API address through a proxy. */
   readonly apiUrl: string;
@@ -41,7 +37,6 @@ export interface ForgeTarget {
 /** Why nothing is written to a forge, as one line for the user. */
 export type ForgeSkip = { readonly skip: string };
 
-/** What a forge's own part of a target is. */
 export type ForgeConnection =
   & Pick<ForgeTarget, "apiUrl" | "token" | "repository" | "gate">
   & Partial<Pick<ForgeTarget, "proxy" | "ref" | "pipelineId">>;
@@ -69,9 +64,7 @@ export interface Forge {
   readonly commitVariable?: string;
   /** Which commit the metadata's is, as `--dry-run` says it; null: "the commit built". */
   commitOf(input: TargetInput): string | null;
-  /** Where and with what it is written, or why not. */
   connect(input: TargetInput): ForgeConnection | ForgeSkip;
-  /** Its requests: with a token to the API, or through a CI's proxy. */
   exchange(target: ForgeTarget, setup: ExchangeSetup): Exchange;
   statuses(target: ForgeTarget, http: ForgeHttp, effects: StatusEffects): StatusForge;
   /** A refused token's advice, one sentence. */
@@ -82,27 +75,23 @@ export interface Forge {
 
 /** A forge's pull or merge request, and its comments' API. */
 export interface CommentSide {
-  /** "pull request" or "merge request". */
+  /** "pull request" and `#`, or "merge request" and `!`. */
   readonly noun: string;
-  /** Before its number: `#` or `!`. */
   readonly sign: string;
-  /** The change's number, or why this build has none. */
   change(input: TargetInput): number | ForgeSkip;
   thread(target: ForgeTarget): ThreadApi;
-  /** How to enable the comment after a failure of this kind. */
   readonly advice: Partial<Record<FailureKind, string>>;
 }
 
 /** Where a change's comments are listed and written, and how their authors are named. */
 export interface ThreadApi {
-  /** Read and created here; the first page with its query. */
+  /** Listed and created here; the first page with its query. */
   readonly list: string;
   readonly firstPage: string;
   /** One comment is `${one}/${id}`. */
   readonly one: string;
   readonly update: "PATCH" | "PUT";
   readonly noun: string;
-  /** A comment's author as compared, or null. */
   author(comment: unknown): string | number | null;
   /** Who the token writes as, from `GET /user`'s answer (null when it may not read it). */
   self(user: unknown): string | number | null;

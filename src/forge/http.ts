@@ -1,8 +1,7 @@
 /**
  * One client per forge for every writer: requests wait for the forge's limits, a rate limit
- * pauses every writer of the forge, and a refused token (401) ends later requests. How one
- * attempt is sent is the forge's {@linkcode Exchange}: with a token to its API (here), or
- * through a CI's proxy (Bitbucket's).
+ * pauses every writer, a refused token (401) ends later requests. An attempt is the forge's
+ * {@linkcode Exchange}: with a token to its API (here), or through a CI's proxy.
  */
 
 import { exponentialDelay, parseRetryAfter } from "../service/timing.ts";
@@ -30,18 +29,14 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /** How one attempt of a request reaches a forge. */
 export interface Exchange {
-  /**
-   * `signal`: the slot's preemption and the caller's.
-   *
-   * @throws {HttpFailure} For every failure.
-   */
+  /** `signal`: the slot's preemption and the caller's. @throws {HttpFailure} For every failure. */
   send(
     method: string,
     url: URL,
     body: unknown,
     options: { readonly signal: AbortSignal; readonly attempt: number },
   ): Promise<ForgeAnswer>;
-  /** The request gave up waiting for its turn. */
+  /** No slot came. */
   unreached(cause: unknown): HttpFailure;
   /** For a request that does not say, after a 5xx or no answer. */
   readonly attempts: number;
@@ -49,7 +44,6 @@ export interface Exchange {
   readonly limitedGivesUp: boolean;
 }
 
-/** What an exchange is made with: the run's settings, and its shared fetch. */
 export interface ExchangeSetup {
   readonly userAgent: string;
   readonly http: Http;
@@ -116,8 +110,7 @@ export class ForgeHttp {
     const exchange = this.#exchange;
     const priority = options.priority ?? "background";
     let limited = 0;
-    // No slot came (a 401 ended the forge's requests, a pause outlasts the time, the caller's
-    // signal ended the wait): that is final.
+    // No slot came (a 401, a pause past the time left, the caller's signal): that is final.
     let unsent: HttpFailure | undefined;
     // The proxy gives up on its last rate limit without pausing first.
     const lastLimit = () => exchange.limitedGivesUp && limited === MAX_RATE_LIMITED;
