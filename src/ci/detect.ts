@@ -128,7 +128,6 @@ export async function detectCiBuild(
       `overrides.pullRequest must be a positive whole number (got ${JSON.stringify(pullRequest)})`,
     );
   }
-  // An empty override is none.
   const metadata = {
     ...detected,
     commit_sha: overrides.commitSha || detected.commit_sha,
@@ -140,7 +139,6 @@ export async function detectCiBuild(
   const context: CiContext = Object.freeze({
     kind: found.merge ?? (metadata.pull_request_number === null ? "other" : "pull_request"),
     baseRef: found.baseRef,
-    // Found only for a merge build.
     evaluatedSha: found.mergeSha ?? metadata.commit_sha,
     ...(almostDetected ? { almostDetected } : {}),
   });
@@ -152,7 +150,6 @@ export function detectProvider(env: Readonly<Record<string, string | undefined>>
   return _detect(reader(env))?.id ?? "local";
 }
 
-/** How every CI variable is read: trimmed, and blank as unset. */
 export function reader(env: Readonly<Record<string, string | undefined>>): Read {
   return (name) => env[name]?.trim() || null;
 }
@@ -184,8 +181,7 @@ export function describeCiMetadata(
     : `detected ${provider?.name ?? metadata.provider}`;
   const kind = context?.kind;
   const into = context?.baseRef ? ` into ${context.baseRef}` : "";
-  // A merge group is named by its target: its branch is the queue's, its number only the last
-  // pull request in it.
+  // A merge group is named by its target: its branch is the queue's, its number the last PR's.
   let what = kind === "merge_queue"
     ? `merge queue${into}`
     : pr !== null
@@ -274,7 +270,6 @@ async function _fromLocalCheckout(git: GitRunner): Promise<CiMetadata> {
   };
 }
 
-// A runner that throws or rejects counts as a failed git command, like any other.
 function _neverFailing(git: DetectOptions["git"]): GitRunner {
   return async (args) => {
     try {
@@ -294,8 +289,7 @@ async function _readJson(
     const text = await readTextFile?.(path);
     return text === undefined ? undefined : JSON.parse(text);
   } catch (error) {
-    // A pipe or a huge file where the runner puts a small regular one would hang or flood the
-    // run before anything is sent.
+    // A pipe or huge file where a small one belongs would hang or flood the run before any send.
     if (error instanceof FileRefused) {
       const quoted = quoteValue(path);
       throw new UsageError(

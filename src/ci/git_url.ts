@@ -15,8 +15,7 @@ export function repositorySlug(url: string | null | undefined): string | null {
   if (scheme) {
     const [, protocol = "", hostAndPort = "", path = ""] = scheme;
     if (!GIT_SCHEMES.has(protocol.toLowerCase())) return null;
-    // `ssh://git@host:owner/name.git` is not a valid URL but is common: a "port" that is not
-    // a number is the first path segment.
+    // Invalid but common `ssh://git@host:owner/name.git`: a non-numeric "port" starts the path.
     const port = /:([^:]*)$/.exec(hostAndPort)?.[1] ?? "";
     const misplaced = port !== "" && !/^\d+$/.test(port) ? `${port}/` : "";
     return _slugFromPath(misplaced + path);

@@ -1,5 +1,3 @@
-/** The GitHub Actions provider. */
-
 import { type CiProvider, provider, type ProviderContext } from "./provider.ts";
 
 // A value in the event that started a GitHub workflow (`pull_request`, `merge_group`), if any.
@@ -38,8 +36,7 @@ export const GITHUB_ACTIONS: CiProvider = provider({
   pullRequest: async (context) =>
     await _event(context, "pull_request", "number") ??
       /^refs\/pull\/(\d+)\//.exec(context.read("GITHUB_REF") ?? "")?.[1] ??
-      // The queue's branch is `gh-readonly-queue/<base>/pr-<number>-<sha>`: the number is the
-      // pull request the group was made for, the last one in it.
+      // `gh-readonly-queue/<base>/pr-<number>-<sha>`: the PR the group was made for, its last one.
       /^(?:refs\/heads\/)?gh-readonly-queue\/.+\/pr-(\d+)-[^/]*$/.exec(
         await _event(context, "merge_group", "head_ref") ?? "",
       )?.[1] ?? null,

@@ -1,5 +1,3 @@
-/** The GitLab CI provider. */
-
 import { type CiProvider, first, provider, unlessTag } from "./provider.ts";
 
 /** GitLab CI, merge-request pipelines, merge trains and merged results included. */
@@ -49,6 +47,5 @@ export const GITLAB: CiProvider = provider({
     return type === "merge_train" || type === "merged_result" ? type : null;
   },
   baseRef: ["CI_MERGE_REQUEST_TARGET_BRANCH_NAME"],
-  // In merge trains and merged-results pipelines CI_COMMIT_SHA is the merge result.
   mergeSha: ["CI_COMMIT_SHA"],
 });

@@ -7,11 +7,9 @@ export type Read<V extends string = string> = (name: V) => string | null;
 
 export interface ProviderContext<V extends string = string> {
   readonly read: Read<V>;
-  /** Read-only git commands in the working directory. */
   readonly git: GitRunner;
   /**
-   * `undefined` when the variable is not set or the file cannot be read or parsed; a path that is
-   * not a regular file, or too large, is a usage error naming the variable.
+   * `undefined`: unset, unreadable or not JSON; not a regular file, or too large: a usage error.
    */
   readonly readJson: (variable: V) => Promise<unknown>;
   /** Found first (`null` while it is), so commit and branch can pick the change's head. */
@@ -21,15 +19,13 @@ export interface ProviderContext<V extends string = string> {
 /** As the provider keeps it (a full ref, a number as text); `detectCiBuild()` normalizes it. */
 export type RawValue = string | null | Promise<string | null>;
 
-/** Its variables (the first that is set), or how it is found. */
 type Field<V extends string> = readonly V[] | ((context: ProviderContext<V>) => RawValue);
 
 /** A change merged with its target before it lands: a merge queue, train or merged results. */
 export type MergeKind = "merge_queue" | "merge_train" | "merged_result";
 
 /**
- * `V` lists the variables the provider reads; reading any other name is a type error, so
- * `variables` (and from it `CI_ENV_VARIABLES`) cannot fall behind the code.
+ * `V`: the variables it reads; reading another is a type error, so `variables` cannot fall behind.
  */
 export interface CiProvider<V extends string = string> {
   /** The `provider` value sent to the service. */
@@ -43,10 +39,7 @@ export interface CiProvider<V extends string = string> {
   readonly pullRequest?: Field<V>;
   /** The change's head on a pull request. */
   readonly commitSha: Field<V>;
-  /**
-   * The source branch on a pull request. As data: the branch and tag variables (none on a tag
-   * build), with the source branch of a pull request when the branch is then the target.
-   */
+  /** The source branch on a PR (`source`; `branch` is then its target), none on a tag build. */
   readonly branch?: Field<V> | { branch: V; tag: V; source?: V };
   readonly repository?: Field<V>;
   readonly actor?: Field<V>;

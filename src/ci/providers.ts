@@ -94,7 +94,6 @@ const JENKINS = provider({
 const AZURE_PIPELINES = provider({
   id: "azure_pipelines",
   name: "Azure Pipelines",
-  // `##[debug]` lines show in grey.
   debug: {
     variable: "SYSTEM_DEBUG",
     on: (value) => value.toLowerCase() === "true",
@@ -259,10 +258,9 @@ const BITRISE = provider({
   buildUrl: ["BITRISE_BUILD_URL"],
 });
 
-// Cloud Build sets no variables of its own in a step: its values are substitutions, which reach
-// the environment only when mapped (`env:` or `options: automapSubstitutions: true`). It is
-// detected by PROJECT_ID and BUILD_ID, which every build has, plus one of the mapped values;
-// it is checked last because BUILD_ID alone is also Jenkins'.
+// Cloud Build sets no variables of its own in a step: substitutions reach the environment only when
+// mapped (`env:` or `options: automapSubstitutions: true`). Detected by PROJECT_ID and BUILD_ID
+// (every build has them) plus one mapped value; last, as BUILD_ID alone is also Jenkins'.
 const CLOUD_BUILD = provider({
   id: "cloud_build",
   name: "Google Cloud Build",

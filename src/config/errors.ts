@@ -1,5 +1,3 @@
-/** The usage error: what every refusal of bad input throws. */
-
 /** Bad input: the message is one line naming the input and what would be valid. Exit code 2. */
 export class UsageError extends Error {
   override name = "UsageError";

@@ -4,8 +4,7 @@ import { OPTION_LIST, optionName, OPTIONS, type OptionSpec } from "./options.ts"
 import { REPOSITORY_URL, VERSION } from "./version.ts";
 import { EXIT_MEANINGS } from "./exit_codes.ts";
 
-// Descriptions start in this column; a variable joins the last line when it stays within
-// VARIABLE_WIDTH, else it takes a line of its own.
+// Descriptions start here; a variable joins the last line within VARIABLE_WIDTH, else its own.
 const COLUMN = 28;
 const VARIABLE_WIDTH = 90;
 
@@ -39,7 +38,6 @@ export function helpText(defaultBaseUrl: string | undefined): string {
     }
     if (option === baseUrl) text.push(`built-in default: ${defaultBaseUrl ?? "none"}`);
     const indented = text.map((line) => " ".repeat(COLUMN) + line);
-    // A label too long for the column takes a line of its own.
     if (label.length > COLUMN - 2) lines.push(label);
     else indented[0] = label.padEnd(COLUMN) + text[0];
     lines.push(...indented);

@@ -173,8 +173,7 @@ async function _readCaCerts(deps: LoadDeps, path: string): Promise<string> {
 
 /** The `node:util` `parseEnv` dialect: `KEY=value`, quotes, `#` comments, `export ` stripped. */
 export async function parseEnvFile(text: string): Promise<Record<string, string>> {
-  // Only when there is a file: any `node:` import loads Deno's Node compatibility layer, too
-  // slow for every start-up (docs/performance.md).
+  // Only with a file: any `node:` import loads Deno's slow Node layer (docs/performance.md).
   const { parseEnv } = await import("node:util");
   return { ...parseEnv(text) } as Record<string, string>;
 }

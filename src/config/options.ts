@@ -17,7 +17,6 @@ import {
   textValue,
 } from "./values.ts";
 
-/** One option. Every field but `type` and `help` is there only when it applies. */
 export interface OptionSpec {
   /**
    * How it is given. `boolean`: a flag alone; `switch`: a flag alone that sets
@@ -282,7 +281,6 @@ export const OPTIONS = {
 
 type OptionKey = keyof typeof OPTIONS;
 
-// The flags the GitHub action has no input for.
 const _NO_INPUT = "json dry-run env-file max-poll-interval-seconds no-ci-native help version";
 
 /** The action.yml input that gives the option, if any: its `input`, else its flag's name. */
@@ -322,7 +320,6 @@ export const OPTION_LIST: readonly OptionSpec[] = Object.values(OPTIONS);
 
 export const OPTION_NAMES: readonly string[] = OPTION_LIST.flatMap((option) => option.flag ?? []);
 
-/** Besides the CI metadata's. */
 export const CONFIG_ENV_VARIABLES: readonly string[] = OPTION_LIST.flatMap((option) =>
   option.variable ?? []
 );

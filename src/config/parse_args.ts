@@ -40,7 +40,6 @@ export function parseArgTokens(
     value,
     inlineValue: value === undefined ? undefined : inline,
   });
-  // An option standing alone, which takes the next argument when it takes a value.
   const alone = (name: string, rawName: string) =>
     option(name, rawName, takesValue(name) ? remaining.shift() : undefined, false);
   while (remaining.length > 0) {

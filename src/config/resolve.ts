@@ -19,7 +19,6 @@ import { QUOTE_MAX, quoteValue } from "../text/quote.ts";
  * `.env`, the release's `built-in default` address, the table's `default`, or `unset`.
  */
 export type Config = OptionValues & {
-  /** As the messages show it. */
   readonly envFileRead: string | undefined;
   /** Every CI variable detection and the verbose mode read, as the environment gave it. */
   readonly ci: Readonly<Record<string, string | undefined>>;
@@ -28,7 +27,6 @@ export type Config = OptionValues & {
 };
 
 interface ResolveOptions {
-  /** The variables whose value in `env` came from the `.env` file. */
   readonly fromDotenv?: ReadonlySet<string>;
   /** For a missing setting's message: `"read ./.env"`, `"no .env in the working directory"`. */
   readonly envFileNote?: string;
@@ -119,7 +117,6 @@ export function parseCommandLine(args: readonly string[]): Invocation {
 // An unknown option, with the valid one nearest to it by edit distance over the names without
 // dashes and hyphens (so a hyphen too many or too few still finds it) when it is near enough.
 function _unknownOption(option: string): string {
-  // One too long to show whole is quoted like any other value: cut, with its length.
   if (option.length > QUOTE_MAX) return `unknown option ${quoteValue(option)}; ${HELP}`;
   const name = option.replace(/^-+/, "");
   const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");

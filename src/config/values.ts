@@ -228,7 +228,6 @@ export function parseBaseUrl(text: string, name: string, keyVariable: string): U
   return url;
 }
 
-// A value forge/target.ts judges, trimmed; blank counts as unset.
 export const FORGE_VALUE = {
   type: "string",
   parse: (text: string) => text.trim() || undefined,
