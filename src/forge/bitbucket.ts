@@ -18,7 +18,6 @@ import { statusDescription, statusName } from "./writes.ts";
 /** Every Bitbucket Pipelines step has it: it signs requests to `http://api.bitbucket.org`. */
 export const BITBUCKET_PROXY = "http://localhost:29418";
 
-// `triggered`: the state while the gate runs.
 const _STATES: Readonly<Record<Outcome, string>> = {
   triggered: "INPROGRESS",
   passed: "SUCCESSFUL",
@@ -59,9 +58,8 @@ export const bitbucket: Forge = {
   },
   exchange: (target, setup) => _proxyExchange(target.proxy ?? BITBUCKET_PROXY, setup),
   /**
-   * Keyed by the agent's UUID (Bitbucket allows at most 40 characters): a later run replaces the
-   * same status. Bitbucket requires a `url`: the CI job's, or else the commit's, stands in when no
-   * run gave one.
+   * Keyed by the agent's UUID (Bitbucket allows 40 characters): a later run replaces the same
+   * status. Bitbucket requires a `url`: the CI job's, or else the commit's, when no run gave one.
    */
   statuses(target, http, { buildUrl }) {
     const url = `${target.apiUrl}/statuses/build`;
@@ -101,10 +99,7 @@ export const bitbucket: Forge = {
   },
 };
 
-/**
- * No body is read, a 404 to a `DELETE` counts as done, only a rate limit is tried again, and
- * failures are worded as the proxy's.
- */
+/** No body read, a 404 to a `DELETE` done, only a rate limit retried, failures the proxy's. */
 function _proxyExchange(proxy: string, setup: Parameters<Forge["exchange"]>[1]): Exchange {
   const { http, clock } = setup;
   const secrets = http.secrets ?? [];

@@ -28,9 +28,8 @@ export class ForgeClients {
   }
 
   /**
-   * The target's forge with its token or through its proxy: one client per forge, address and
-   * token. `timeoutMs` bounds each request instead of `--request-timeout-seconds` (Code
-   * Insights), in a client of its own.
+   * The target's forge, with its token or via its proxy: one client per forge, address and token.
+   * `timeoutMs` (Code Insights) replaces `--request-timeout-seconds`, in a client of its own.
    */
   http(target: ForgeTarget, timeoutMs?: () => number): ForgeHttp {
     const forge = forgeNamed(target.forge);

@@ -67,7 +67,6 @@ export interface Forge {
   connect(input: TargetInput): ForgeConnection | ForgeSkip;
   exchange(target: ForgeTarget, setup: ExchangeSetup): Exchange;
   statuses(target: ForgeTarget, http: ForgeHttp, effects: StatusEffects): StatusForge;
-  /** A refused token's advice, one sentence. */
   readonly tokenAdvice?: string;
   /** The pull or merge request comment; none: this forge gets no comment. */
   readonly comment?: CommentSide;
@@ -95,7 +94,6 @@ export interface ThreadApi {
   author(comment: unknown): string | number | null;
   /** Who the token writes as, from `GET /user`'s answer (null when it may not read it). */
   self(user: unknown): string | number | null;
-  /** Whether a created comment's author is what the token writes as. */
   readonly createdBySelf: boolean;
 }
 

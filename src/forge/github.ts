@@ -1,7 +1,6 @@
 /**
- * GitHub: one check run per agent through the Checks API, or, where the token may not create
- * check runs, one commit status per agent (docs/github-actions.md, "Commit statuses"); the pull
- * request's comments through the issues API.
+ * GitHub: a check run per agent (Checks API), or a commit status per agent where the token may not
+ * create check runs (docs/github-actions.md, "Commit statuses"); comments via the issues API.
  */
 
 import { optionName, OPTIONS } from "../config/options.ts";
@@ -97,8 +96,7 @@ export const github: Forge = {
     noun: "pull request",
     sign: "#",
     change({ metadata, context, read, skip }) {
-      // The queue's branch names a pull request, but the event has none: the comment belongs to
-      // the pull request's own run.
+      // The queue's branch names a PR but the event none: the PR's own run writes the comment.
       if (_mergeQueue(context?.kind, read)) {
         return {
           skip:
@@ -143,7 +141,6 @@ function _repo(repository: string): string {
   return `/repos/${repository.split("/").map(encodeURIComponent).join("/")}`;
 }
 
-// A comment's author by `user.login`, compared lower-case.
 function _author(comment: unknown): string | null {
   const login = jsonFields(jsonFields(comment).user).login;
   return typeof login === "string" && login !== "" ? login.toLowerCase() : null;

@@ -1,7 +1,4 @@
-/**
- * GitLab (REST API v4): one commit status per agent, each write one POST; the merge request's
- * comments are its notes.
- */
+/** GitLab (REST API v4): a commit status per agent, each write one POST; the comments are notes. */
 
 import { OPTIONS } from "../config/options.ts";
 import { tokenUrlProblem } from "../http/url.ts";
@@ -13,7 +10,6 @@ import type { Forge } from "./forge.ts";
 import { apiExchange } from "./http.ts";
 import { lacksPermission, statusDescription, statusName, tokenAdvice } from "./writes.ts";
 
-// `triggered`: the state while the gate runs.
 const _STATES: Readonly<Record<Outcome, string>> = {
   triggered: "running",
   passed: "success",
@@ -67,10 +63,7 @@ export const gitlab: Forge = {
       Accept: "application/json",
       "User-Agent": setup.userAgent,
     }, setup),
-  /**
-   * Each status carries the pipeline's `ref` and, when the commit is the pipeline's own, its
-   * `pipeline_id`, so a commit with several pipelines gets the statuses on this one.
-   */
+  /** `ref`, and `pipeline_id` for the pipeline's own commit: the statuses land on this pipeline. */
   statuses(target, http) {
     const path = `${_project(target.repository)}/statuses/${target.commit.sha}`;
     const { ref, pipelineId } = target;
@@ -116,8 +109,7 @@ export const gitlab: Forge = {
       }
       return change;
     },
-    // Only a note's author may edit it: a project or group access token has a bot user, and a
-    // token whose user cannot be read edits nothing.
+    // Only its author edits a note (access tokens have bot users); an unreadable user edits none.
     thread(target) {
       const list = `${_project(target.repository)}/merge_requests/${target.change}/notes`;
       return {
@@ -144,7 +136,6 @@ function _project(repository: string): string {
   return `/projects/${encodeURIComponent(repository.trim())}`;
 }
 
-// A note's author by `author.id`.
 function _author(comment: unknown): number | null {
   const id = jsonFields(jsonFields(comment).author).id;
   return typeof id === "number" && Number.isSafeInteger(id) ? id : null;

@@ -57,7 +57,6 @@ export interface ExchangeSetup {
 export interface RequestOptions {
   /** Default `background`: the comment's. */
   readonly priority?: Priority;
-  /** Ends the request, and its wait for a slot, early. */
   readonly signal?: AbortSignal | undefined;
   readonly attempts?: number;
 }
@@ -163,8 +162,7 @@ export class ForgeHttp {
 }
 
 /**
- * A forge's REST API with a token in `headers`: JSON answers, the forge's own explanation of a
- * failure, and its rate-limit headers read.
+ * A forge's REST API, a token in `headers`: JSON answers, its own words for a failure, rate limits.
  */
 export function apiExchange(
   forge: string,

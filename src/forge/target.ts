@@ -29,8 +29,7 @@ export function forgeTarget(
     const cis = _list(writers.map((forge) => _ciName(forge.provider)));
     return skip(`${from} are written from ${cis} only (this build: ${metadata.provider})`);
   }
-  // The metadata already picks the pull or merge request's head over the merge commit. Code
-  // Insights takes an abbreviated SHA.
+  // The metadata already prefers the change's head to a merge; Code Insights takes a short SHA.
   const sha = metadata.commit_sha ??
     (forge.commitVariable === undefined ? null : read(forge.commitVariable));
   const valid = use === "insights" ? /^[0-9a-f]{7,64}$/i : /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;

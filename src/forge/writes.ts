@@ -1,7 +1,6 @@
 /**
- * How every forge write fails well, for the statuses and the comment alike: one queue that turns
- * a failed write into one line, the recovery of a create whose answer was lost, and the advice
- * for a refused token.
+ * How every forge write fails well, statuses and comment alike: one queue turning a failed write
+ * into one line, the recovery of a create whose answer was lost, a refused token's advice.
  */
 
 import { HttpFailure } from "../http/failure.ts";
@@ -14,7 +13,6 @@ export function statusName(agentId: string): string {
   return `service-ci / ${agentId.toLowerCase()}`;
 }
 
-/** A commit status's description: the verdict, or that it is still to come. */
 export function statusDescription(outcome: Outcome): string {
   return outcome === "triggered" ? "waiting for the verdict" : outcomeLine(outcome);
 }
@@ -37,9 +35,8 @@ export function tokenAdvice(forge: Forge, error: unknown): string | undefined {
 }
 
 /**
- * Writes under one key go one after the other; only the first failure is shown, as `warn`'s one
- * line saying `subject` ("the pull-request comment was") was not written, and one that another
- * attempt would only repeat stops every further write.
+ * Writes under one key run in turn; only the first failure shows, one `warn` line: `subject` ("the
+ * pull-request comment was") not written. One a retry would only repeat stops all later writes.
  */
 export function writeQueue(
   writer: Pick<StatusForge, "final" | "advice"> & { readonly subject: string },

@@ -56,7 +56,6 @@ export function progressComment(
     }${
       refused === 0 ? "" : `; ${refused} not triggered`
     }; this comment shows the verdicts when they are in.`,
-    // Each row says what is known now: a run with its link, or the reason there is none.
     rows: progress.runs.map((run) => ({
       cells: _isRefused(run)
         ? [

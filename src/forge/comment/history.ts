@@ -61,9 +61,8 @@ export interface HistoryEntry {
 export type CommentHistory = ReadonlyMap<string, readonly HistoryEntry[]>;
 
 /**
- * The history line must sit right below `marker`, the comment's first line. Anything that is not what this module writes
- * (a bad encoding, an agent not in `agents`, too many entries, a commit twice, an extra field, a link not
- * in its normalised form) empties the whole history. Never throws.
+ * Only right below `marker`; what this module would not write (bad encoding, an unknown agent, too
+ * many entries, a commit twice, an extra field, an unnormalised link) empties it. Never throws.
  */
 export function readHistory(
   body: string,
@@ -85,8 +84,7 @@ export function readHistory(
 }
 
 /**
- * A re-run replaces the entry for its commit. Agents not in the report are dropped; a report
- * without a hex commit leaves its agents' history as it is.
+ * A re-run replaces its commit's entry; agents not in the report drop; no hex commit: no change.
  */
 export function recordRun(history: CommentHistory, report: RunReport): CommentHistory {
   const given = report.ciMetadata.commit_sha?.trim().toLowerCase() ?? "";

@@ -82,7 +82,6 @@ export function commentThread(api: ThreadApi, http: ForgeHttp): CommentThread {
   };
 }
 
-/** `id` when it is a comment's. */
 function _id(id: unknown): number | null {
   return typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? id : null;
 }
