@@ -24,7 +24,6 @@ export async function deliverReports(
   };
   let holder = reports.find((each) => each.document !== undefined);
   let pending = reports.flatMap((each) => each.files ?? []);
-  // A report that cannot be placed changes the code: those already placed are delivered again.
   for (;;) {
     const open: { report: FileReport; file: ReportFile }[] = [];
     for (const fileReport of pending) {

@@ -187,9 +187,8 @@ export async function finishOutputs(
     );
   };
   const courtesy = outputs.filter((each) => each.kind === "courtesy" && each.finish);
-  // The statuses decide merges: they finish first, in a time of their own (45 s, 60 s for the
-  // rest). After an interrupt, GitHub sends SIGTERM 7.5 s after SIGINT and SIGKILL 2.5 s later:
-  // 5 s + 2 s fit inside.
+  // The statuses decide merges: first, in a time of their own (45 s, 60 s for the rest). After an
+  // interrupt, GitHub sends SIGTERM 7.5 s after SIGINT and SIGKILL 2.5 s later: 5 s + 2 s fit.
   await finishWithin(courtesy.filter((each) => each.decidesMerges), interrupted ? 5_000 : 45_000);
   await finishWithin(courtesy.filter((each) => !each.decidesMerges), interrupted ? 2_000 : 60_000);
   eachOutput(outputs, output, (each) => {
@@ -227,8 +226,7 @@ export async function reportUsageError(
   await writer?.usageError?.(message, io);
 }
 
-// `--junit` names that mean one of the program's own streams: written through it, not opened
-// (Deno's permission set covers files, not devices).
+// `--junit` names of our streams, written through, not opened: Deno's permissions cover files only.
 const _STREAMS: Readonly<Record<string, "stdout" | "stderr">> = {
   "-": "stdout",
   "/dev/stdout": "stdout",

@@ -26,10 +26,7 @@ import { commentThread } from "../forge/comment/thread.ts";
 import { errorMessage } from "../text/quote.ts";
 import { HttpFailure } from "../http/failure.ts";
 
-/**
- * Service text is masked before the comment renders it: escaping for Markdown would otherwise
- * hide a secret from the mask the outputs apply last.
- */
+/** Masked before rendering: Markdown escaping would otherwise hide a secret from the last mask. */
 export function commentOutput(comment: PullRequestComment, secrets: readonly string[]): RunOutput {
   let plan: RunPlan | undefined;
   const triggered = new Map<string, TriggeredRun>();
@@ -59,8 +56,7 @@ export function commentOutput(comment: PullRequestComment, secrets: readonly str
       if (event.type === "triggered") settle({ agentId, runId: event.runId, url: event.url });
       if (event.type === "attached") settle({ agentId, runId: event.runId, url: null });
     },
-    // A gate that ended without a run says why in the comment, not "running". The outcome's
-    // text is masked already.
+    // A gate ended without a run says why, not "running". The outcome's text is masked already.
     agentDone(outcome) {
       settle({
         agentId: outcome.agentId,
@@ -104,7 +100,6 @@ export function pullRequestComment(
         (error instanceof HttpFailure ? side.advice[error.kind] ?? "" : ""),
   }, (line) => options.warn(maskSecrets(line, [target.token?.value ?? ""])));
   let commentId: number | null = null;
-  // The history the comment held before this run; the verdicts add this run to it.
   let earlier: CommentHistory | null = null;
 
   // `agents`: those whose history may be read.
@@ -132,7 +127,6 @@ export function pullRequestComment(
     if (found !== undefined) {
       await thread.update(found.id, body, options);
       commentId = found.id;
-      // One comment per gate: the copies that overlapping runs wrote go.
       for (const copy of extra) {
         await thread.remove(copy.id, options).catch((error) => {
           if (!(error instanceof HttpFailure && error.kind === "not_found")) throw error;

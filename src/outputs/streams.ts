@@ -1,7 +1,6 @@
 /**
- * The program's two streams as every module sees them: text masked of the secrets known so far,
- * lines unable to form a CI log command, a closed pipe reported rather than thrown, and --verbose's
- * one inert line per HTTP exchange on stderr.
+ * The two streams as every module sees them: masked of the secrets known so far, unable to form a
+ * CI log command, a closed pipe reported not thrown, and --verbose's one inert line per exchange.
  */
 
 import type { Clock, Exchange, ExchangeLog, Streams } from "../effects.ts";

@@ -5,10 +5,7 @@ import { gateProblems, outputValues, summaryMarkdown } from "../summary.ts";
 import { CI_OUTPUTS, LOG_CONTROLS, type NativeWriter, oneLine, printLines } from "./native_io.ts";
 import type { RunEffects } from "../../effects.ts";
 
-/**
- * One per step: the agent uploads the file after the command, not at once, so a second
- * service-ci step of the job would overwrite the first one's summary.
- */
+/** One per step: the agent uploads it after the command, so a second step's would overwrite it. */
 export function azureSummaryFile(id: string): string {
   return `service-ci-summary-${id}.md`;
 }

@@ -10,10 +10,7 @@ import { formatBound } from "../../text/duration.ts";
 /** A re-run of the job replaces the annotation of this context instead of adding one. */
 const BUILDKITE_CONTEXT = "service-ci";
 
-/**
- * `^^^ +++` expands the progress group when a gate did not pass. Values go to `buildkite-agent` on
- * standard input, so none can be read as an option.
- */
+/** `^^^ +++` expands the group on a gate not passed; values go on stdin, never read as options. */
 export function createBuildkiteWriter(): NativeWriter {
   return {
     ci: "Buildkite",
@@ -38,7 +35,6 @@ export function createBuildkiteWriter(): NativeWriter {
       // Every call that failed goes in one line: an agent that refuses one call refuses all.
       const problem = _failure(annotated);
       const failed = problem === undefined ? [] : [`the annotation (${problem})`];
-      // After a call that was stopped, the rest are not tried.
       const entries = buildkiteMetaData(report);
       for (const [index, [key, value]] of entries.entries()) {
         const result = await io.runCommand("buildkite-agent", ["meta-data", "set", key], value);

@@ -46,8 +46,7 @@ export function createGitlabWriter({ now }: Pick<Clock, "now">): NativeWriter {
 }
 
 /**
- * GitLab's limits on a dotenv report: under 5 KB, and 20 variables (the lowest of GitLab.com's
- * plan limits and self-managed instances' long-time default).
+ * Dotenv limits: under 5 KB and 20 variables (GitLab.com's lowest plan, self-managed's default).
  */
 export const GITLAB_DOTENV_LIMITS = { bytes: 5119, variables: 20 } as const;
 

@@ -42,8 +42,7 @@ export interface NativeWriter {
   finish(report: RunReport, io: NativeIo): Promise<void>;
 }
 
-// Printed in the job log too, where a raw control character would act on the terminal; line
-// breaks are kept for the escaping to encode.
+// In the job log a raw control would act on the terminal; line breaks are left to the escaping.
 // deno-lint-ignore no-control-regex
 export const LOG_CONTROLS = /[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
 

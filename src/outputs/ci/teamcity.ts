@@ -28,7 +28,6 @@ export function createTeamcityWriter(): NativeWriter {
         teamcityMessage("testSuiteStarted", { name: TEAMCITY_SUITE }),
         ...report.agents.flatMap((agent) => _test(agent, problems.get(agent))),
         teamcityMessage("testSuiteFinished", { name: TEAMCITY_SUITE }),
-        // A failed gate is a failed test; one with no verdict is also a build problem.
         ...report.agents.flatMap((agent) => {
           const problem = problems.get(agent);
           if (agent.outcome === "failed" || problem === undefined) return [];
@@ -104,8 +103,7 @@ function _test(agent: AgentOutcome, problem?: { title: string; message: string }
 }
 
 /**
- * Stable from build to build, so TeamCity tells a new problem from a recurring one; over 60
- * characters, the agent id is replaced by a 32-bit FNV-1a hash of it.
+ * Stable so TeamCity tells new problems from recurring ones; over 60 characters, the id is hashed.
  */
 export function teamcityProblemIdentity(agentId: string, kind: string): string {
   const identity = `${TEAMCITY_SUITE}-${agentId}-${kind}`;
