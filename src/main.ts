@@ -55,8 +55,7 @@ function writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: string
 }
 
 const interrupt = new AbortController();
-// SIGHUP (a closed terminal, a CI agent stopping the job) would otherwise end the process
-// before any report is written.
+// Unheard, SIGHUP (a closed terminal, a CI agent stopping the job) would end us before any report.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   try {
     Deno.addSignalListener(signal, () => {

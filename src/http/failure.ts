@@ -1,7 +1,4 @@
-/**
- * One failure type for every request, its kinds, what an HTTP status says to each client, and what
- * a request that got no answer says (DNS, a refused connection, TLS, the rest).
- */
+/** One failure type for every request: its kinds, what a status says, what no answer says. */
 
 import { sanitize } from "../text/sanitize.ts";
 
@@ -16,8 +13,7 @@ const DNS_ERROR =
 // rustls: `certificate not valid for name "127.0.0.1"; certificate is only valid for
 // DnsName("other.example")` (older versions: NotValidForName).
 const NAME_MISMATCH_ERROR = /not valid for name|NotValidForName/i;
-// rustls, for an `https://` request answered in plain HTTP: "received corrupt message of type
-// InvalidContentType".
+// rustls when plain HTTP answers `https://`: "received corrupt message of type InvalidContentType".
 const PLAIN_HTTP_ERROR = /InvalidContentType|corrupt message/i;
 
 export type RedirectRefusal =
@@ -40,11 +36,10 @@ type _ServiceKind = "auth" | "transient" | "tls" | "plain_http" | "proxy" | "red
 type _ForgeKind = "unauthorized" | "forbidden" | "rate_limited" | "server" | "network";
 
 /**
- * Both clients give `not_found`, `refused` and `unusable`. The service's retries only `transient`
- * (408, 425, 429, 5xx, a network error, a timeout, a body not a JSON object), and `not_found` for a
- * run just triggered: `tls`, `plain_http` and `proxy` would meet the same certificate, server or
- * credentials again. A forge's `refused` (a redirect off origin, to credentials or too many, or a
- * proxy's 407): no retry changes it.
+ * Both clients give `not_found`, `refused` and `unusable`. The service retries only `transient`
+ * (408, 425, 429, 5xx, no answer, timeout, a non-object body) and `not_found` for a new run: `tls`,
+ * `plain_http` and `proxy` would meet the same certificate, server or credentials again. A forge's
+ * `refused` (off-origin redirect, to credentials or too many; a proxy's 407) is final.
  */
 export type FailureKind = _ServiceKind | _ForgeKind | "not_found" | "refused" | "unusable";
 

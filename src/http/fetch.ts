@@ -249,9 +249,8 @@ function _isErrorWithBody(answer: Response): boolean {
 const EXCERPT_BYTES = 4 * 1024;
 
 /**
- * `answer` whose body passes each chunk on as its reader asks for it (none ahead), keeps the first
- * {@linkcode EXCERPT_BYTES}, and calls `told` with them once the reader has read to the end,
- * cancelled or failed: with `null` when nothing was read.
+ * `answer`, its body passing chunks on as read (none ahead); once read to the end, cancelled or
+ * failed, `told` gets the first {@linkcode EXCERPT_BYTES} (`null`: none read).
  */
 function _toldAsRead(answer: Response, told: (excerpt: string | null) => void): Response {
   const source = answer.body!.getReader();

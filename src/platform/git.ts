@@ -4,8 +4,7 @@ import type { Clock, GitOptions, GitRunner, RunEffects } from "../effects.ts";
 import { runCommand } from "./system.ts";
 import { nativeTimeBound } from "./bounds.ts";
 
-// git answers in milliseconds; one that does not (a lock, a hung network file system, a prompt)
-// would otherwise hold the run without end.
+// git answers in ms; one that does not (a lock, a hung mount, a prompt) would hold the run forever.
 const GIT_BOUND_MS = 10_000;
 
 // A commit, a branch or a remote's URL: anything longer is not an answer to trust.
@@ -68,8 +67,7 @@ export function boundedGit(
 ): GitRunner {
   const bound = nativeTimeBound(effects.clock.monotonic, {
     eachMs: GIT_BOUND_MS,
-    // A quarter of a short timeout at most: the deadline counts detection, and the gate needs
-    // the rest of it.
+    // A quarter of a short timeout at most: the deadline counts detection; the gate needs the rest.
     totalMs: Math.min(GIT_BOUND_MS, timeoutMs / 4),
   });
   return (args) => effects.programs.git(args, { timeoutMs: bound(), signal: effects.interrupt });

@@ -33,7 +33,6 @@ interface ProcessOptions extends CommandOptions {
   readonly cwd?: string;
   /** Keeps stdout up to this many bytes; none when it writes more. */
   readonly stdoutMaxBytes?: number;
-  /** Discards stderr rather than passing it on to ours. */
   readonly quiet?: boolean;
   /** Stops it at once (SIGTERM, then SIGKILL); `runCommand` then rejects with the reason. */
   readonly signal?: AbortSignal;

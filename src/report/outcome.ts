@@ -114,8 +114,7 @@ function _gateValue(value: string | number | boolean, secrets: readonly string[]
   return sanitize(text, { maxLength: GATE_LIMITS.value, secrets });
 }
 
-// With several agents the first code of this list that any agent has is the process's code:
-// an interrupt, then 2, 3, 4, 1, 0 (contract §5).
+// The process's code: the first of these any agent has (an interrupt, 2, 3, 4, 1, 0; contract §5).
 const { Sigterm, Sigint, Usage, Unchecked, TimedOut, Failed, Passed } = ExitCode;
 const PRECEDENCE: readonly number[] = [Sigterm, Sigint, Usage, Unchecked, TimedOut, Failed, Passed];
 

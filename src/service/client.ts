@@ -51,8 +51,7 @@ export interface ServiceClientOptions {
 export class ServiceClient {
   readonly #options: ServiceClientOptions;
   readonly #slots: Slots;
-  // Whether any HTTP answer has come: from then on a refused connection is an outage, not a
-  // wrong address.
+  // Once any answer has come, a refused connection is an outage, not a wrong address.
   #answered = false;
 
   constructor(options: ServiceClientOptions) {

@@ -51,7 +51,6 @@ export interface GateOptions {
   readonly deadline: number;
   /** Aborts on the deadline or on an interrupt; its reason says which. */
   readonly signal: AbortSignal;
-  /** Attach to this existing run instead of triggering one. */
   readonly runId?: string | undefined;
   readonly noWait?: boolean;
   readonly maxPollIntervalMs?: number;

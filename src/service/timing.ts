@@ -63,8 +63,7 @@ export function parseRetryAfter(value: string | null, now: number): number | und
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
-  // An HTTP date (IMF-fixdate or RFC 850) names a weekday and GMT; Date.parse alone would also
-  // read "1 GMT" or "2099 GMT" as dates.
+  // An HTTP date (IMF-fixdate, RFC 850) has a weekday and GMT; Date.parse alone takes "1 GMT" too.
   if (!/^[a-z]{3,9}, \d{1,2}[ -][a-z]{3}[ -]\d{2,4} \d{2}:\d{2}:\d{2} GMT$/i.test(text)) {
     return undefined;
   }

@@ -87,8 +87,7 @@ export function readRun(document: Readonly<Record<string, unknown>>, asked: Aske
   if (ambiguity !== undefined) return { kind: "unchecked", status, reason: ambiguity };
   const folded = status === null ? null : normalizeStatus(status);
   const passed = _gatePassed(document);
-  // A status is also read without its blanks (`fa\u00a0iled` is shown "fa iled"): it can only
-  // make a known status of it, never a pass.
+  // Also read blank-free (`fa\u00a0iled` shows "fa iled"): at most a known status, never a pass.
   const is = (set: ReadonlySet<string>) =>
     folded !== null && (set.has(folded) || _compact(set).has(folded.replaceAll("_", "")));
 
@@ -172,8 +171,7 @@ function _ambiguity(document: Readonly<Record<string, unknown>>, asked: AskedRun
   return undefined;
 }
 
-// The members the verdict is read through, by the path of the object that holds them.
-// A Map, not an object: a member named `toString` must find nothing.
+// Verdict members by their object's path; a Map, not an object, so `toString` finds nothing.
 const VERDICT_PATH: ReadonlyMap<string, readonly string[]> = new Map([
   ["", ["results", "status", "run_id", "agent_id"]],
   ["results", ["gate"]],

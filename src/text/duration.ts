@@ -1,5 +1,3 @@
-/** The two wordings of a duration: a measured time, and a bound or a wait. */
-
 /** Clock arithmetic that went wrong (negative, not finite) shows as no time at all. */
 export function shownMs(ms: number): number {
   return Number.isFinite(ms) && ms > 0 ? ms : 0;

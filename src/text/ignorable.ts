@@ -33,8 +33,7 @@ export function removeIgnorable(text: string): string {
   return text.replace(_IGNORABLE, "");
 }
 
-// Letters of other scripts drawn like Latin ones (Unicode's confusables for a-z, the common ones):
-// `fаiled` with a Cyrillic `а` is read as `failed`.
+// Other scripts' letters drawn like Latin (Unicode confusables): Cyrillic `fаiled` reads `failed`.
 const _LOOK_ALIKE: Readonly<Record<string, string>> = Object.fromEntries(
   [
     ["a", "аɑα"],
