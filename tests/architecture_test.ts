@@ -21,7 +21,7 @@ async function sourceFiles(dir = SRC): Promise<URL[]> {
 /** The code of a file without its comments (strings are kept). */
 function code(text: string): string {
   return text
-    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, ""))
     .split("\n")
     .map((line) => line.replace(/^\s*\/\/.*$/, ""))
     .join("\n");
@@ -350,4 +350,40 @@ Deno.test("docs/architecture.md's folder map names every folder of src/ with its
   assert.equal(top, 4, "only main.ts, run.ts, gates.ts and effects.ts at the top of src/");
   assert.deepEqual(Object.fromEntries(rows.map(([, dir, count]) => [dir, Number(count)])), folders);
   assert.ok(doc.split("\n").length <= 200, "docs/architecture.md is one page (200 lines)");
+});
+
+Deno.test("a forge is named in code only in its own file of src/forge/ (github.ts, gitlab.ts, bitbucket.ts): the rest of the folder and the forge outputs name none", async () => {
+  const found: string[] = [];
+  for (const file of await sourceFiles()) {
+    const path = relative(file);
+    if (/^src\/forge\/(github|gitlab|bitbucket)\.ts$/.test(path)) continue;
+    if (!/^src\/(forge\/|outputs\/(statuses|pr_comment|dry_run|mod)\.ts)/.test(path)) continue;
+    const lines = code(await Deno.readTextFile(file)).split("\n");
+    lines.forEach((line, index) => {
+      if (/GitHub|GitLab|Bitbucket/.test(line)) found.push(`${path}:${index + 1}: ${line.trim()}`);
+    });
+  }
+  assert.deepEqual(found, []);
+});
+
+Deno.test("no file of src/ is over 400 lines, and comments are at most 15 % of src/'s non-blank lines", async () => {
+  let nonBlank = 0;
+  let comments = 0;
+  const long: string[] = [];
+  for (const file of await sourceFiles()) {
+    const text = await Deno.readTextFile(file);
+    const lines = text.replace(/\n$/, "").split("\n");
+    if (lines.length > 400) long.push(`${relative(file)}: ${lines.length} lines`);
+    const kept = code(text).split("\n");
+    lines.forEach((line, index) => {
+      if (line.trim() === "") return;
+      nonBlank++;
+      if ((kept[index] ?? "").trim() === "") comments++;
+    });
+  }
+  assert.deepEqual(long, []);
+  assert.ok(
+    comments / nonBlank <= 0.15,
+    `comments are ${(100 * comments / nonBlank).toFixed(1)} %`,
+  );
 });

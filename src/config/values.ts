@@ -213,7 +213,7 @@ export function parseBaseUrl(text: string, name: string, keyVariable: string): U
   }
   // The service's API lives under /api/v1 of its address, which service-ci adds itself: given
   // again, every request would miss and the 404 would blame the agent.
-  const apiPath = /\/api(?:\/v1)?\/*$/i.exec(url.pathname);
+  const apiPath = /\/api(?:\/v1)?\/{0,}$/i.exec(url.pathname);
   const fixed = `${url.origin}${url.pathname.slice(0, apiPath?.index)}`;
   const rule = url.search !== "" || url.hash !== ""
     ? "not have a query or fragment; give the address and optional path prefix only"
