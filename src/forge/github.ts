@@ -22,24 +22,15 @@ import {
   tokenAdvice,
 } from "./writes.ts";
 
-type _Ended = Exclude<Outcome, "triggered">;
-
-/** Unchecked is a `failure`: GitHub's required checks let `neutral` pass. */
-const _CHECK_CONCLUSIONS: Readonly<Record<_Ended, string>> = {
-  passed: "success",
-  failed: "failure",
-  unchecked: "failure",
-  timed_out: "timed_out",
-  interrupted: "cancelled",
-};
-
-const _COMMIT_STATES: Readonly<Record<Outcome, string>> = {
-  triggered: "pending",
-  passed: "success",
-  failed: "failure",
-  unchecked: "error",
-  timed_out: "error",
-  interrupted: "error",
+// A check run's conclusion and a commit status's state. Unchecked is a `failure`: GitHub's
+// required checks let `neutral` pass.
+const _STATES: Readonly<Record<Outcome, readonly [conclusion: string, state: string]>> = {
+  triggered: ["", "pending"],
+  passed: ["success", "success"],
+  failed: ["failure", "failure"],
+  unchecked: ["failure", "error"],
+  timed_out: ["timed_out", "error"],
+  interrupted: ["cancelled", "error"],
 };
 
 // GitHub's limits: a check run's output summary, a commit status's description.
@@ -229,7 +220,7 @@ function githubStatuses(
         }
         : {
           status: "completed",
-          conclusion: _CHECK_CONCLUSIONS[outcome as _Ended],
+          conclusion: _STATES[outcome][0],
           completed_at: at,
           ...details,
           output: {
@@ -252,7 +243,7 @@ function githubStatuses(
         }
       }
       await http.request("POST", `${repo}/statuses/${sha}`, {
-        state: _COMMIT_STATES[outcome],
+        state: _STATES[outcome][1],
         context: statusName(agentId),
         description: clip(statusDescription(outcome), _DESCRIPTION_MAX),
         ...(link === null ? {} : { target_url: link }),
