@@ -94,13 +94,12 @@ export class ConsoleReporter implements RunOutput {
   }
 
   tick(): void {
+    if (this.options.tty) return this.line();
     const waiting = this.#waiting();
     const quiet = this.options.clock.monotonic() - this.#lastWrite;
-    if (this.options.tty) this.line();
-    else if (waiting.length > 0 && quiet >= HEARTBEAT_MS) {
-      const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
-      this.line(`still waiting (${this.#times()}): ${list}`);
-    }
+    if (waiting.length === 0 || quiet < HEARTBEAT_MS) return;
+    const list = waiting.map(([id, status]) => `${id} ${status}`).join(", ");
+    this.line(`still waiting (${this.#times()}): ${list}`);
   }
 
   agentDone(outcome: AgentOutcome): void {

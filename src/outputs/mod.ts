@@ -128,16 +128,14 @@ export async function chooseOutputs(
     }),
   );
   for (const file of outputs.flatMap((each) => each.files ?? [])) {
-    const problem = file.stream === undefined
-      ? await effects.files.checkReportPath(file.path, file.append)
-      : null;
-    if (problem !== null) {
-      const fix = problem.includes("create it first") ? " or" : ":";
-      const path = quoteValue(file.path);
-      throw new UsageError(
-        `${file.source} ${path} ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
-      );
-    }
+    if (file.stream !== undefined) continue;
+    const problem = await effects.files.checkReportPath(file.path, file.append);
+    if (problem === null) continue;
+    const fix = problem.includes("create it first") ? " or" : ":";
+    const path = quoteValue(file.path);
+    throw new UsageError(
+      `${file.source} ${path} ${problem}${fix} give ${file.fixedBy} a writable file path (nothing was sent)`,
+    );
   }
   return outputs;
 }
@@ -222,8 +220,7 @@ export async function reportUsageError(
   const env = Object.fromEntries(ENV_VARIABLES.map((name) => [name, effects.env.get(name)]));
   const writer = await nativeWriter(detectProvider(env), effects);
   const refuse = () => Promise.reject(new Error("nothing is sent on a usage error"));
-  const io = _nativeIo(effects, output, { ci: env }, refuse);
-  await writer?.usageError?.(message, io);
+  await writer?.usageError?.(message, _nativeIo(effects, output, { ci: env }, refuse));
 }
 
 // `--junit` names of our streams, written through, not opened: Deno's permissions cover files only.
