@@ -90,16 +90,15 @@ function _verdict(agent: AgentOutcome): string[] {
 }
 
 function _details(agent: AgentOutcome): string {
-  const facts: [string, string | null][] = [
-    ["agent", agent.agentId],
-    ["outcome", agent.outcome],
-    ["run id", agent.runId],
-    ["status", agent.status],
-    ["link", agent.url],
-    ["error", agent.error],
-    ["gate", gateReason(agent)],
-  ];
-  return facts
+  return Object.entries({
+    agent: agent.agentId,
+    outcome: agent.outcome,
+    "run id": agent.runId,
+    status: agent.status,
+    link: agent.url,
+    error: agent.error,
+    gate: gateReason(agent),
+  })
     .filter(([, value]) => value !== null)
     .map(([label, value]) => `${label}: ${value}`)
     .join("\n");
