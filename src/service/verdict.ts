@@ -2,6 +2,7 @@
 
 import { sanitize } from "../text/sanitize.ts";
 import { readAs } from "../text/ignorable.ts";
+import { unicodeEscape } from "../text/log_commands.ts";
 import { type HttpFailure } from "../http/failure.ts";
 
 /** Poll again, whatever `results` says. Statuses are folded by {@linkcode normalizeStatus}. */
@@ -85,18 +86,19 @@ export function readRun(document: Readonly<Record<string, unknown>>, asked: Aske
   const status = typeof ownStatus === "string" ? ownStatus : null;
   const ambiguity = _ambiguity(document, asked);
   if (ambiguity !== undefined) return { kind: "unchecked", status, reason: ambiguity };
-  const folded = status === null ? null : normalizeStatus(status);
-  const passed = _gatePassed(document);
   // Also read blank-free (`fa\u00a0iled` shows "fa iled"): at most a known status, never a pass.
+  const folded = status === null ? null : normalizeStatus(status).replaceAll("_", "");
+  const gate = _at(document, "results", "gate");
+  const passed = isObject(gate) && Object.hasOwn(gate, "passed") ? gate.passed : MISSING;
   const is = (set: ReadonlySet<string>) =>
-    folded !== null && (set.has(folded) || _compact(set).has(folded.replaceAll("_", "")));
+    [...set].some((known) => known.replaceAll("_", "") === folded);
 
   if (is(IN_PROGRESS)) return { kind: "in_progress", status };
   if (is(ENDED_WITHOUT_VERDICT)) {
     return { kind: "unchecked", status, reason: "the run ended without a verdict" };
   }
   if (is(FINISHED)) {
-    const reason = folded?.replaceAll("_", "") === "failed" && passed === true
+    const reason = folded === "failed" && passed === true
       ? "the answer contradicts itself: status failed with results.gate.passed true"
       : typeof passed === "boolean"
       ? undefined
@@ -108,16 +110,6 @@ export function readRun(document: Readonly<Record<string, unknown>>, asked: Aske
     return { kind: passed ? "passed" : "failed", status, gate: gateFields(document) };
   }
   return { kind: "in_progress", status };
-}
-
-const _compacted = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
-function _compact(set: ReadonlySet<string>): ReadonlySet<string> {
-  let compact = _compacted.get(set);
-  if (compact === undefined) {
-    compact = new Set([...set].map((status) => status.replaceAll("_", "")));
-    _compacted.set(set, compact);
-  }
-  return compact;
 }
 
 export interface GateField {
@@ -182,18 +174,12 @@ const VERDICT_PATH: ReadonlyMap<string, readonly string[]> = new Map([
 // `" passed"`): a reader takes it for that member, `JSON.parse` does not.
 function _lookAlike(document: Readonly<Record<string, unknown>>): string | undefined {
   for (const [path, names] of VERDICT_PATH) {
-    const object = path === "" ? document : path.split(".").reduce<unknown>(
-      (outer, name) => isObject(outer) ? _own(outer, name) : undefined,
-      document,
-    );
+    const object = path === "" ? document : _at(document, ...path.split("."));
     if (!isObject(object)) continue;
     for (const member of Object.keys(object)) {
       const shown = readAs(sanitize(member));
       if (shown === member || !names.includes(shown)) continue;
-      const spelled = JSON.stringify(member).replace(
-        /[^ -~]/g,
-        (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
-      );
+      const spelled = JSON.stringify(member).replace(/[^ -~]/g, unicodeEscape);
       return `the answer has a member ${spelled}, which reads as ${path ? `${path}.` : ""}${shown}`;
     }
   }
@@ -261,12 +247,12 @@ export function duplicateMember(text: string): string | undefined {
 
 const MISSING = Symbol("missing");
 
-function _gatePassed(document: Readonly<Record<string, unknown>>): unknown {
-  const results = _own(document, "results");
-  if (!isObject(results)) return MISSING;
-  const gate = _own(results, "gate");
-  if (!isObject(gate)) return MISSING;
-  return Object.hasOwn(gate, "passed") ? gate.passed : MISSING;
+// The member down `path`, or `undefined` where one is missing or is no object.
+function _at(document: Readonly<Record<string, unknown>>, ...path: string[]): unknown {
+  return path.reduce<unknown>(
+    (outer, name) => isObject(outer) ? _own(outer, name) : undefined,
+    document,
+  );
 }
 
 // Only members the JSON text carried count: an inherited (or polluted) one must never make a pass.
