@@ -87,18 +87,14 @@ function _maskSecretPrefixAtEnd(text: string, secrets: readonly string[]): strin
 // Secrets shorter than this are not masked: masking them would garble ordinary text.
 const MIN_SECRET_LENGTH = 4;
 
-const _formsCache = new Map<string, readonly string[]>();
-
 /**
  * Every spelling of `secret` that output could carry, longest first; none for a secret too short
  * to mask. Percent-encoding is also strict RFC 3986 (`! ' ( ) *` too, as Python's `quote` and Go
  * do); JSON also with `/` as `\/` (PHP's `json_encode`) and anything but printable ASCII as `\u`
  * escapes (PHP's and Python's default).
  */
-export function secretForms(secret: string): readonly string[] {
+export const secretForms: (secret: string) => readonly string[] = _memo((secret) => {
   if (secret.length < MIN_SECRET_LENGTH) return [];
-  const cached = _formsCache.get(secret);
-  if (cached !== undefined) return cached;
   const forms = new Set<string>([secret]);
   // A lone surrogate has no percent-encoding.
   if (secret.isWellFormed()) {
@@ -125,10 +121,17 @@ export function secretForms(secret: string): readonly string[] {
     const base64Url = base64.replaceAll("+", "-").replaceAll("/", "_");
     for (const form of [base64, base64Url]) forms.add(form).add(form.replace(/=+$/, ""));
   }
-  const sorted = [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH)
+  return [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH)
     .sort((a, b) => b.length - a.length);
-  _formsCache.set(secret, sorted);
-  return sorted;
+});
+
+// `compute` once for each key: a secret's forms, a character's folding.
+function _memo<T>(compute: (key: string) => T): (key: string) => T {
+  const cache = new Map<string, T>();
+  return (key) => {
+    if (!cache.has(key)) cache.set(key, compute(key));
+    return cache.get(key)!;
+  };
 }
 
 export const XML_ENTITIES: Readonly<Record<string, string>> = {
@@ -176,20 +179,13 @@ function _masked(text: string, spans: Array<readonly [number, number]>): string 
   return masked + text.slice(done);
 }
 
-const _foldedCache = new Map<string, readonly string[]>();
+const _folded = _memo((secret) =>
+  [...new Set(secretForms(secret).flatMap((form) => _views(form).map((v) => v.text)))]
+    .filter((form) => form.length >= MIN_SECRET_LENGTH)
+);
 
 function _foldedForms(secrets: readonly string[]): readonly string[] {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    let folded = _foldedCache.get(secret);
-    if (folded === undefined) {
-      folded = [...new Set(secretForms(secret).flatMap((form) => _views(form).map((v) => v.text)))]
-        .filter((form) => form.length >= MIN_SECRET_LENGTH);
-      _foldedCache.set(secret, folded);
-    }
-    for (const form of folded) forms.add(form);
-  }
-  return [...forms];
+  return [...new Set(secrets.flatMap((secret) => _folded(secret)))];
 }
 
 /** Text as _fold() reads it: `start(i)` and `end(i)` bound the source of its `i`th character. */
@@ -251,16 +247,9 @@ function _fold(text: string, decode: boolean): _Folded {
 // Runs of characters that fold to their lower case, one for one.
 const _ASCII_RUN = /[\x00-\x7f]+/y;
 const _PLAIN_RUN = /[\x00-\x24\x26-\x7f]+/y;
-const _foldedChars = new Map<string, string>();
-
-function _foldChar(char: string): string {
-  let folded = _foldedChars.get(char);
-  if (folded === undefined) {
-    folded = _IGNORABLE.test(char) ? "" : char.normalize("NFKD").toLowerCase();
-    _foldedChars.set(char, folded);
-  }
-  return folded;
-}
+const _foldChar = _memo((char) =>
+  _IGNORABLE.test(char) ? "" : char.normalize("NFKD").toLowerCase()
+);
 
 // The character the UTF-8 bytes percent-escaped at `index` spell, and their escapes' length.
 function _percentEscape(text: string, index: number): { char: string; length: number } | undefined {
