@@ -102,14 +102,16 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       return answer;
     };
     return retrying(once, (error) => {
-      const young = bornAt !== undefined && deps.clock.monotonic() - bornAt < NEW_RUN_GRACE_MS;
-      if (error.kind === "not_found" && young) {
-        const delayMs = retryDelay({
-          attempt: 1,
-          remainingMs: options.deadline - deps.clock.monotonic(),
+      const now = deps.clock.monotonic();
+      const backoff = (attempt: number, random: number) =>
+        retryDelay({
+          attempt,
+          remainingMs: options.deadline - now,
           retryAfterMs: error.retryAfterMs,
-          random: 0.5 + deps.random() / 2,
+          random,
         });
+      if (error.kind === "not_found" && bornAt !== undefined && now - bornAt < NEW_RUN_GRACE_MS) {
+        const delayMs = backoff(1, 0.5 + deps.random() / 2);
         options.onEvent?.({ type: "not_visible_yet", delayMs });
         return delayMs;
       }
@@ -118,12 +120,10 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
       consecutive++;
       // A service that has never answered and cannot be reached is tried for a short window:
       // a wrong address or port is far more common than an outage (docs/api.md, "Retries").
-      unreachableSince = error.unreachable === undefined
-        ? undefined
-        : unreachableSince ?? deps.clock.monotonic();
+      unreachableSince = error.unreachable === undefined ? undefined : unreachableSince ?? now;
       const windowLeft = unreachableSince === undefined
         ? undefined
-        : UNREACHABLE_GIVE_UP_MS - (deps.clock.monotonic() - unreachableSince);
+        : UNREACHABLE_GIVE_UP_MS - (now - unreachableSince);
       if (consecutive >= MAX_CONSECUTIVE_FAULTS || (windowLeft ?? Infinity) <= 0) {
         const attempts = consecutive === 1 ? "1 attempt" : `${consecutive} attempts`;
         const over = formatBound(UNREACHABLE_GIVE_UP_MS - (windowLeft ?? 0), 1000);
@@ -132,14 +132,8 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
           : `gave up after ${MAX_CONSECUTIVE_FAULTS} failed attempts in a row; the last: ${error.message}`;
         throw new HttpFailure("transient", message, { status: error.status, cause: error });
       }
-      const backoff = retryDelay({
-        attempt: consecutive,
-        remainingMs: options.deadline - deps.clock.monotonic(),
-        retryAfterMs: error.retryAfterMs,
-        random: deps.random(),
-      });
       // The last attempt of the window comes at its end, not after it.
-      const delayMs = windowLeft === undefined ? backoff : Math.min(backoff, windowLeft);
+      const delayMs = Math.min(backoff(consecutive, deps.random()), windowLeft ?? Infinity);
       options.onEvent?.({
         type: "fault",
         operation,
