@@ -176,19 +176,14 @@ export async function fetchFollowing(
   const headers = new Headers(request.headers);
   for (let redirects = 0;; redirects++) {
     const started = log?.monotonic() ?? 0;
-    const tell = (
-      log: ExchangeLog,
-      at: number,
-      answer: Response | null,
-      errorBody: string | null,
-    ) => {
+    const tell = (at: number, answer: Response | null, errorBody: string | null) => {
       const durationMs = at - started;
       const requestId = ["x-request-id", "x-github-request-id", "x-correlation-id", "request-id"]
         .map((name) => answer?.headers.get(name) ?? "").find((value) => value !== "") ?? null;
       const { host, pathname: path } = target;
       const status = answer?.status ?? null;
       const attempt = options.attempt ?? 1;
-      log.tell({ method, host, path, status, durationMs, attempt, requestId, errorBody });
+      log?.tell({ method, host, path, status, durationMs, attempt, requestId, errorBody });
     };
     let response: Response;
     try {
@@ -200,7 +195,7 @@ export async function fetchFollowing(
         ...(request.signal === undefined ? {} : { signal: request.signal }),
       });
     } catch (error) {
-      if (log !== undefined) tell(log, log.monotonic(), null, null);
+      if (log !== undefined) tell(log.monotonic(), null, null);
       throw error;
     }
     options.onAnswer?.(response);
@@ -209,9 +204,10 @@ export async function fetchFollowing(
       // nothing of its own, so --verbose changes no request, no wait and no exit code.
       const answer = response;
       const at = log.monotonic();
-      if (_isErrorWithBody(answer)) {
-        response = _toldAsRead(answer, (text) => tell(log, at, answer, text));
-      } else tell(log, at, answer, null);
+      // A status `new Response()` accepts, with a body to read.
+      if (answer.status >= 400 && answer.status <= 599 && answer.body !== null) {
+        response = _toldAsRead(answer, (text) => tell(at, answer, text));
+      } else tell(at, answer, null);
     }
     if (response.status < 300 || response.status >= 400) {
       return { response, url: target, method };
@@ -238,11 +234,6 @@ export async function fetchFollowing(
     }
     target = to;
   }
-}
-
-// A status `new Response()` accepts, with a body to read.
-function _isErrorWithBody(answer: Response): boolean {
-  return answer.status >= 400 && answer.status <= 599 && answer.body !== null;
 }
 
 /** What the verbose mode shows of an error's body: the start of what its caller read. */
