@@ -1,6 +1,7 @@
 /** One failure type for every request: its kinds, what a status says, what no answer says. */
 
 import { sanitize } from "../text/sanitize.ts";
+import { errorMessage } from "../text/quote.ts";
 
 // rustls: "invalid peer certificate: <UnknownIssuer, Expired, BadSignature, …>".
 const CERTIFICATE_ERROR = /invalid peer certificate|certificate verify failed/i;
@@ -117,18 +118,16 @@ export function networkFailure(
   const shown = (text: string) => sanitize(text, { secrets, maxLength: 200 });
   const cause = { cause: error };
   if ("forge" in asker) {
-    const forge = asker.forge;
-    const text = error instanceof Error ? error.message : String(error);
-    const named = forge !== undefined && error instanceof Error ? `${error.name}: ${text}` : text;
-    const line = forge === undefined
-      ? shown(named)
-      : `${forge} could not be reached (${shown(named)})`;
-    return new HttpFailure("network", line, cause);
+    const { forge } = asker;
+    const text = errorMessage(error);
+    if (forge === undefined) return new HttpFailure("network", shown(text), cause);
+    const named = error instanceof Error ? `${error.name}: ${text}` : text;
+    return new HttpFailure("network", `${forge} could not be reached (${shown(named)})`, cause);
   }
   const { url, answered } = asker;
   const causes: string[] = [];
   for (const link of causeChain(error)) {
-    const message = link instanceof Error ? link.message : String(link);
+    const message = errorMessage(link);
     if (!causes.some((seen) => seen.includes(message))) causes.push(message);
     if (causes.length === 4) break;
   }
@@ -165,8 +164,7 @@ export function networkFailure(
       ?.replace(/DnsName\("([^"]*)"\)|IpAddress\(([^)]*)\)/g, "$1$2");
     const named = names === undefined ? "" : ` (it names ${shown(names)})`;
     const message = `the TLS certificate of ${url.host} is not valid for the name ${url.hostname}`;
-    const code = "certificate_name_mismatch";
-    return new HttpFailure("tls", `${message}${named}`, { ...cause, code });
+    return new HttpFailure("tls", message + named, { ...cause, code: "certificate_name_mismatch" });
   }
   if (CERTIFICATE_ERROR.test(reason)) {
     const tlsReason = reason.replace(/^(?:fetch failed: )?(?:client error \([^)]*\): )?/, "");
