@@ -3,7 +3,7 @@
 import { parseRetryAfter } from "./timing.ts";
 import type { CiMetadata } from "../ci/detect.ts";
 import type { Clock, ExchangeLog, Http } from "../effects.ts";
-import { sanitize } from "../text/sanitize.ts";
+import { DEFAULT_MAX_LENGTH, sanitize } from "../text/sanitize.ts";
 import { formatBound } from "../text/duration.ts";
 import { duplicateMember, isObject } from "./verdict.ts";
 import { failureKind, HttpFailure, networkFailure } from "../http/failure.ts";
@@ -226,9 +226,8 @@ export class ServiceClient {
 
   // Every piece of service text this module prints goes through here, as one safe line: the key
   // is masked (in every spelling) before the text is cut, so no cut can leave a part of it.
-  #shown(text: string, maxLength?: number): string {
-    const secrets = [this.#options.apiKey];
-    return sanitize(text, { secrets, ...(maxLength === undefined ? {} : { maxLength }) });
+  #shown(text: string, maxLength = DEFAULT_MAX_LENGTH): string {
+    return sanitize(text, { secrets: [this.#options.apiKey], maxLength });
   }
 
   #asFailure(error: unknown, caller: AbortSignal, timeout: AbortSignal, url: URL): unknown {
@@ -253,8 +252,6 @@ export class ServiceClient {
 
 /** Whether an answer is an HTML page, by its type or, without one, by how its text starts. */
 function _isHtml(contentType: string | null, text: string): boolean {
-  if (contentType !== null && /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(contentType)) {
-    return true;
-  }
-  return /^\s*<(!doctype\s+html|html|head|body|title)\b/i.test(text);
+  return /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(contentType ?? "") ||
+    /^\s*<(!doctype\s+html|html|head|body|title)\b/i.test(text);
 }
