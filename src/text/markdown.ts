@@ -15,11 +15,10 @@ import { CONTROL, XML_ENTITIES } from "./sanitize.ts";
  * ```
  */
 export function inertMarkdown(text: string): string {
-  const broken = _oneLine(text)
+  return _oneLine(text)
     .replace(/[@#!~%$^&:*]/g, "$&\u200b")
     .replace(/(www)(?=\.)/gi, "$1\u200b")
-    .replace(/(gh-)(?=\d)/gi, "$1\u200b");
-  return broken
+    .replace(/(gh-)(?=\d)/gi, "$1\u200b")
     .replace(/[!-%'-/:;=?@[-`{-~]/g, "\\$&")
     .replace(/[&<>\u200b]/g, (char) => XML_ENTITIES[char] ?? "&#8203;");
 }
