@@ -22,7 +22,6 @@ interface _Waiter {
  */
 export class Slots {
   readonly #waiters: _Waiter[] = [];
-  // Each holder's controller aborts it when a more urgent write takes its slot.
   readonly #holders = new Map<_Waiter, AbortController>();
   peak = 0;
 
@@ -58,11 +57,9 @@ export class Slots {
       const waiter = this.#waiters[index]!;
       if (this.#holders.size >= this.concurrency.inFlight) break;
       if (waiter.write && writes >= this.concurrency.writes) {
-        if (waiter.rank === 0) {
-          for (const [holder, controller] of this.#holders) {
-            if (holder.write && holder.rank === 2) {
-              controller.abort(new Error(`gave way to the final statuses on ${this.name}`));
-            }
+        for (const [holder, controller] of this.#holders) {
+          if (waiter.rank === 0 && holder.write && holder.rank === 2) {
+            controller.abort(new Error(`gave way to the final statuses on ${this.name}`));
           }
         }
         index++;
