@@ -69,18 +69,12 @@ export async function runCommand(
   }
   // Written while the timer runs: a program that never reads would block a large input forever.
   // Resolves with why it could not be written ("Broken pipe"), or undefined once it was.
-  const input = (async () => {
-    if (options.stdin === undefined) return undefined;
-    const writer = child.stdin.getWriter();
-    try {
-      await writer.write(new TextEncoder().encode(options.stdin));
-      await writer.close();
-      return undefined;
-    } catch (error) {
-      await writer.abort(error).catch(() => {});
-      return errorMessage(error);
-    }
-  })();
+  const input = options.stdin === undefined
+    ? undefined
+    : ReadableStream.from([new TextEncoder().encode(options.stdin)]).pipeTo(child.stdin).then(
+      () => undefined,
+      errorMessage,
+    );
   const ended = new AbortController();
   const stdout = options.stdoutMaxBytes === undefined
     ? Promise.resolve(undefined)
