@@ -82,9 +82,7 @@ export async function runCommand(
       maxBytes: options.stdoutMaxBytes,
       signal: ended.signal,
     }).catch(() => undefined);
-  const bound = options.signal === undefined
-    ? ended.signal
-    : AbortSignal.any([ended.signal, options.signal]);
+  const bound = AbortSignal.any([ended.signal, options.signal ?? ended.signal]);
   const timedOut = clock.sleep(options.timeoutMs, bound).then(() => true, () => false);
   const first = await Promise.race([Promise.all([child.status, input, stdout]), timedOut]);
   ended.abort();
@@ -131,9 +129,8 @@ export async function openReportFile(path: string, append: boolean): Promise<Rep
   // Created only if nothing is there, so never through a link.
   const temporary = _temporaryPath(path);
   const file = await Deno.open(temporary, { write: true, createNew: true });
-  const mode = info?.isFile ? info.mode : null;
-  if (mode !== null && Deno.build.os !== "windows") {
-    await Deno.chmod(temporary, mode & 0o777).catch(() => {});
+  if (info?.isFile && info.mode !== null && Deno.build.os !== "windows") {
+    await Deno.chmod(temporary, info.mode & 0o777).catch(() => {});
   }
   return _reportFile(file, 0, false, { path, temporary });
 }
@@ -159,12 +156,8 @@ function _notAFile(info: Deno.FileInfo): string | null {
 
 async function _openInPlace(path: string, append: boolean): Promise<ReportFile> {
   const file = await Deno.open(path, { write: true, create: true, append, truncate: !append });
-  let start = 0;
-  try {
-    start = append ? (await file.stat()).size : 0;
-  } catch {
-    // Not a regular file (a pipe, /dev/full): there is no length to go back to.
-  }
+  // Not a regular file (a pipe, /dev/full): there is no length to go back to.
+  const start = append ? await file.stat().then((info) => info.size, () => 0) : 0;
   return _reportFile(file, start, append);
 }
 
@@ -236,7 +229,7 @@ function _reportFile(
  */
 export async function checkReportPath(path: string, append: boolean): Promise<string | null> {
   try {
-    const info = append ? await _info(path, true) : await _info(path);
+    const info = await _info(path, append);
     const problem = info === null || info.isCharDevice ? null : _notAFile(info);
     if (problem !== null) return problem;
     if (info !== null && (append || info.isCharDevice || info.isFile)) {
