@@ -9,19 +9,13 @@ export const MINIMUM_DENO_VERSION = "2.1.0";
 
 /** A version that is not `major.minor.patch` (suffix aside) is let through: not known as old. */
 export function denoVersionRefusal(found: string): string | undefined {
-  const have = _parts(found);
   const need = _parts(MINIMUM_DENO_VERSION)!;
-  if (have === undefined) return undefined;
-  for (let i = 0; i < 3; i++) {
-    if (have[i]! > need[i]!) return undefined;
-    if (have[i]! < need[i]!) {
-      return `service-ci: Deno ${found} is older than ${MINIMUM_DENO_VERSION}, the oldest that runs service-ci: upgrade Deno (deno upgrade, or npx --yes deno@${MINIMUM_DENO_VERSION} or later) or use the release binary, which needs no Deno (docs/install.md)`;
-    }
-  }
-  return undefined;
+  const have = _parts(found) ?? need;
+  const first = have.findIndex((part, i) => part !== need[i]);
+  if (first === -1 || have[first]! > need[first]!) return undefined;
+  return `service-ci: Deno ${found} is older than ${MINIMUM_DENO_VERSION}, the oldest that runs service-ci: upgrade Deno (deno upgrade, or npx --yes deno@${MINIMUM_DENO_VERSION} or later) or use the release binary, which needs no Deno (docs/install.md)`;
 }
 
-function _parts(version: string): [number, number, number] | undefined {
-  const match = /^(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$/.exec(version);
-  return match === null ? undefined : [Number(match[1]), Number(match[2]), Number(match[3])];
+function _parts(version: string): number[] | undefined {
+  return /^(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$/.exec(version)?.slice(1).map(Number);
 }
