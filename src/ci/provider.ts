@@ -39,8 +39,8 @@ export interface CiProvider<V extends string = string> {
   readonly pullRequest?: Field<V>;
   /** The change's head on a pull request. */
   readonly commitSha: Field<V>;
-  /** The source branch on a PR (`source`; `branch` is then its target), none on a tag build. */
-  readonly branch?: Field<V> | { branch: V; tag: V; source?: V };
+  /** On a PR the source branch (first `source` set; `branch` is then its target); none on a tag. */
+  readonly branch?: Field<V> | { branch: V; tag?: V; source?: V | readonly V[] };
   readonly repository?: Field<V>;
   readonly actor?: Field<V>;
   readonly buildUrl: Field<V>;
@@ -79,7 +79,7 @@ export function provider<const V extends string>(
   // Every object but `parameters` (the CI's own) names variables, and so does `debug.variable`.
   const { parameters: _parameters, debug, ...fields } = declared;
   const names = Object.values(fields).flatMap((value) =>
-    typeof value === "object" ? Object.values(value) : []
+    typeof value === "object" ? Object.values(value).flat() : []
   ).concat(debug === undefined ? [] : [debug.variable]);
   return { ...declared, variables: [...new Set(names)] } as unknown as CiProvider;
 }
@@ -92,8 +92,8 @@ export function fieldValue(field: CiProvider["branch"], context: ProviderContext
   if (Array.isArray(field)) return first(read, field);
   const { branch, tag, source } = field as Exclude<typeof field, readonly string[]>;
   return source !== undefined && pullRequest !== null
-    ? read(source)
-    : unlessTag(read(branch), read(tag));
+    ? first(read, [source].flat())
+    : unlessTag(read(branch), tag === undefined ? null : read(tag));
 }
 
 export function first<V extends string>(read: Read<V>, names: readonly V[]): string | null {

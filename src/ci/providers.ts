@@ -101,9 +101,7 @@ const AZURE_PIPELINES = provider({
   },
   reads: [
     "BUILD_SOURCEVERSION",
-    "BUILD_SOURCEBRANCH",
     "SYSTEM_PULLREQUEST_SOURCECOMMITID",
-    "SYSTEM_PULLREQUEST_SOURCEBRANCH",
     "SYSTEM_TEAMFOUNDATIONSERVERURI",
     "SYSTEM_TEAMPROJECTID",
     "BUILD_BUILDID",
@@ -112,12 +110,10 @@ const AZURE_PIPELINES = provider({
   // For GitHub repositories the ID is GitHub's internal one and the NUMBER is the one people see.
   pullRequest: ["SYSTEM_PULLREQUEST_PULLREQUESTNUMBER", "SYSTEM_PULLREQUEST_PULLREQUESTID"],
   commitSha: ({ read, pullRequest }) =>
-    pullRequest === null
-      ? read("BUILD_SOURCEVERSION")
-      : first(read, ["SYSTEM_PULLREQUEST_SOURCECOMMITID", "BUILD_SOURCEVERSION"]),
+    (pullRequest === null ? null : read("SYSTEM_PULLREQUEST_SOURCECOMMITID")) ??
+      read("BUILD_SOURCEVERSION"),
   // BUILD_SOURCEBRANCHNAME is not used: it is only the last segment of `feature/login`.
-  branch: ({ read, pullRequest }) =>
-    read(pullRequest === null ? "BUILD_SOURCEBRANCH" : "SYSTEM_PULLREQUEST_SOURCEBRANCH"),
+  branch: { branch: "BUILD_SOURCEBRANCH", source: "SYSTEM_PULLREQUEST_SOURCEBRANCH" },
   repository: ["BUILD_REPOSITORY_NAME"],
   actor: ["BUILD_REQUESTEDFOR"],
   buildUrl: ({ read }) => {
@@ -156,9 +152,7 @@ const TRAVIS = provider({
   pullRequest: ["TRAVIS_PULL_REQUEST"],
   // On PR builds TRAVIS_COMMIT is the merge and TRAVIS_BRANCH the target.
   commitSha: ({ read, pullRequest }) =>
-    pullRequest === null
-      ? read("TRAVIS_COMMIT")
-      : first(read, ["TRAVIS_PULL_REQUEST_SHA", "TRAVIS_COMMIT"]),
+    (pullRequest === null ? null : read("TRAVIS_PULL_REQUEST_SHA")) ?? read("TRAVIS_COMMIT"),
   branch: { branch: "TRAVIS_BRANCH", tag: "TRAVIS_TAG", source: "TRAVIS_PULL_REQUEST_BRANCH" },
   repository: ["TRAVIS_REPO_SLUG"],
   buildUrl: ["TRAVIS_JOB_WEB_URL", "TRAVIS_BUILD_WEB_URL"],
@@ -189,7 +183,6 @@ const HARNESS = provider({
   detect: { set: "HARNESS_BUILD_ID" },
   pullRequest: ["DRONE_PULL_REQUEST"],
   commitSha: ["DRONE_COMMIT_SHA", "CI_COMMIT_SHA"],
-  // DRONE_BRANCH is the target on PR builds.
   branch: { branch: "DRONE_BRANCH", tag: "DRONE_TAG", source: "DRONE_SOURCE_BRANCH" },
   repository: ["DRONE_REPO"],
   actor: ["HARNESS_USER_ID"],
@@ -203,7 +196,6 @@ const WOODPECKER = provider({
   detect: (read) => read("CI") === "woodpecker",
   pullRequest: ["CI_COMMIT_PULL_REQUEST"],
   commitSha: ["CI_COMMIT_SHA"],
-  // CI_COMMIT_BRANCH is the target on PR builds.
   branch: { branch: "CI_COMMIT_BRANCH", tag: "CI_COMMIT_TAG", source: "CI_COMMIT_SOURCE_BRANCH" },
   repository: ["CI_REPO"],
   actor: ["CI_COMMIT_AUTHOR"],
@@ -216,7 +208,6 @@ const DRONE = provider({
   detect: { true: "DRONE" },
   pullRequest: ["DRONE_PULL_REQUEST"],
   commitSha: ["DRONE_COMMIT_SHA"],
-  // DRONE_BRANCH is the target on PR builds.
   branch: { branch: "DRONE_BRANCH", tag: "DRONE_TAG", source: "DRONE_SOURCE_BRANCH" },
   repository: ["DRONE_REPO"],
   actor: ["DRONE_COMMIT_AUTHOR"],
@@ -268,9 +259,6 @@ const CLOUD_BUILD = provider({
     "PROJECT_ID",
     "BUILD_ID",
     "LOCATION",
-    "BRANCH_NAME",
-    "TAG_NAME",
-    "_HEAD_BRANCH",
     "_BASE_BRANCH",
   ],
   detect: (read) =>
@@ -280,10 +268,7 @@ const CLOUD_BUILD = provider({
   commitSha: ["COMMIT_SHA"],
   // Pull-request triggers name the change's branches in _HEAD_BRANCH and _BASE_BRANCH; what
   // BRANCH_NAME holds on such a build is not documented, so it is only the fallback.
-  branch: ({ read, pullRequest }) =>
-    pullRequest === null
-      ? unlessTag(read("BRANCH_NAME"), read("TAG_NAME"))
-      : first(read, ["_HEAD_BRANCH", "BRANCH_NAME"]),
+  branch: { branch: "BRANCH_NAME", tag: "TAG_NAME", source: ["_HEAD_BRANCH", "BRANCH_NAME"] },
   baseRef: ({ read, pullRequest }) => pullRequest === null ? null : read("_BASE_BRANCH"),
   repository: ["REPO_FULL_NAME"],
   buildUrl: ({ read }) => {
