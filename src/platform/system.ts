@@ -87,13 +87,7 @@ export async function runCommand(
   const first = await Promise.race([Promise.all([child.status, input, stdout]), timedOut]);
   ended.abort();
   if (typeof first === "boolean") {
-    const kill = (signal: Deno.Signal) => {
-      try {
-        child.kill(signal);
-      } catch {
-        // It has ended already.
-      }
-    };
+    const kill = (signal: Deno.Signal) => _unlessDone(() => child.kill(signal));
     kill("SIGTERM");
     const grace = new AbortController();
     const ended = await Promise.race([
@@ -115,15 +109,23 @@ export async function runCommand(
   };
 }
 
+// For what throws only once it is moot: killing an ended process, closing a closed file.
+function _unlessDone(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // Done already.
+  }
+}
+
 /**
  * A file the runner owns (`append`: `GITHUB_OUTPUT`) or a character device is written in place;
  * any other report beside the path, moved over it on `close`: a link planted there (a fork's PR
  * can commit one) is replaced, never written through, and no half-written report is seen.
  */
 export async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
-  if (append) return await _openInPlace(path, true);
-  const info = await _info(path);
-  if (info?.isCharDevice) return await _openInPlace(path, false);
+  const info = append ? null : await _info(path);
+  if (append || info?.isCharDevice) return await _openInPlace(path, append);
   const problem = info === null ? null : _notAFile(info);
   if (problem !== null) throw new Error(problem);
   // Created only if nothing is there, so never through a link.
@@ -181,14 +183,7 @@ function _reportFile(
   append: boolean,
   moved?: { readonly path: string; readonly temporary: string },
 ): ReportFile {
-  const encoder = new TextEncoder();
-  const close = () => {
-    try {
-      file.close();
-    } catch {
-      // Already closed.
-    }
-  };
+  const close = () => _unlessDone(() => file.close());
   const remove = (path: string) => Deno.remove(path).catch(() => {});
   const rewind = async () => {
     await file.truncate(start);
@@ -196,7 +191,7 @@ function _reportFile(
   };
   return {
     write: async (text) => {
-      const bytes = encoder.encode(text);
+      const bytes = new TextEncoder().encode(text);
       for (let written = 0; written < bytes.length;) {
         written += await file.write(bytes.subarray(written));
       }
