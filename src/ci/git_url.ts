@@ -20,7 +20,6 @@ export function repositorySlug(url: string | null | undefined): string | null {
     const misplaced = port !== "" && !/^\d+$/.test(port) ? `${port}/` : "";
     return _slugFromPath(misplaced + path);
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return null;
   const scp = SCP_LIKE.exec(text);
   return scp ? _slugFromPath(scp[2] ?? "") : null;
 }
