@@ -187,9 +187,7 @@ export function describeCiMetadata(
     : pr !== null
     ? provider?.changeLabel?.(pr) ?? `PR #${pr}`
     : branch ?? "";
-  if (commit !== null) {
-    what += what === "" ? `commit ${commit.slice(0, 7)}` : ` @ ${commit.slice(0, 7)}`;
-  }
+  if (commit !== null) what += `${what === "" ? "commit" : " @"} ${commit.slice(0, 7)}`;
   if ((pr !== null || kind === "merge_queue") && branch !== null) what += ` (${branch})`;
   if (repository !== null) what += what === "" ? repository : ` in ${repository}`;
   if (kind === "merge_train" || kind === "merged_result") {
