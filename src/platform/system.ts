@@ -87,15 +87,14 @@ export async function runCommand(
   const first = await Promise.race([Promise.all([child.status, input, stdout]), timedOut]);
   ended.abort();
   if (typeof first === "boolean") {
-    const kill = (signal: Deno.Signal) => _unlessDone(() => child.kill(signal));
-    kill("SIGTERM");
+    _unlessDone(() => child.kill("SIGTERM"));
     const grace = new AbortController();
     const ended = await Promise.race([
       child.status.then(() => true),
       clock.sleep(options.killAfterMs ?? 1000, grace.signal).then(() => false, () => true),
     ]);
     grace.abort();
-    if (!ended) kill("SIGKILL");
+    if (!ended) _unlessDone(() => child.kill("SIGKILL"));
     await child.status;
     options.signal?.throwIfAborted();
     return { kind: "timed-out", afterMs: options.timeoutMs };
