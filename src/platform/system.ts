@@ -199,12 +199,10 @@ function _reportFile(
     close: async () => {
       close();
       if (moved === undefined) return;
-      try {
-        await Deno.rename(moved.temporary, moved.path);
-      } catch (error) {
+      await Deno.rename(moved.temporary, moved.path).catch(async (error) => {
         await remove(moved.temporary);
         throw error;
-      }
+      });
     },
     // Nothing half-written stays, nor a report of an earlier run that would now be stale.
     discard: async () => {
