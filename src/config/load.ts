@@ -2,8 +2,7 @@
 
 import { type Config, resolveConfig } from "./resolve.ts";
 import { UsageError } from "./errors.ts";
-import { ENV_FILE_VARIABLES, type Flags } from "./options.ts";
-import { optionName, OPTIONS, secretValues } from "./options.ts";
+import { ENV_FILE_VARIABLES, type Flags, optionName, OPTIONS, secretValues } from "./options.ts";
 import type { GitRunner } from "../effects.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { firstLine } from "../text/quote.ts";
@@ -146,15 +145,14 @@ async function _readDotenv(
   const set = ENV_FILE_VARIABLES.filter((name) => name in values);
   const what = set.length === 0
     ? "it is not used"
-    : `its ${_and(set)} ${set.length === 1 ? "is" : "are"} not used`;
+    : `its ${_AND.format(set)} ${set.length === 1 ? "is" : "are"} not used`;
   const note =
     `${shown} is tracked by git, so whoever can push to the branch wrote it: ${what}; pass ${envFile} .env if you trust it`;
   return { values: {}, note, ...(set.length === 0 ? {} : { unused: note }) };
 }
 
-function _and(names: readonly string[]): string {
-  return names.length === 1 ? names[0]! : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
-}
+// "A, B and C": British English puts no comma before the "and".
+const _AND = new Intl.ListFormat("en-GB");
 
 // Deno ignores a file without a certificate block, which would leave the CA silently untrusted.
 async function _readCaCerts(deps: LoadDeps, path: string): Promise<string> {
@@ -184,12 +182,7 @@ export function mergeEnv(
   env: (name: string) => string | undefined,
   dotenv: Readonly<Record<string, string>>,
 ): Record<string, string | undefined> {
-  const merged: Record<string, string | undefined> = {};
-  for (const name of names) {
-    const value = env(name);
-    merged[name] = value !== undefined && value !== "" ? value : dotenv[name];
-  }
-  return merged;
+  return Object.fromEntries(names.map((name) => [name, env(name) || dotenv[name]]));
 }
 
 /** A required setting unset only because `--allow-env` refused its read: the error saying so. */
