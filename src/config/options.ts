@@ -13,7 +13,6 @@ import {
   parseBaseUrl,
   pullRequestValue,
   refusal,
-  switchValue,
   textValue,
 } from "./values.ts";
 
@@ -58,6 +57,13 @@ const _METADATA = {
   help: ["override the CI metadata detected from the environment"],
   ...textValue("a non-empty value"),
 } as const;
+
+// A switch of its own: the flag turns it on, the variable either way; off when neither is given.
+const _SWITCH = { type: "switch", flagSets: true, default: false, parse: onOff } as const;
+
+function _flagAlone(flag: string, ...help: string[]) {
+  return { type: "boolean", flag, default: false, help } as const;
+}
 
 // Named by --base-url's refusal of an address with credentials.
 const API_KEY_VARIABLE = "SERVICE_API_KEY";
@@ -139,12 +145,7 @@ export const OPTIONS = {
     help: ["the Bitbucket Pipelines proxy that signs Bitbucket's requests"],
     ...forgeAddress("Bitbucket's pipeline proxy signs each request itself"),
   },
-  json: {
-    type: "boolean",
-    flag: "json",
-    default: false,
-    help: ["print one JSON document with every agent's outcome on stdout"],
-  },
+  json: _flagAlone("json", "print one JSON document with every agent's outcome on stdout"),
   junit: {
     type: "string",
     flag: "junit",
@@ -152,12 +153,7 @@ export const OPTIONS = {
     help: ["write a JUnit XML report, one test case per agent"],
     ...textValue("a file path"),
   },
-  noWait: {
-    type: "boolean",
-    flag: "no-wait",
-    default: false,
-    help: ["trigger the runs, print their ids, exit 0 without waiting"],
-  },
+  noWait: _flagAlone("no-wait", "trigger the runs, print their ids, exit 0 without waiting"),
   runId: {
     type: "string",
     flag: "run-id",
@@ -168,18 +164,12 @@ export const OPTIONS = {
       return text;
     }),
   },
-  warnOnly: {
-    type: "boolean",
-    flag: "warn-only",
-    default: false,
-    help: ["report a failed gate but exit 0 (unchecked and timeout keep", "their codes)"],
-  },
-  dryRun: {
-    type: "boolean",
-    flag: "dry-run",
-    default: false,
-    help: ["print the request that would be sent (key masked), send nothing"],
-  },
+  warnOnly: _flagAlone(
+    "warn-only",
+    "report a failed gate but exit 0 (unchecked and timeout keep",
+    "their codes)",
+  ),
+  dryRun: _flagAlone("dry-run", "print the request that would be sent (key masked), send nothing"),
   verbose: {
     // No default: unset, a CI's own debug switch decides (outputs/streams.ts); false wins over it.
     type: "switch",
@@ -232,14 +222,16 @@ export const OPTIONS = {
       "no CI channels (groups, annotations, artifacts); GitHub's step",
       "outputs and summary stay",
     ],
-    ...switchValue(false, true),
+    ..._SWITCH,
+    flagSets: false,
+    default: true,
   },
   prComment: {
     flag: "pr-comment",
     variable: "SERVICE_PR_COMMENT",
     inputVia: "variable",
     help: ["keep one comment with the verdicts on the pull/merge request"],
-    ...switchValue(true, false),
+    ..._SWITCH,
   },
   prCommentKey: {
     type: "string",
@@ -258,12 +250,12 @@ export const OPTIONS = {
       "one commit status per agent on the forge (GitHub check run,",
       "GitLab/Bitbucket status)",
     ],
-    ...switchValue(true, false),
+    ..._SWITCH,
   },
   action: {
     variable: "SERVICE_CI_ACTION",
     help: ["set by the GitHub action: messages name its inputs, not flags"],
-    ...switchValue(true, false),
+    ..._SWITCH,
   },
   commitSha: { flag: "commit-sha", ..._METADATA },
   branch: { flag: "branch", ..._METADATA },

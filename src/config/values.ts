@@ -71,23 +71,6 @@ export function onOff(text: string, name: string): boolean | undefined {
   throw refusal(name, "be true or false (also 1/0, yes/no, on/off)", text);
 }
 
-/** A flag that sets `flagSets`, or its variable, on or off; `fallback` when neither is given. */
-export interface SwitchValue {
-  readonly type: "switch";
-  readonly flagSets: boolean;
-  readonly default: boolean;
-  readonly parse: typeof onOff;
-}
-
-export function switchValue(flagSets: boolean, fallback: boolean): SwitchValue {
-  return {
-    type: "switch",
-    flagSets,
-    default: fallback,
-    parse: onOff,
-  } as const;
-}
-
 export function agentsValue(items: readonly string[], name: string): string[] {
   const seen = new Set<string>();
   for (const agent of items) {
