@@ -120,15 +120,11 @@ function _unknownOption(option: string): string {
   if (option.length > QUOTE_MAX) return `unknown option ${quoteValue(option)}; ${HELP}`;
   const name = option.replace(/^-+/, "");
   const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
-  let best: { name: string; distance: number } | undefined;
-  for (const candidate of OPTION_NAMES) {
-    const distance = _editDistance(squash(name), squash(candidate));
-    if (best === undefined || distance < best.distance) best = { name: candidate, distance };
-  }
-  if (best === undefined || best.distance > Math.max(1, Math.floor(name.length / 4))) {
-    return `unknown option ${option}; ${HELP}`;
-  }
-  return `unknown option ${option}; did you mean --${best.name}? (${HELP})`;
+  const distances = OPTION_NAMES.map((each) => _editDistance(squash(name), squash(each)));
+  const best = Math.min(...distances);
+  const meant = OPTION_NAMES[distances.indexOf(best)];
+  if (best > Math.max(1, Math.floor(name.length / 4))) return `unknown option ${option}; ${HELP}`;
+  return `unknown option ${option}; did you mean --${meant}? (${HELP})`;
 }
 
 function _editDistance(a: string, b: string): number {

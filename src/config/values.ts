@@ -52,8 +52,7 @@ export function numberValue(
     default: limits.default,
     expected,
     parse(text: string, name: string): number {
-      const valid = /^(\d+(\.\d*)?|\.\d+)$/.test(text.trim());
-      const value = valid ? Number(text) : NaN;
+      const value = /^(\d+(\.\d*)?|\.\d+)$/.test(text.trim()) ? Number(text) : NaN;
       if (!(value > 0) || value < min || value > limits.max) {
         throw refusal(name, `be ${expected} ${range}, decimals allowed`, text);
       }
