@@ -6,7 +6,7 @@
 import {
   agentsValue,
   apiKeyValue,
-  FORGE_VALUE,
+  FORGE_TOKEN,
   forgeAddress,
   numberValue,
   onOff,
@@ -115,17 +115,13 @@ export const OPTIONS = {
   },
   githubToken: {
     variable: "GITHUB_TOKEN",
-    defaultText: "none",
-    secret: true,
     help: ["GitHub's token for --pr-comment and --commit-status"],
-    ...FORGE_VALUE,
+    ...FORGE_TOKEN,
   },
   gitlabToken: {
     variable: "SERVICE_GITLAB_TOKEN",
-    defaultText: "none",
-    secret: true,
     help: ["a GitLab project access token for --pr-comment and --commit-status"],
-    ...FORGE_VALUE,
+    ...FORGE_TOKEN,
   },
   githubApiUrl: {
     variable: "GITHUB_API_URL",

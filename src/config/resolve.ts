@@ -33,8 +33,7 @@ interface ResolveOptions {
 }
 
 export type Invocation =
-  | { readonly kind: "help" }
-  | { readonly kind: "version" }
+  | { readonly kind: "help" | "version" }
   | { readonly kind: "run"; readonly flags: Flags };
 
 // The parser's view: the table spells a switch such as --no-ci-native as a flag alone.

@@ -210,8 +210,10 @@ export function parseBaseUrl(text: string, name: string, keyVariable: string): U
   return url;
 }
 
-export const FORGE_VALUE = {
+export const FORGE_TOKEN = {
   type: "string",
+  defaultText: "none",
+  secret: true,
   parse: (text: string) => text.trim() || undefined,
 } as const;
 
