@@ -10,16 +10,14 @@ export function refusal(name: string, rule: string, text: string): UsageError {
   return new UsageError(`${name} must ${rule} (got ${quoteValue(text)})`);
 }
 
-/** A value that must not be blank; `then` checks or tidies the rest. */
-export interface TextValue {
-  readonly expected: string;
-  parse(text: string, name: string): string;
-}
+/** What a kind of value gives its option: a parser, and the fields `Fixed` that the kind decides. */
+export type ValueKind<T, Fixed> = Fixed & { parse(text: string, name: string): T };
 
+/** A value that must not be blank; `then` checks or tidies the rest. */
 export function textValue(
   expected: string,
   then = (text: string, _name: string) => text,
-): TextValue {
+): ValueKind<string, { readonly expected: string }> {
   return {
     expected,
     parse(text: string, name: string): string {
@@ -32,17 +30,9 @@ export function textValue(
 }
 
 /** A positive number within limits, decimals allowed. */
-export interface NumberValue {
-  readonly type: "number";
-  readonly valueName: "<n>";
-  readonly default: number;
-  readonly expected: string;
-  parse(text: string, name: string): number;
-}
-
 export function numberValue(
   limits: { unit: string; default: number; max: number; min?: number },
-): NumberValue {
+): ValueKind<number, { type: "number"; valueName: "<n>"; default: number; expected: string }> {
   const expected = `a positive number of ${limits.unit}`;
   const min = limits.min ?? 0;
   const range = min > 0 ? `from ${min} to ${limits.max}` : `up to ${limits.max}`;
@@ -221,12 +211,7 @@ export const FORGE_TOKEN = {
  * A forge's address, judged by forge/target.ts, never with credentials: it is printed (`--dry-run`,
  * warnings), and a password in it would be too. `instead` says what the credentials were for.
  */
-export interface ForgeAddress {
-  readonly type: "string";
-  parse(text: string, name: string): string | undefined;
-}
-
-export function forgeAddress(instead: string): ForgeAddress {
+export function forgeAddress(instead: string): ValueKind<string | undefined, { type: "string" }> {
   return {
     type: "string",
     parse(text: string, name: string): string | undefined {
