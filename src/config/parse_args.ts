@@ -49,29 +49,21 @@ export function parseArgTokens(
       for (const value of remaining) tokens.push({ kind: "positional", value });
       break;
     }
-    const isShort = arg.length >= 2 && arg[0] === "-" && arg[1] !== "-";
-    if (isShort && arg.length === 2) {
-      tokens.push(alone(_longName(arg[1]!, options), arg));
-      continue;
-    }
-    if (isShort) {
+    if (arg.length >= 2 && arg[0] === "-" && arg[1] !== "-") {
       const name = _longName(arg[1]!, options);
-      if (takesValue(name)) {
+      if (arg.length === 2) {
+        tokens.push(alone(name, arg));
+      } else if (takesValue(name)) {
         tokens.push(option(name, `-${arg[1]}`, arg.slice(2), true));
-        continue;
+      } else {
+        // A group such as -abc reads as -a -b -c; an option that takes a value takes the rest.
+        const letters = arg.slice(1).split("");
+        const taker = letters.findIndex((letter, index) =>
+          index < letters.length - 1 && takesValue(_longName(letter, options))
+        );
+        if (taker >= 0) letters.splice(taker, Infinity, arg.slice(taker + 1));
+        remaining.unshift(...letters.map((letter) => `-${letter}`));
       }
-      // A group such as -abc reads as -a -b -c; an option that takes a value takes the rest.
-      const expanded: string[] = [];
-      for (let index = 1; index < arg.length; index++) {
-        const letter = arg[index]!;
-        if (!takesValue(_longName(letter, options)) || index === arg.length - 1) {
-          expanded.push(`-${letter}`);
-        } else {
-          expanded.push(`-${arg.slice(index)}`);
-          break;
-        }
-      }
-      remaining.unshift(...expanded);
       continue;
     }
     if (arg.length > 2 && arg.startsWith("--")) {
