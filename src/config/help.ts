@@ -11,7 +11,6 @@ const VARIABLE_WIDTH = 90;
 /** Names the built-in service address of this build (or none). */
 export function helpText(defaultBaseUrl: string | undefined): string {
   const { agents, baseUrl, timeoutMinutes, apiKey } = OPTIONS;
-  // The options that are a variable only, but for the key: a line each, with its help.
   const variables = OPTION_LIST
     .filter((option) => option.flag === undefined && option !== apiKey)
     .map((option) =>

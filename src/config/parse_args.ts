@@ -6,7 +6,6 @@
 
 import type { OptionSpec } from "./options.ts";
 
-/** Every type but `boolean` and `switch` takes a value. */
 type TokenOption = Pick<OptionSpec, "type" | "short">;
 
 /**

@@ -29,7 +29,6 @@ export function textValue(
   };
 }
 
-/** A positive number within limits, decimals allowed. */
 export function numberValue(
   limits: { unit: string; default: number; max: number; min?: number },
 ): ValueKind<number, { type: "number"; valueName: "<n>"; default: number; expected: string }> {
