@@ -143,6 +143,13 @@ export function exitCodeOf(verdict: Verdict): number {
   return _interruptSignal(verdict.reason) === "SIGINT" ? Sigint : Sigterm;
 }
 
+/** The outcome an exit code tells of (a headline's), the first in the table: 0 is `passed`. */
+export function outcomeOfExitCode(code: number): Outcome | undefined {
+  if (code === Sigint || code === Sigterm) return "interrupted";
+  const outcomes = Object.keys(_OUTCOME_CODES) as (keyof typeof _OUTCOME_CODES)[];
+  return outcomes.find((outcome) => _OUTCOME_CODES[outcome] === code);
+}
+
 /** An abort that is not the user's interrupt (no signal named) reads as SIGINT. */
 function _interruptSignal(reason: unknown): InterruptSignal {
   return reason instanceof Interrupted ? reason.signal : "SIGINT";

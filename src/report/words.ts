@@ -1,6 +1,6 @@
 /** The words every surface shares, so that no two name one result two ways. */
 
-import type { AgentOutcome, Outcome, RunReport } from "./outcome.ts";
+import { type AgentOutcome, type Outcome, outcomeOfExitCode, type RunReport } from "./outcome.ts";
 import { EXIT_MEANINGS, ExitCode } from "../config/exit_codes.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 
@@ -60,20 +60,11 @@ export function headline(report: RunReport): string {
   const [zero, warnOnly] = [_zeroBy(report), optionName(OPTIONS.warnOnly)];
   if (zero === "warnOnly") return `⚠️ service-ci: ${gate} failed (ignored: ${warnOnly})`;
   if (zero === "noWait") return `⏩ service-ci: runs started, not waited for`;
-  const outcome = _CODE_OUTCOMES[report.exitCode];
+  const outcome = outcomeOfExitCode(report.exitCode);
   if (outcome === undefined) return `⚠️ service-ci: ended with exit code ${report.exitCode}`;
   const { mark, words, counted } = OUTCOME_LABELS[outcome];
   return `${mark} service-ci: ${gate} ${counted ?? words}`;
 }
-
-const _CODE_OUTCOMES: Readonly<Record<number, Outcome>> = {
-  [ExitCode.Passed]: "passed",
-  [ExitCode.Failed]: "failed",
-  [ExitCode.Unchecked]: "unchecked",
-  [ExitCode.TimedOut]: "timed_out",
-  [ExitCode.Sigint]: "interrupted",
-  [ExitCode.Sigterm]: "interrupted",
-};
 
 // An exit 0 that is not every gate passing: failed gates ignored, or runs not waited for.
 function _zeroBy(report: RunReport): "warnOnly" | "noWait" | null {
