@@ -5,7 +5,7 @@ import { UsageError } from "./errors.ts";
 import { ENV_FILE_VARIABLES, type Flags, optionName, OPTIONS, secretValues } from "./options.ts";
 import type { GitRunner } from "../effects.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
-import { firstLine } from "../text/quote.ts";
+import { andList, firstLine } from "../text/quote.ts";
 
 interface LoadDeps {
   readonly env: (name: string) => string | undefined;
@@ -145,14 +145,11 @@ async function _readDotenv(
   const set = ENV_FILE_VARIABLES.filter((name) => name in values);
   const what = set.length === 0
     ? "it is not used"
-    : `its ${_AND.format(set)} ${set.length === 1 ? "is" : "are"} not used`;
+    : `its ${andList(set)} ${set.length === 1 ? "is" : "are"} not used`;
   const note =
     `${shown} is tracked by git, so whoever can push to the branch wrote it: ${what}; pass ${envFile} .env if you trust it`;
   return { values: {}, note, ...(set.length === 0 ? {} : { unused: note }) };
 }
-
-// "A, B and C": British English puts no comma before the "and".
-const _AND = new Intl.ListFormat("en-GB");
 
 // Deno ignores a file without a certificate block, which would leave the CA silently untrusted.
 async function _readCaCerts(deps: LoadDeps, path: string): Promise<string> {

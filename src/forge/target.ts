@@ -2,6 +2,7 @@
 
 import { type CiContext, type CiMetadata, reader } from "../ci/detect.ts";
 import { PROVIDERS } from "../ci/providers.ts";
+import { andList } from "../text/quote.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import type { ForgeConfig, ForgeSkip, ForgeTarget, ForgeUse, TargetInput } from "./forge.ts";
 import { forgeNamed, forgeOf, FORGES } from "./registry.ts";
@@ -26,7 +27,7 @@ export function forgeTarget(
   if (forge === undefined) {
     const writers = FORGES.filter((forge) => use !== "comment" || forge.comment !== undefined);
     const from = use === "comment" ? "comments" : "commit statuses";
-    const cis = _list(writers.map((forge) => _ciName(forge.provider)));
+    const cis = andList(writers.map((forge) => _ciName(forge.provider)));
     return skip(`${from} are written from ${cis} only (this build: ${metadata.provider})`);
   }
   // The metadata already prefers the change's head to a merge; Code Insights takes a short SHA.
@@ -77,8 +78,4 @@ export function describeTarget(target: ForgeTarget): string {
 
 function _ciName(provider: string): string {
   return PROVIDERS.find((ci) => ci.id === provider)?.name ?? provider;
-}
-
-function _list(names: readonly string[]): string {
-  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
 }

@@ -23,6 +23,11 @@ export function hideUserinfo(text: string): string {
   return text.replace(_USERINFO, "$1***@");
 }
 
+/** "A", "A and B", "A, B and C": names in a sentence. */
+export function andList(names: readonly string[]): string {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
