@@ -9,9 +9,9 @@ import { failureKind, HttpFailure, networkFailure } from "../http/failure.ts";
 import type { Outcome } from "../report/outcome.ts";
 import { parseRetryAfter } from "../service/timing.ts";
 import { httpLink } from "../text/markdown.ts";
-import { clip, maskSecrets } from "../text/sanitize.ts";
+import { clip } from "../text/sanitize.ts";
 import type { Forge } from "./forge.ts";
-import type { Exchange } from "./http.ts";
+import { type Exchange, jsonRequest } from "./http.ts";
 import { MIN_RATE_LIMIT_PAUSE_MS } from "./limits.ts";
 import { statusDescription, statusName } from "./writes.ts";
 
@@ -110,19 +110,16 @@ function _proxyExchange(proxy: string, setup: Parameters<Forge["exchange"]>[1]):
     unreached: (cause) =>
       new HttpFailure("network", `no answer through the proxy ${proxy}`, { cause }),
     async send(method, start, body, { signal, attempt }) {
-      const sendsBody = body !== undefined && method !== "GET";
-      const answer = await fetchFollowing(start, {
-        method,
-        headers: sendsBody ? { "Content-Type": "application/json" } : {},
-        body: sendsBody ? maskSecrets(JSON.stringify(body), secrets) : undefined,
-        signal,
-      }, { fetch, log: http.log, attempt }).catch((cause: unknown) => {
-        // A redirect the policy did not follow: the proxy's words are the policy's, refused.
-        if (cause instanceof HttpFailure) {
-          throw new HttpFailure("refused", cause.message, { cause });
-        }
-        throw networkFailure(cause, secrets, { forge: undefined });
-      });
+      const request = { ...jsonRequest(method, body, {}, secrets), signal };
+      const answer = await fetchFollowing(start, request, { fetch, log: http.log, attempt }).catch(
+        (cause: unknown) => {
+          // A redirect the policy did not follow: the proxy's words are the policy's, refused.
+          if (cause instanceof HttpFailure) {
+            throw new HttpFailure("refused", cause.message, { cause });
+          }
+          throw networkFailure(cause, secrets, { forge: undefined });
+        },
+      );
       const { response, method: sent } = answer;
       await response.body?.cancel();
       const status = response.status;

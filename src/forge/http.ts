@@ -229,15 +229,13 @@ export function apiExchange(
     unreached,
     async send(method, start, body, { signal: bounds, attempt }) {
       const signal = AbortSignal.any([bounds, http.timeout(requestTimeoutMs())]);
-      const sendsBody = body !== undefined && method !== "GET";
-      const answer = await fetchFollowing(start, {
-        method,
-        headers: { ...headers, ...(sendsBody ? { "Content-Type": "application/json" } : {}) },
-        // Masked as every report file is: a link the service spelled in another case reaches
-        // here normalised (a URL's host in lower case), spelling the key itself.
-        body: sendsBody ? maskSecrets(JSON.stringify(body), secrets) : undefined,
-        signal,
-      }, { fetch: fetch(), log: http.log, attempt, api }).catch((cause: unknown) => {
+      const request = { ...jsonRequest(method, body, headers, secrets), signal };
+      const answer = await fetchFollowing(start, request, {
+        fetch: fetch(),
+        log: http.log,
+        attempt,
+        api,
+      }).catch((cause: unknown) => {
         if (cause instanceof HttpFailure) throw cause;
         const proxyRefusal = proxyAuthRefusal(cause, start);
         if (proxyRefusal !== null) {
@@ -259,6 +257,24 @@ export function apiExchange(
       return read(response, text, url, sent);
     },
   };
+}
+
+/**
+ * A request with its body as JSON (none for a `GET`), masked as every report file is: a link the
+ * service spelled in another case reaches here normalised (a URL's host in lower case), spelling
+ * the key itself.
+ */
+export function jsonRequest(
+  method: string,
+  body: unknown,
+  headers: Readonly<Record<string, string>>,
+  secrets: readonly string[],
+): { method: string; headers: Record<string, string>; body: string | undefined } {
+  if (body === undefined || method === "GET") {
+    return { method, headers: { ...headers }, body: undefined };
+  }
+  const json = maskSecrets(JSON.stringify(body), secrets);
+  return { method, headers: { ...headers, "Content-Type": "application/json" }, body: json };
 }
 
 /** RFC 8288 `Link` header. */
