@@ -57,9 +57,11 @@ export class Slots {
       const waiter = this.#waiters[index]!;
       if (this.#holders.size >= this.concurrency.inFlight) break;
       if (waiter.write && writes >= this.concurrency.writes) {
-        for (const [holder, controller] of this.#holders) {
-          if (waiter.rank === 0 && holder.write && holder.rank === 2) {
-            controller.abort(new Error(`gave way to the final statuses on ${this.name}`));
+        if (waiter.rank === 0) {
+          for (const [holder, controller] of this.#holders) {
+            if (holder.write && holder.rank === 2) {
+              controller.abort(new Error(`gave way to the final statuses on ${this.name}`));
+            }
           }
         }
         index++;

@@ -38,9 +38,12 @@ export async function readBounded(
   effects: { readonly clock: Clock; readonly files: Pick<Files, "readTextFile"> },
   path: string,
 ): Promise<string | undefined> {
-  const [done, bound] = [new AbortController(), EVENT_READ_BOUND_MS];
-  const late = effects.clock.sleep(bound, done.signal).then(
-    () => Promise.reject(new FileRefused(`could not be read within ${formatBound(bound)}`)),
+  const done = new AbortController();
+  const late = effects.clock.sleep(EVENT_READ_BOUND_MS, done.signal).then(
+    () =>
+      Promise.reject(
+        new FileRefused(`could not be read within ${formatBound(EVENT_READ_BOUND_MS)}`),
+      ),
     () => new Promise<never>(() => {}),
   );
   try {

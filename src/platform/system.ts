@@ -82,7 +82,9 @@ export async function runCommand(
       maxBytes: options.stdoutMaxBytes,
       signal: ended.signal,
     }).catch(() => undefined);
-  const bound = AbortSignal.any([ended.signal, options.signal ?? ended.signal]);
+  const bound = options.signal === undefined
+    ? ended.signal
+    : AbortSignal.any([ended.signal, options.signal]);
   const timedOut = clock.sleep(options.timeoutMs, bound).then(() => true, () => false);
   const first = await Promise.race([Promise.all([child.status, input, stdout]), timedOut]);
   ended.abort();
@@ -182,6 +184,7 @@ function _reportFile(
   append: boolean,
   moved?: { readonly path: string; readonly temporary: string },
 ): ReportFile {
+  const encoder = new TextEncoder();
   const close = () => _unlessDone(() => file.close());
   const remove = (path: string) => Deno.remove(path).catch(() => {});
   const rewind = async () => {
@@ -190,7 +193,7 @@ function _reportFile(
   };
   return {
     write: async (text) => {
-      const bytes = new TextEncoder().encode(text);
+      const bytes = encoder.encode(text);
       for (let written = 0; written < bytes.length;) {
         written += await file.write(bytes.subarray(written));
       }

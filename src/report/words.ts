@@ -57,8 +57,10 @@ export function outcomeLine(outcome: Outcome): string {
 
 export function headline(report: RunReport): string {
   const gate = report.agents.length === 1 ? "quality gate" : "quality gates";
-  const [zero, warnOnly] = [_zeroBy(report), optionName(OPTIONS.warnOnly)];
-  if (zero === "warnOnly") return `⚠️ service-ci: ${gate} failed (ignored: ${warnOnly})`;
+  const zero = _zeroBy(report);
+  if (zero === "warnOnly") {
+    return `⚠️ service-ci: ${gate} failed (ignored: ${optionName(OPTIONS.warnOnly)})`;
+  }
   if (zero === "noWait") return `⏩ service-ci: runs started, not waited for`;
   const outcome = outcomeOfExitCode(report.exitCode);
   if (outcome === undefined) return `⚠️ service-ci: ended with exit code ${report.exitCode}`;

@@ -129,8 +129,9 @@ export const secretForms: (secret: string) => readonly string[] = _memo((secret)
 function _memo<T>(compute: (key: string) => T): (key: string) => T {
   const cache = new Map<string, T>();
   return (key) => {
-    if (!cache.has(key)) cache.set(key, compute(key));
-    return cache.get(key)!;
+    let value = cache.get(key);
+    if (value === undefined) cache.set(key, value = compute(key));
+    return value;
   };
 }
 
