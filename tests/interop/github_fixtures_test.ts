@@ -494,14 +494,16 @@ fixtureTest(
   },
 );
 
+// A passing gate against github.com's root, a failing one under GitHub Enterprise's /api/v3.
+const BOTH_HOSTS = [
+  { gate: "passing", prefix: "" },
+  { gate: "failing", prefix: "/api/v3" },
+] as const;
+
 fixtureTest(
   "the comment follows the recorded Link pages to its own on page 4, on github.com and under GitHub Enterprise's /api/v3",
   async (scenarios) => {
-    const runs = [
-      { gate: "passing", prefix: "" },
-      { gate: "failing", prefix: "/api/v3" },
-    ] as const;
-    await Promise.all(runs.map(async ({ gate, prefix }) => {
+    await Promise.all(BOTH_HOSTS.map(async ({ gate, prefix }) => {
       const marker = gateMarker({ workflow: WORKFLOW, job: JOB, agents: [GATES[gate].agent] });
       // Issue 1010 is on the fourth page of five.
       const pages = pagesWithComment(scenarios, marker, 1010);
@@ -614,12 +616,8 @@ async function playRenamed(
 fixtureTest(
   "a renamed repository's recorded 301 and 307 are followed on the same origin, on github.com and under /api/v3",
   async (scenarios) => {
-    const runs = [
-      { gate: "passing", prefix: "" },
-      { gate: "failing", prefix: "/api/v3" },
-    ] as const;
     await Promise.all(
-      runs.map(({ gate, prefix }) =>
+      BOTH_HOSTS.map(({ gate, prefix }) =>
         playRenamed(scenarios, gate, { prefix }, (result, github) => {
           assertGateOnly(result, gate, [
             new RegExp(
