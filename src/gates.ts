@@ -5,7 +5,7 @@
 
 import type { CiContext, CiMetadata } from "./ci/detect.ts";
 import type { ServiceClient } from "./service/client.ts";
-import type { Config } from "./config/resolve.ts";
+import type { Config } from "./config/load.ts";
 import {
   type AgentOutcome,
   decideExitCode,

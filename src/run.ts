@@ -3,12 +3,13 @@
  * report is rendered, so every report shows it. No CI is named: writers sit behind one interface.
  */
 
-import { parseCommandLine } from "./config/resolve.ts";
+import { parseCommandLine } from "./config/command_line.ts";
+import { loadConfig, makeTrustingFetch, secretValues } from "./config/load.ts";
 import { UsageError } from "./config/errors.ts";
 import { DEFAULT_BASE_URL } from "./config/default_base_url.ts";
 import type { RunEffects } from "./effects.ts";
 import { ExitCode } from "./config/exit_codes.ts";
-import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS, secretValues } from "./config/options.ts";
+import { CONFIG_ENV_VARIABLES, inActionTerms, OPTIONS } from "./config/options.ts";
 import { exchangeLog, Output } from "./outputs/streams.ts";
 import { userAgent, VERSION } from "./config/version.ts";
 import { firstLine } from "./text/quote.ts";
@@ -34,14 +35,12 @@ export async function run(effects: RunEffects): Promise<number> {
     }
     // The pipeline is loaded only now: --help and --version need none of it.
     const [
-      { loadConfig, makeTrustingFetch },
       { CI_ENV_VARIABLES, detectCiBuild, ENV_VARIABLES },
       { ServiceClient },
       { chooseOutputs, finishOutputs },
       { runGates },
       { boundedGit, configGit },
     ] = await Promise.all([
-      import("./config/load.ts"),
       import("./ci/detect.ts"),
       import("./service/client.ts"),
       import("./outputs/mod.ts"),

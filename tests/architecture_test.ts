@@ -161,6 +161,35 @@ Deno.test("each option is spelled in one place in src/: its flag and variable ap
   assert.deepEqual(found, []);
 });
 
+// SECURITY.md, "Where the key goes": each way of handling the key's value, and the files that may.
+const KEY_HANDLING: ReadonlyArray<readonly [RegExp, readonly string[]]> = [
+  // Its value read from Config or the client's options (its source and its spec are not).
+  [/(?<!OPTIONS|sources)\.apiKey\b(?!\.variable)/, ["src/run.ts", "src/service/client.ts"]],
+  [/\bapiKeyValue\b/, ["src/config/options.ts", "src/config/values.ts"]],
+  [/\bsecretValues\b/, ["src/config/load.ts", "src/run.ts"]],
+  // The dry run shows the header's name with "***".
+  [/X-API-Key/i, ["src/outputs/dry_run.ts", "src/service/client.ts"]],
+];
+
+Deno.test("the API key's value is handled only on its documented path (SECURITY.md)", async () => {
+  const texts = await Promise.all(
+    (await sourceFiles()).map(async (
+      file,
+    ) => [relative(file), code(await Deno.readTextFile(file))]),
+  );
+  for (const [pattern, files] of KEY_HANDLING) {
+    const found = texts.filter(([, text]) => pattern.test(text!)).map(([file]) => file);
+    assert.deepEqual(found, files, String(pattern));
+  }
+  const security = await Deno.readTextFile(new URL("../SECURITY.md", import.meta.url));
+  const path = security.slice(security.indexOf("**Where the key goes"));
+  for (const file of new Set(KEY_HANDLING.flatMap(([, files]) => files))) {
+    if (file !== "src/outputs/dry_run.ts" && file !== "src/config/options.ts") {
+      assert.ok(path.includes(`\`${file}\``), `SECURITY.md names ${file} on the key's path`);
+    }
+  }
+});
+
 Deno.test("every variable src/ reads by name is declared: in the option table, a CI provider's list or a writer's, and so among ENV_VARIABLES", async () => {
   const { ENV_VARIABLES } = await import("../src/ci/detect.ts");
   const undeclared: string[] = [];
@@ -272,10 +301,10 @@ Deno.test("upwardImports() names an import that points up, one line each (so the
   const graph = new Map(await importGraph());
   graph.set("src/text/sanitize.ts", [
     ...graph.get("src/text/sanitize.ts")!,
-    "src/config/resolve.ts",
+    "src/config/load.ts",
   ]);
   assert.deepEqual(upwardImports(graph), [
-    "src/text/sanitize.ts → src/config/resolve.ts (text imports config, which is above it)",
+    "src/text/sanitize.ts → src/config/load.ts (text imports config, which is above it)",
   ]);
 });
 

@@ -1,11 +1,37 @@
 /** One invocation's config, before any send: `.env` under the environment, flags over both, CAs. */
 
-import { type Config, resolveConfig } from "./resolve.ts";
 import { UsageError } from "./errors.ts";
-import { ENV_FILE_VARIABLES, type Flags, optionName, OPTIONS, secretValues } from "./options.ts";
+import {
+  ENV_FILE_VARIABLES,
+  type Flags,
+  nearMissNames,
+  OPTION_LIST,
+  optionName,
+  OPTIONS,
+  type OptionSpec,
+  type OptionValues,
+} from "./options.ts";
 import type { GitRunner } from "../effects.ts";
 import { DEFAULT_BASE_URL } from "./default_base_url.ts";
 import { andList, firstLine } from "../text/quote.ts";
+
+/**
+ * Each option of {@linkcode OPTIONS}, typed by the table, and its source: its flag, its variable,
+ * `.env`, the release's `built-in default` address, the table's `default`, or `unset`.
+ */
+export type Config = OptionValues & {
+  readonly envFileRead: string | undefined;
+  /** Every CI variable detection and the verbose mode read, as the environment gave it. */
+  readonly ci: Readonly<Record<string, string | undefined>>;
+  /** `NO_COLOR` is set and not empty. */
+  readonly noColor: boolean;
+};
+
+interface ResolveOptions {
+  readonly fromDotenv?: ReadonlySet<string>;
+  /** For a missing setting's message: `"read ./.env"`, `"no .env in the working directory"`. */
+  readonly envFileNote?: string;
+}
 
 interface LoadDeps {
   readonly env: (name: string) => string | undefined;
@@ -204,4 +230,100 @@ export function refusedReadError(
   return new UsageError(
     `${names} cannot be read: Deno's permissions do not grant ${them} (--allow-env); run with the --allow-env list of docs/install.md ('--allow-env=SERVICE_*,…'), or use the release binary`,
   );
+}
+
+/** The values of the secret variables set in `env`, as given and trimmed: what every output masks. */
+export function secretValues(env: (name: string) => string | undefined): string[] {
+  return OPTION_LIST.flatMap((option) => {
+    const value = option.secret === true ? env(option.variable!) : undefined;
+    if (value === undefined || value.trim() === "") return [];
+    return value === value.trim() ? [value] : [value, value.trim()];
+  });
+}
+
+/**
+ * Each value goes through its option's `parse` under the name it came by; an empty one is unset.
+ *
+ * @throws {UsageError} For a value that is not valid, or a required option given nowhere.
+ */
+export function resolveConfig(
+  flags: Flags,
+  env: ConfigEnv,
+  options: ResolveOptions = {},
+): OptionValues {
+  const values: Record<string, unknown> = {};
+  const sources: Record<string, string> = {};
+  for (const [key, option] of Object.entries(OPTIONS as Record<string, OptionSpec>)) {
+    if (option === OPTIONS.help || option === OPTIONS.version) continue;
+    [values[key], sources[key]] = _resolve(key, option, flags, env, options);
+  }
+  const config = Object.freeze({ ...values, sources: Object.freeze(sources) }) as OptionValues;
+  if (config.runId !== undefined) {
+    const [name, agent] = [optionName(OPTIONS.runId), optionName(OPTIONS.agents)];
+    if (config.agents.length !== 1) {
+      throw new UsageError(`${name} needs exactly one ${agent} (got ${config.agents.length})`);
+    }
+    if (config.noWait) {
+      throw new UsageError(
+        `${name} waits for a run; it cannot be used with ${optionName(OPTIONS.noWait)}`,
+      );
+    }
+  }
+  return config;
+}
+
+/** Where the address and the key came from, for the first line printed; never a value. */
+export function describeSources(config: Pick<Config, "sources" | "envFileRead">): string {
+  const from = (source: string) =>
+    source === ".env" && config.envFileRead !== undefined ? config.envFileRead : source;
+  return `address from ${from(config.sources.baseUrl)}, key from ${from(config.sources.apiKey)}`;
+}
+
+/** The variables, with `.env` values under the names that were unset (`mergeEnv`). */
+type ConfigEnv = Readonly<Record<string, string | undefined>>;
+
+function _resolve(
+  key: string,
+  option: OptionSpec,
+  flags: Flags,
+  env: ConfigEnv,
+  options: ResolveOptions,
+): [value: unknown, source: string] {
+  const parse = option.parse as ((input: unknown, name: string) => unknown) | undefined;
+  const flag = (flags as Record<string, unknown>)[key];
+  if (flag !== undefined && !(Array.isArray(flag) && flag.length === 0)) {
+    const name = optionName(option);
+    const takesValue = option.type !== "boolean" && option.type !== "switch";
+    return [takesValue && parse !== undefined ? parse(flag, name) : flag, name];
+  }
+  const variable = option.variable;
+  const text = variable === undefined ? undefined : env[variable];
+  if (variable !== undefined && text !== undefined && text !== "") {
+    const input = option.type === "list"
+      ? text.split(",").map((item) => item.trim()).filter((item) => item !== "")
+      : text;
+    const value = Array.isArray(input) && input.length === 0 ? undefined : parse?.(input, variable);
+    if (value !== undefined) {
+      return [value, options.fromDotenv?.has(variable) ? ".env" : variable];
+    }
+  }
+  if (option === OPTIONS.baseUrl && DEFAULT_BASE_URL !== undefined) {
+    return [parse!(DEFAULT_BASE_URL, "the built-in default service address"), "built-in default"];
+  }
+  if (option.default !== undefined) return [option.default, "default"];
+  if (option.missing !== undefined) {
+    const note = variable === undefined ? "" : _missingNote(variable, env, options);
+    throw new UsageError(`${option.missing(option)}${note}`);
+  }
+  return [undefined, "unset"];
+}
+
+// A near miss that is set (its name, never its value), and which .env file was read.
+function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions): string {
+  const set = nearMissNames(variable).filter((name) => (env[name] ?? "").trim() !== "");
+  const notes = set.length === 0 ? [] : [
+    `${set.join(" and ")} ${set.length === 1 ? "is" : "are"} set: did you mean ${variable}?`,
+  ];
+  if (options.envFileNote !== undefined) notes.push(options.envFileNote);
+  return notes.length === 0 ? "" : ` (${notes.join("; ")})`;
 }

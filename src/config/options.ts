@@ -365,15 +365,6 @@ export function inActionTerms(message: string): string {
   return text;
 }
 
-/** The values of the secret variables set in `env`, as given and trimmed: what every output masks. */
-export function secretValues(env: (name: string) => string | undefined): string[] {
-  return OPTION_LIST.flatMap((option) => {
-    const value = option.secret === true ? env(option.variable!) : undefined;
-    if (value === undefined || value.trim() === "") return [];
-    return value === value.trim() ? [value] : [value, value.trim()];
-  });
-}
-
 /** As the user types it: `--flag`, or its variable when it has no flag. */
 export function optionName(option: Pick<OptionSpec, "flag" | "variable">): string {
   return option.flag === undefined ? option.variable ?? "" : `--${option.flag}`;

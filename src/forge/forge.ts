@@ -2,7 +2,7 @@
 
 import type { CiContext, CiMetadata } from "../ci/detect.ts";
 import type { Read } from "../ci/provider.ts";
-import type { Config } from "../config/resolve.ts";
+import type { Config } from "../config/load.ts";
 import type { FailureKind } from "../http/failure.ts";
 import type { Concurrency } from "../http/slots.ts";
 import type { AgentOutcome, RunReport } from "../report/outcome.ts";

@@ -2,7 +2,7 @@
 
 import { type CiContext, type CiMetadata, describeCiMetadata } from "../ci/detect.ts";
 import type { ServiceClient } from "../service/client.ts";
-import { type Config, describeSources } from "../config/resolve.ts";
+import { type Config, describeSources } from "../config/load.ts";
 import { ExitCode } from "../config/exit_codes.ts";
 import { describeTarget, forgeTarget } from "../forge/target.ts";
 import { optionName, OPTIONS } from "../config/options.ts";

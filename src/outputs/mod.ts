@@ -1,6 +1,6 @@
 /** The one place that chooses a run's outputs and ends them once every gate has. */
 
-import { describeSources } from "../config/resolve.ts";
+import { describeSources } from "../config/load.ts";
 import { UsageError } from "../config/errors.ts";
 import { optionName, OPTIONS } from "../config/options.ts";
 import type { RunReport } from "../report/outcome.ts";

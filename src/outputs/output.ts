@@ -8,7 +8,7 @@
  */
 
 import type { CiContext, CiMetadata } from "../ci/detect.ts";
-import type { Config } from "../config/resolve.ts";
+import type { Config } from "../config/load.ts";
 import type { AgentOutcome, RunReport } from "../report/outcome.ts";
 import type { GateEvent } from "../service/poll.ts";
 import type { Output } from "./streams.ts";

@@ -1,6 +1,6 @@
 /** Commit statuses, a courtesy: in progress per triggered run, completed after the reports. */
 
-import type { Config } from "../config/resolve.ts";
+import type { Config } from "../config/load.ts";
 import type { ForgeClients } from "../forge/clients.ts";
 import { forgeTarget } from "../forge/target.ts";
 import { httpLink } from "../text/markdown.ts";

@@ -13,7 +13,6 @@ import {
   optionName,
   OPTIONS,
   type OptionSpec,
-  secretValues,
 } from "../../src/config/options.ts";
 import { UsageError } from "../../src/config/errors.ts";
 import { parseYaml } from "../support/yaml.ts";
@@ -231,16 +230,4 @@ Deno.test("SERVICE_API_KEY that is a CI's unexpanded reference is refused, namin
   for (const key of ["sk_$(x)", "sk%abc%", "$", "sk_live_$abc"]) {
     assert.equal(OPTIONS.apiKey.parse(key, "SERVICE_API_KEY"), key);
   }
-});
-
-Deno.test("secretValues() lists every secret variable that is set, as given and trimmed", () => {
-  assert.deepEqual(secretValues(() => undefined), []);
-  const env: Record<string, string> = {
-    SERVICE_API_KEY: "sk_key",
-    GITHUB_TOKEN: " ghs_a ",
-    SERVICE_GITLAB_TOKEN: "glpat-b",
-    SERVICE_BASE_URL: "https://x.example",
-  };
-  assert.deepEqual(secretValues((name) => env[name]), ["sk_key", " ghs_a ", "ghs_a", "glpat-b"]);
-  assert.deepEqual(secretValues((name) => ({ GITHUB_TOKEN: " " })[name]), []);
 });

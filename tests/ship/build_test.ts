@@ -37,7 +37,7 @@ async function _scratchRepository(): Promise<AsyncDisposable & { dir: string }> 
   await Deno.mkdir(join(dir, "scripts"));
   await Deno.mkdir(join(dir, "src"));
   await Deno.copyFile(join(ROOT, "deno.json"), join(dir, "deno.json"));
-  // build.ts checks a built-in service address with the runner's own rules (src/config/resolve.ts and
+  // build.ts checks a built-in service address with the runner's own rules (src/config/load.ts and
   // what it imports).
   await Deno.remove(join(dir, "src"));
   await cp(join(ROOT, "src"), join(dir, "src"), { recursive: true });

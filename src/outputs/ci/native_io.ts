@@ -5,7 +5,7 @@ import type { RunReport } from "../../report/outcome.ts";
 import type { FileReport } from "../output.ts";
 import type { CommandResult } from "../../effects.ts";
 import type { ForgeConfig } from "../../forge/forge.ts";
-import type { Config } from "../../config/resolve.ts";
+import type { Config } from "../../config/load.ts";
 import { errorMessage } from "../../text/quote.ts";
 
 export interface NativeIo {

@@ -1,35 +1,90 @@
-/** Flag, then environment, then `.env`, then default → one immutable {@linkcode Config}. */
+/**
+ * The command line: the tokenizer of `node:util`'s `parseArgs` (`tokens: true`, `strict: false`),
+ * then each token judged against the option table. Importing anything from `node:` loads Deno's
+ * Node compatibility layer, about a fifth of the run of an immediately finished gate
+ * (docs/performance.md); the tests compare the tokenizer with `node:util`'s.
+ */
 
-import { DEFAULT_BASE_URL } from "./default_base_url.ts";
-import {
-  type Flags,
-  nearMissNames,
-  OPTION_NAMES,
-  optionName,
-  OPTIONS,
-  type OptionSpec,
-  type OptionValues,
-} from "./options.ts";
+import { type Flags, OPTION_NAMES, optionName, OPTIONS, type OptionSpec } from "./options.ts";
 import { UsageError } from "./errors.ts";
-import { parseArgTokens } from "./parse_args.ts";
 import { QUOTE_MAX, quoteValue } from "../text/quote.ts";
 
-/**
- * Each option of {@linkcode OPTIONS}, typed by the table, and its source: its flag, its variable,
- * `.env`, the release's `built-in default` address, the table's `default`, or `unset`.
- */
-export type Config = OptionValues & {
-  readonly envFileRead: string | undefined;
-  /** Every CI variable detection and the verbose mode read, as the environment gave it. */
-  readonly ci: Readonly<Record<string, string | undefined>>;
-  /** `NO_COLOR` is set and not empty. */
-  readonly noColor: boolean;
-};
+type TokenOption = Pick<OptionSpec, "type" | "short">;
 
-interface ResolveOptions {
-  readonly fromDotenv?: ReadonlySet<string>;
-  /** For a missing setting's message: `"read ./.env"`, `"no .env in the working directory"`. */
-  readonly envFileNote?: string;
+/**
+ * As Node's, without `index`. An option's `value` followed it (`inlineValue: false`) or its `=`
+ * (`inlineValue: true`); both are `undefined` when it has none.
+ */
+export type ArgToken =
+  | {
+    readonly kind: "option";
+    readonly name: string;
+    readonly rawName: string;
+    readonly value: string | undefined;
+    readonly inlineValue: boolean | undefined;
+  }
+  | { readonly kind: "positional"; readonly value: string }
+  | { readonly kind: "option-terminator" };
+
+/** A `string` option takes the next argument whatever it looks like; an unknown option none. */
+export function parseArgTokens(
+  args: readonly string[],
+  options: Readonly<Record<string, TokenOption>>,
+): ArgToken[] {
+  const tokens: ArgToken[] = [];
+  const remaining = [...args];
+  const takesValue = (name: string) =>
+    Object.hasOwn(options, name) && !["boolean", "switch"].includes(options[name]!.type);
+  const option = (name: string, rawName: string, value?: string, inline?: boolean): ArgToken => ({
+    kind: "option",
+    name,
+    rawName,
+    value,
+    inlineValue: value === undefined ? undefined : inline,
+  });
+  const alone = (name: string, rawName: string) =>
+    option(name, rawName, takesValue(name) ? remaining.shift() : undefined, false);
+  while (remaining.length > 0) {
+    const arg = remaining.shift()!;
+    if (arg === "--") {
+      tokens.push({ kind: "option-terminator" });
+      for (const value of remaining) tokens.push({ kind: "positional", value });
+      break;
+    }
+    if (arg.length >= 2 && arg[0] === "-" && arg[1] !== "-") {
+      const name = _longName(arg[1]!, options);
+      if (arg.length === 2) {
+        tokens.push(alone(name, arg));
+      } else if (takesValue(name)) {
+        tokens.push(option(name, `-${arg[1]}`, arg.slice(2), true));
+      } else {
+        // A group such as -abc reads as -a -b -c; an option that takes a value takes the rest.
+        const letters = arg.slice(1).split("");
+        const taker = letters.findIndex((letter, index) =>
+          index < letters.length - 1 && takesValue(_longName(letter, options))
+        );
+        if (taker >= 0) letters.splice(taker, Infinity, arg.slice(taker + 1));
+        remaining.unshift(...letters.map((letter) => `-${letter}`));
+      }
+      continue;
+    }
+    if (arg.length > 2 && arg.startsWith("--")) {
+      const equals = arg.indexOf("=", 3);
+      if (equals < 0) {
+        tokens.push(alone(arg.slice(2), arg));
+      } else {
+        const name = arg.slice(2, equals);
+        tokens.push(option(name, `--${name}`, arg.slice(equals + 1), true));
+      }
+      continue;
+    }
+    tokens.push({ kind: "positional", value: arg });
+  }
+  return tokens;
+}
+
+function _longName(letter: string, options: Readonly<Record<string, TokenOption>>): string {
+  return Object.keys(options).find((name) => options[name]!.short === letter) ?? letter;
 }
 
 export type Invocation =
@@ -140,91 +195,4 @@ function _editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length]!;
-}
-
-/**
- * Each value goes through its option's `parse` under the name it came by; an empty one is unset.
- *
- * @throws {UsageError} For a value that is not valid, or a required option given nowhere.
- */
-export function resolveConfig(
-  flags: Flags,
-  env: ConfigEnv,
-  options: ResolveOptions = {},
-): OptionValues {
-  const values: Record<string, unknown> = {};
-  const sources: Record<string, string> = {};
-  for (const [key, option] of Object.entries(OPTIONS as Record<string, OptionSpec>)) {
-    if (option === OPTIONS.help || option === OPTIONS.version) continue;
-    [values[key], sources[key]] = _resolve(key, option, flags, env, options);
-  }
-  const config = Object.freeze({ ...values, sources: Object.freeze(sources) }) as OptionValues;
-  if (config.runId !== undefined) {
-    const [name, agent] = [optionName(OPTIONS.runId), optionName(OPTIONS.agents)];
-    if (config.agents.length !== 1) {
-      throw new UsageError(`${name} needs exactly one ${agent} (got ${config.agents.length})`);
-    }
-    if (config.noWait) {
-      throw new UsageError(
-        `${name} waits for a run; it cannot be used with ${optionName(OPTIONS.noWait)}`,
-      );
-    }
-  }
-  return config;
-}
-
-/** Where the address and the key came from, for the first line printed; never a value. */
-export function describeSources(config: Pick<Config, "sources" | "envFileRead">): string {
-  const from = (source: string) =>
-    source === ".env" && config.envFileRead !== undefined ? config.envFileRead : source;
-  return `address from ${from(config.sources.baseUrl)}, key from ${from(config.sources.apiKey)}`;
-}
-
-/** The variables, with `.env` values under the names that were unset (`mergeEnv`). */
-type ConfigEnv = Readonly<Record<string, string | undefined>>;
-
-function _resolve(
-  key: string,
-  option: OptionSpec,
-  flags: Flags,
-  env: ConfigEnv,
-  options: ResolveOptions,
-): [value: unknown, source: string] {
-  const parse = option.parse as ((input: unknown, name: string) => unknown) | undefined;
-  const flag = (flags as Record<string, unknown>)[key];
-  if (flag !== undefined && !(Array.isArray(flag) && flag.length === 0)) {
-    const name = optionName(option);
-    const takesValue = option.type !== "boolean" && option.type !== "switch";
-    return [takesValue && parse !== undefined ? parse(flag, name) : flag, name];
-  }
-  const variable = option.variable;
-  const text = variable === undefined ? undefined : env[variable];
-  if (variable !== undefined && text !== undefined && text !== "") {
-    const input = option.type === "list"
-      ? text.split(",").map((item) => item.trim()).filter((item) => item !== "")
-      : text;
-    const value = Array.isArray(input) && input.length === 0 ? undefined : parse?.(input, variable);
-    if (value !== undefined) {
-      return [value, options.fromDotenv?.has(variable) ? ".env" : variable];
-    }
-  }
-  if (option === OPTIONS.baseUrl && DEFAULT_BASE_URL !== undefined) {
-    return [parse!(DEFAULT_BASE_URL, "the built-in default service address"), "built-in default"];
-  }
-  if (option.default !== undefined) return [option.default, "default"];
-  if (option.missing !== undefined) {
-    const note = variable === undefined ? "" : _missingNote(variable, env, options);
-    throw new UsageError(`${option.missing(option)}${note}`);
-  }
-  return [undefined, "unset"];
-}
-
-// A near miss that is set (its name, never its value), and which .env file was read.
-function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions): string {
-  const set = nearMissNames(variable).filter((name) => (env[name] ?? "").trim() !== "");
-  const notes = set.length === 0 ? [] : [
-    `${set.join(" and ")} ${set.length === 1 ? "is" : "are"} set: did you mean ${variable}?`,
-  ];
-  if (options.envFileNote !== undefined) notes.push(options.envFileNote);
-  return notes.length === 0 ? "" : ` (${notes.join("; ")})`;
 }
