@@ -7,6 +7,7 @@
 
 import { AGENTS, KEYS } from "./fake_service.ts";
 import { needsPart } from "./tools.ts";
+import { spawnServer } from "./spawned.ts";
 
 /**
  * Debian's own Python, where `apt-get install python3-fastapi python3-uvicorn python3-flask`
@@ -96,61 +97,23 @@ export interface EvalService extends AsyncDisposable {
  * @throws {Error} With what the process printed, if it did not say its port within 20 s.
  */
 export async function startEvalService(framework: Framework): Promise<EvalService> {
-  const script = new URL("../interop/services/eval_service.py", import.meta.url).pathname;
-  const child = new Deno.Command(DEBIAN_PYTHON, {
-    args: [script, framework, KEYS.ci, AGENTS.passing, AGENTS.failing],
-    env: { PYTHONDONTWRITEBYTECODE: "1", PYTHONUNBUFFERED: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const lines: string[] = [];
-  let errors = "";
-  const stderr = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (errors += chunk) }),
-  );
-  let announce: (port: number) => void = () => {};
-  const port = new Promise<number>((resolve) => (announce = resolve));
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({
-      write(chunk) {
-        const text = (lines.pop() ?? "") + chunk;
-        lines.push(...text.split("\n"));
-        const said = /^PORT (\d+)$/m.exec(text);
-        if (said !== null) announce(Number(said[1]));
-      },
-    }),
-  );
-  const stop = async () => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already ended
-    }
-    await Promise.all([child.status, stdout.catch(() => {}), stderr.catch(() => {})]);
-  };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${framework} did not start: ${errors}`)), 20_000);
+  const server = await spawnServer({
+    program: DEBIAN_PYTHON,
+    args: [
+      new URL("../interop/services/eval_service.py", import.meta.url).pathname,
+      framework,
+      KEYS.ci,
+      AGENTS.passing,
+      AGENTS.failing,
+    ],
+    port: /^PORT (\d+)$/m,
   });
-  try {
-    const ended = child.status.then(async (status) => {
-      await stderr.catch(() => {});
-      throw new Error(`${framework} ended with exit ${status.code}: ${errors}`);
-    });
-    const listening = await Promise.race([port, late, ended]);
-    return {
-      url: `http://127.0.0.1:${listening}`,
-      requests: () =>
-        lines.filter((line) => line.startsWith("{")).map((line) =>
-          JSON.parse(line) as ServiceRequest
-        ),
-      [Symbol.asyncDispose]: stop,
-    };
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    requests: () =>
+      server.lines().filter((line) => line.startsWith("{")).map((line) =>
+        JSON.parse(line) as ServiceRequest
+      ),
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
+  };
 }

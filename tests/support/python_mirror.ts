@@ -5,6 +5,7 @@
 
 import { join } from "node:path";
 import { ROOT } from "./docs.ts";
+import { spawnServer } from "./spawned.ts";
 
 /** The version of deno.json: the mirror serves it under `v<version>/`, as the docs lay it out. */
 export const VERSION: string = (JSON.parse(
@@ -53,45 +54,19 @@ export async function startPythonMirror(args: readonly string[]): Promise<Python
   const copy = join(dir, `v${VERSION}`);
   await _copyTree(join(ROOT, "src"), join(copy, "src"));
   await Deno.copyFile(join(ROOT, "deno.json"), join(copy, "deno.json"));
-  const process = new Deno.Command(await _python(), {
-    args: [...args],
+  const server = await spawnServer({
+    program: await _python(),
+    args,
     cwd: dir,
-    env: { PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const dispose = async () => {
-    try {
-      process.kill("SIGTERM");
-    } catch {
-      // Already ended.
-    }
-    await process.status;
-    await Deno.remove(dir, { recursive: true });
-  };
-  // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
-  let seen = "";
-  const reader = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let port: string | undefined;
-  while (port === undefined) {
-    const { value, done } = await reader.read();
-    if (done) {
-      await dispose();
-      throw new Error(`python3 ${args.join(" ")} ended without serving: ${seen}`);
-    }
-    seen += value;
-    port = /Serving HTTP on 127\.0\.0\.1 port (\d+)/.exec(seen)?.[1];
-  }
-  // Keep reading, so the server never blocks on a full pipe.
-  (async () => {
-    while (!(await reader.read()).done);
-  })().catch(() => {});
-  const url = `http://127.0.0.1:${port}`;
+    // "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..."
+    port: /Serving HTTP on 127\.0\.0\.1 port (\d+)/,
+    cleanUp: () => Deno.remove(dir, { recursive: true }),
+  });
+  const url = `http://127.0.0.1:${server.port}`;
   return {
     url,
     main: `${url}/v${VERSION}/src/main.ts`,
-    [Symbol.asyncDispose]: dispose,
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
   };
 }
 
