@@ -41,11 +41,9 @@ export async function runGit(
   }
   try {
     const result = await runCommand("git", args, {
-      timeoutMs: options.timeoutMs,
-      signal: options.signal,
+      ...options,
       stdoutMaxBytes: MAX_ANSWER_BYTES,
       quiet: true,
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     }, options.clock);
     return result.kind === "exited" && result.code === 0 ? result.stdout?.trim() : undefined;
   } catch {

@@ -126,7 +126,12 @@ function _unlessDone(action: () => void): void {
  */
 export async function openReportFile(path: string, append: boolean): Promise<ReportFile> {
   const info = append ? null : await _info(path);
-  if (append || info?.isCharDevice) return await _openInPlace(path, append);
+  if (append || info?.isCharDevice) {
+    const file = await Deno.open(path, { write: true, create: true, append, truncate: !append });
+    // Not a regular file (a pipe, /dev/full): there is no length to go back to.
+    const start = append ? await file.stat().then((stat) => stat.size, () => 0) : 0;
+    return _reportFile(file, start, append);
+  }
   const problem = info === null ? null : _notAFile(info);
   if (problem !== null) throw new Error(problem);
   // Created only if nothing is there, so never through a link.
@@ -155,13 +160,6 @@ function _notAFile(info: Deno.FileInfo): string | null {
   if (info.isSocket) return "is a socket, not a regular file";
   if (info.isBlockDevice) return "is a block device, not a regular file";
   return null;
-}
-
-async function _openInPlace(path: string, append: boolean): Promise<ReportFile> {
-  const file = await Deno.open(path, { write: true, create: true, append, truncate: !append });
-  // Not a regular file (a pipe, /dev/full): there is no length to go back to.
-  const start = append ? await file.stat().then((info) => info.size, () => 0) : 0;
-  return _reportFile(file, start, append);
 }
 
 function _nameStart(path: string): number {
