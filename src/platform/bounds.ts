@@ -39,13 +39,9 @@ export async function readBounded(
   path: string,
 ): Promise<string | undefined> {
   const done = new AbortController();
-  const late = effects.clock.sleep(EVENT_READ_BOUND_MS, done.signal).then(
-    () =>
-      Promise.reject(
-        new FileRefused(`could not be read within ${formatBound(EVENT_READ_BOUND_MS)}`),
-      ),
-    () => new Promise<never>(() => {}),
-  );
+  const late = effects.clock.sleep(EVENT_READ_BOUND_MS, done.signal).then(() => {
+    throw new FileRefused(`could not be read within ${formatBound(EVENT_READ_BOUND_MS)}`);
+  }, () => new Promise<never>(() => {}));
   try {
     return await Promise.race([effects.files.readTextFile(path), late]);
   } catch (error) {
