@@ -81,11 +81,7 @@ export async function runGate(deps: GateDeps, options: GateOptions): Promise<Gat
     await deps.clock.sleep(Math.min(ms, remaining), signal);
     if (options.deadline - deps.clock.monotonic() <= 0) throw new DeadlineReached();
   };
-  /**
-   * Calls one operation until it answers, retrying transient faults with backoff, at most
-   * {@linkcode MAX_CONSECUTIVE_FAULTS} in a row, never past the deadline. A 404 on a run younger
-   * than {@linkcode NEW_RUN_GRACE_MS} (by `bornAt`) is retried without counting.
-   */
+  // A 404 on a run younger than NEW_RUN_GRACE_MS (by `bornAt`) is retried without counting.
   const withRetries = <T>(
     operation: "trigger" | "read",
     attempt: (tries: number) => Promise<T>,
