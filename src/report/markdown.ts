@@ -2,6 +2,7 @@
 
 import { inertMarkdown, markdownCode, markdownLink } from "../text/markdown.ts";
 import { formatDuration } from "../text/duration.ts";
+import { clip } from "../text/sanitize.ts";
 import type { AgentOutcome, RunReport } from "./outcome.ts";
 import { markedOutcome, outcomeLine, outcomeReason } from "./words.ts";
 
@@ -14,7 +15,7 @@ type _Cells = Readonly<Record<_Cell, string>> & { readonly reason: string | null
 /** An agent's cells, each surface taking the columns it shows. */
 export function agentCells(agent: AgentOutcome, style: _Style = {}): _Cells {
   const why = outcomeReason(agent);
-  const reason = why === null ? null : inertMarkdown(cap(why, style.full ? Infinity : 300));
+  const reason = why === null ? null : inertMarkdown(clip(why, style.full ? Infinity : 300));
   return {
     agent: _id(agent.agentId, style),
     run: runCell(agent.runId, null, style),
@@ -55,11 +56,6 @@ export function agentSummary(agent: AgentOutcome, report: RunReport): string {
   ].join("\n");
 }
 
-export function cap(text: string, max: number): string {
-  const chars = Array.from(text);
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
-}
-
 function _id(text: string, style: _Style): string {
-  return style.code ? markdownCode(text) : inertMarkdown(cap(text, style.full ? Infinity : 100));
+  return style.code ? markdownCode(text) : inertMarkdown(clip(text, style.full ? Infinity : 100));
 }

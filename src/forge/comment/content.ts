@@ -4,6 +4,7 @@
  */
 
 import { inertMarkdown, markdownLink } from "../../text/markdown.ts";
+import { clip } from "../../text/sanitize.ts";
 import type { Outcome, RunReport } from "../../report/outcome.ts";
 import { type CommentHistory, type HistoryEntry, historyLine } from "./history.ts";
 import {
@@ -14,7 +15,7 @@ import {
   OUTCOME_LABELS,
   outcomeCounts,
 } from "../../report/words.ts";
-import { agentCells, cap, runCell } from "../../report/markdown.ts";
+import { agentCells, runCell } from "../../report/markdown.ts";
 
 /** UTF-16 units (never fewer than characters): GitHub refuses over 65,536 characters, GitLab 1M. */
 export const MAX_COMMENT_LENGTH = 60_000;
@@ -59,12 +60,12 @@ export function progressComment(
     rows: progress.runs.map((run) => ({
       cells: _isRefused(run)
         ? [
-          inertMarkdown(cap(run.agentId, 100)),
-          `${markedOutcome("unchecked")}: ${inertMarkdown(cap(run.refused ?? "", 300))}`,
+          inertMarkdown(clip(run.agentId, 100)),
+          `${markedOutcome("unchecked")}: ${inertMarkdown(clip(run.refused ?? "", 300))}`,
           "—",
           runCell(null, null),
         ]
-        : [inertMarkdown(cap(run.agentId, 100)), "⏳ running", "—", runCell(run.runId, run.url)],
+        : [inertMarkdown(clip(run.agentId, 100)), "⏳ running", "—", runCell(run.runId, run.url)],
       outcome: _isRefused(run) ? "unchecked" : null,
     })),
     closing: [],
@@ -75,7 +76,7 @@ export function progressComment(
 
 // The key leads: two legs' comments read "linux: ❌ …" and "windows: ✅ …" at a glance.
 function _keyed(heading: string, key: string | undefined): string {
-  return key === undefined || key === "" ? heading : `${inertMarkdown(cap(key, 100))}: ${heading}`;
+  return key === undefined || key === "" ? heading : `${inertMarkdown(clip(key, 100))}: ${heading}`;
 }
 
 function _isRefused(run: TriggeredRun): boolean {
@@ -195,7 +196,7 @@ function _history(
   const items = agents.flatMap(({ agentId }) => {
     const entries = history.get(agentId.trim().toLowerCase()) ?? [];
     if (!entries.some((entry) => entry.sha !== sha)) return [];
-    return [`- ${inertMarkdown(cap(agentId, 100))}: ${entries.map(_historyStep).join(" → ")}`];
+    return [`- ${inertMarkdown(clip(agentId, 100))}: ${entries.map(_historyStep).join(" → ")}`];
   });
   return {
     line: historyLine(history),
@@ -209,7 +210,7 @@ function _historyStep(entry: HistoryEntry): string {
   // The history was checked when read; a commit id that is not hex is still only text.
   const commit = /^[0-9a-f]{7,40}$/.test(entry.sha)
     ? `\`${entry.sha.slice(0, 7)}\``
-    : inertMarkdown(cap(entry.sha, 40));
+    : inertMarkdown(clip(entry.sha, 40));
   const mark = OUTCOME_LABELS[entry.outcome]?.mark ?? "";
   return `${mark} at ${markdownLink(commit, entry.url, _MAX_HREF_LENGTH) ?? commit}`;
 }
@@ -226,11 +227,11 @@ function _omittedCounts(rows: readonly _Row[]): string {
 function _commit(sha: string | null): string {
   if (sha === null || sha.trim() === "") return "an unknown commit";
   const trimmed = sha.trim();
-  return /^[0-9a-f]{7,64}$/i.test(trimmed) ? trimmed : inertMarkdown(cap(trimmed, 100));
+  return /^[0-9a-f]{7,64}$/i.test(trimmed) ? trimmed : inertMarkdown(clip(trimmed, 100));
 }
 
 function _footer(version: string | null, buildUrl: string | null): string {
-  const name = version === null ? "service-ci" : `service-ci ${inertMarkdown(cap(version, 40))}`;
+  const name = version === null ? "service-ci" : `service-ci ${inertMarkdown(clip(version, 40))}`;
   const link = markdownLink("CI job", buildUrl, _MAX_HREF_LENGTH);
   return link === null ? name : `${name} · ${link}`;
 }
