@@ -4,7 +4,7 @@ import { forgeTarget } from "../../forge/target.ts";
 import { httpLink } from "../../text/markdown.ts";
 import { clip } from "../../text/sanitize.ts";
 import type { AgentOutcome, RunReport } from "../../report/outcome.ts";
-import { OUTCOME_LABELS, outcomeReason, outcomeText } from "../../report/words.ts";
+import { outcomeReason, outcomeText } from "../../report/words.ts";
 import { gateProblems, outputValues } from "../summary.ts";
 import type { NativeWriter } from "./native_io.ts";
 import { errorMessage } from "../../text/quote.ts";
@@ -104,21 +104,19 @@ export function bitbucketReport(report: RunReport): BitbucketReport {
 }
 
 export function bitbucketAnnotations(report: RunReport): BitbucketAnnotation[] {
-  return report.agents.flatMap((agent) => {
-    const problem = OUTCOME_LABELS[agent.outcome].problem;
-    if (problem === null) return [];
+  return gateProblems(report).map(({ agent, title }) => {
     const link = httpLink(agent.url);
     const reason = outcomeReason(agent);
-    return [{
+    return {
       external_id: `service-ci-${agent.agentId}`,
       annotation_type: "BUG",
       result: "FAILED",
       severity: agent.outcome === "failed" ? "HIGH" : "MEDIUM",
       // Bitbucket shows the summary (at most 450 characters) first: the service's reason with it.
-      summary: clip(`Agent ${agent.agentId}: ${problem}${reason ? `: ${reason}` : ""}`, 450),
+      summary: clip(`Agent ${agent.agentId}: ${title}${reason ? `: ${reason}` : ""}`, 450),
       details: clip(_agentLine(agent), 2000),
       ...(link === null ? {} : { link }),
-    }];
+    };
   });
 }
 
