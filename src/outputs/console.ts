@@ -55,15 +55,11 @@ export class ConsoleReporter implements RunOutput {
   start(plan: RunPlan): void {
     this.begin(plan.agents, plan.deadline);
     void (async () => {
-      try {
-        for (;;) {
-          await this.options.clock.sleep(this.options.tty ? 1000 : 5000, plan.ended);
-          this.tick();
-        }
-      } catch {
-        // Every gate has ended.
+      for (;;) {
+        await this.options.clock.sleep(this.options.tty ? 1000 : 5000, plan.ended);
+        this.tick();
       }
-    })();
+    })().catch(() => {}); // Every gate has ended.
     this.line(this.options.header);
     this.line(describeCiMetadata(plan.metadata, plan.context));
   }
