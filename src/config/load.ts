@@ -225,7 +225,7 @@ export function refusedReadError(
   ];
   const refused = needed.filter((name) => (env[name] ?? "") === "" && envRefused(name));
   if (refused.length === 0) return undefined;
-  const names = refused.join(" and ");
+  const names = andList(refused);
   const them = refused.length === 1 ? "it" : "them";
   return new UsageError(
     `${names} cannot be read: Deno's permissions do not grant ${them} (--allow-env); run with the --allow-env list of docs/install.md ('--allow-env=SERVICE_*,…'), or use the release binary`,
@@ -322,7 +322,7 @@ function _resolve(
 function _missingNote(variable: string, env: ConfigEnv, options: ResolveOptions): string {
   const set = nearMissNames(variable).filter((name) => (env[name] ?? "").trim() !== "");
   const notes = set.length === 0 ? [] : [
-    `${set.join(" and ")} ${set.length === 1 ? "is" : "are"} set: did you mean ${variable}?`,
+    `${andList(set)} ${set.length === 1 ? "is" : "are"} set: did you mean ${variable}?`,
   ];
   if (options.envFileNote !== undefined) notes.push(options.envFileNote);
   return notes.length === 0 ? "" : ` (${notes.join("; ")})`;

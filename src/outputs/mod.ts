@@ -18,7 +18,7 @@ import type { ForgeClients } from "../forge/clients.ts";
 import type { ForgeConfig } from "../forge/forge.ts";
 import { detectProvider, ENV_VARIABLES } from "../ci/detect.ts";
 import { userAgent, VERSION } from "../config/version.ts";
-import { firstLine, quoteValue } from "../text/quote.ts";
+import { andList, firstLine, quoteValue } from "../text/quote.ts";
 import { nativeTimeBound } from "../platform/bounds.ts";
 
 /** Checks every report's path before anything is sent: one not writable is a usage error. */
@@ -179,7 +179,7 @@ export async function finishOutputs(
     ended.abort(new Error(`the ${formatBound(budgetMs)} to finish are over`));
     const names = [...pending].map((each) => each.name);
     output.stderr(
-      `service-ci: ${names.join(" and ")} did not finish within ${formatBound(budgetMs)} and ${
+      `service-ci: ${andList(names)} did not finish within ${formatBound(budgetMs)} and ${
         names.length === 1 ? "was" : "were"
       } left; the verdict and exit code are not affected\n`,
     );

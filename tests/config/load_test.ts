@@ -23,7 +23,7 @@ Deno.test("refusedReadError() names each required variable that is unset because
   assert.ok(error instanceof UsageError);
   assert.match(
     error.message,
-    /^SERVICE_API_KEY and SERVICE_AGENT_ID and SERVICE_BASE_URL cannot be read: Deno's permissions do not grant them \(--allow-env\)/,
+    /^SERVICE_API_KEY, SERVICE_AGENT_ID and SERVICE_BASE_URL cannot be read: Deno's permissions do not grant them \(--allow-env\)/,
   );
   assert.ok(!error.message.includes("not set"));
 });
