@@ -5,7 +5,6 @@
 
 import { optionName, OPTIONS } from "../config/options.ts";
 import { tokenUrlProblem } from "../http/url.ts";
-import { HttpFailure } from "../http/failure.ts";
 import type { Outcome } from "../report/outcome.ts";
 import { outcomeText } from "../report/words.ts";
 import { agentSummary } from "../report/markdown.ts";
@@ -15,6 +14,7 @@ import { jsonFields } from "./comment/thread.ts";
 import type { Forge, StatusForge } from "./forge.ts";
 import { apiExchange, type ForgeHttp, nextLink, type RequestOptions } from "./http.ts";
 import {
+  failedAs,
   lacksPermission,
   mayHaveCreated,
   statusDescription,
@@ -257,8 +257,6 @@ function githubStatuses(
         : "Give the job `permissions: statuses: write` (`checks: write` for check runs).";
     },
     // A refused token or a refused redirect: another attempt would only repeat it.
-    final: (error) =>
-      error instanceof HttpFailure &&
-      ["unauthorized", "forbidden", "not_found", "refused", "unusable"].includes(error.kind),
+    final: failedAs("unauthorized", "forbidden", "not_found", "refused", "unusable"),
   };
 }

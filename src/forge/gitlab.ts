@@ -2,13 +2,12 @@
 
 import { OPTIONS } from "../config/options.ts";
 import { tokenUrlProblem } from "../http/url.ts";
-import { HttpFailure } from "../http/failure.ts";
 import type { Outcome } from "../report/outcome.ts";
 import { clip } from "../text/sanitize.ts";
 import { jsonFields } from "./comment/thread.ts";
 import type { Forge } from "./forge.ts";
 import { apiExchange } from "./http.ts";
-import { lacksPermission, statusDescription, statusName, tokenAdvice } from "./writes.ts";
+import { failedAs, lacksPermission, statusDescription, statusName, tokenAdvice } from "./writes.ts";
 
 const _STATES: Readonly<Record<Outcome, string>> = {
   triggered: "running",
@@ -85,9 +84,7 @@ export const gitlab: Forge = {
           (lacksPermission(error)
             ? `${OPTIONS.gitlabToken.variable} needs the api scope and the Developer role on this project (CI_JOB_TOKEN cannot set statuses).`
             : ""),
-      final: (error) =>
-        error instanceof HttpFailure &&
-        ["unauthorized", "forbidden", "not_found", "refused"].includes(error.kind),
+      final: failedAs("unauthorized", "forbidden", "not_found", "refused"),
     };
   },
   tokenAdvice: `Check ${OPTIONS.gitlabToken.variable}: a project access token with the api scope.`,

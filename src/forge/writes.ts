@@ -3,7 +3,7 @@
  * into one line, the recovery of a create whose answer was lost, a refused token's advice.
  */
 
-import { HttpFailure } from "../http/failure.ts";
+import { type FailureKind, HttpFailure } from "../http/failure.ts";
 import type { Outcome } from "../report/outcome.ts";
 import { outcomeLine } from "../report/words.ts";
 import type { Forge, StatusForge } from "./forge.ts";
@@ -17,15 +17,17 @@ export function statusDescription(outcome: Outcome): string {
   return outcome === "triggered" ? "waiting for the verdict" : outcomeLine(outcome);
 }
 
-/** GitHub and GitLab answer a token without the permission 403 or 404. */
-export function lacksPermission(error: unknown): error is HttpFailure {
-  return error instanceof HttpFailure && ["forbidden", "not_found"].includes(error.kind);
+/** Whether an error is an {@linkcode HttpFailure} of one of `kinds`. */
+export function failedAs(...kinds: FailureKind[]): (error: unknown) => error is HttpFailure {
+  return (error): error is HttpFailure =>
+    error instanceof HttpFailure && kinds.includes(error.kind);
 }
 
+/** GitHub and GitLab answer a token without the permission 403 or 404. */
+export const lacksPermission = failedAs("forbidden", "not_found");
+
 /** A create that got no answer (a 5xx, no answer) may have worked: look before another. */
-export function mayHaveCreated(error: unknown): error is HttpFailure {
-  return error instanceof HttpFailure && ["server", "network"].includes(error.kind);
-}
+export const mayHaveCreated = failedAs("server", "network");
 
 /** What a refused token or a used-up rate limit needs, said alike by the statuses and the comment. */
 export function tokenAdvice(forge: Forge, error: unknown): string | undefined {
