@@ -70,8 +70,6 @@ export class ForgeHttp {
   readonly #base: URL;
   readonly #exchange: Exchange;
   readonly #clock: Pick<Clock, "now" | "sleep">;
-  /** The API's origin: the only place the token is sent. */
-  readonly origin: string;
   readonly limits: ForgeLimits;
 
   /** `baseUrl` was checked by the target (`tokenUrlProblem`): https, or http on loopback. */
@@ -88,7 +86,6 @@ export class ForgeHttp {
     this.#base = new URL(options.baseUrl.replace(/\/+$/, ""));
     this.#exchange = options.exchange;
     this.#clock = options.clock;
-    this.origin = this.#base.origin;
     this.limits = options.limits ?? new ForgeLimits(forge, options.clock);
   }
 
@@ -153,8 +150,9 @@ export class ForgeHttp {
     const url = target.startsWith("/")
       ? new URL(`${this.#base.href.replace(/\/+$/, "")}${target}`)
       : URL.parse(target);
-    if (url === null || url.origin !== this.origin) {
-      const outside = `gave a link outside ${this.origin}; the token is only sent there`;
+    const origin = this.#base.origin;
+    if (url === null || url.origin !== origin) {
+      const outside = `gave a link outside ${origin}; the token is only sent there`;
       throw new HttpFailure("refused", `${this.forge} ${outside}`);
     }
     return url;
