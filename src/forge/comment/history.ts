@@ -117,16 +117,12 @@ export function historyLine(history: CommentHistory): string | null {
     .sort((a, b) => b.age - a.age || b.agent - a.agent);
   const encode = (dropped: number) => {
     const gone = new Set(order.slice(0, dropped).map(({ agent, index }) => `${agent}/${index}`));
-    const kept = agents
-      .map(([id, entries], agent) =>
-        [
-          id,
-          entries.flatMap(({ sha, outcome, url }, index) =>
-            gone.has(`${agent}/${index}`) ? [] : [{ sha, outcome, url }]
-          ),
-        ] as const
-      )
-      .filter(([, entries]) => entries.length > 0);
+    const kept = agents.flatMap(([id, entries], agent) => {
+      const left = entries.flatMap(({ sha, outcome, url }, index) =>
+        gone.has(`${agent}/${index}`) ? [] : [{ sha, outcome, url }]
+      );
+      return left.length === 0 ? [] : [[id, left] as const];
+    });
     if (kept.length === 0) return null;
     const data = { v: _VERSION, agents: Object.fromEntries(kept) };
     return _base64url(new TextEncoder().encode(JSON.stringify(data)));
