@@ -10,9 +10,8 @@ import { outcomeText } from "../report/words.ts";
 import { agentSummary } from "../report/markdown.ts";
 import { inertMarkdown } from "../text/markdown.ts";
 import { clip, maskSecrets } from "../text/sanitize.ts";
-import { jsonFields } from "./comment/thread.ts";
 import type { Forge, StatusForge } from "./forge.ts";
-import { apiExchange, type ForgeHttp, nextLink, type RequestOptions } from "./http.ts";
+import { apiExchange, type ForgeHttp, jsonFields, nextLink, type RequestOptions } from "./http.ts";
 import {
   failedAs,
   lacksPermission,
@@ -159,7 +158,7 @@ function githubStatuses(
     for (let count = 1; page !== null && count <= _MAX_PAGES; count++) {
       // A look-up that fails costs one attempt: the create or the update is what matters.
       const answer = await http.request("GET", page, undefined, { ...options, attempts: 1 });
-      const runs = (answer.data as { check_runs?: unknown } | null)?.check_runs;
+      const runs = jsonFields(answer.data).check_runs;
       if (!Array.isArray(runs)) break;
       for (const run of runs as unknown[]) {
         const { id, name, external_id: external, status } = jsonFields(run);
@@ -187,7 +186,7 @@ function githubStatuses(
       const create = { name: statusName(agentId), head_sha: sha, external_id: key, ...fields };
       try {
         const answer = await http.request("POST", `${repo}/check-runs`, create, options);
-        const created = (answer.data as { id?: unknown } | null)?.id;
+        const created = jsonFields(answer.data).id;
         if (Number.isSafeInteger(created)) checkRuns.set(key, created as number);
         return;
       } catch (error) {

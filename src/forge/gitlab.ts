@@ -4,9 +4,8 @@ import { OPTIONS } from "../config/options.ts";
 import { tokenUrlProblem } from "../http/url.ts";
 import type { Outcome } from "../report/outcome.ts";
 import { clip } from "../text/sanitize.ts";
-import { jsonFields } from "./comment/thread.ts";
 import type { Forge } from "./forge.ts";
-import { apiExchange } from "./http.ts";
+import { apiExchange, jsonFields } from "./http.ts";
 import { failedAs, lacksPermission, statusDescription, statusName, tokenAdvice } from "./writes.ts";
 
 const _STATES: Readonly<Record<Outcome, string>> = {

@@ -275,6 +275,11 @@ export function jsonRequest(
   return { method, headers: { ...headers, "Content-Type": "application/json" }, body: json };
 }
 
+/** A JSON value's fields, none for anything but an object. */
+export function jsonFields(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null ? value as Record<string, unknown> : {};
+}
+
 /** RFC 8288 `Link` header. */
 export function nextLink(header: string | null): string | null {
   if (header === null) return null;

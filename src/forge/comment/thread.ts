@@ -1,6 +1,6 @@
 /** The comments of one pull or merge request, through its forge's {@linkcode ThreadApi}: find ours, create it, edit it. */
 
-import { type ForgeHttp, nextLink, type RequestOptions } from "../http.ts";
+import { type ForgeHttp, jsonFields, nextLink, type RequestOptions } from "../http.ts";
 import type { ThreadApi } from "../forge.ts";
 import { lacksPermission } from "../writes.ts";
 import { hasMarker } from "./history.ts";
@@ -84,9 +84,4 @@ export function commentThread(api: ThreadApi, http: ForgeHttp): CommentThread {
 
 function _id(id: unknown): number | null {
   return typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? id : null;
-}
-
-/** A JSON value's fields, none for anything but an object. */
-export function jsonFields(value: unknown): Record<string, unknown> {
-  return typeof value === "object" && value !== null ? value as Record<string, unknown> : {};
 }
