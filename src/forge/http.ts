@@ -159,9 +159,7 @@ export class ForgeHttp {
   }
 }
 
-/**
- * A forge's REST API, a token in `headers`: JSON answers, its own words for a failure, rate limits.
- */
+/** A forge's REST API, a token in `headers`: JSON answers, its words on a failure, rate limits. */
 export function apiExchange(
   forge: string,
   target: { readonly apiUrl: string; readonly token: { readonly value: string } | null },

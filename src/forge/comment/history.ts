@@ -83,9 +83,7 @@ export function readHistory(
   }
 }
 
-/**
- * A re-run replaces its commit's entry; agents not in the report drop; no hex commit: no change.
- */
+/** A re-run replaces its commit's entry; agents not in the report drop; no hex SHA: no change. */
 export function recordRun(history: CommentHistory, report: RunReport): CommentHistory {
   const given = report.ciMetadata.commit_sha?.trim().toLowerCase() ?? "";
   const sha = _SHA.test(given) ? given : null;
