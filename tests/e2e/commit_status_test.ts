@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { statusName } from "../../src/forge/writes.ts";
-import { FORGE_TARGET, FORGE_TOKENS } from "../support/fake_forge.ts";
+import { FORGE_TARGET, FORGE_TOKENS, githubPullRequestJob } from "../support/fake_forge.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
 import { startFakeStatusForge } from "../support/fake_status.ts";
 import { runProgram } from "../support/program.ts";
@@ -35,16 +35,14 @@ Deno.test("with --commit-status on a GitHub pull request, each agent's check run
         SERVICE_BASE_URL: service.url,
         SERVICE_TIMEOUT_MINUTES: "1",
         SERVICE_CI_NATIVE: "false",
-        GITHUB_ACTIONS: "true",
-        GITHUB_EVENT_NAME: "pull_request",
-        GITHUB_EVENT_PATH: event,
-        GITHUB_SHA: "0000000000000000000000000000000000000001",
-        GITHUB_REF: `refs/pull/${FORGE_TARGET.pullRequest}/merge`,
-        GITHUB_REPOSITORY: FORGE_TARGET.repository,
-        GITHUB_TOKEN: FORGE_TOKENS.github,
-        GITHUB_API_URL: github.apiUrl,
-        GITHUB_SERVER_URL: "https://github.com",
-        GITHUB_RUN_ID: "1001",
+        ...githubPullRequestJob({
+          apiUrl: github.apiUrl,
+          eventPath: event,
+          sha: "0000000000000000000000000000000000000001",
+          pullRequest: FORGE_TARGET.pullRequest,
+          repository: FORGE_TARGET.repository,
+          token: FORGE_TOKENS.github,
+        }),
       },
     },
   );

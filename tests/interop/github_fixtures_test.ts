@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { gateMarker } from "../../src/forge/comment/history.ts";
 import { statusName } from "../../src/forge/writes.ts";
 import { AGENTS, defaultAgents, KEYS, startFakeService } from "../support/fake_service.ts";
+import { githubPullRequestJob } from "../support/fake_forge.ts";
 import { type ProgramResult, runProgram } from "../support/program.ts";
 import { needsPart } from "../support/tools.ts";
 
@@ -249,16 +250,14 @@ async function runGate({ gate, repository, flags, github }: Run): Promise<Progra
         SERVICE_BASE_URL: service.url,
         SERVICE_TIMEOUT_MINUTES: "1",
         SERVICE_CI_NATIVE: "false",
-        GITHUB_ACTIONS: "true",
-        GITHUB_EVENT_NAME: "pull_request",
-        GITHUB_EVENT_PATH: event,
-        GITHUB_SHA: "1111111111111111111111111111111111111111",
-        GITHUB_REF: `refs/pull/${PULL_REQUEST}/merge`,
-        GITHUB_REPOSITORY: repository,
-        GITHUB_TOKEN: TOKEN,
-        GITHUB_API_URL: github.apiUrl,
-        GITHUB_SERVER_URL: "https://github.com",
-        GITHUB_RUN_ID: "1001",
+        ...githubPullRequestJob({
+          apiUrl: github.apiUrl,
+          eventPath: event,
+          sha: "1111111111111111111111111111111111111111",
+          pullRequest: PULL_REQUEST,
+          repository,
+          token: TOKEN,
+        }),
         GITHUB_WORKFLOW: WORKFLOW,
         GITHUB_JOB: JOB,
       },

@@ -77,19 +77,55 @@ export function githubPullRequestEnv(
   return {
     SERVICE_COMMIT_STATUS: "true",
     SERVICE_CI_NATIVE: "false",
-    GITHUB_ACTIONS: "true",
-    GITHUB_EVENT_NAME: "pull_request",
-    GITHUB_EVENT_PATH: FORGE_COMMITS.eventPath,
-    GITHUB_SHA: FORGE_COMMITS.merge,
-    GITHUB_REF: `refs/pull/${FORGE_TARGET.pullRequest}/merge`,
-    GITHUB_REPOSITORY: FORGE_TARGET.repository,
-    GITHUB_TOKEN: FORGE_TOKENS.github,
-    GITHUB_API_URL: apiUrl,
-    GITHUB_SERVER_URL: "https://github.com",
-    GITHUB_RUN_ID: "1001",
+    ...githubPullRequestJob({
+      apiUrl,
+      eventPath: FORGE_COMMITS.eventPath,
+      sha: FORGE_COMMITS.merge,
+      pullRequest: FORGE_TARGET.pullRequest,
+      repository: FORGE_TARGET.repository,
+      token: FORGE_TOKENS.github,
+    }),
     GITHUB_WORKFLOW: "ci",
     GITHUB_JOB: "gate",
     ...extra,
+  };
+}
+
+/**
+ * The variables GitHub Actions sets for a job on a `pull_request` event (run 1001 on github.com):
+ * `sha` is the merge commit, the event file at `eventPath` holds the head.
+ *
+ * @example
+ * ```ts
+ * const env = githubPullRequestJob({
+ *   apiUrl: "http://127.0.0.1:8080",
+ *   eventPath: "/tmp/event.json",
+ *   sha: "0000000000000000000000000000000000000001",
+ *   pullRequest: 42,
+ *   repository: "acme/app",
+ *   token: "ghs_test",
+ * });
+ * ```
+ */
+export function githubPullRequestJob(job: {
+  readonly apiUrl: string;
+  readonly eventPath: string;
+  readonly sha: string;
+  readonly pullRequest: number;
+  readonly repository: string;
+  readonly token: string;
+}): Record<string, string> {
+  return {
+    GITHUB_ACTIONS: "true",
+    GITHUB_EVENT_NAME: "pull_request",
+    GITHUB_EVENT_PATH: job.eventPath,
+    GITHUB_SHA: job.sha,
+    GITHUB_REF: `refs/pull/${job.pullRequest}/merge`,
+    GITHUB_REPOSITORY: job.repository,
+    GITHUB_TOKEN: job.token,
+    GITHUB_API_URL: job.apiUrl,
+    GITHUB_SERVER_URL: "https://github.com",
+    GITHUB_RUN_ID: "1001",
   };
 }
 
